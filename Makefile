@@ -1,0 +1,62 @@
+# ledgermq build, test and run targets. `make help` lists them.
+
+GO          ?= go
+BIN         := bin/ledgermq
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
+LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
+FUZZTIME    ?= 3s
+RUN_DIR     ?= $(CURDIR)/.run
+
+.PHONY: all build test lint fmt-check vet staticcheck unit fuzz fuzz-short bench run clean help
+
+all: build
+
+help:
+	@echo "make run        start the local demo (see README)"
+	@echo "make test       gofmt check, go vet, staticcheck, go test -race ./..., short fuzz"
+	@echo "make build      static binary in $(BIN)"
+	@echo "make bench      benchmarks of every package"
+	@echo "make fuzz       every fuzz target for FUZZTIME (default 3s; try FUZZTIME=60s)"
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
+
+test: lint unit fuzz-short
+
+lint: fmt-check vet staticcheck
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+$(STATICCHECK):
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+unit:
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Every Fuzz* target, briefly (part of make test).
+fuzz-short:
+	@FUZZTIME=2s scripts/fuzz.sh
+
+# Every Fuzz* target for FUZZTIME each.
+fuzz:
+	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+run: build
+	$(BIN) demo --dir $(RUN_DIR)
+
+clean:
+	rm -rf bin $(RUN_DIR)

@@ -1,0 +1,178 @@
+package commitlog
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+
+	"github.com/ledgermq/ledgermq/internal/fsutil"
+)
+
+// AppendBatch reserves space for len(sizes) entries contiguously in one
+// segment and has the caller write them in place: fill(i, offset, dst) gets
+// exactly sizes[i] bytes of the mapped file (zero copy) and must write the
+// whole payload, starting with its int32 big-endian length (== sizes[i]) and
+// a magic other than BlankMagic. AppendBatch then writes the CRC trailers and
+// publishes the new write position, and returns each entry's offset.
+//
+// When the batch does not fit in the rest of the active segment it goes to a
+// new, pre-allocated segment (the directory is fsynced after creating it)
+// and the rest of the old one gets an end-of-segment marker. A batch larger
+// than SegmentSize-8 bytes (payloads plus trailers) is ErrTooLarge; a size
+// below MinEntrySize, or a payload whose header fill wrote wrongly, is
+// ErrInvalidEntry. If fill returns an error (or writes a bad header)
+// nothing is published: the reserved bytes are zeroed, the write position
+// stays, and the error is returned. A roll to a new segment that happened
+// before fill stays (the marker is published with it).
+//
+// Concurrent calls are serialized; fill runs with the append lock held and
+// must not call back into the Log. In FlushSync mode AppendBatch then waits,
+// without the lock, until the batch is durable (group commit); if the flush
+// fails it returns the ErrFlush error, and the batch is in the log but not
+// known to be durable. Safe
+// concurrently with every reader, Flush, WaitFlushed and DeleteExpired.
+func (l *Log) AppendBatch(sizes []int, fill func(i int, offset int64, dst []byte) error) ([]int64, error) {
+	offsets := make([]int64, len(sizes))
+	if err := l.appendBatch(sizes, offsets, fill); err != nil {
+		return nil, err
+	}
+	return offsets, nil
+}
+
+// Append is AppendBatch of one already-built payload, which is copied in.
+// payload must start with its own length and a magic other than BlankMagic.
+func (l *Log) Append(payload []byte) (int64, error) {
+	sizes := [1]int{len(payload)}
+	var offsets [1]int64
+	err := l.appendBatch(sizes[:], offsets[:], func(_ int, _ int64, dst []byte) error {
+		copy(dst, payload)
+		return nil
+	})
+	return offsets[0], err
+}
+
+func (l *Log) appendBatch(sizes []int, offsets []int64, fill func(int, int64, []byte) error) error {
+	if len(sizes) == 0 {
+		return nil
+	}
+	total := int64(0)
+	for _, n := range sizes {
+		if n < MinEntrySize {
+			return fmt.Errorf("%w (%d)", errEntryTooSmall, n)
+		}
+		if int64(n) > l.segSize {
+			return fmt.Errorf("%w: entry of %d bytes", ErrTooLarge, n)
+		}
+		total += int64(n) + TrailerSize
+		if total > l.segSize-MinEntrySize {
+			return fmt.Errorf("%w: batch of %d entries exceeds %d bytes", ErrTooLarge, len(sizes), l.segSize-MinEntrySize)
+		}
+	}
+
+	end, err := l.appendLocked(sizes, offsets, total, fill)
+	if err != nil {
+		return err
+	}
+	if l.cfg.FlushMode == FlushSync {
+		return l.WaitFlushed(context.Background(), end)
+	}
+	return nil
+}
+
+// appendLocked does the work of AppendBatch under the append lock and
+// returns the new write position.
+func (l *Log) appendLocked(sizes []int, offsets []int64, total int64, fill func(int, int64, []byte) error) (int64, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Load() {
+		return 0, ErrClosed
+	}
+	if !l.recovered.Load() {
+		return 0, ErrNotRecovered
+	}
+	seg, err := l.activeFor(total)
+	if err != nil {
+		return 0, err
+	}
+	start := l.wpos.Load()
+	base := int(start - seg.start)
+	region := seg.data[base : base+int(total)]
+	published := false
+	defer func() {
+		if !published {
+			// fill failed or panicked: the bytes past the write
+			// position must stay zero.
+			clear(region)
+		}
+	}()
+	pos := 0
+	for i, n := range sizes {
+		dst := region[pos : pos+n : pos+n]
+		offsets[i] = start + int64(pos)
+		err := fill(i, offsets[i], dst)
+		if err == nil {
+			err = checkHeader(dst)
+			if err != nil {
+				err = fmt.Errorf("entry %d: %w", i, err)
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+		pos += n + TrailerSize
+	}
+	pos = 0
+	for _, n := range sizes {
+		binary.BigEndian.PutUint32(region[pos+n:], EntryCRC(region[pos:pos+n]))
+		pos += n + TrailerSize
+	}
+	end := start + total
+	published = true
+	l.wpos.Store(end)
+	return end, nil
+}
+
+// activeFor returns the segment the next total bytes go to, rolling to a new
+// segment (and writing the end-of-segment marker into the old one) when they
+// do not fit. The caller holds appendMu.
+func (l *Log) activeFor(total int64) (*segment, error) {
+	wpos := l.wpos.Load()
+	l.segMu.RLock()
+	var active *segment
+	if n := len(l.segs); n > 0 {
+		active = l.segs[n-1]
+	}
+	l.segMu.RUnlock()
+	if active != nil && active.end()-wpos >= total {
+		return active, nil
+	}
+	// Roll. The new segment is created and the directory synced before the
+	// marker is written, so a durable marker always has its successor.
+	next := l.SegmentStart(wpos)
+	if active != nil {
+		next = active.end()
+	}
+	seg, err := createSegment(l.cfg.Dir, next, l.segSize, l.log)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsutil.SyncDir(l.cfg.Dir); err != nil {
+		seg.release()
+		os.Remove(seg.path)
+		return nil, err
+	}
+	if active != nil {
+		if rest := active.end() - wpos; rest >= MinEntrySize {
+			putBlank(active.data[wpos-active.start:])
+		}
+	}
+	l.segMu.Lock()
+	l.segs = append(l.segs, seg)
+	if len(l.segs) == 1 {
+		l.minOff.Store(seg.start)
+	}
+	l.segMu.Unlock()
+	l.wpos.Store(next)
+	return seg, nil
+}

@@ -1,0 +1,170 @@
+// Package commitlog is ledgermq's CommitLog: a segmented, append-only log of
+// opaque entries on memory-mapped files, after RocketMQ's MappedFile /
+// MappedFileQueue. The store puts RocketMQ message records and its own
+// batch-marker records in it; the log itself knows nothing about messages.
+// It verifies every entry with a CRC-32C trailer, flushes with group commit,
+// recovers by CRC scan and deletes old segments.
+//
+// # Directory
+//
+// Config.Dir holds the segment files and the LOCK file of the directory lock
+// (internal/fsutil). Other files are ignored with a warning.
+//
+//	Dir/
+//	  LOCK                    flock held by the open Log (Open fails with ErrLocked)
+//	  00000000000000000000    segment starting at offset 0
+//	  00000000001073741824    segment starting at offset 1 GiB
+//	  ...                     names: start offset, %020d
+//
+// Offsets are global and contiguous: segment i+1 starts at segment i's start
+// plus SegmentSize, so every start is a multiple of SegmentSize. Every
+// segment file is exactly SegmentSize bytes, pre-allocated with fallocate
+// (so a write through the mapping cannot run out of disk space) and mapped
+// MAP_SHARED read/write. Only the last file may be shorter when Open finds
+// it (a creation cut short by a crash); Open extends it. A gap, a misaligned
+// start or a wrong size elsewhere is ErrBadSegment.
+//
+// # Entries
+//
+// An entry is a payload followed by the CRC-32C (Castagnoli) of the payload:
+//
+//	offset  size  field
+//	------  ----  ------------------------------------------------------------
+//	0       4     length  int32 big-endian, the payload length including these
+//	              4 bytes (RocketMQ's TOTALSIZE); >= MinEntrySize (8)
+//	4       4     magic   uint32 chosen by the caller (0xDAA320A7 for RocketMQ
+//	              messages); never BlankMagic
+//	8       n-8   rest of the payload, opaque to the log
+//	n       4     trailer EntryCRC(payload[0:n]), uint32 big-endian
+//
+// An entry's offset is the offset of its first payload byte and its size is
+// n: the trailer is not part of the size callers see but takes space, so the
+// next entry starts at offset+n+4. Callers store and hand back (offset, n);
+// the consume queue keeps exactly these.
+//
+// # End of a segment and end of data
+//
+// An entry never straddles two segments, and neither does a batch from
+// AppendBatch. When a batch does not fit in the rest of the active segment,
+// the rest gets an end-of-segment marker and the batch goes to the next
+// segment:
+//
+//	offset  size  field
+//	------  ----  ------------------------------------------------------------
+//	0       4     remaining  int32 big-endian: bytes from here to the segment end
+//	4       4     BlankMagic 0xCBD43194
+//	8       ...   zeros up to the segment end
+//
+// If fewer than 8 bytes remain they stay zero and carry no marker. A batch
+// larger than SegmentSize-8 bytes (payloads plus trailers) is ErrTooLarge,
+// so a batch always fits in an empty segment. Files are created zero-filled,
+// so a zero length means "nothing written here": the end of the data.
+//
+// # Invariants
+//
+//   - Bytes below MaxOffset (the write position) are complete entries and
+//     markers; the write position is published with an atomic store after
+//     the bytes and trailers are written, so a reader never sees a partial
+//     entry. Bytes from the write position to the end of the active segment
+//     are zero.
+//   - Bytes below FlushedOffset are durable. FlushedOffset <= MaxOffset.
+//   - Segments are created (fallocate, fsync, directory fsync) before the
+//     marker that sends data to them is written, so a durable marker always
+//     has its successor file.
+//   - A mapping is unmapped only when nobody uses it: the Log's list holds a
+//     reference on each segment, and so does every Ref, running Scan and
+//     flush. Retention deletes only a segment it holds the only reference to.
+//   - Recover never drops valid data that follows damage: it reports the
+//     damaged range and goes on. Only a damaged or zero tail with nothing
+//     valid after it (in its segment and in every later one) is cut.
+//
+// # Recovery
+//
+// Open maps the segments but does not scan them, so the write position is
+// unknown until Recover(from, visit, corrupt) walks the entries from a
+// boundary the caller trusts. Per position it distinguishes:
+//
+//	found                       action
+//	--------------------------  ------------------------------------------------
+//	valid entry                 visit(offset, payload); continue after its trailer
+//	end-of-segment marker       continue at the next segment (a marker with valid
+//	                            data after it in its segment is damage)
+//	< 8 bytes left in segment   continue at the next segment
+//	zero length or bad entry    search forward for the next valid entry:
+//	  ... found in segment      corrupt([bad, next)); continue there
+//	  ... in a later segment    corrupt([bad, segment end)); next segment
+//	  ... nowhere               end of data: zero the segment's tail, delete
+//	                            later segments, set the write position here
+//
+// The forward search cannot trust the bad entry's length (a damaged length
+// would skip good entries), so it tries every position, skipping zeros
+// quickly, and accepts the first one where a plausible header and a matching
+// trailer start. Candidate CRCs are derived from checkpoints of a running CRC
+// with CRC-combination algebra (resync.go), so the search stays linear in the
+// bytes it passes even in random data (BenchmarkResyncRandom: roughly 10 ns
+// per byte of garbage in a 16 MiB segment; more in larger segments, where
+// more random lengths are plausible). A false match needs a 32-bit CRC
+// collision at a position that also carries a plausible length. To prove
+// that nothing follows the end of the data, Recover reads the rest of the
+// last segment (pre-allocated zeros) once.
+//
+// Scan runs the same verification read-only up to the write position, where
+// everything is supposed to be valid, so it reports every damaged range
+// below MaxOffset. Read verifies the one entry it returns (length prefix,
+// magic, trailer) and never serves a corrupt one.
+//
+// # Flushing
+//
+// One flusher goroutine per Log, started by Open and stopped (after a final
+// flush) by Close, which waits for it. A flush takes the range
+// [FlushedOffset, MaxOffset), calls msync(MS_SYNC) on the page-aligned part
+// of each segment it covers (on Linux that writes back and waits for the
+// range's dirty pages of the shared mapping, like fdatasync limited to the
+// range), then advances FlushedOffset and wakes every waiter. In FlushAsync
+// mode the flusher runs every FlushInterval; in FlushSync mode AppendBatch,
+// after releasing the append lock, kicks it and waits for its end offset, so
+// appends that arrive while an msync runs are all covered by the next one
+// (group commit). A failed msync is sticky (ErrFlush): durability can no
+// longer be promised.
+//
+// # Goroutines and concurrency
+//
+//	method                       may run concurrently with
+//	---------------------------  ----------------------------------------------
+//	Open                         -
+//	Recover                      accessors only; once, before any append
+//	AppendBatch, Append          everything but Recover/Truncate/Close (they
+//	                             are serialized among themselves)
+//	Read, ReadAt, Scan           everything but Truncate of the range read
+//	Flush, WaitFlushed           everything
+//	DeleteExpired                everything (before Recover: ErrNotRecovered)
+//	Truncate                     readers of data it keeps; not appends
+//	MinOffset, MaxOffset,
+//	FlushedOffset, SegmentStart,
+//	Segments, SealedSegments     everything
+//	Close                        must not be called with Refs held (see Close)
+//
+// Locks, in the order they may be taken: appendMu (appends, Truncate, the
+// end of Recover, Close), flushMu (one flush at a time; Truncate and
+// Recover hold it so the flushed position never passes the write
+// position), segMu (the segment list; readers take it shared), sigMu (the
+// flush broadcast channel and the sticky flush error). Positions are atomics
+// and segment reference counts are atomic counters taken under segMu.
+//
+// # Retention
+//
+// DeleteExpired removes whole sealed segments, oldest first and
+// contiguously: those whose file mtime is FileReservedTime older than
+// Config.Clock(), or any while the disk is fuller than
+// DiskMaxUsedSpaceRatio (statfs), or any when forced. It never removes the
+// active segment, and it stops at a segment with outstanding references; a
+// later call removes it once released. The directory is fsynced after each
+// removal, so a crash never leaves a gap.
+//
+// # Limits
+//
+// Segments are at most 2 GiB - 1 (the marker's length is an int32). On a file
+// system without fallocate the files are sparse and running out of disk
+// space while writing through the mapping raises SIGBUS. Modifying segment
+// files behind an open Log is not supported.
+package commitlog

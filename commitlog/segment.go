@@ -1,0 +1,179 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+)
+
+// segmentNameLen is the length of a segment file name: the start offset as a
+// 20-digit zero-padded decimal.
+const segmentNameLen = 20
+
+func segmentName(start int64) string {
+	return fmt.Sprintf("%020d", start)
+}
+
+// parseSegmentName returns the start offset encoded in name, or false if name
+// is not a segment file name.
+func parseSegmentName(name string) (int64, bool) {
+	if len(name) != segmentNameLen {
+		return 0, false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] < '0' || name[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(name, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// segment is one mapped file. Its mapping lives as long as refs is positive:
+// the Log's list holds one reference, and every Ref, Scan and flush holds one
+// more while it touches the bytes. A reference may only be taken while the
+// segment is in the list and the list's lock is held (read or write), so a
+// segment whose count was seen at 1 under the write lock has no other user.
+type segment struct {
+	start int64
+	path  string
+	f     *os.File
+	size  int64  // len(data), kept apart so it can be read after unmapping
+	data  []byte // the mapping; valid while refs > 0
+	refs  atomic.Int32
+	log   hclog.Logger
+}
+
+// SegmentInfo describes one segment file.
+type SegmentInfo struct {
+	Start   int64     // offset of the segment's first byte
+	Size    int64     // file size (SegmentSize)
+	Path    string    // file path
+	Sealed  bool      // true for every segment but the last (active) one
+	ModTime time.Time // file modification time: the time of the last write
+}
+
+// openSegment maps an existing segment file. If size is larger than the file
+// (a segment whose creation was cut short by a crash) the file is extended
+// first; the caller decides whether that is allowed.
+func openSegment(path string, start, size int64, log hclog.Logger) (*segment, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("commitlog: open segment: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("commitlog: stat segment: %w", err)
+	}
+	if fi.Size() < size {
+		if err := allocate(f, size); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return mapSegment(f, path, start, size, log)
+}
+
+// createSegment creates, pre-allocates and maps a new segment file. The
+// caller fsyncs the directory.
+func createSegment(dir string, start, size int64, log hclog.Logger) (*segment, error) {
+	path := filepath.Join(dir, segmentName(start))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("commitlog: create segment: %w", err)
+	}
+	if err := allocate(f, size); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	s, err := mapSegment(f, path, start, size, log)
+	if err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	return s, nil
+}
+
+// allocate extends f to size with fallocate (so that writes through the
+// mapping cannot hit ENOSPC, which would arrive as SIGBUS), falling back to
+// ftruncate on file systems without fallocate, then fsyncs the new size.
+func allocate(f *os.File, size int64) error {
+	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		err = f.Truncate(size)
+	}
+	if err != nil {
+		return fmt.Errorf("commitlog: allocate %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("commitlog: sync %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+func mapSegment(f *os.File, path string, start, size int64, log hclog.Logger) (*segment, error) {
+	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("commitlog: mmap %s: %w", path, err)
+	}
+	s := &segment{start: start, path: path, f: f, size: size, data: data, log: log}
+	s.refs.Store(1)
+	return s, nil
+}
+
+func (s *segment) end() int64 { return s.start + s.size }
+
+// acquire takes a reference. The caller holds the Log's segment lock.
+func (s *segment) acquire() { s.refs.Add(1) }
+
+// release drops a reference; the last one unmaps the file and closes it.
+func (s *segment) release() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	if err := unix.Munmap(s.data); err != nil {
+		s.log.Error("munmap segment", "path", s.path, "error", err)
+	}
+	s.data = nil
+	if err := s.f.Close(); err != nil {
+		s.log.Error("close segment", "path", s.path, "error", err)
+	}
+}
+
+// sync makes data[lo:hi] durable with msync(MS_SYNC). On Linux that writes
+// the dirty pages of the range back through the file and waits, like
+// fdatasync restricted to the range.
+func (s *segment) sync(lo, hi int) error {
+	if hi <= lo {
+		return nil
+	}
+	page := os.Getpagesize()
+	lo -= lo % page
+	if err := unix.Msync(s.data[lo:hi], unix.MS_SYNC); err != nil {
+		return fmt.Errorf("%w: msync %s: %w", ErrFlush, s.path, err)
+	}
+	return nil
+}
+
+// modTime returns the file's modification time, or the zero time if it
+// cannot be read.
+func (s *segment) modTime() time.Time {
+	fi, err := s.f.Stat()
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}

@@ -1,0 +1,411 @@
+package consumequeue
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/internal/fsutil"
+)
+
+// syncfsThreshold is the number of closed-while-dirty files and created
+// directories above which Flush syncs the whole file system once (syncfs)
+// instead of reopening and syncing each of them.
+const syncfsThreshold = 128
+
+// fileKey names one queue file in the cache: its queue handle and the queue
+// offset of the file's first unit.
+type fileKey struct {
+	q     *Queue
+	start int64
+}
+
+func (k fileKey) path() string { return k.q.filePath(k.start) }
+
+// cachedFile is an open queue file. f is set before the entry is handed to
+// anyone and never changes; every other field is guarded by fileCache.mu.
+type cachedFile struct {
+	key     fileKey
+	f       *os.File
+	refs    int           // holders; the entry is idle (evictable) at 0
+	dirty   bool          // written since last synced
+	opening bool          // being opened by the goroutine that inserted it
+	doomed  bool          // forgotten while held: the last release closes it
+	elem    *list.Element // position in fileCache.idle while refs == 0
+}
+
+// fileCache is the Store's bounded set of open queue files, shared by all
+// queues: an LRU of idle handles, reference-counted while in use, with the
+// bookkeeping Flush needs (dirty open files, dirty files closed before they
+// were synced, directories that gained entries).
+//
+// A holder keeps a handle only for one read, write or truncate and never
+// waits for another handle while holding one, so waiting for a free slot
+// cannot deadlock. Lock order: Queue.mu before fileCache.mu; no disk I/O
+// other than open and close happens under fileCache.mu.
+type fileCache struct {
+	max  int
+	root string
+	log  hclog.Logger
+
+	mu      sync.Mutex
+	cond    *sync.Cond // broadcast when a slot frees up or an open finishes
+	files   map[fileKey]*cachedFile
+	idle    *list.List // idle entries, most recently released first
+	open    int        // descriptors open or being opened, incl. Flush's
+	inUse   int        // entries with refs > 0
+	waiters int        // goroutines in cond.Wait
+	pending map[fileKey]struct{}
+	dirs    map[string]struct{}
+	closed  bool
+}
+
+func newFileCache(root string, max int, log hclog.Logger) *fileCache {
+	c := &fileCache{
+		max:     max,
+		root:    root,
+		log:     log,
+		files:   make(map[fileKey]*cachedFile),
+		idle:    list.New(),
+		pending: make(map[fileKey]struct{}),
+		dirs:    make(map[string]struct{}),
+	}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *fileCache) wait() {
+	c.waiters++
+	c.cond.Wait()
+	c.waiters--
+}
+
+func (c *fileCache) wake() {
+	if c.waiters > 0 {
+		c.cond.Broadcast()
+	}
+}
+
+// acquire returns the open handle of k, opening it (read-write, created if
+// create is set) when it is not cached; the caller must release it. When
+// MaxOpenFiles handles are open it closes the least recently used idle one,
+// or waits for one to become idle. A missing file is reported wrapping
+// fs.ErrNotExist, and also ErrMissingFile unless create was set.
+func (c *fileCache) acquire(k fileKey, create bool) (*cachedFile, error) {
+	c.mu.Lock()
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if cf, ok := c.files[k]; ok {
+			if cf.opening {
+				c.wait()
+				continue
+			}
+			c.refLocked(cf)
+			c.mu.Unlock()
+			return cf, nil
+		}
+		if c.makeRoomLocked() {
+			break
+		}
+		c.wait()
+	}
+	cf := &cachedFile{key: k, opening: true, refs: 1}
+	c.files[k] = cf
+	c.open++
+	c.inUse++
+	c.mu.Unlock()
+
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE
+	}
+	path := k.path()
+	f, err := os.OpenFile(path, flags, 0o644)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cf.opening = false
+	defer c.wake()
+	if err != nil {
+		if c.files[k] == cf {
+			delete(c.files, k)
+		}
+		c.open--
+		c.inUse--
+		if !create && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrMissingFile, path, err)
+		}
+		return nil, fmt.Errorf("consumequeue: open %s: %w", path, err)
+	}
+	cf.f = f
+	return cf, nil
+}
+
+// makeRoomLocked reports whether another descriptor may be opened, closing
+// the least recently used idle handle if that is what it takes.
+func (c *fileCache) makeRoomLocked() bool {
+	if c.open < c.max {
+		return true
+	}
+	e := c.idle.Back()
+	if e == nil {
+		return false
+	}
+	c.evictLocked(e.Value.(*cachedFile))
+	return true
+}
+
+// evictLocked closes the idle handle cf. A dirty file is closed without a
+// sync and remembered, so the next Flush syncs it: syncing here would put
+// an fdatasync on the write path of every queue once more queues are busy
+// than there are handles.
+func (c *fileCache) evictLocked(cf *cachedFile) {
+	c.idle.Remove(cf.elem)
+	cf.elem = nil
+	delete(c.files, cf.key)
+	if cf.dirty {
+		c.pending[cf.key] = struct{}{}
+	}
+	c.closeLocked(cf)
+}
+
+func (c *fileCache) closeLocked(cf *cachedFile) {
+	if err := cf.f.Close(); err != nil {
+		c.log.Warn("closing queue file", "path", cf.key.path(), "error", err)
+	}
+	c.open--
+	c.wake()
+}
+
+func (c *fileCache) refLocked(cf *cachedFile) {
+	if cf.refs == 0 {
+		c.idle.Remove(cf.elem)
+		cf.elem = nil
+		c.inUse++
+	}
+	cf.refs++
+}
+
+// release gives back a handle from acquire; wrote marks the file dirty.
+func (c *fileCache) release(cf *cachedFile, wrote bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if wrote && !cf.doomed {
+		cf.dirty = true
+	}
+	cf.refs--
+	if cf.refs > 0 {
+		return
+	}
+	c.inUse--
+	if cf.doomed {
+		c.closeLocked(cf)
+		return
+	}
+	cf.elem = c.idle.PushFront(cf)
+	c.wake()
+}
+
+// forget drops k from the cache because its file was removed: the handle is
+// closed without a sync (now, or by its last holder) and any pending sync
+// is cancelled. The caller holds k.q.mu for writing, so no queue operation
+// holds the handle.
+func (c *fileCache) forget(k fileKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgetLocked(k)
+}
+
+func (c *fileCache) forgetLocked(k fileKey) {
+	delete(c.pending, k)
+	cf, ok := c.files[k]
+	if !ok {
+		return
+	}
+	delete(c.files, k)
+	cf.dirty = false
+	if cf.refs > 0 {
+		cf.doomed = true
+		return
+	}
+	c.idle.Remove(cf.elem)
+	cf.elem = nil
+	c.closeLocked(cf)
+}
+
+// forgetQueue forgets every file of q (its topic was deleted).
+func (c *fileCache) forgetQueue(q *Queue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.files {
+		if k.q == q {
+			c.forgetLocked(k)
+		}
+	}
+	for k := range c.pending {
+		if k.q == q {
+			delete(c.pending, k)
+		}
+	}
+}
+
+// dirCreated records that dir gained an entry, for Flush to sync.
+func (c *fileCache) dirCreated(dir string) {
+	c.mu.Lock()
+	c.dirs[dir] = struct{}{}
+	c.mu.Unlock()
+}
+
+// openCount returns the number of open descriptors.
+func (c *fileCache) openCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open
+}
+
+// flush makes durable every write made before it was called: dirty open
+// files, files closed while dirty, and directory entries created.
+func (c *fileCache) flush() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return c.syncAll()
+}
+
+func (c *fileCache) syncAll() error {
+	c.mu.Lock()
+	var open []*cachedFile
+	for _, cf := range c.files {
+		if cf.dirty && !cf.opening {
+			cf.dirty = false
+			c.refLocked(cf)
+			open = append(open, cf)
+		}
+	}
+	pending, dirs := c.pending, c.dirs
+	c.pending = make(map[fileKey]struct{})
+	c.dirs = make(map[string]struct{})
+	c.mu.Unlock()
+
+	if len(pending)+len(dirs) > syncfsThreshold {
+		err := syncFS(c.root)
+		if err == nil {
+			for _, cf := range open {
+				c.release(cf, false)
+			}
+			return nil
+		}
+		if !errors.Is(err, errUnsupported) {
+			c.restore(open, pending, dirs)
+			return fmt.Errorf("consumequeue: syncfs %s: %w", c.root, err)
+		}
+	}
+
+	var errs []error
+	for _, cf := range open {
+		err := fdatasync(cf.f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("consumequeue: sync %s: %w", cf.key.path(), err))
+		}
+		c.release(cf, err != nil)
+	}
+	for k := range pending {
+		if err := c.syncClosed(k); err != nil {
+			errs = append(errs, err)
+			c.restore(nil, map[fileKey]struct{}{k: {}}, nil)
+		}
+	}
+	for d := range dirs {
+		if err := fsutil.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			c.restore(nil, nil, map[string]struct{}{d: {}})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// restore puts back sync work that failed, so the next Flush retries it.
+func (c *fileCache) restore(open []*cachedFile, pending map[fileKey]struct{}, dirs map[string]struct{}) {
+	for _, cf := range open {
+		c.release(cf, true)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range pending {
+		c.pending[k] = struct{}{}
+	}
+	for d := range dirs {
+		c.dirs[d] = struct{}{}
+	}
+}
+
+// syncClosed reopens a file closed while dirty and syncs it, within the
+// descriptor bound. A file removed since is not an error.
+func (c *fileCache) syncClosed(k fileKey) error {
+	c.mu.Lock()
+	for !c.makeRoomLocked() {
+		c.wait()
+	}
+	c.open++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.open--
+		c.wake()
+		c.mu.Unlock()
+	}()
+
+	path := k.path()
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("consumequeue: open %s for sync: %w", path, err)
+	}
+	err = fdatasync(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("consumequeue: sync %s: %w", path, err)
+	}
+	return nil
+}
+
+// close waits for every handle to be released, syncs what is dirty and
+// closes every descriptor. Later acquires fail with ErrClosed.
+func (c *fileCache) close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	for c.inUse > 0 {
+		c.wait()
+	}
+	c.mu.Unlock()
+
+	err := c.syncAll()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, cf := range c.files {
+		delete(c.files, k)
+		c.closeLocked(cf)
+	}
+	c.idle.Init()
+	return err
+}

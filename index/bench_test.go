@@ -1,0 +1,58 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// benchConfig is the production geometry: 5 000 000 slots and 20 000 000
+// entries, a 420 MB sparse file.
+func benchConfig(b *testing.B) Config {
+	return Config{Dir: b.TempDir(), Logger: hclog.NewNullLogger()}
+}
+
+func benchKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("TopicTest#ORDER-%08d", i)
+	}
+	return keys
+}
+
+func BenchmarkPut(b *testing.B) {
+	s := mustOpen(b, benchConfig(b))
+	defer mustClose(b, s)
+	keys := benchKeys(1 << 16)
+	i := 0
+	for b.Loop() {
+		if err := s.Put(keys[i&(len(keys)-1)], int64(i)*200, base+int64(i)); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkQuery is the index query latency: one key among 100 000, each
+// indexed 10 times in a file of 1 000 000 entries, whole time range.
+func BenchmarkQuery(b *testing.B) {
+	s := mustOpen(b, benchConfig(b))
+	defer mustClose(b, s)
+	const nKeys, perKey = 100_000, 10
+	keys := benchKeys(nKeys)
+	for i := 0; i < nKeys*perKey; i++ {
+		if err := s.Put(keys[i%nKeys], int64(i)*200, base+int64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	for b.Loop() {
+		got, err := s.Query(keys[(i*7919)%nKeys], 0, math.MaxInt64, 32)
+		if err != nil || len(got) < perKey {
+			b.Fatalf("got %d offsets, %v", len(got), err)
+		}
+		i++
+	}
+}

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/commitlog"
+)
+
+// FlushMode says when Put returns relative to the CommitLog reaching disk:
+// FlushAsync (RocketMQ ASYNC_FLUSH) returns once the batch is in the page
+// cache and a background flush runs every FlushInterval (the raft log is the
+// durable copy); FlushSync (SYNC_FLUSH) returns once the batch is on disk,
+// concurrent Puts sharing one flush (group commit).
+type FlushMode = commitlog.FlushMode
+
+// The flush modes.
+const (
+	FlushAsync = commitlog.FlushAsync
+	FlushSync  = commitlog.FlushSync
+)
+
+// ParseFlushMode accepts RocketMQ's names (SYNC_FLUSH, ASYNC_FLUSH) and the
+// short forms sync and async.
+func ParseFlushMode(s string) (FlushMode, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "ASYNC_FLUSH", "ASYNC", "":
+		return FlushAsync, nil
+	case "SYNC_FLUSH", "SYNC":
+		return FlushSync, nil
+	}
+	return 0, fmt.Errorf("store: unknown flush mode %q (want SYNC_FLUSH or ASYNC_FLUSH)", s)
+}
+
+// Config configures a Store. Start from DefaultConfig.
+type Config struct {
+	// Dir is the store's root: commitlog/, consumequeue/, index/ and the
+	// checkpoint live below it.
+	Dir string
+	// SegmentSize is the CommitLog segment size (RocketMQ
+	// mappedFileSizeCommitLog). Default 1 GiB.
+	SegmentSize int64
+	// FlushMode is RocketMQ's flushDiskType.
+	FlushMode FlushMode
+	// FlushInterval is the asynchronous flush period. Default 500 ms.
+	FlushInterval time.Duration
+	// CheckpointInterval is how often the queues and index are flushed and
+	// the checkpoint written. Default 1 s.
+	CheckpointInterval time.Duration
+	// UnitsPerQueueFile is the ConsumeQueue file size in units. Default
+	// 300 000.
+	UnitsPerQueueFile int
+	// MaxOpenQueueFiles bounds the open ConsumeQueue file handles. Default
+	// 1024.
+	MaxOpenQueueFiles int
+	// IndexSlots and IndexEntries size each IndexFile. Defaults 5 000 000
+	// and 20 000 000.
+	IndexSlots   int
+	IndexEntries int
+	// MaxMessageSize bounds one message body. Default 4 MiB.
+	MaxMessageSize int
+	// MaxGetBytes bounds the bytes one Get returns. Default 256 KiB.
+	MaxGetBytes int
+	// MaxScanUnits bounds the queue units one Get examines when a filter
+	// rejects them. Default 16 000.
+	MaxScanUnits int
+	// FileReservedTime is how long sealed CommitLog segments are kept
+	// (RocketMQ fileReservedTime, hours there). Default 72 h.
+	FileReservedTime time.Duration
+	// DeleteWhen is the hours of day (RocketMQ deleteWhen, e.g. "04" or
+	// "03;04") at which expired segments are deleted. Default "04".
+	DeleteWhen string
+	// DiskMaxUsedSpaceRatio: above it the oldest segments are deleted at
+	// any hour, expired or not. Default 0.75.
+	DiskMaxUsedSpaceRatio float64
+	// DiskRefuseRatio: above it Put is refused with ErrDiskFull. Default
+	// 0.95.
+	DiskRefuseRatio float64
+	// CleanInterval is how often retention runs. Default 10 s.
+	CleanInterval time.Duration
+	// Clock gives the time for retention; default time.Now. Nothing that is
+	// written to the CommitLog comes from it (store times are the caller's).
+	Clock func() time.Time
+	// Logger; default a null logger.
+	Logger hclog.Logger
+	// OnDispatch, if set, is called after a batch is visible to readers,
+	// once per touched queue with its new max offset (long polling wakes on
+	// it). It runs on the Put caller's goroutine and must not block or call
+	// Put.
+	OnDispatch func(topic string, queueID int32, maxOffset int64)
+}
+
+// DefaultConfig returns the production defaults for a store in dir.
+func DefaultConfig(dir string) Config {
+	return Config{
+		Dir:                   dir,
+		SegmentSize:           1 << 30,
+		FlushMode:             FlushAsync,
+		FlushInterval:         500 * time.Millisecond,
+		CheckpointInterval:    time.Second,
+		UnitsPerQueueFile:     300000,
+		MaxOpenQueueFiles:     1024,
+		IndexSlots:            5000000,
+		IndexEntries:          20000000,
+		MaxMessageSize:        4 << 20,
+		MaxGetBytes:           256 << 10,
+		MaxScanUnits:          16000,
+		FileReservedTime:      72 * time.Hour,
+		DeleteWhen:            "04",
+		DiskMaxUsedSpaceRatio: 0.75,
+		DiskRefuseRatio:       0.95,
+		CleanInterval:         10 * time.Second,
+	}
+}
+
+// Validate checks every bound and returns all problems at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("store: config: "+format, args...)) }
+	if c.Dir == "" {
+		bad("Dir is empty")
+	}
+	if c.SegmentSize < 64<<10 {
+		bad("SegmentSize %d < 64 KiB", c.SegmentSize)
+	}
+	if c.FlushInterval <= 0 || c.CheckpointInterval <= 0 || c.CleanInterval <= 0 {
+		bad("intervals must be positive")
+	}
+	if c.UnitsPerQueueFile < 1 || c.MaxOpenQueueFiles < 4 {
+		bad("UnitsPerQueueFile %d / MaxOpenQueueFiles %d too small", c.UnitsPerQueueFile, c.MaxOpenQueueFiles)
+	}
+	if c.IndexSlots < 1 || c.IndexEntries < 2 {
+		bad("IndexSlots %d / IndexEntries %d too small", c.IndexSlots, c.IndexEntries)
+	}
+	if c.MaxMessageSize < 1 || int64(c.MaxMessageSize)+4096 > c.SegmentSize {
+		bad("MaxMessageSize %d must be positive and fit a segment", c.MaxMessageSize)
+	}
+	if c.MaxGetBytes < 1 || c.MaxScanUnits < 1 {
+		bad("MaxGetBytes and MaxScanUnits must be positive")
+	}
+	if c.FileReservedTime <= 0 {
+		bad("FileReservedTime must be positive")
+	}
+	if _, err := parseDeleteWhen(c.DeleteWhen); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DiskMaxUsedSpaceRatio <= 0 || c.DiskMaxUsedSpaceRatio > 1 || c.DiskRefuseRatio <= 0 || c.DiskRefuseRatio > 1 {
+		bad("disk ratios must be in (0, 1]")
+	}
+	return errors.Join(errs...)
+}
+
+// parseDeleteWhen parses "04" or "03;04" into a set of hours.
+func parseDeleteWhen(s string) (map[int]bool, error) {
+	hours := map[int]bool{}
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		h, err := strconv.Atoi(part)
+		if err != nil || h < 0 || h > 23 {
+			return nil, fmt.Errorf("store: config: DeleteWhen %q: want hours 00..23 separated by ';'", s)
+		}
+		hours[h] = true
+	}
+	return hours, nil
+}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ledgermq/ledgermq/consumequeue"
+	"github.com/ledgermq/ledgermq/message"
+)
+
+// dispatchReq is what the dispatcher needs of one stored record to keep the
+// ConsumeQueue and the IndexFile in step with the CommitLog. Put builds it
+// from the message it just wrote; recovery builds it from the record bytes;
+// both then go through dispatchLocked, the one dispatch path.
+type dispatchReq struct {
+	topic       string
+	queueID     int32
+	queueOffset int64
+	phy         int64
+	size        int32
+	sysFlag     int32
+	storeTime   int64
+	tags        string
+	keys        []string
+	uniq        string
+}
+
+func dispatchFromExt(m *message.Ext) dispatchReq {
+	return dispatchReq{
+		topic:       m.Topic,
+		queueID:     m.QueueID,
+		queueOffset: m.QueueOffset,
+		phy:         m.PhysicalOffset,
+		size:        m.StoreSize,
+		sysFlag:     m.SysFlag,
+		storeTime:   m.StoreTimestamp,
+		tags:        m.Tags(),
+		keys:        m.Keys(),
+		uniq:        m.UniqKey(),
+	}
+}
+
+// dispatchFromRecord decodes what dispatch needs from an encoded record at
+// physical offset off.
+func dispatchFromRecord(off int64, b []byte) (dispatchReq, error) {
+	v, err := message.ParseView(b)
+	if err != nil {
+		return dispatchReq{}, err
+	}
+	if v.PhysicalOffset() != off {
+		return dispatchReq{}, fmt.Errorf("%w: record at %d says it is at %d", ErrCorrupt, off, v.PhysicalOffset())
+	}
+	props, err := message.DecodeProperties(v.PropertiesBytes())
+	if err != nil {
+		return dispatchReq{}, err
+	}
+	m := message.Message{Properties: props}
+	return dispatchReq{
+		topic:       v.Topic(),
+		queueID:     v.QueueID(),
+		queueOffset: v.QueueOffset(),
+		phy:         off,
+		size:        int32(len(b)),
+		sysFlag:     v.SysFlag(),
+		storeTime:   v.StoreTimestamp(),
+		tags:        m.Tags(),
+		keys:        m.Keys(),
+		uniq:        m.UniqKey(),
+	}, nil
+}
+
+// dispatchesToQueue reports whether a record with this sysFlag gets a
+// ConsumeQueue slot: prepared and rolled-back transaction messages do not
+// (consumers must not see them), as in RocketMQ.
+func dispatchesToQueue(sysFlag int32) bool {
+	t := sysFlag & message.SysFlagTransactionMask
+	return t != message.SysFlagTransactionPrepared && t != message.SysFlagTransactionRollback
+}
+
+// dispatchLocked writes r's ConsumeQueue unit (toQueue) and IndexFile keys
+// (toIndex). Called with s.mu held, in CommitLog order.
+func (s *Store) dispatchLocked(r dispatchReq, st *queueState, toQueue, toIndex bool) error {
+	if toQueue && dispatchesToQueue(r.sysFlag) {
+		u := consumequeue.Unit{Offset: r.phy, Size: r.size, TagsCode: message.TagsHashCode(r.tags)}
+		err := st.q.Put(r.queueOffset, u)
+		if errors.Is(err, consumequeue.ErrGap) {
+			// The slots between the queue's end and this record belong to
+			// records lost to corruption; point them at the corrupt range
+			// so a reader skips them and reports it.
+			err = s.fillGapLocked(st, r)
+		}
+		if err != nil {
+			return fmt.Errorf("store: dispatch %s/%d@%d: %w", r.topic, r.queueID, r.queueOffset, err)
+		}
+		if r.queueOffset+1 > st.next {
+			st.next = r.queueOffset + 1
+		}
+	}
+	if toIndex {
+		if r.uniq != "" {
+			if err := s.idx.Put(r.topic+"#"+r.uniq, r.phy, r.storeTime); err != nil {
+				return fmt.Errorf("store: index %s: %w", r.uniq, err)
+			}
+		}
+		for _, k := range r.keys {
+			if err := s.idx.Put(r.topic+"#"+k, r.phy, r.storeTime); err != nil {
+				return fmt.Errorf("store: index %s: %w", k, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) fillGapLocked(st *queueState, r dispatchReq) error {
+	hole := s.lastHole
+	if hole < 0 || hole >= r.phy {
+		return fmt.Errorf("%w: queue slot %d missing with no corrupt record before it", consumequeue.ErrGap, r.queueOffset)
+	}
+	for o := st.q.MaxOffset(); o < r.queueOffset; o++ {
+		if err := st.q.Put(o, consumequeue.Unit{Offset: hole, Size: 8}); err != nil {
+			return err
+		}
+	}
+	u := consumequeue.Unit{Offset: r.phy, Size: r.size, TagsCode: message.TagsHashCode(r.tags)}
+	return st.q.Put(r.queueOffset, u)
+}

@@ -1,0 +1,65 @@
+// Package store is the message store: the CommitLog, the ConsumeQueues and
+// the IndexFile under one roof, the dispatcher that keeps the latter two in
+// step with the former, and the one recovery path used after every kind of
+// stop.
+//
+// # Layout
+//
+//	Dir/
+//	  LOCK                      exclusive lock: one process per store
+//	  checkpoint                how far everything is durable and in step
+//	  commitlog/00000000000000000000 …   segments (package commitlog)
+//	  consumequeue/{topic}/{queueId}/…   20-byte units (package consumequeue)
+//	  index/{yyyyMMddHHmmssSSS}          hash index (package index)
+//
+// # Batches
+//
+// Put writes a batch of RocketMQ message records followed by a batch marker
+// (32 bytes: magic "LMQB", record count, sequence number, first offset) as
+// one CommitLog append, so the batch sits in one segment. The sequence
+// number is the caller's (the raft index): LastSeq after recovery is the
+// sequence number of the last complete batch, and Put skips a batch whose
+// number is not above it, so re-delivered raft entries are applied once.
+// Records are visible to readers (ConsumeQueue units written) only once the
+// whole batch is in the CommitLog; recovery dispatches a batch only when
+// its marker is found and cuts an incomplete batch off the tail.
+//
+// Put assigns physical offsets and queue offsets from apply order and takes
+// nothing from the local machine (store time and store host come with the
+// message), so replicas applying the same batches hold byte-identical
+// CommitLogs.
+//
+// # Invariants
+//
+//   - A ConsumeQueue unit never points at a record that cannot be read:
+//     units are written after the record, and recovery cuts units past the
+//     recovered end of the CommitLog.
+//   - Every record is verified (CRC32-C of the whole entry) when it is
+//     read; a corrupt record is reported (CorruptRanges, the log) and
+//     skipped, never returned.
+//   - The checkpoint's CommitLog offset O means: the CommitLog up to O is
+//     flushed, every record before O is dispatched, and those queue units
+//     and index entries are flushed. Recovery replays from O.
+//
+// # Recovery
+//
+// Open reads the checkpoint, checks every queue it records against the
+// files (a queue shorter than recorded, or with a missing file, gets its
+// topic rebuilt), checks the index likewise, then scans the CommitLog from
+// the checkpoint (from its start when anything is rebuilt or the checkpoint
+// is missing or damaged), verifying every entry, dispatching complete
+// batches and reporting corrupt ranges. After an unclean stop it cuts every
+// queue back to the recovered end. The same code runs after a clean stop,
+// a crash, a power loss or a deleted file; only how much it replays
+// differs.
+//
+// # Concurrency
+//
+// Put may be called from any goroutine; batches are applied one at a time
+// under the store's write lock, in the order the lock is taken (the raft
+// FSM calls it from one goroutine). Get, MinOffset, MaxOffset,
+// OffsetByTime, MessageAt, MessageByID and QueryByKey may run concurrently
+// with Put and each other. The store owns two goroutines, the checkpoint
+// loop and the retention loop, which Close stops. OnDispatch runs on the
+// Put caller's goroutine after the write lock is released.
+package store

@@ -1,0 +1,283 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/commitlog"
+	"github.com/ledgermq/ledgermq/consumequeue"
+	"github.com/ledgermq/ledgermq/index"
+	"github.com/ledgermq/ledgermq/internal/fsutil"
+)
+
+type queueKey struct {
+	topic string
+	id    int32
+}
+
+// queueState is the writer's view of one queue: its ConsumeQueue and the
+// next queue offset Put assigns. Guarded by Store.mu.
+type queueState struct {
+	q    *consumequeue.Queue
+	next int64
+}
+
+// Store is the message store: CommitLog, ConsumeQueues and IndexFile under
+// one roof. See the package documentation for the concurrency contract.
+type Store struct {
+	cfg Config
+	log hclog.Logger
+
+	lock *fsutil.DirLock
+	cl   *commitlog.Log
+	cq   *consumequeue.Store
+	idx  *index.Service
+
+	// mu serializes writers: Put, checkpoint snapshots, DeleteTopic and
+	// retention's queue trimming.
+	mu       sync.Mutex
+	queues   map[queueKey]*queueState
+	recorded map[queueKey]QueueState // queue table of the last checkpoint
+	dirty    bool                    // written since the last checkpoint
+	writeErr error                   // sticky: the CommitLog could not be written
+	// lastHole is the CommitLog offset of the newest corrupt range seen by
+	// recovery; queue slots whose record was lost to it point there.
+	lastHole int64
+
+	lastSeq   atomic.Uint64
+	diskRatio atomic.Uint64 // float64 bits, refreshed by the clean loop
+
+	corruptMu sync.Mutex
+	corrupt   []commitlog.CorruptRange
+	seenBad   map[int64]bool
+
+	recovery RecoveryReport
+
+	closed atomic.Bool
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Open opens (creating if needed) the store in cfg.Dir, recovers it (see
+// Recover in the package documentation) and starts the background
+// checkpoint and retention loops, which Close stops.
+func Open(cfg Config) (*Store, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	lock, err := fsutil.Lock(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s := &Store{
+		cfg:      cfg,
+		log:      cfg.Logger.Named("store"),
+		lock:     lock,
+		queues:   map[queueKey]*queueState{},
+		recorded: map[queueKey]QueueState{},
+		seenBad:  map[int64]bool{},
+		lastHole: -1,
+	}
+	if err := s.openParts(); err != nil {
+		s.closeParts()
+		return nil, err
+	}
+	if err := s.recover(); err != nil {
+		s.closeParts()
+		return nil, err
+	}
+	// Record at once that this run has not stopped cleanly yet, and make
+	// what recovery rebuilt durable.
+	if err := s.checkpoint(false); err != nil {
+		s.closeParts()
+		return nil, err
+	}
+	s.refreshDiskRatio()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.wg.Add(2)
+	go s.every(ctx, s.cfg.CheckpointInterval, "checkpoint", func() error { return s.checkpoint(false) })
+	go s.every(ctx, s.cfg.CleanInterval, "retention", func() error { _, err := s.Clean(false); return err })
+	return s, nil
+}
+
+func (s *Store) openParts() error {
+	clCfg := commitlog.DefaultConfig(filepath.Join(s.cfg.Dir, "commitlog"))
+	clCfg.SegmentSize = s.cfg.SegmentSize
+	clCfg.FlushMode = s.cfg.FlushMode
+	clCfg.FlushInterval = s.cfg.FlushInterval
+	clCfg.FileReservedTime = s.cfg.FileReservedTime
+	clCfg.DiskMaxUsedSpaceRatio = s.cfg.DiskMaxUsedSpaceRatio
+	clCfg.Clock = s.cfg.Clock
+	clCfg.Logger = s.cfg.Logger
+	var err error
+	if s.cl, err = commitlog.Open(clCfg); err != nil {
+		return fmt.Errorf("store: open commitlog: %w", err)
+	}
+	if s.cq, err = consumequeue.Open(consumequeue.Config{
+		Dir:          filepath.Join(s.cfg.Dir, "consumequeue"),
+		UnitsPerFile: s.cfg.UnitsPerQueueFile,
+		MaxOpenFiles: s.cfg.MaxOpenQueueFiles,
+		Logger:       s.cfg.Logger,
+	}); err != nil {
+		return fmt.Errorf("store: open consumequeue: %w", err)
+	}
+	if s.idx, err = index.Open(index.Config{
+		Dir:        filepath.Join(s.cfg.Dir, "index"),
+		SlotNum:    s.cfg.IndexSlots,
+		MaxEntries: s.cfg.IndexEntries,
+		Logger:     s.cfg.Logger,
+	}); err != nil {
+		return fmt.Errorf("store: open index: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) closeParts() error {
+	var errs []error
+	if s.idx != nil {
+		errs = append(errs, s.idx.Close())
+	}
+	if s.cq != nil {
+		errs = append(errs, s.cq.Close())
+	}
+	if s.cl != nil {
+		errs = append(errs, s.cl.Close())
+	}
+	errs = append(errs, s.lock.Release())
+	return errors.Join(errs...)
+}
+
+// Close stops the background loops, flushes everything, writes a clean
+// checkpoint and releases the directory. Concurrent Puts must have returned;
+// readers must have released their results.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	s.cancel()
+	s.wg.Wait()
+	err := s.checkpoint(true)
+	return errors.Join(err, s.closeParts())
+}
+
+// LastSeq is the highest sequence number whose batch is in the store: after
+// recovery, the last batch whose records and marker survived.
+func (s *Store) LastSeq() uint64 { return s.lastSeq.Load() }
+
+// MinPhysicalOffset and MaxPhysicalOffset bound the CommitLog's bytes.
+func (s *Store) MinPhysicalOffset() int64 { return s.cl.MinOffset() }
+
+// MaxPhysicalOffset is the CommitLog write position.
+func (s *Store) MaxPhysicalOffset() int64 { return s.cl.MaxOffset() }
+
+// Recovery describes what the last Open found and did.
+func (s *Store) Recovery() RecoveryReport { return s.recovery }
+
+// CorruptRanges lists every corrupt CommitLog range found by recovery or by
+// a read since Open, in the order found.
+func (s *Store) CorruptRanges() []commitlog.CorruptRange {
+	s.corruptMu.Lock()
+	defer s.corruptMu.Unlock()
+	return append([]commitlog.CorruptRange(nil), s.corrupt...)
+}
+
+func (s *Store) reportCorrupt(r commitlog.CorruptRange) {
+	s.corruptMu.Lock()
+	defer s.corruptMu.Unlock()
+	if s.seenBad[r.Offset] {
+		return
+	}
+	s.seenBad[r.Offset] = true
+	s.corrupt = append(s.corrupt, r)
+	s.log.Error("corrupt commitlog record", "offset", r.Offset, "length", r.Length, "error", r.Err)
+}
+
+// Flush forces the CommitLog, queues and index to disk and writes a
+// checkpoint.
+func (s *Store) Flush() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return s.checkpoint(false)
+}
+
+// every runs fn every interval until ctx is done, logging its errors. It
+// is the body of the store's background goroutines; Close waits for them.
+func (s *Store) every(ctx context.Context, interval time.Duration, what string, fn func() error) {
+	defer s.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := fn(); err != nil {
+				s.log.Error(what+" failed", "error", err)
+			}
+		}
+	}
+}
+
+// checkpoint flushes the CommitLog up to the current write position, then
+// the queues and the index, then records that position. Everything before
+// it is therefore durable in all three, and recovery replays only after it.
+func (s *Store) checkpoint(clean bool) error {
+	s.mu.Lock()
+	if !s.dirty && !clean {
+		s.mu.Unlock()
+		return nil
+	}
+	c := Checkpoint{
+		Clean:           clean,
+		CommitLogOffset: s.cl.MaxOffset(),
+		Seq:             s.lastSeq.Load(),
+		IndexPhyOffset:  s.idx.MaxPhyOffset(),
+	}
+	table := make(map[queueKey]QueueState, len(s.recorded)+len(s.queues))
+	for k, v := range s.recorded {
+		table[k] = v
+	}
+	for k, st := range s.queues {
+		table[k] = QueueState{Topic: k.topic, QueueID: k.id, Min: st.q.MinOffset(), Max: st.next}
+	}
+	s.dirty = false
+	s.mu.Unlock()
+
+	for _, q := range table {
+		c.Queues = append(c.Queues, q)
+	}
+	fail := func(err error) error {
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
+		return err
+	}
+	if err := s.cl.Flush(); err != nil {
+		return fail(fmt.Errorf("store: checkpoint: %w", err))
+	}
+	if err := s.cq.Flush(); err != nil {
+		return fail(fmt.Errorf("store: checkpoint: %w", err))
+	}
+	if err := s.idx.Flush(); err != nil {
+		return fail(fmt.Errorf("store: checkpoint: %w", err))
+	}
+	if err := writeCheckpoint(filepath.Join(s.cfg.Dir, checkpointName), c); err != nil {
+		return fail(err)
+	}
+	return nil
+}
