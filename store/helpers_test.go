@@ -45,10 +45,7 @@ func mustOpen(t testing.TB, cfg Config) *Store {
 // what already is, no clean checkpoint is written. The page cache keeps
 // what was written to the mapped files, as it does when a process dies.
 func (s *Store) crash() {
-	s.closed.Store(true)
-	s.cancel()
-	s.wg.Wait()
-	_ = s.closeParts()
+	_ = s.CloseUnclean()
 }
 
 // testMsg builds message n of a test: topic, queue and tag cycle.

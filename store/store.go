@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -280,4 +281,58 @@ func (s *Store) checkpoint(clean bool) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// CloseUnclean releases the store the way a killed process leaves it: the
+// background loops stop, nothing more is flushed and no clean checkpoint is
+// written; what is in the mapped files stays in the page cache. It exists
+// for crash tests of the layers above (the raft group's kill -9 tests).
+func (s *Store) CloseUnclean() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	s.cancel()
+	s.wg.Wait()
+	return s.closeParts()
+}
+
+// CheckWritable reports whether Put can be expected to succeed: ErrDiskFull
+// when the disk is fuller than DiskRefuseRatio, ErrWriteFailed after a
+// write error, ErrClosed after Close. The raft leader asks before it
+// proposes, so a full disk refuses sends instead of failing replicas.
+func (s *Store) CheckWritable() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if r := math.Float64frombits(s.diskRatio.Load()); r > s.cfg.DiskRefuseRatio {
+		return fmt.Errorf("%w: %.1f%% of the disk is used", ErrDiskFull, r*100)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writeErr != nil {
+		return fmt.Errorf("%w: %v", ErrWriteFailed, s.writeErr)
+	}
+	return nil
+}
+
+// MaxMessageSize is the largest body Put accepts.
+func (s *Store) MaxMessageSize() int { return s.cfg.MaxMessageSize }
+
+// ScanCommitLog visits every entry of the CommitLog from offset from, in
+// order, after verifying it (message records and batch markers alike), for
+// replica comparison and tools. payload is valid only during the call.
+func (s *Store) ScanCommitLog(from int64, visit func(offset int64, payload []byte) error) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return s.cl.Scan(from, visit, func(r commitlog.CorruptRange) { s.reportCorrupt(r) })
+}
+
+// FailWrites makes every later Put fail with ErrWriteFailed wrapping err,
+// as a failed disk would. It is fault injection for the raft group's and
+// the chaos harness's tests; nothing in normal operation calls it.
+func (s *Store) FailWrites(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeErr = err
 }

@@ -1,0 +1,185 @@
+package dledger
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// Timing is a failure-detection profile.
+type Timing struct {
+	Name string
+	// HeartbeatTimeout: a follower without leader contact this long starts
+	// an election. ElectionTimeout: a candidate's timer. LeaderLease: a
+	// leader that cannot reach a quorum this long steps down.
+	HeartbeatTimeout time.Duration
+	ElectionTimeout  time.Duration
+	LeaderLease      time.Duration
+	// CommitTimeout bounds how long followers wait to learn a commit index
+	// when the group is idle.
+	CommitTimeout time.Duration
+}
+
+// The timing profiles. TimingDefault suits any network; TimingLAN a data
+// centre LAN; TimingTest loopback tests.
+var (
+	TimingDefault = Timing{Name: "default", HeartbeatTimeout: time.Second, ElectionTimeout: time.Second,
+		LeaderLease: 500 * time.Millisecond, CommitTimeout: 50 * time.Millisecond}
+	TimingLAN = Timing{Name: "lan", HeartbeatTimeout: 400 * time.Millisecond, ElectionTimeout: 400 * time.Millisecond,
+		LeaderLease: 300 * time.Millisecond, CommitTimeout: 10 * time.Millisecond}
+	TimingTest = Timing{Name: "test", HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond,
+		LeaderLease: 100 * time.Millisecond, CommitTimeout: 5 * time.Millisecond}
+)
+
+// TimingByName returns a profile by name ("default", "lan", "test").
+func TimingByName(name string) (Timing, error) {
+	for _, t := range []Timing{TimingDefault, TimingLAN, TimingTest} {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Timing{}, fmt.Errorf("%w: unknown timing profile %q (default, lan)", ErrBadConfig, name)
+}
+
+// Peer is one member of the group.
+type Peer struct {
+	ID   string `json:"id"`
+	Addr string `json:"addr"`
+}
+
+// Config configures one node of a broker group.
+type Config struct {
+	// Group is the broker group's name (RocketMQ brokerName).
+	Group string
+	// NodeID is this node's stable id ("n0"); never an address.
+	NodeID string
+	// Peers are the group's initial voters, this node included. They are
+	// used only to bootstrap a group that has no state yet.
+	Peers []Peer
+	// BindAddr is where the raft transport listens; AdvertiseAddr what the
+	// peers dial (default BindAddr).
+	BindAddr      string
+	AdvertiseAddr string
+	// DataDir holds raft/ (log, snapshots) and store/.
+	DataDir string
+	// Timing is the failure-detection profile.
+	Timing Timing
+	// StoreHost is the group's identity stamped as every message's store
+	// host (the client-facing broker address).
+	StoreHost netip.AddrPort
+	// Store configures the message store; its Dir is set to DataDir/store.
+	Store store.Config
+	// MaxBatchBytes and MaxBatchMessages bound one raft entry of
+	// coalesced proposals. Defaults 1 MiB and 1024.
+	MaxBatchBytes    int
+	MaxBatchMessages int
+	// QueueDepth bounds waiting proposals (default 4096); beyond it Propose
+	// answers ErrBusy. MaxInFlight bounds raft entries proposed but not yet
+	// applied (default 32).
+	QueueDepth  int
+	MaxInFlight int
+	// ApplyTimeout bounds one proposal. Default 10 s.
+	ApplyTimeout time.Duration
+	// SnapshotInterval, SnapshotThreshold and TrailingLogs are raft's.
+	SnapshotInterval  time.Duration
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+	// PreferredLeader, if set, is the node leadership moves back to once it
+	// is up and caught up.
+	PreferredLeader string
+	// StreamLayer, if set, carries raft traffic instead of a plain TCP
+	// listener on BindAddr (tests use a fault-injecting one).
+	StreamLayer raft.StreamLayer
+	// OnRoleChange is called on every role change, from the group's role
+	// goroutine, after the change is in effect. It must not block.
+	OnRoleChange func(RoleEvent)
+	// Clock stamps store times on the leader. Default time.Now.
+	Clock  func() time.Time
+	Logger hclog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Timing.HeartbeatTimeout == 0 {
+		c.Timing = TimingDefault
+	}
+	if c.AdvertiseAddr == "" {
+		c.AdvertiseAddr = c.BindAddr
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = 1 << 20
+	}
+	if c.MaxBatchMessages == 0 {
+		c.MaxBatchMessages = 1024
+	}
+	if c.QueueDepth == 0 {
+		c.QueueDepth = 4096
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 32
+	}
+	if c.ApplyTimeout == 0 {
+		c.ApplyTimeout = 10 * time.Second
+	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = 120 * time.Second
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 10240
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Store.Dir == "" && c.Store.SegmentSize == 0 {
+		c.Store = store.DefaultConfig("")
+	}
+}
+
+// Validate checks the configuration (after defaults).
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(f string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+f, append([]any{ErrBadConfig}, a...)...))
+	}
+	if c.Group == "" || c.NodeID == "" {
+		bad("Group and NodeID are required")
+	}
+	if c.DataDir == "" {
+		bad("DataDir is required")
+	}
+	if c.StreamLayer == nil && c.BindAddr == "" {
+		bad("BindAddr is required")
+	}
+	if !c.StoreHost.IsValid() {
+		bad("StoreHost is required (the client-facing address)")
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Peers {
+		if p.ID == "" || p.Addr == "" || seen[p.ID] {
+			bad("peer %+v: ids must be unique and addresses set", p)
+		}
+		seen[p.ID] = true
+	}
+	if len(c.Peers) > 0 && !seen[c.NodeID] {
+		bad("Peers must include this node (%s)", c.NodeID)
+	}
+	t := c.Timing
+	if t.HeartbeatTimeout < 5*time.Millisecond || t.ElectionTimeout < t.HeartbeatTimeout || t.LeaderLease > t.HeartbeatTimeout {
+		bad("timing %+v: need ElectionTimeout >= HeartbeatTimeout >= LeaderLease", t)
+	}
+	if c.MaxBatchBytes < 64<<10 || c.MaxBatchMessages < 1 || c.QueueDepth < 1 || c.MaxInFlight < 1 {
+		bad("batch and queue bounds must be positive (MaxBatchBytes >= 64 KiB)")
+	}
+	return errors.Join(errs...)
+}

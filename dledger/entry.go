@@ -1,0 +1,113 @@
+package dledger
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+)
+
+// Raft entry (LogCommand data) layout, big-endian:
+//
+//	offset size field
+//	0      1    version (1)
+//	1      1    type: 1 messages, 2 metadata op
+//	2           payload
+//
+// messages payload:  count uint32, then count × (length uint32, record)
+//
+//	where record is a RocketMQ stored-message record stamped by the leader
+//	(store time, store host, UNIQ_KEY) with queue and physical offsets 0;
+//	the FSM assigns those at apply.
+//
+// metadata payload:  a metadata.Op as JSON.
+const (
+	entryVersion       byte = 1
+	entryTypeMessages  byte = 1
+	entryTypeMetadata  byte = 2
+	entryHeaderSize         = 2
+	messagesHeaderSize      = 4
+)
+
+// encodeMessagesEntry concatenates encoded records into one entry.
+func encodeMessagesEntry(records [][]byte) []byte {
+	size := entryHeaderSize + messagesHeaderSize
+	for _, r := range records {
+		size += 4 + len(r)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, entryVersion, entryTypeMessages)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(records)))
+	for _, r := range records {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(r)))
+		b = append(b, r...)
+	}
+	return b
+}
+
+func encodeMetadataEntry(op metadata.Op) ([]byte, error) {
+	p, err := metadata.EncodeOp(op)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{entryVersion, entryTypeMetadata}, p...), nil
+}
+
+// entry is a decoded raft entry.
+type entry struct {
+	typ  byte
+	msgs []*message.Ext
+	op   metadata.Op
+}
+
+// decodeEntry parses an entry. It never panics; damage is ErrBadEntry.
+func decodeEntry(b []byte) (entry, error) {
+	if len(b) < entryHeaderSize {
+		return entry{}, fmt.Errorf("%w: %d bytes", ErrBadEntry, len(b))
+	}
+	if b[0] != entryVersion {
+		return entry{}, fmt.Errorf("%w: version %d", ErrBadEntry, b[0])
+	}
+	e := entry{typ: b[1]}
+	p := b[entryHeaderSize:]
+	switch e.typ {
+	case entryTypeMessages:
+		if len(p) < messagesHeaderSize {
+			return entry{}, fmt.Errorf("%w: short messages header", ErrBadEntry)
+		}
+		n := binary.BigEndian.Uint32(p)
+		p = p[messagesHeaderSize:]
+		if uint64(n)*(4+message.MinRecordSize) > uint64(len(p)) {
+			return entry{}, fmt.Errorf("%w: %d messages in %d bytes", ErrBadEntry, n, len(p))
+		}
+		e.msgs = make([]*message.Ext, 0, n)
+		for i := uint32(0); i < n; i++ {
+			if len(p) < 4 {
+				return entry{}, fmt.Errorf("%w: message %d: truncated", ErrBadEntry, i)
+			}
+			l := binary.BigEndian.Uint32(p)
+			if uint64(l) > uint64(len(p)-4) {
+				return entry{}, fmt.Errorf("%w: message %d: length %d", ErrBadEntry, i, l)
+			}
+			m, used, err := message.DecodeRecord(p[4 : 4+l])
+			if err != nil || used != int(l) {
+				return entry{}, fmt.Errorf("%w: message %d: %v", ErrBadEntry, i, err)
+			}
+			e.msgs = append(e.msgs, m)
+			p = p[4+l:]
+		}
+		if len(p) != 0 {
+			return entry{}, fmt.Errorf("%w: %d trailing bytes", ErrBadEntry, len(p))
+		}
+	case entryTypeMetadata:
+		op, err := metadata.DecodeOp(p)
+		if err != nil {
+			return entry{}, fmt.Errorf("%w: %v", ErrBadEntry, err)
+		}
+		e.op = op
+	default:
+		return entry{}, fmt.Errorf("%w: type %d", ErrBadEntry, e.typ)
+	}
+	return e, nil
+}

@@ -1,0 +1,181 @@
+package dledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// applyResult is the FSM's response to one entry; the proposer on the
+// leader hands it back to the proposals the entry carried.
+type applyResult struct {
+	results []store.PutResult
+	err     error
+}
+
+// errApplied marks an entry applied before a restart and skipped.
+var errApplied = errors.New("dledger: entry applied before")
+
+// fsm applies committed entries to the store and the metadata, in log
+// order, on raft's FSM goroutine. It is deterministic (nothing local enters
+// the store) and idempotent (the store and the metadata skip entries at or
+// below what they already hold).
+type fsm struct {
+	store    *store.Store
+	meta     *metadata.State
+	metaPath string
+	// fail stops the node after a store write failure; set by the group.
+	fail   func(error)
+	failed atomic.Bool
+	// applied is the index of the last entry this FSM has processed (raft's
+	// own AppliedIndex runs ahead: it counts entries handed to the FSM).
+	applied atomic.Uint64
+	// afterApply, if set (tests), runs after each entry is applied.
+	afterApply atomic.Pointer[func(index uint64)]
+}
+
+var _ raft.BatchingFSM = (*fsm)(nil)
+
+func (f *fsm) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch implements raft.BatchingFSM.
+func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
+	out := make([]interface{}, len(logs))
+	for i, l := range logs {
+		out[i] = f.applyOne(l)
+		f.applied.Store(l.Index)
+		if hook := f.afterApply.Load(); hook != nil {
+			(*hook)(l.Index)
+		}
+	}
+	return out
+}
+
+func (f *fsm) applyOne(l *raft.Log) applyResult {
+	if l.Type != raft.LogCommand {
+		return applyResult{}
+	}
+	if f.failed.Load() {
+		return applyResult{err: ErrFailed}
+	}
+	e, err := decodeEntry(l.Data)
+	if err != nil {
+		// The same bytes fail the same way on every replica: skip.
+		return applyResult{err: err}
+	}
+	switch e.typ {
+	case entryTypeMessages:
+		res, err := f.store.Put(l.Index, e.msgs)
+		switch {
+		case err == nil:
+			return applyResult{results: res}
+		case errors.Is(err, store.ErrSeqApplied):
+			return applyResult{err: errApplied}
+		case errors.Is(err, store.ErrBadMessage), errors.Is(err, store.ErrBatchTooLarge):
+			// Deterministic rejection (replicas share the store limits).
+			return applyResult{err: err}
+		default:
+			// The store cannot write: applying later entries would leave a
+			// hole. Stop this node; it re-applies from the raft log once
+			// the disk is fixed.
+			f.failed.Store(true)
+			if f.fail != nil {
+				f.fail(err)
+			}
+			return applyResult{err: fmt.Errorf("%w: %v", ErrFailed, err)}
+		}
+	case entryTypeMetadata:
+		if _, err := f.meta.Apply(l.Index, e.op); err != nil {
+			return applyResult{err: err}
+		}
+		return applyResult{}
+	}
+	return applyResult{err: fmt.Errorf("%w: type %d", ErrBadEntry, e.typ)}
+}
+
+// manifest is the content of a snapshot: small, because the CommitLog
+// itself is the state and is forced to disk before the manifest is taken.
+//
+//	{"version":1,"storeSeq":N,"commitLogMin":A,"commitLogMax":B,"metadata":{...}}
+type manifest struct {
+	Version      int             `json:"version"`
+	StoreSeq     uint64          `json:"storeSeq"`
+	CommitLogMin int64           `json:"commitLogMin"`
+	CommitLogMax int64           `json:"commitLogMax"`
+	Metadata     json.RawMessage `json:"metadata"`
+}
+
+// ErrSnapshotNeedsData: the leader sent a snapshot whose CommitLog this node
+// does not hold (it is too far behind and the leader's raft log no longer
+// has the entries it misses).
+var ErrSnapshotNeedsData = errors.New("dledger: snapshot is ahead of the local commitlog")
+
+// Snapshot forces the CommitLog, queues and index to disk, saves the
+// metadata, and captures the manifest. Runs on the FSM goroutine.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if err := f.store.Flush(); err != nil {
+		return nil, fmt.Errorf("dledger: snapshot: %w", err)
+	}
+	meta, err := f.meta.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("dledger: snapshot: %w", err)
+	}
+	if err := f.meta.Save(f.metaPath); err != nil {
+		return nil, fmt.Errorf("dledger: snapshot: %w", err)
+	}
+	return &fsmSnapshot{m: manifest{
+		Version:      1,
+		StoreSeq:     f.store.LastSeq(),
+		CommitLogMin: f.store.MinPhysicalOffset(),
+		CommitLogMax: f.store.MaxPhysicalOffset(),
+		Metadata:     meta,
+	}}, nil
+}
+
+// Restore is called when the leader installs a snapshot on this node. The
+// node keeps its CommitLog when it already holds the snapshot's data;
+// otherwise it cannot catch up from a manifest alone.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var m manifest
+	if err := json.NewDecoder(io.LimitReader(rc, 64<<20)).Decode(&m); err != nil {
+		return fmt.Errorf("dledger: restore: %w", err)
+	}
+	if m.Version != 1 {
+		return fmt.Errorf("dledger: restore: manifest version %d", m.Version)
+	}
+	if f.store.LastSeq() < m.StoreSeq {
+		return fmt.Errorf("%w: have seq %d, snapshot %d", ErrSnapshotNeedsData, f.store.LastSeq(), m.StoreSeq)
+	}
+	if len(m.Metadata) > 0 {
+		next := metadata.New()
+		if err := next.Unmarshal(m.Metadata); err != nil {
+			return fmt.Errorf("dledger: restore: %w", err)
+		}
+		if next.AppliedIndex() > f.meta.AppliedIndex() {
+			return f.meta.Unmarshal(m.Metadata)
+		}
+	}
+	return nil
+}
+
+type fsmSnapshot struct{ m manifest }
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := json.NewEncoder(sink).Encode(s.m); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("dledger: persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}

@@ -1,0 +1,278 @@
+package dledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+
+	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// Group is this node's member of a broker group: a hashicorp/raft node
+// whose FSM is the message store and the replicated metadata.
+type Group struct {
+	cfg   Config
+	log   hclog.Logger
+	store *store.Store
+	meta  *metadata.State
+	fsm   *fsm
+	wal   *wal.WAL
+	// walMeta is raft-wal's metadata database, opened by us because
+	// WAL.Close leaves its own open (and its file lock held).
+	walMeta *metadb.BoltMetaDB
+	snaps   raft.SnapshotStore
+	trans   *raft.NetworkTransport
+	raft    *raft.Raft
+	prop    *proposer
+	ids     *message.UniqIDGenerator
+
+	notifyCh chan bool
+	obsCh    chan raft.Observation
+	observer *raft.Observer
+
+	ready  atomic.Bool // leader and caught up with its term (Barrier done)
+	role   atomic.Pointer[RoleEvent]
+	failed atomic.Pointer[error]
+	closed atomic.Bool
+	// lastStepDown is when this leader last handed leadership away because
+	// its store could not write (unix nanoseconds).
+	lastStepDown atomic.Int64
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Open starts this node: it recovers the store, opens the raft log,
+// bootstraps the group from cfg.Peers when no raft state exists, and joins
+// the group. It returns once raft runs; leadership comes later (RoleEvents,
+// WaitLeader).
+func Open(cfg Config) (*Group, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	g := &Group{
+		cfg:      cfg,
+		log:      cfg.Logger.Named("dledger").With("group", cfg.Group, "node", cfg.NodeID),
+		meta:     metadata.New(),
+		notifyCh: make(chan bool, 16),
+		obsCh:    make(chan raft.Observation, 64),
+	}
+	g.ids = message.NewUniqIDGenerator(cfg.StoreHost.Addr(), os.Getpid(), cfg.Clock)
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	if err := g.open(); err != nil {
+		g.cancel()
+		g.closeParts(false)
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *Group) open() error {
+	cfg := g.cfg
+	raftDir := filepath.Join(cfg.DataDir, "raft")
+	if err := fsutil.MkdirAll(filepath.Join(raftDir, "wal")); err != nil {
+		return err
+	}
+	scfg := cfg.Store
+	scfg.Dir = filepath.Join(cfg.DataDir, "store")
+	scfg.Logger = g.log
+	var err error
+	if g.store, err = store.Open(scfg); err != nil {
+		return fmt.Errorf("dledger: %w", err)
+	}
+	metaPath := filepath.Join(cfg.DataDir, "metadata.json")
+	if err := g.meta.Load(metaPath); err != nil {
+		return fmt.Errorf("dledger: %w", err)
+	}
+	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail}
+	g.walMeta = &metadb.BoltMetaDB{}
+	if g.wal, err = wal.Open(filepath.Join(raftDir, "wal"), wal.WithLogger(g.log.Named("wal")), wal.WithMetaStore(g.walMeta)); err != nil {
+		return fmt.Errorf("dledger: open raft log: %w", err)
+	}
+	if g.snaps, err = raft.NewFileSnapshotStoreWithLogger(raftDir, 2, g.log.Named("snapshots")); err != nil {
+		return fmt.Errorf("dledger: open snapshots: %w", err)
+	}
+	if cfg.StreamLayer != nil {
+		g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: cfg.StreamLayer, MaxPool: 3, Timeout: 10 * time.Second, Logger: g.log.Named("transport"),
+		})
+	} else {
+		adv, err := net.ResolveTCPAddr("tcp", cfg.AdvertiseAddr)
+		if err != nil {
+			return fmt.Errorf("dledger: advertise address: %w", err)
+		}
+		if g.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, adv, 3, 10*time.Second, g.log.Named("transport")); err != nil {
+			return fmt.Errorf("dledger: raft transport: %w", err)
+		}
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.HeartbeatTimeout = cfg.Timing.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.Timing.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.Timing.LeaderLease
+	rc.CommitTimeout = cfg.Timing.CommitTimeout
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.TrailingLogs = cfg.TrailingLogs
+	rc.NoSnapshotRestoreOnStart = true
+	rc.BatchApplyCh = true
+	rc.MaxAppendEntries = 256
+	rc.NotifyCh = g.notifyCh
+	rc.Logger = g.log.Named("raft")
+	rc.NoLegacyTelemetry = true
+
+	existing, err := raft.HasExistingState(g.wal, g.wal, g.snaps)
+	if err != nil {
+		return fmt.Errorf("dledger: %w", err)
+	}
+	if !existing && len(cfg.Peers) > 0 {
+		var conf raft.Configuration
+		for _, p := range cfg.Peers {
+			conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
+		}
+		if err := raft.BootstrapCluster(rc, g.wal, g.wal, g.snaps, g.trans, conf); err != nil {
+			return fmt.Errorf("dledger: bootstrap: %w", err)
+		}
+	}
+	if g.raft, err = raft.NewRaft(rc, g.fsm, g.wal, g.wal, g.snaps, g.trans); err != nil {
+		return fmt.Errorf("dledger: start raft: %w", err)
+	}
+	g.observer = raft.NewObserver(g.obsCh, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	g.raft.RegisterObserver(g.observer)
+	g.prop = newProposer(g)
+	g.prop.start(g.ctx, &g.wg)
+	g.wg.Add(1)
+	go g.watchRoles()
+	if cfg.PreferredLeader != "" {
+		g.wg.Add(1)
+		go g.preferLeader()
+	}
+	g.log.Info("raft node started", "existing_state", existing, "timing", cfg.Timing.Name,
+		"store_seq", g.store.LastSeq(), "metadata_index", g.meta.AppliedIndex())
+	return nil
+}
+
+// fail stops this node after its store failed to write: it hands over
+// leadership if it can and shuts raft down, as a crash would, but with a
+// reason on record. Called from the FSM goroutine; the work runs on a
+// goroutine the group owns (raft.Shutdown waits for the FSM goroutine).
+func (g *Group) fail(err error) {
+	e := fmt.Errorf("%w: %v", ErrFailed, err)
+	if !g.failed.CompareAndSwap(nil, &e) {
+		return
+	}
+	g.log.Error("store cannot write; stepping down and stopping this node", "error", err)
+	g.ready.Store(false)
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if g.raft.State() == raft.Leader {
+			_ = g.raft.LeadershipTransfer().Error()
+		}
+		_ = g.raft.Shutdown().Error()
+		g.setRole(RoleEvent{Role: RoleShutdown, Term: g.raft.CurrentTerm()})
+	}()
+}
+
+func (g *Group) failure() error {
+	if p := g.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Close stops this node gracefully: as leader it first hands leadership to
+// a caught-up follower (bounded by the election timeout), then stops raft,
+// fails queued proposals with ErrClosed and closes the store cleanly.
+func (g *Group) Close() error {
+	if !g.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	g.ready.Store(false)
+	if g.raft.State() == raft.Leader && len(g.raft.GetConfiguration().Configuration().Servers) > 1 {
+		if err := g.raft.LeadershipTransfer().Error(); err != nil {
+			g.log.Warn("leadership transfer before shutdown failed", "error", err)
+		}
+	}
+	g.cancel()
+	return g.closeParts(true)
+}
+
+// Kill stops this node the way kill -9 would as far as its files are
+// concerned: no leadership transfer, no flush, no clean store checkpoint.
+// For crash tests.
+func (g *Group) Kill() error {
+	if !g.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	g.ready.Store(false)
+	g.cancel()
+	return g.closeParts(false)
+}
+
+func (g *Group) closeParts(clean bool) error {
+	var errs []error
+	if g.raft != nil {
+		g.raft.DeregisterObserver(g.observer)
+		errs = append(errs, g.raft.Shutdown().Error())
+	}
+	g.wg.Wait()
+	if g.trans != nil {
+		errs = append(errs, g.trans.Close())
+	}
+	if g.wal != nil {
+		errs = append(errs, g.wal.Close())
+	}
+	if g.walMeta != nil {
+		errs = append(errs, g.walMeta.Close())
+	}
+	if g.store != nil {
+		if clean {
+			if err := g.meta.Save(g.fsm.metaPath); err != nil {
+				errs = append(errs, err)
+			}
+			errs = append(errs, g.store.Close())
+		} else {
+			errs = append(errs, g.store.CloseUnclean())
+		}
+	}
+	var out []error
+	for _, e := range errs {
+		if e != nil && !errors.Is(e, store.ErrClosed) {
+			out = append(out, e)
+		}
+	}
+	return errors.Join(out...)
+}
+
+// Store is the node's message store, for reads (Get, lookups). Writes go
+// through Propose.
+func (g *Group) Store() *store.Store { return g.store }
+
+// Metadata is the node's replicated metadata, for reads.
+func (g *Group) Metadata() *metadata.State { return g.meta }
+
+// NodeID is this node's id.
+func (g *Group) NodeID() string { return g.cfg.NodeID }
+
+// Raft exposes the raft node for introspection (admin tools, tests).
+func (g *Group) Raft() *raft.Raft { return g.raft }

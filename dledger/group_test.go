@@ -1,0 +1,489 @@
+package dledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+func TestGroupReplicatesIdenticalReplicas(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 30*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, perWriter = 8, 40
+	var wg sync.WaitGroup
+	results := make([][]store.PutResult, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				batch := []*message.Ext{testMsg("T", int32(w%4), fmt.Sprintf("w%d-%d-a", w, i)), testMsg("T", int32(w%4), fmt.Sprintf("w%d-%d-b", w, i))}
+				res, err := leader.Group().Propose(ctx, batch)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results[w] = append(results[w], res...)
+			}
+		}(w)
+	}
+	wg.Wait()
+	// Within a queue, offsets are dense and a writer's messages are in order.
+	seen := map[int32]map[int64]bool{}
+	for w, rs := range results {
+		last := int64(-1)
+		for _, r := range rs {
+			q := int32(w % 4)
+			if seen[q] == nil {
+				seen[q] = map[int64]bool{}
+			}
+			if seen[q][r.QueueOffset] {
+				t.Fatalf("queue offset %d of queue %d assigned twice", r.QueueOffset, q)
+			}
+			seen[q][r.QueueOffset] = true
+			if r.QueueOffset <= last {
+				t.Fatalf("writer %d: queue offsets not increasing", w)
+			}
+			last = r.QueueOffset
+		}
+	}
+	for q, offs := range seen {
+		if len(offs) != writers/4*perWriter*2 {
+			t.Fatalf("queue %d holds %d messages", q, len(offs))
+		}
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	// A follower refuses writes and names no false leader.
+	for _, n := range c.Up() {
+		if n == leader {
+			continue
+		}
+		if _, err := n.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "x")}); !errors.Is(err, ErrNotLeader) {
+			t.Fatalf("follower %s: got %v, want ErrNotLeader", n.ID, err)
+		}
+		if r := n.Group().Role(); r.Role != RoleFollower || r.LeaderID != leader.ID {
+			t.Fatalf("follower %s role %+v", n.ID, r)
+		}
+	}
+}
+
+func TestGroupLeaderKillUnderLoad(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(t, c, 6, "T")
+	l.waitAcked(t, 200, 30*time.Second)
+	if err := c.Kill(leader.ID); err != nil {
+		t.Fatal(err)
+	}
+	before := l.ackedCount()
+	next, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.ID == leader.ID {
+		t.Fatal("killed node still leads")
+	}
+	l.waitAcked(t, before+200, 30*time.Second)
+	if err := c.Restart(leader.ID); err != nil {
+		t.Fatal(err)
+	}
+	l.waitAcked(t, before+400, 30*time.Second)
+	l.halt()
+	if len(l.errs) > 0 {
+		t.Fatalf("unexpected errors: %v", l.errs)
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, c, l, "T")
+}
+
+func TestGroupFollowerRestartCatchesUp(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower *Node
+	for _, n := range c.Up() {
+		if n != leader {
+			follower = n
+		}
+	}
+	l := startLoad(t, c, 4, "T")
+	l.waitAcked(t, 100, 30*time.Second)
+	if err := c.Kill(follower.ID); err != nil {
+		t.Fatal(err)
+	}
+	l.waitAcked(t, l.ackedCount()+300, 30*time.Second)
+	if err := c.Restart(follower.ID); err != nil {
+		t.Fatal(err)
+	}
+	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
+	l.halt()
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, c, l, "T")
+}
+
+func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	old, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(t, c, 4, "T")
+	l.waitAcked(t, 100, 30*time.Second)
+	c.Net.Isolate(old.ID)
+	// The isolated leader cannot commit: anything it is asked now ends
+	// failed or unknown, never acknowledged.
+	cut, cancel := context.WithTimeout(ctx, 3*time.Second)
+	_, err = old.Group().Propose(cut, []*message.Ext{testMsg("T", 0, "during-partition")})
+	cancel()
+	if err == nil {
+		t.Fatal("an isolated leader acknowledged a write")
+	}
+	var next *Node
+	deadline := time.Now().Add(30 * time.Second)
+	for next == nil || next == old {
+		if time.Now().After(deadline) {
+			t.Fatal("the majority elected no new leader")
+		}
+		for _, n := range c.Up() {
+			if n != old && n.Group().IsLeader() {
+				next = n
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	l.waitAcked(t, l.ackedCount()+200, 30*time.Second)
+	c.Net.Heal()
+	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
+	l.halt()
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, c, l, "T")
+	for _, n := range c.Up() {
+		if got := bodies(t, n.Group(), "T")["during-partition"]; got != 0 {
+			// It may have been committed later only if its outcome was
+			// reported unknown; it was reported failed here.
+			if !errors.Is(err, ErrOutcomeUnknown) {
+				t.Fatalf("%s holds the write the isolated leader failed (%v)", n.ID, err)
+			}
+		}
+	}
+}
+
+func TestGroupLeadershipTransferUnderLoad(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(t, c, 4, "T")
+	l.waitAcked(t, 100, 30*time.Second)
+	var target *Node
+	for _, n := range c.Up() {
+		if n != leader {
+			target = n
+			break
+		}
+	}
+	if err := leader.Group().TransferLeadership(ctx, target.ID); err != nil {
+		t.Fatal(err)
+	}
+	now, err := c.Leader(ctx)
+	if err != nil || now.ID != target.ID {
+		t.Fatalf("leader after transfer: %v %v, want %s", now, err, target.ID)
+	}
+	if _, err := leader.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "x")}); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("old leader after transfer: %v", err)
+	}
+	// And to any caught-up node.
+	if err := now.Group().TransferLeadership(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
+	l.halt()
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, c, l, "T")
+}
+
+func TestGroupPreferredLeaderReturns(t *testing.T) {
+	c := MakeCluster(t, 3, func(i int, cfg *Config) { cfg.PreferredLeader = "n0" })
+	ctx := ctxT(t, 60*time.Second)
+	waitLeaderIs(t, ctx, c, "n0")
+	if err := c.Stop("n0"); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := c.Leader(ctx); err != nil || l.ID == "n0" {
+		t.Fatalf("leader after stopping n0: %v %v", l, err)
+	}
+	if err := c.Restart("n0"); err != nil {
+		t.Fatal(err)
+	}
+	waitLeaderIs(t, ctx, c, "n0")
+}
+
+func waitLeaderIs(t *testing.T, ctx context.Context, c *Cluster, id string) {
+	t.Helper()
+	for {
+		if l, err := c.Leader(ctx); err != nil {
+			t.Fatal(err)
+		} else if l.ID == id {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("leadership never reached %s", id)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func TestGroupMetadataReplicatedAndDurable(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 30*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := &metadata.TopicConfig{TopicName: "Orders", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6}
+	if err := leader.Group().ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpPutTopic, Topic: topic}); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Group().ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpCommitOffsets, Offsets: []metadata.OffsetCommit{
+		{Group: "cg", Topic: "Orders", QueueID: 3, Offset: 42}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Up() {
+		if got, ok := n.Group().Metadata().Topic("Orders"); !ok || got.WriteQueueNums != 8 {
+			t.Fatalf("%s: topic %+v %v", n.ID, got, ok)
+		}
+		if o, ok := n.Group().Metadata().Offset("cg", "Orders", 3); !ok || o != 42 {
+			t.Fatalf("%s: offset %d %v", n.ID, o, ok)
+		}
+	}
+	// A killed node keeps it after restart (re-applied from the raft log).
+	var victim *Node
+	for _, n := range c.Up() {
+		if n != leader {
+			victim = n
+		}
+	}
+	if err := c.Kill(victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := c.Node(victim.ID).Group().Metadata().Offset("cg", "Orders", 3); !ok || o != 42 {
+		t.Fatalf("after restart: offset %d %v", o, ok)
+	}
+	if err := leader.Group().ProposeMetadata(ctx, metadata.Op{Kind: "bogus"}); !errors.Is(err, metadata.ErrBadOp) {
+		t.Fatalf("bad op: %v", err)
+	}
+}
+
+func TestGroupIdempotentApplyAcrossRepeatedKills(t *testing.T) {
+	kills := make(chan string, 16)
+	var once sync.Map
+	c := MakeCluster(t, 3, func(i int, cfg *Config) {})
+	ctx := ctxT(t, 90*time.Second)
+	if _, err := c.Leader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(t, c, 4, "T")
+	l.waitAcked(t, 50, 30*time.Second)
+	// Kill a follower in the middle of applying entries, several times:
+	// the FSM hook asks for the kill while the node is applying.
+	for round := 0; round < 4; round++ {
+		leader, err := c.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var victim *Node
+		for _, n := range c.Up() {
+			if n != leader {
+				victim = n
+			}
+		}
+		key := fmt.Sprintf("%s-%d", victim.ID, round)
+		hook := func(index uint64) {
+			if _, loaded := once.LoadOrStore(key, true); !loaded {
+				kills <- victim.ID
+			}
+		}
+		victim.Group().fsm.afterApply.Store(&hook)
+		select {
+		case id := <-kills:
+			if err := c.Kill(id); err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatal("no apply happened on the victim")
+		}
+		l.waitAcked(t, l.ackedCount()+50, 30*time.Second)
+		if err := c.Restart(victim.ID); err != nil {
+			t.Fatal(err)
+		}
+		l.waitAcked(t, l.ackedCount()+50, 30*time.Second)
+	}
+	l.halt()
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, c, l, "T")
+}
+
+func TestGroupMembershipAddAndRemoveUnderLoad(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(t, c, 4, "T")
+	l.waitAcked(t, 100, 30*time.Second)
+	n3 := c.AddNode("n3")
+	if err := leader.Group().AddNode(ctx, n3.ID, n3.Addr, 16, func(context.Context) (uint64, error) {
+		return c.Node("n3").Group().Status().AppliedIndex, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	members, _ := leader.Group().Members()
+	if len(members) != 4 || !members[3].Voter {
+		t.Fatalf("members after add: %+v", members)
+	}
+	var victim *Node
+	for _, n := range c.Up() {
+		if n != leader && n.ID != "n3" {
+			victim = n
+		}
+	}
+	if err := leader.Group().RemoveNode(ctx, victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(victim.ID); err != nil && !errors.Is(err, ErrClosed) {
+		t.Logf("stopping removed node: %v", err)
+	}
+	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
+	l.halt()
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, c, l, "T")
+}
+
+func TestGroupLeaderWithBrokenStoreStepsDown(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 30*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader.Group().Store().FailWrites(errors.New("injected: disk error"))
+	if _, err := leader.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "x")}); !errors.Is(err, store.ErrWriteFailed) {
+		t.Fatalf("propose on broken leader: %v", err)
+	}
+	for {
+		l, err := c.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l != leader {
+			if _, err := l.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "y")}); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the broken leader kept leadership")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func FuzzDecodeEntry(f *testing.F) {
+	rec, _ := message.AppendRecord(nil, func() *message.Ext {
+		m := testMsg("T", 0, "body")
+		m.StoreHost = testBorn
+		return m
+	}())
+	f.Add(encodeMessagesEntry([][]byte{rec, rec}))
+	meta, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
+	f.Add(meta)
+	f.Add([]byte{1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := decodeEntry(b)
+		if err != nil {
+			return
+		}
+		if e.typ == entryTypeMessages {
+			var recs [][]byte
+			for _, m := range e.msgs {
+				r, err := message.AppendRecord(nil, m)
+				if err != nil {
+					t.Fatalf("decoded message does not encode: %v", err)
+				}
+				recs = append(recs, r)
+			}
+			again, err := decodeEntry(encodeMessagesEntry(recs))
+			if err != nil || len(again.msgs) != len(e.msgs) {
+				t.Fatalf("re-encoded entry: %v", err)
+			}
+		}
+	})
+}

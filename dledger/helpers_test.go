@@ -1,0 +1,189 @@
+package dledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+var testBorn = netip.MustParseAddrPort("127.0.0.1:50000")
+
+func testMsg(topic string, q int32, body string) *message.Ext {
+	m := &message.Ext{
+		Message:       message.Message{Topic: topic, Body: []byte(body)},
+		QueueID:       q,
+		BornTimestamp: 1_700_000_000_000,
+		BornHost:      testBorn,
+	}
+	m.SetProperty(message.PropertyTags, "TagA")
+	m.SetProperty(message.PropertyKeys, body)
+	return m
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// retryable reports errors after which a client goes to the (new) leader.
+func retryable(err error) bool {
+	return errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNotReady) || errors.Is(err, ErrClosed) ||
+		errors.Is(err, ErrBusy) || errors.Is(err, ErrFailed)
+}
+
+// load is a set of writers proposing unique messages to whichever node
+// leads, recording what was acknowledged and what ended unknown.
+type load struct {
+	c       *Cluster
+	mu      sync.Mutex
+	acked   map[string]store.PutResult
+	unknown map[string]bool
+	errs    []error
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func startLoad(t *testing.T, c *Cluster, writers int, topic string) *load {
+	l := &load{c: c, acked: map[string]store.PutResult{}, unknown: map[string]bool{}, stop: make(chan struct{})}
+	for w := 0; w < writers; w++ {
+		l.wg.Add(1)
+		go func(w int) {
+			defer l.wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf("w%d-%d", w, i)
+				l.send(topic, int32(w%4), body)
+			}
+		}(w)
+	}
+	return l
+}
+
+// send proposes one message until it is acknowledged, the outcome is
+// unknown, or the load stops.
+func (l *load) send(topic string, q int32, body string) {
+	for attempt := 0; attempt < 1000; attempt++ {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		var leader *Group
+		for _, n := range l.c.Up() {
+			if g := n.Group(); g != nil && g.IsLeader() {
+				leader = g
+			}
+		}
+		if leader == nil {
+			time.Sleep(2 * time.Millisecond) // waiting for an election; bounded by attempts
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := leader.Propose(ctx, []*message.Ext{testMsg(topic, q, body)})
+		cancel()
+		l.mu.Lock()
+		switch {
+		case err == nil:
+			l.acked[body] = res[0]
+			l.mu.Unlock()
+			return
+		case errors.Is(err, ErrOutcomeUnknown):
+			l.unknown[body] = true
+			l.mu.Unlock()
+			return
+		case retryable(err):
+			l.mu.Unlock()
+		default:
+			l.errs = append(l.errs, err)
+			l.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (l *load) halt() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+func (l *load) ackedCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.acked)
+}
+
+// waitAcked waits until at least n messages are acknowledged.
+func (l *load) waitAcked(t *testing.T, n int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for l.ackedCount() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d messages acknowledged in %v (errors: %v)", l.ackedCount(), n, d, l.errs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// bodies reads every queue of topic on a node and counts message bodies.
+func bodies(t *testing.T, g *Group, topic string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for q := int32(0); q < 8; q++ {
+		for off := int64(0); ; {
+			res, err := g.Store().Get(topic, q, off, 256, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Records {
+				m, _, err := message.DecodeRecord(r.Bytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[string(m.Body)]++
+			}
+			next := res.NextBeginOffset
+			res.Release()
+			if next <= off || res.Status != store.Found {
+				break
+			}
+			off = next
+		}
+	}
+	return out
+}
+
+// checkNoLoss asserts every acknowledged message is on every running node
+// and reports duplicates (only possible for retried unknown outcomes).
+func checkNoLoss(t *testing.T, c *Cluster, l *load, topic string) {
+	t.Helper()
+	for _, n := range c.Up() {
+		got := bodies(t, n.Group(), topic)
+		dups := 0
+		for b, k := range got {
+			if k > 1 {
+				dups++
+				if !l.unknown[b] {
+					t.Errorf("%s: %q stored %d times but was never retried", n.ID, b, k)
+				}
+			}
+		}
+		for b := range l.acked {
+			if got[b] == 0 {
+				t.Fatalf("%s: acknowledged message %q lost", n.ID, b)
+			}
+		}
+		t.Logf("%s: %d acknowledged, %d unknown outcome, %d stored, %d duplicated", n.ID, len(l.acked), len(l.unknown), len(got), dups)
+	}
+}

@@ -1,0 +1,132 @@
+package dledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Member is one server in the group's configuration.
+type Member struct {
+	ID    string
+	Addr  string
+	Voter bool
+}
+
+// Members lists the group's configuration as this node knows it.
+func (g *Group) Members() ([]Member, error) {
+	f := g.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	var out []Member
+	for _, s := range f.Configuration().Servers {
+		out = append(out, Member{ID: string(s.ID), Addr: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	return out, nil
+}
+
+func (g *Group) memberAddr(id string) (string, bool) {
+	ms, err := g.Members()
+	if err != nil {
+		return "", false
+	}
+	for _, m := range ms {
+		if m.ID == id {
+			return m.Addr, true
+		}
+	}
+	return "", false
+}
+
+func (g *Group) isVoter(id string) bool {
+	ms, _ := g.Members()
+	for _, m := range ms {
+		if m.ID == id {
+			return m.Voter
+		}
+	}
+	return false
+}
+
+func (g *Group) timeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return time.Until(d)
+	}
+	return g.cfg.ApplyTimeout
+}
+
+// AddNonvoter adds a node that replicates but does not vote. Leader only.
+func (g *Group) AddNonvoter(ctx context.Context, id, addr string) error {
+	return g.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, g.timeout(ctx)).Error()
+}
+
+// AddVoter adds a voting node, or promotes a non-voter. Leader only.
+func (g *Group) AddVoter(ctx context.Context, id, addr string) error {
+	return g.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, g.timeout(ctx)).Error()
+}
+
+// RemoveNode removes a node from the group. Leader only.
+func (g *Group) RemoveNode(ctx context.Context, id string) error {
+	return g.raft.RemoveServer(raft.ServerID(id), 0, g.timeout(ctx)).Error()
+}
+
+// AddNode joins a new node safely: as a non-voter first, promoted to voter
+// once appliedIndex (the new node's applied index, asked over whatever
+// channel the caller has to it) is within slack entries of this leader's
+// commit index.
+func (g *Group) AddNode(ctx context.Context, id, addr string, slack uint64, appliedIndex func(context.Context) (uint64, error)) error {
+	if err := g.AddNonvoter(ctx, id, addr); err != nil {
+		return fmt.Errorf("dledger: add %s as non-voter: %w", id, err)
+	}
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		applied, err := appliedIndex(ctx)
+		if err == nil && applied+slack >= g.raft.CommitIndex() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("dledger: %s did not catch up (applied %d, commit %d): %w", id, applied, g.raft.CommitIndex(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	if err := g.AddVoter(ctx, id, addr); err != nil {
+		return fmt.Errorf("dledger: promote %s: %w", id, err)
+	}
+	return nil
+}
+
+// AppliedIndex is the index of the last entry this node's FSM has applied.
+func (g *Group) AppliedIndex() uint64 { return g.fsm.applied.Load() }
+
+// Status is this node's view for admin tools: the lag of a node is the
+// leader's CommitIndex minus that node's AppliedIndex.
+type Status struct {
+	ID           string
+	Role         string
+	Term         uint64
+	LeaderID     string
+	LastIndex    uint64
+	CommitIndex  uint64
+	AppliedIndex uint64
+	StoreSeq     uint64
+}
+
+// Status reports this node's raft and store positions.
+func (g *Group) Status() Status {
+	r := g.currentRole()
+	return Status{
+		ID:           g.cfg.NodeID,
+		Role:         r.Role,
+		Term:         r.Term,
+		LeaderID:     r.LeaderID,
+		LastIndex:    g.raft.LastIndex(),
+		CommitIndex:  g.raft.CommitIndex(),
+		AppliedIndex: g.AppliedIndex(),
+		StoreSeq:     g.store.LastSeq(),
+	}
+}

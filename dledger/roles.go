@@ -1,0 +1,190 @@
+package dledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Role names.
+const (
+	RoleLeader    = "leader"
+	RoleFollower  = "follower"
+	RoleCandidate = "candidate"
+	RoleShutdown  = "shutdown"
+)
+
+// RoleEvent tells the broker what this node is now. A leader is announced
+// only once it accepts writes (its Barrier completed), so a broker that
+// registers with the name server on the event never claims brokerId 0
+// before it can serve (DESIGN.md I6). Term fences stale claims.
+type RoleEvent struct {
+	Role       string
+	Term       uint64
+	LeaderID   string
+	LeaderAddr string
+}
+
+// Role returns the last role event.
+func (g *Group) Role() RoleEvent {
+	if r := g.role.Load(); r != nil {
+		return *r
+	}
+	return RoleEvent{Role: RoleFollower}
+}
+
+// IsLeader reports whether this node is the leader and takes writes.
+func (g *Group) IsLeader() bool { return g.ready.Load() }
+
+func (g *Group) setRole(ev RoleEvent) {
+	prev := g.role.Swap(&ev)
+	if prev != nil && *prev == ev {
+		return
+	}
+	g.log.Info("role changed", "role", ev.Role, "term", ev.Term, "leader", ev.LeaderID)
+	if g.cfg.OnRoleChange != nil {
+		g.cfg.OnRoleChange(ev)
+	}
+}
+
+func (g *Group) currentRole() RoleEvent {
+	addr, id := g.raft.LeaderWithID()
+	ev := RoleEvent{Term: g.raft.CurrentTerm(), LeaderID: string(id), LeaderAddr: string(addr)}
+	switch g.raft.State() {
+	case raft.Leader:
+		ev.Role = RoleLeader
+		if !g.ready.Load() {
+			// Not yet writable: announce as candidate until the barrier.
+			ev.Role = RoleCandidate
+		}
+	case raft.Candidate:
+		ev.Role = RoleCandidate
+	case raft.Shutdown:
+		ev.Role = RoleShutdown
+	default:
+		ev.Role = RoleFollower
+	}
+	return ev
+}
+
+// watchRoles follows raft's leadership notifications. On becoming leader it
+// runs a Barrier, so everything committed before this term is applied
+// before the node takes writes.
+func (g *Group) watchRoles() {
+	defer g.wg.Done()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case leader := <-g.notifyCh:
+			if !leader {
+				g.ready.Store(false)
+				g.setRole(g.currentRole())
+				continue
+			}
+			g.setRole(g.currentRole())
+			g.becomeReady()
+		case <-g.obsCh:
+			g.setRole(g.currentRole())
+		}
+	}
+}
+
+func (g *Group) becomeReady() {
+	for g.raft.State() == raft.Leader && g.ctx.Err() == nil {
+		err := g.raft.Barrier(g.cfg.ApplyTimeout).Error()
+		if err == nil {
+			if g.raft.State() == raft.Leader && g.failure() == nil {
+				g.ready.Store(true)
+				g.setRole(g.currentRole())
+			}
+			return
+		}
+		g.log.Warn("barrier after election failed", "error", err)
+	}
+}
+
+// WaitLeader waits until some node of the group is known as leader and
+// returns its id and raft address.
+func (g *Group) WaitLeader(ctx context.Context) (string, string, error) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		addr, id := g.raft.LeaderWithID()
+		if id != "" {
+			return string(id), string(addr), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", fmt.Errorf("dledger: no leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// TransferLeadership hands leadership to the node with id to, or to the
+// most caught-up follower when to is empty. raft brings the target up to
+// date first and gives up after the election timeout; this waits until
+// another node leads or ctx ends.
+func (g *Group) TransferLeadership(ctx context.Context, to string) error {
+	if g.raft.State() != raft.Leader {
+		return ErrNotLeader
+	}
+	var f raft.Future
+	if to == "" {
+		f = g.raft.LeadershipTransfer()
+	} else {
+		addr, ok := g.memberAddr(to)
+		if !ok {
+			return fmt.Errorf("%w: %s is not a member", ErrTransfer, to)
+		}
+		f = g.raft.LeadershipTransferToServer(raft.ServerID(to), raft.ServerAddress(addr))
+	}
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("%w: %v", ErrTransfer, err)
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		_, id := g.raft.LeaderWithID()
+		if id != "" && string(id) != g.cfg.NodeID && (to == "" || string(id) == to) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %v", ErrTransfer, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// preferLeader moves leadership to the preferred node whenever this node
+// leads and the preferred one is a voter; raft only completes the transfer
+// once the target has caught up, so a lagging or absent node is retried
+// later.
+func (g *Group) preferLeader() {
+	defer g.wg.Done()
+	t := time.NewTicker(2 * g.cfg.Timing.ElectionTimeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if g.cfg.PreferredLeader == g.cfg.NodeID || !g.ready.Load() {
+			continue
+		}
+		if !g.isVoter(g.cfg.PreferredLeader) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(g.ctx, 4*g.cfg.Timing.ElectionTimeout)
+		err := g.TransferLeadership(ctx, g.cfg.PreferredLeader)
+		cancel()
+		if err != nil {
+			g.log.Debug("transfer to preferred leader not done yet", "target", g.cfg.PreferredLeader, "error", err)
+		}
+	}
+}

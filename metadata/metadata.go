@@ -1,0 +1,365 @@
+package metadata
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/ledgermq/ledgermq/internal/fsutil"
+)
+
+// Sentinel errors.
+var (
+	// ErrBadOp is returned for an op that cannot be decoded or applied.
+	ErrBadOp = errors.New("metadata: bad op")
+	// ErrBadFile is returned by Load for a damaged state file.
+	ErrBadFile = errors.New("metadata: bad state file")
+)
+
+// Permission bits of a topic, as RocketMQ's PermName.
+const (
+	PermPriority = 8
+	PermRead     = 4
+	PermWrite    = 2
+	PermInherit  = 1
+)
+
+// TopicConfig is RocketMQ's TopicConfig.
+type TopicConfig struct {
+	TopicName       string            `json:"topicName"`
+	ReadQueueNums   int32             `json:"readQueueNums"`
+	WriteQueueNums  int32             `json:"writeQueueNums"`
+	Perm            int32             `json:"perm"`
+	TopicFilterType string            `json:"topicFilterType"`
+	TopicSysFlag    int32             `json:"topicSysFlag"`
+	Order           bool              `json:"order"`
+	Attributes      map[string]string `json:"attributes,omitempty"`
+}
+
+// SubscriptionGroup is RocketMQ's SubscriptionGroupConfig (the fields the
+// broker uses).
+type SubscriptionGroup struct {
+	GroupName                      string `json:"groupName"`
+	ConsumeEnable                  bool   `json:"consumeEnable"`
+	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
+	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
+	RetryQueueNums                 int32  `json:"retryQueueNums"`
+	RetryMaxTimes                  int32  `json:"retryMaxTimes"`
+	BrokerID                       int64  `json:"brokerId"`
+	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
+	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
+}
+
+// OffsetCommit is one consumer offset in a coalesced commit.
+type OffsetCommit struct {
+	Group   string `json:"group"`
+	Topic   string `json:"topic"`
+	QueueID int32  `json:"queueId"`
+	Offset  int64  `json:"offset"`
+}
+
+// Op kinds.
+const (
+	OpPutTopic      = "putTopic"
+	OpDeleteTopic   = "deleteTopic"
+	OpPutGroup      = "putGroup"
+	OpDeleteGroup   = "deleteGroup"
+	OpCommitOffsets = "commitOffsets"
+)
+
+// Op is one replicated metadata change.
+type Op struct {
+	Kind    string             `json:"kind"`
+	Topic   *TopicConfig       `json:"topic,omitempty"`
+	Group   *SubscriptionGroup `json:"group,omitempty"`
+	Name    string             `json:"name,omitempty"`
+	Offsets []OffsetCommit     `json:"offsets,omitempty"`
+}
+
+// EncodeOp returns the wire form of an op (what a raft entry carries).
+func EncodeOp(op Op) ([]byte, error) {
+	if err := op.validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(op)
+}
+
+// DecodeOp parses and validates an op.
+func DecodeOp(b []byte) (Op, error) {
+	var op Op
+	if err := json.Unmarshal(b, &op); err != nil {
+		return Op{}, fmt.Errorf("%w: %v", ErrBadOp, err)
+	}
+	return op, op.validate()
+}
+
+func (op Op) validate() error {
+	switch op.Kind {
+	case OpPutTopic:
+		if op.Topic == nil || op.Topic.TopicName == "" || op.Topic.ReadQueueNums < 0 || op.Topic.WriteQueueNums < 0 {
+			return fmt.Errorf("%w: putTopic needs a named topic with queue counts >= 0", ErrBadOp)
+		}
+	case OpPutGroup:
+		if op.Group == nil || op.Group.GroupName == "" {
+			return fmt.Errorf("%w: putGroup needs a named group", ErrBadOp)
+		}
+	case OpDeleteTopic, OpDeleteGroup:
+		if op.Name == "" {
+			return fmt.Errorf("%w: %s needs a name", ErrBadOp, op.Kind)
+		}
+	case OpCommitOffsets:
+		for _, o := range op.Offsets {
+			if o.Group == "" || o.Topic == "" || o.QueueID < 0 || o.Offset < 0 {
+				return fmt.Errorf("%w: offset commit %+v", ErrBadOp, o)
+			}
+		}
+	default:
+		return fmt.Errorf("%w: unknown kind %q", ErrBadOp, op.Kind)
+	}
+	return nil
+}
+
+// State is the replicated metadata.
+type State struct {
+	mu      sync.RWMutex
+	applied uint64
+	topics  map[string]TopicConfig
+	groups  map[string]SubscriptionGroup
+	offsets map[string]map[int32]int64 // "group@topic" -> queue -> offset
+}
+
+// New returns an empty state.
+func New() *State {
+	return &State{
+		topics:  map[string]TopicConfig{},
+		groups:  map[string]SubscriptionGroup{},
+		offsets: map[string]map[int32]int64{},
+	}
+}
+
+func offsetKey(group, topic string) string { return group + "@" + topic }
+
+// AppliedIndex is the raft index of the last op applied.
+func (s *State) AppliedIndex() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.applied
+}
+
+// Apply applies op carried by the raft entry at index. It returns false
+// when the entry was applied before and skipped.
+func (s *State) Apply(index uint64, op Op) (bool, error) {
+	if err := op.validate(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if index <= s.applied {
+		return false, nil
+	}
+	s.applied = index
+	switch op.Kind {
+	case OpPutTopic:
+		t := *op.Topic
+		t.Attributes = cloneMap(t.Attributes)
+		s.topics[t.TopicName] = t
+	case OpDeleteTopic:
+		delete(s.topics, op.Name)
+		for k := range s.offsets {
+			if topicOf(k) == op.Name {
+				delete(s.offsets, k)
+			}
+		}
+	case OpPutGroup:
+		s.groups[op.Group.GroupName] = *op.Group
+	case OpDeleteGroup:
+		delete(s.groups, op.Name)
+		for k := range s.offsets {
+			if groupOf(k) == op.Name {
+				delete(s.offsets, k)
+			}
+		}
+	case OpCommitOffsets:
+		for _, o := range op.Offsets {
+			k := offsetKey(o.Group, o.Topic)
+			m := s.offsets[k]
+			if m == nil {
+				m = map[int32]int64{}
+				s.offsets[k] = m
+			}
+			m[o.QueueID] = o.Offset
+		}
+	}
+	return true, nil
+}
+
+// Skip records that the entry at index carried no metadata op (so the
+// applied index keeps up with the log).
+func (s *State) Skip(index uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if index > s.applied {
+		s.applied = index
+	}
+}
+
+func groupOf(k string) string {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '@' {
+			return k[:i]
+		}
+	}
+	return k
+}
+
+func topicOf(k string) string {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '@' {
+			return k[i+1:]
+		}
+	}
+	return ""
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Topic returns a topic's config.
+func (s *State) Topic(name string) (TopicConfig, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.topics[name]
+	t.Attributes = cloneMap(t.Attributes)
+	return t, ok
+}
+
+// Topics returns every topic config, sorted by name.
+func (s *State) Topics() []TopicConfig {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]TopicConfig, 0, len(s.topics))
+	for _, t := range s.topics {
+		t.Attributes = cloneMap(t.Attributes)
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TopicName < out[j].TopicName })
+	return out
+}
+
+// Group returns a subscription group's config.
+func (s *State) Group(name string) (SubscriptionGroup, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g, ok := s.groups[name]
+	return g, ok
+}
+
+// Groups returns every subscription group, sorted by name.
+func (s *State) Groups() []SubscriptionGroup {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]SubscriptionGroup, 0, len(s.groups))
+	for _, g := range s.groups {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GroupName < out[j].GroupName })
+	return out
+}
+
+// Offset returns a group's committed offset of a queue.
+func (s *State) Offset(group, topic string, queueID int32) (int64, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	o, ok := s.offsets[offsetKey(group, topic)][queueID]
+	return o, ok
+}
+
+// file is the JSON form of a saved state.
+type file struct {
+	Version      int                          `json:"version"`
+	AppliedIndex uint64                       `json:"appliedIndex"`
+	Topics       map[string]TopicConfig       `json:"topics"`
+	Groups       map[string]SubscriptionGroup `json:"groups"`
+	Offsets      map[string]map[string]int64  `json:"offsets"`
+}
+
+// Marshal returns the state as its JSON document.
+func (s *State) Marshal() ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	f := file{Version: 1, AppliedIndex: s.applied, Topics: s.topics, Groups: s.groups, Offsets: map[string]map[string]int64{}}
+	for k, m := range s.offsets {
+		q := make(map[string]int64, len(m))
+		for id, o := range m {
+			q[strconv.Itoa(int(id))] = o
+		}
+		f.Offsets[k] = q
+	}
+	return json.Marshal(f)
+}
+
+// Unmarshal replaces the state with a JSON document from Marshal.
+func (s *State) Unmarshal(b []byte) error {
+	var f file
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadFile, err)
+	}
+	if f.Version != 1 {
+		return fmt.Errorf("%w: version %d", ErrBadFile, f.Version)
+	}
+	offsets := map[string]map[int32]int64{}
+	for k, m := range f.Offsets {
+		q := make(map[int32]int64, len(m))
+		for id, o := range m {
+			n, err := strconv.Atoi(id)
+			if err != nil || n < 0 || n > 1<<30 {
+				return fmt.Errorf("%w: queue id %q", ErrBadFile, id)
+			}
+			q[int32(n)] = o
+		}
+		offsets[k] = q
+	}
+	if f.Topics == nil {
+		f.Topics = map[string]TopicConfig{}
+	}
+	if f.Groups == nil {
+		f.Groups = map[string]SubscriptionGroup{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.applied, s.topics, s.groups, s.offsets = f.AppliedIndex, f.Topics, f.Groups, offsets
+	return nil
+}
+
+// Save writes the state to path atomically.
+func (s *State) Save(path string) error {
+	b, err := s.Marshal()
+	if err != nil {
+		return fmt.Errorf("metadata: save: %w", err)
+	}
+	return fsutil.WriteFileAtomic(path, b)
+}
+
+// Load reads a state saved by Save; a missing file leaves the state empty.
+func (s *State) Load(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("metadata: load: %w", err)
+	}
+	return s.Unmarshal(b)
+}

@@ -1,0 +1,120 @@
+package remoting
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// binaryFixedLength is the size of a ROCKETMQ header without its remark and
+// ext bytes: code 2, language 1, version 2, opaque 4, flag 4, remark length
+// 4, ext length 4.
+const binaryFixedLength = 21
+
+// appendBinaryHeader appends c's header in the ROCKETMQ binary layout, with
+// the given opaque and flag. Ext entries are written in ascending key
+// order. The language name is written as its byte code (OTHER when the
+// name is not in the table).
+func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
+	extLen := 0
+	var small [24]string
+	keys := small[:0]
+	for k, v := range c.ExtFields {
+		if len(k) > math.MaxInt16 {
+			return dst, fmt.Errorf("%w: ext key of %d bytes exceeds %d", ErrBadHeader, len(k), math.MaxInt16)
+		}
+		extLen += 2 + len(k) + 4 + len(v)
+		keys = append(keys, k)
+	}
+	if len(c.Remark) > maxHeaderLength || extLen > maxHeaderLength {
+		return dst, fmt.Errorf("%w: header exceeds %d bytes", ErrBadHeader, maxHeaderLength)
+	}
+	slices.Sort(keys)
+	lang, _ := LanguageCode(c.Language)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(c.Code))
+	dst = append(dst, lang)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(c.Version))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(opaque))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(flag))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(c.Remark)))
+	dst = append(dst, c.Remark...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(extLen))
+	for _, k := range keys {
+		v := c.ExtFields[k]
+		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+		dst = append(dst, k...)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+		dst = append(dst, v...)
+	}
+	return dst, nil
+}
+
+// decodeBinaryHeader parses a ROCKETMQ binary header into c. Every length is
+// checked against the bytes that remain; negative lengths, a header that
+// ends early, and bytes left over after the ext entries all fail with
+// ErrBadHeader. Strings are taken as raw bytes, without UTF-8 validation.
+func decodeBinaryHeader(h []byte, c *Command) error {
+	if len(h) < binaryFixedLength {
+		return fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
+	}
+	c.Code = int16(binary.BigEndian.Uint16(h[0:]))
+	c.Language = LanguageName(h[2])
+	c.Version = int16(binary.BigEndian.Uint16(h[3:]))
+	c.Opaque = int32(binary.BigEndian.Uint32(h[5:]))
+	c.Flag = int32(binary.BigEndian.Uint32(h[9:]))
+	pos := 13
+	remarkLen := int32(binary.BigEndian.Uint32(h[pos:]))
+	pos += 4
+	// The ext length field must still fit after the remark.
+	if remarkLen < 0 || int64(remarkLen) > int64(len(h)-pos-4) {
+		return fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
+	}
+	if remarkLen > 0 {
+		c.Remark = string(h[pos : pos+int(remarkLen)])
+		pos += int(remarkLen)
+	}
+	extLen := int32(binary.BigEndian.Uint32(h[pos:]))
+	pos += 4
+	if extLen < 0 || int64(extLen) != int64(len(h)-pos) {
+		return fmt.Errorf("%w: ext length %d with %d header bytes left", ErrBadHeader, extLen, len(h)-pos)
+	}
+	ext, err := decodeBinaryExt(h[pos:])
+	if err != nil {
+		return err
+	}
+	c.ExtFields = ext
+	return nil
+}
+
+// decodeBinaryExt parses the ext entries: repeated key length (int16), key,
+// value length (int32), value. A later duplicate key wins.
+func decodeBinaryExt(b []byte) (map[string]string, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, 16)
+	for pos := 0; pos < len(b); {
+		if len(b)-pos < 2 {
+			return nil, fmt.Errorf("%w: ext key length cut at byte %d", ErrBadHeader, pos)
+		}
+		kl := int16(binary.BigEndian.Uint16(b[pos:]))
+		pos += 2
+		if kl < 0 || int(kl) > len(b)-pos {
+			return nil, fmt.Errorf("%w: ext key length %d with %d bytes left", ErrBadHeader, kl, len(b)-pos)
+		}
+		k := string(b[pos : pos+int(kl)])
+		pos += int(kl)
+		if len(b)-pos < 4 {
+			return nil, fmt.Errorf("%w: ext value length of %q cut", ErrBadHeader, k)
+		}
+		vl := int32(binary.BigEndian.Uint32(b[pos:]))
+		pos += 4
+		if vl < 0 || int64(vl) > int64(len(b)-pos) {
+			return nil, fmt.Errorf("%w: ext value length %d of %q with %d bytes left", ErrBadHeader, vl, k, len(b)-pos)
+		}
+		m[k] = string(b[pos : pos+int(vl)])
+		pos += int(vl)
+	}
+	return m, nil
+}

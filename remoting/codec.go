@@ -1,0 +1,203 @@
+package remoting
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// DefaultMaxFrameSize is the largest frame, length prefix included, that a
+// connection reads or writes unless configured otherwise: Java's
+// com.rocketmq.remoting.frameMaxLength default.
+const DefaultMaxFrameSize = 16 << 20
+
+const (
+	// maxHeaderLength is the largest header the 24-bit length can carry.
+	maxHeaderLength = 1<<24 - 1
+	// minFrameLength is the smallest legal value of the length prefix: the
+	// header-length word alone.
+	minFrameLength = 4
+	// readChunk bounds the first allocation for a frame body: larger frames
+	// grow their buffer as bytes actually arrive, so a peer that announces
+	// a big frame and then stalls costs little memory.
+	readChunk = 64 << 10
+)
+
+// Encode appends the complete frame of c (4-byte length prefix, header-type
+// word, header, body) to dst and returns the extended slice. The header is
+// encoded as c.SerializeType says; ext fields are written in ascending key
+// order, so equal commands encode to equal bytes.
+//
+// It fails with ErrBadFrame for an unknown SerializeType, ErrBadHeader for
+// a header that cannot be represented (longer than 16 MiB − 1, or a binary
+// ext key longer than 32767 bytes) and ErrFrameTooLarge for a frame whose
+// length does not fit the int32 prefix. On error dst is returned unchanged.
+func Encode(dst []byte, c *Command) ([]byte, error) {
+	return appendFrame(dst, c, c.Opaque, c.Flag)
+}
+
+// appendFrame is Encode with the opaque and flag given separately, so that
+// a call can stamp them without modifying the caller's Command.
+func appendFrame(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
+	var err error
+	switch c.SerializeType {
+	case SerializeJSON:
+		dst = appendJSONHeader(dst, c, opaque, flag)
+	case SerializeRocketMQ:
+		dst, err = appendBinaryHeader(dst, c, opaque, flag)
+	default:
+		err = fmt.Errorf("%w: unknown serialize type %d", ErrBadFrame, c.SerializeType)
+	}
+	if err != nil {
+		return dst[:start], err
+	}
+	hlen := len(dst) - start - 8
+	if hlen > maxHeaderLength {
+		return dst[:start], fmt.Errorf("%w: header of %d bytes exceeds %d", ErrBadHeader, hlen, maxHeaderLength)
+	}
+	total := int64(4) + int64(hlen) + int64(len(c.Body))
+	if total > math.MaxInt32-4 {
+		return dst[:start], fmt.Errorf("%w: frame of %d bytes", ErrFrameTooLarge, total+4)
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(total))
+	binary.BigEndian.PutUint32(dst[start+4:], uint32(c.SerializeType)<<24|uint32(hlen))
+	return append(dst, c.Body...), nil
+}
+
+// Decode parses one frame: the bytes that follow the 4-byte length prefix
+// (header-type word, header, body). The returned Command's Body aliases
+// frame (nil when the frame has no body); strings are copied.
+//
+// It fails with ErrBadFrame when frame is shorter than 4 bytes, the header
+// length runs past its end or the type byte is neither SerializeJSON nor
+// SerializeRocketMQ, and with ErrBadHeader when the header does not decode.
+// No input makes it panic.
+func Decode(frame []byte) (*Command, error) {
+	if len(frame) < 4 {
+		return nil, fmt.Errorf("%w: %d bytes, need at least the 4-byte header-length word", ErrBadFrame, len(frame))
+	}
+	word := binary.BigEndian.Uint32(frame)
+	typ, hlen := byte(word>>24), int(word&maxHeaderLength)
+	if hlen > len(frame)-4 {
+		return nil, fmt.Errorf("%w: header length %d exceeds the %d bytes after it", ErrBadFrame, hlen, len(frame)-4)
+	}
+	header, body := frame[4:4+hlen], frame[4+hlen:]
+	c := &Command{SerializeType: typ}
+	var err error
+	switch typ {
+	case SerializeJSON:
+		err = decodeJSONHeader(header, c)
+	case SerializeRocketMQ:
+		err = decodeBinaryHeader(header, c)
+	default:
+		return nil, fmt.Errorf("%w: unknown serialize type %d", ErrBadFrame, typ)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 {
+		c.Body = body[:len(body):len(body)]
+	}
+	return c, nil
+}
+
+// checkLength validates a frame's length prefix n against maxSize, which
+// bounds the whole frame including the 4-byte prefix (as Java's
+// frameMaxLength does).
+func checkLength(n int32, maxSize int) error {
+	if n < minFrameLength {
+		return fmt.Errorf("%w: length prefix %d", ErrBadFrame, n)
+	}
+	if int64(n)+4 > int64(maxSize) {
+		return fmt.Errorf("%w: %d bytes announced, limit %d", ErrFrameTooLarge, int64(n)+4, maxSize)
+	}
+	return nil
+}
+
+// ReadFrame reads one length-prefixed frame from r and returns the bytes
+// after the prefix, ready for Decode. It reuses buf when its capacity is
+// large enough and allocates otherwise; maxSize <= 0 means
+// DefaultMaxFrameSize and bounds the frame including its prefix.
+//
+// The length is checked before anything is allocated: a prefix below 4 is
+// ErrBadFrame, one above the limit ErrFrameTooLarge. A clean end of stream
+// before the prefix is io.EOF; an end inside a frame is
+// io.ErrUnexpectedEOF.
+func ReadFrame(r io.Reader, buf []byte, maxSize int) ([]byte, error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFrameSize
+	}
+	var prefix [4]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(prefix[:]))
+	if err := checkLength(n, maxSize); err != nil {
+		return nil, err
+	}
+	return readFrameBody(r, buf, int(n))
+}
+
+// readFrameBuffered is ReadFrame for a connection's bufio.Reader: it peeks
+// the prefix instead of copying it, and always returns a fresh buffer (the
+// decoded Command's Body aliases it and outlives the next read).
+func readFrameBuffered(br *bufio.Reader, maxSize int) ([]byte, error) {
+	p, err := br.Peek(4)
+	if err != nil {
+		if errors.Is(err, io.EOF) && len(p) > 0 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(p))
+	if err := checkLength(n, maxSize); err != nil {
+		return nil, err
+	}
+	if _, err := br.Discard(4); err != nil {
+		return nil, err
+	}
+	return readFrameBody(br, nil, int(n))
+}
+
+// readFrameBody reads exactly n bytes. Frames above readChunk are read into
+// a buffer that doubles as data arrives rather than being allocated whole.
+func readFrameBody(r io.Reader, buf []byte, n int) ([]byte, error) {
+	if cap(buf) >= n || n <= readChunk {
+		if cap(buf) >= n {
+			buf = buf[:n]
+		} else {
+			buf = make([]byte, n)
+		}
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, unexpectedEOF(err)
+		}
+		return buf, nil
+	}
+	buf = make([]byte, 0, readChunk)
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*cap(buf), n))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return nil, unexpectedEOF(err)
+		}
+	}
+	return buf, nil
+}
+
+// unexpectedEOF maps io.EOF inside a frame to io.ErrUnexpectedEOF.
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,148 @@
+// Package remoting is RocketMQ's "remoting" wire protocol: the frame codec
+// (RemotingCommand with JSON or ROCKETMQ binary headers), a TCP server that
+// dispatches requests by code to bounded worker pools, and a client that
+// multiplexes calls over one connection per address. The name server and
+// the broker are built on it, and the unchanged
+// github.com/apache/rocketmq-client-go/v2 speaks it to them.
+//
+// # Frame
+//
+// One TCP stream carries many frames in both directions. Integers are
+// big-endian.
+//
+//	offset  size  field
+//	------  ----  --------------------------------------------------------
+//	0       4     length      int32: bytes after this field = 4 + H + B
+//	4       1     type        0 = JSON header, 1 = ROCKETMQ binary header
+//	5       3     H           uint24 header length
+//	8       H     header      JSON text or binary header (below)
+//	8+H     B     body        opaque bytes (messages, JSON admin bodies)
+//
+// A frame, length field included, may not exceed MaxFrameSize (16 MiB by
+// default, Java's frameMaxLength). The length is checked before anything
+// is allocated, and a large frame's buffer grows only as its bytes arrive.
+//
+// # JSON header (type 0)
+//
+//	key        JSON type            Command field  notes
+//	---------  -------------------  -------------  ----------------------------
+//	code       number (int16)       Code           request or response code
+//	language   string               Language       "JAVA", "GO", …
+//	version    number (int16)       Version        sender's version ordinal
+//	opaque     number (int32)       Opaque         request id, echoed by the response
+//	flag       number (int32)       Flag           bit 0 response, bit 1 one-way
+//	remark     string               Remark         error text; may be absent or null
+//	extFields  object string→string ExtFields      custom header; may be absent or null
+//
+// Decoding accepts what the Go client's decoder accepts: keys in any case
+// (Unicode case folding, as encoding/json), unknown keys of any type
+// (Java's "serializeTypeCurrentRPC"), null for any field (it stays unset;
+// a null ext value reads as ""), numbers for the int fields when they are integers
+// in range. It rejects with ErrBadHeader anything that is not one JSON
+// object, an ext value that is not a string, a code or version outside
+// int16, and any other field of the wrong JSON type. Invalid UTF-8 and lone
+// surrogate escapes in strings decode as U+FFFD.
+//
+// Encoding writes the keys in the order above, leaves out an empty remark,
+// always writes extFields (sorted by key, every value a JSON string) and
+// escapes control characters, so the properties separators \x01 and \x02
+// travel as \u0001 and \u0002.
+//
+// # ROCKETMQ binary header (type 1)
+//
+//	size  field
+//	----  ---------------------------------------------------------------
+//	2     code      int16
+//	1     language  byte code (table below)
+//	2     version   int16
+//	4     opaque    int32
+//	4     flag      int32
+//	4     R         int32 remark length, then R bytes of remark
+//	4     E         int32 ext length, then E bytes of entries:
+//	                  2 key length int16, key, 4 value length int32, value
+//
+// The fixed part is 21 bytes, so H = 21 + R + E. Decoding checks every
+// length against the bytes that remain: negative lengths, lengths past the
+// header, and bytes left over after the last entry are ErrBadHeader.
+//
+//	language  code    language  code    language  code
+//	--------  ----    --------  ----    --------  ----
+//	JAVA      0       ERLANG    5       PHP       10
+//	CPP       1       RUBY      6       OMS       11
+//	DOTNET    2       OTHER     7       RUST      12
+//	PYTHON    3       HTTP      8       NODE_JS   13
+//	DELPHI    4       GO        9
+//
+// A byte outside the table decodes as OTHER, and a name outside it encodes
+// as OTHER's code.
+//
+// # Requests, responses, one-way calls
+//
+// A frame without FlagResponse is a request, whichever side sends it; a
+// response echoes the request's opaque on the same connection. The Go
+// client never sets FlagOneway (its "one-way" calls go out with flag 0 and
+// it drops the answer), so handlers must never depend on the bit; it only
+// suppresses the response. Servers answer in JSON whatever the request
+// used (NewResponse), as Java servers do.
+//
+// Codes live in codes.go: one table of response codes (Success,
+// SystemBusy, TopicNotExist, …) and the request codes the product uses,
+// numbered as Java's RequestCode and ResponseCode.
+//
+// # Goroutines: who calls what
+//
+// Server: Start runs one accept goroutine. Each accepted connection gets a
+// read goroutine that decodes frames and
+//
+//   - hands a response to the Conn.Request call waiting for its opaque
+//     (late or unknown responses are dropped);
+//   - queues a request on the pool registered for its code, or answers at
+//     once with RequestCodeNotSupported (no handler; remark "request type
+//     N not supported") or SystemBusy (queue full; remark
+//     "[TOO_MANY_REQUESTS]…"), so a flood on one pool never holds up
+//     another;
+//   - on a frame it cannot decode (bad length, bad type byte, bad header),
+//     logs the peer and closes the connection: the stream is no longer
+//     synchronised.
+//
+// Pool workers run Handler.Serve and write its response. A handler may
+// return nil and answer later with Conn.WriteCommand (long polling); may
+// call back into the peer with Conn.Request or Conn.Oneway (for example
+// CHECK_TRANSACTION_STATE); and may block, which only occupies its own
+// pool. A handler panic is recovered, logged and answered with
+// SystemError. Handlers receive the connection's context, cancelled when
+// the connection closes.
+//
+// Client: each pooled connection has a read goroutine as above; requests
+// from the server go to ClientConfig.OnRequest on a small worker pool; each
+// InvokeAsync completion runs its callback on a goroutine of its own.
+// Invoke blocks its caller until the response, the context's deadline
+// (ErrTimeout) or the connection's death (ErrConnClosed).
+//
+// Every goroutine is owned: Server.Close and Client.Close close the
+// connections, wait for the read goroutines (and the OnConnClose hooks,
+// which run on them), then let the workers finish what is queued and wait
+// for them and for outstanding callbacks.
+//
+// # Invariants
+//
+//   - The package never modifies a Command it is asked to send: opaques and
+//     flags of calls are applied while encoding, so one request may be
+//     sent to several addresses at once. A decoded Command's Body aliases
+//     its frame buffer; connections read every frame into a fresh buffer,
+//     so handlers may keep the Body.
+//   - Writes on a connection are serialized and combined: concurrent
+//     writers queue whole frames in order and one of them writes the
+//     queue, so frames never interleave and a busy connection needs fewer
+//     syscalls. A write error or a write that exceeds WriteTimeout closes
+//     the connection; a writer waits while 4 MiB are already queued.
+//   - Every pending call ends exactly once: with its response, with
+//     ErrTimeout when its context's deadline passes, or with ErrConnClosed
+//     as soon as its connection dies.
+//   - Nothing read from the network can make the package panic, or make a
+//     connection buffer more than one MaxFrameSize frame: every length is
+//     validated before use, and the decoders are fuzzed (the JSON one
+//     against encoding/json).
+//   - A connection that delivers no frame for IdleTimeout (server side,
+//     120 s by default) is closed, and OnConnClose reports it.
+package remoting

@@ -1,0 +1,160 @@
+package remoting
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"testing"
+)
+
+// fuzzSeeds are frames (without the length prefix) of every shape.
+func fuzzSeeds() [][]byte {
+	seeds := [][]byte{
+		jsonFrame(capturedSend, []byte("body")),
+		jsonFrame(`{"CODE":5,"extFields":{"a":null},"x":[{"y":1e5}]}`, nil),
+		jsonFrame(`{"remark":"\ud83d\ude00\u0001"}`, []byte{1}),
+		jsonFrame(`{"code":32768}`, nil),
+		{0, 0, 0, 9, '{', '"', 'a', '"', ':', '[', '[', ']', ']'},
+		{1, 0, 0, 21, 0, 10, 9, 1, 61, 0, 0, 0, 6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+		{2, 0, 0, 0},
+		{},
+	}
+	for _, c := range roundTripCases() {
+		for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
+			c.SerializeType = st
+			if f, err := Encode(nil, c); err == nil {
+				seeds = append(seeds, f[4:])
+			}
+		}
+	}
+	return seeds
+}
+
+// FuzzDecode: no input panics Decode; whatever decodes re-encodes (in the
+// same header type) to a frame that decodes to the same command, and that
+// frame is a fixed point of encode∘decode.
+func FuzzDecode(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		c, err := Decode(frame)
+		if err != nil {
+			if !errors.Is(err, ErrBadFrame) && !errors.Is(err, ErrBadHeader) {
+				t.Fatalf("unexpected error class: %v", err)
+			}
+			return
+		}
+		enc, err := Encode(nil, c)
+		if err != nil {
+			t.Fatalf("decoded command does not encode: %v (%+v)", err, c)
+		}
+		if int(binary.BigEndian.Uint32(enc)) != len(enc)-4 {
+			t.Fatal("bad length prefix")
+		}
+		again, err := Decode(enc[4:])
+		if err != nil {
+			t.Fatalf("re-decode: %v\n%q", err, enc)
+		}
+		if !sameCommand(c, again) {
+			t.Fatalf("unstable:\n%+v\n%+v", c, again)
+		}
+		enc2, err := Encode(nil, again)
+		if err != nil || !bytes.Equal(enc, enc2) {
+			t.Fatalf("encoding not a fixed point: %v\n%q\n%q", err, enc, enc2)
+		}
+	})
+}
+
+// FuzzReadFrame: no input panics ReadFrame; a frame it returns is exactly
+// the announced bytes and within the limit; the error classes are the
+// documented ones.
+func FuzzReadFrame(f *testing.F) {
+	frame, _ := Encode(nil, &Command{Code: 1, Body: []byte("x")})
+	f.Add(frame, uint16(0))
+	f.Add(frame, uint16(10))
+	f.Add([]byte{0, 0, 0, 3, 1, 2, 3}, uint16(0))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint16(0))
+	f.Add([]byte{0, 0, 0, 8, 0, 0}, uint16(100))
+	f.Add([]byte{0, 0}, uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, max uint16) {
+		got, err := ReadFrame(bytes.NewReader(data), nil, int(max))
+		limit := int(max)
+		if limit == 0 {
+			limit = DefaultMaxFrameSize
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, ErrBadFrame), errors.Is(err, ErrFrameTooLarge):
+			case len(data) == 0 && err == io.EOF:
+			case len(data) > 0 && err == io.ErrUnexpectedEOF:
+			default:
+				t.Fatalf("unexpected error: %v", err)
+			}
+			return
+		}
+		n := int(binary.BigEndian.Uint32(data))
+		if len(got) != n || len(got)+4 > limit || !bytes.Equal(got, data[4:4+n]) {
+			t.Fatalf("frame of %d bytes for prefix %d, limit %d", len(got), n, limit)
+		}
+	})
+}
+
+// refCommand is the Go client's view of a JSON header.
+type refCommand struct {
+	Code      int16             `json:"code"`
+	Language  string            `json:"language"`
+	Version   int16             `json:"version"`
+	Opaque    int32             `json:"opaque"`
+	Flag      int32             `json:"flag"`
+	Remark    string            `json:"remark"`
+	ExtFields map[string]string `json:"extFields"`
+}
+
+// FuzzJSONHeader holds the JSON header parser to encoding/json: for every
+// input that is a JSON object (or not JSON at all) both accept or both
+// reject it, and accepted headers give the same fields.
+func FuzzJSONHeader(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		if len(s) >= 4 && s[0] == SerializeJSON {
+			hlen := int(binary.BigEndian.Uint32(s) & maxHeaderLength)
+			if hlen <= len(s)-4 {
+				f.Add(s[4 : 4+hlen])
+			}
+		}
+	}
+	f.Add([]byte(`{"code":1,"code":null,"extFields":{"a":"1"},"extFields":null,"extFields":{"b":"2"}}`))
+	f.Add([]byte("{\"ver\u017fion\":3,\"REMAR\u212a\":\"\\ud800\\udc00\\ud800\"}"))
+	f.Add([]byte(`{"opaque":-0,"flag":2147483648}`))
+	f.Add([]byte(`{"a":{"b":[1,2,{"c":true}]},"language":null}`))
+	f.Fuzz(func(t *testing.T, header []byte) {
+		var c Command
+		err := decodeJSONHeader(header, &c)
+		var ref refCommand
+		refErr := json.Unmarshal(header, &ref)
+		if bytes.Equal(bytes.TrimSpace(header), []byte("null")) {
+			// encoding/json accepts a bare null; a header must be an object.
+			if err == nil {
+				t.Fatal("accepted a null header")
+			}
+			return
+		}
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("disagree on %q: ours %v, encoding/json %v", header, err, refErr)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBadHeader) {
+				t.Fatalf("error class: %v", err)
+			}
+			return
+		}
+		if c.Code != ref.Code || c.Language != ref.Language || c.Version != ref.Version ||
+			c.Opaque != ref.Opaque || c.Flag != ref.Flag || c.Remark != ref.Remark ||
+			len(c.ExtFields) != len(ref.ExtFields) || !maps.Equal(c.ExtFields, ref.ExtFields) {
+			t.Fatalf("disagree on %q:\n ours %+v\n  ref %+v", header, c, ref)
+		}
+	})
+}

@@ -1,0 +1,585 @@
+package remoting
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The JSON header codec. Encoding writes a fixed key order and sorted ext
+// keys. Decoding is a small strict parser for the one object shape a header
+// has; it accepts exactly what encoding/json accepts when unmarshalling
+// into the Go client's RemotingCommand struct (keys matched
+// case-insensitively, numbers for the int fields, null for anything, ext
+// values that are strings or null), except that the top level must be an
+// object. A differential fuzz test holds it to that.
+
+// maxJSONDepth is encoding/json's nesting limit for arrays and objects.
+const maxJSONDepth = 10000
+
+// appendJSONHeader appends c's header as JSON, with the given opaque and
+// flag. An empty remark is left out; extFields is always written.
+func appendJSONHeader(dst []byte, c *Command, opaque, flag int32) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(c.Code), 10)
+	dst = append(dst, `,"language":`...)
+	dst = appendJSONString(dst, c.Language)
+	dst = append(dst, `,"version":`...)
+	dst = strconv.AppendInt(dst, int64(c.Version), 10)
+	dst = append(dst, `,"opaque":`...)
+	dst = strconv.AppendInt(dst, int64(opaque), 10)
+	dst = append(dst, `,"flag":`...)
+	dst = strconv.AppendInt(dst, int64(flag), 10)
+	if c.Remark != "" {
+		dst = append(dst, `,"remark":`...)
+		dst = appendJSONString(dst, c.Remark)
+	}
+	dst = append(dst, `,"extFields":{`...)
+	var small [24]string
+	keys := small[:0]
+	for k := range c.ExtFields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, c.ExtFields[k])
+	}
+	return append(dst, "}}"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Quotes, backslashes and
+// control characters are escaped (so property separators \x01 and \x02
+// travel as \u0001 and \u0002); invalid UTF-8 becomes \ufffd, as with
+// encoding/json.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// decodeJSONHeader parses a JSON header into c.
+func decodeJSONHeader(h []byte, c *Command) error {
+	r := jsonReader{b: h}
+	r.ws()
+	if r.peek() != '{' {
+		return r.fail("header is not a JSON object")
+	}
+	r.i++
+	r.ws()
+	if r.peek() == '}' {
+		r.i++
+	} else {
+		var scratch [32]byte
+		for {
+			r.ws()
+			if r.peek() != '"' {
+				return r.fail("expected a key")
+			}
+			key, err := r.readStringBytes(scratch[:0])
+			if err != nil {
+				return err
+			}
+			if err := r.colon(); err != nil {
+				return err
+			}
+			switch {
+			case bytes.EqualFold(key, []byte("code")):
+				err = r.readInt(16, func(v int64) { c.Code = int16(v) })
+			case bytes.EqualFold(key, []byte("language")):
+				err = r.readStringField(&c.Language)
+			case bytes.EqualFold(key, []byte("version")):
+				err = r.readInt(16, func(v int64) { c.Version = int16(v) })
+			case bytes.EqualFold(key, []byte("opaque")):
+				err = r.readInt(32, func(v int64) { c.Opaque = int32(v) })
+			case bytes.EqualFold(key, []byte("flag")):
+				err = r.readInt(32, func(v int64) { c.Flag = int32(v) })
+			case bytes.EqualFold(key, []byte("remark")):
+				err = r.readStringField(&c.Remark)
+			case bytes.EqualFold(key, []byte("extFields")):
+				err = r.readExt(&c.ExtFields)
+			default:
+				err = r.skipValue(1)
+			}
+			if err != nil {
+				return err
+			}
+			more, err := r.next('}')
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	r.ws()
+	if r.i != len(r.b) {
+		return r.fail("data after the header object")
+	}
+	if len(c.ExtFields) == 0 {
+		c.ExtFields = nil
+	}
+	return nil
+}
+
+// jsonReader is a cursor over JSON text. Its methods fail with errors that
+// wrap ErrBadHeader and name the offset.
+type jsonReader struct {
+	b []byte
+	i int
+}
+
+func (r *jsonReader) fail(what string) error {
+	return fmt.Errorf("%w: json: %s at offset %d", ErrBadHeader, what, r.i)
+}
+
+// peek returns the current byte, or 0 at the end.
+func (r *jsonReader) peek() byte {
+	if r.i < len(r.b) {
+		return r.b[r.i]
+	}
+	return 0
+}
+
+// ws skips JSON whitespace.
+func (r *jsonReader) ws() {
+	for r.i < len(r.b) {
+		switch r.b[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+// colon consumes the ':' after a key and the whitespace around it.
+func (r *jsonReader) colon() error {
+	r.ws()
+	if r.peek() != ':' {
+		return r.fail("expected ':'")
+	}
+	r.i++
+	r.ws()
+	return nil
+}
+
+// next consumes the ',' or the closing byte after a member or element and
+// reports whether another one follows.
+func (r *jsonReader) next(closing byte) (bool, error) {
+	r.ws()
+	switch r.peek() {
+	case ',':
+		r.i++
+		return true, nil
+	case closing:
+		r.i++
+		return false, nil
+	}
+	return false, r.fail("expected ',' or '" + string(closing) + "'")
+}
+
+// literal consumes the word (true, false or null) at the cursor.
+func (r *jsonReader) literal(word string) error {
+	if !bytes.HasPrefix(r.b[r.i:], []byte(word)) {
+		return r.fail("invalid literal")
+	}
+	r.i += len(word)
+	return nil
+}
+
+// readNumber consumes a number in JSON's grammar and returns its text.
+func (r *jsonReader) readNumber() ([]byte, error) {
+	start := r.i
+	if r.peek() == '-' {
+		r.i++
+	}
+	switch c := r.peek(); {
+	case c == '0':
+		r.i++
+	case c >= '1' && c <= '9':
+		for r.i++; isDigit(r.peek()); r.i++ {
+		}
+	default:
+		return nil, r.fail("invalid number")
+	}
+	if r.peek() == '.' {
+		r.i++
+		if !isDigit(r.peek()) {
+			return nil, r.fail("invalid number")
+		}
+		for isDigit(r.peek()) {
+			r.i++
+		}
+	}
+	if c := r.peek(); c == 'e' || c == 'E' {
+		r.i++
+		if c := r.peek(); c == '+' || c == '-' {
+			r.i++
+		}
+		if !isDigit(r.peek()) {
+			return nil, r.fail("invalid number")
+		}
+		for isDigit(r.peek()) {
+			r.i++
+		}
+	}
+	return r.b[start:r.i], nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// readInt reads an integer field of the given bit size: a JSON number whose
+// text is a decimal integer in range calls set, null leaves the field as it
+// is, anything else fails.
+func (r *jsonReader) readInt(bits int, set func(int64)) error {
+	switch c := r.peek(); {
+	case c == 'n':
+		return r.literal("null")
+	case c == '-' || isDigit(c):
+		at := r.i
+		lit, err := r.readNumber()
+		if err != nil {
+			return err
+		}
+		v, perr := strconv.ParseInt(string(lit), 10, bits)
+		if perr != nil {
+			r.i = at
+			return r.fail(fmt.Sprintf("number %s is not an int%d", lit, bits))
+		}
+		set(v)
+		return nil
+	}
+	return r.fail("expected a number")
+}
+
+// readStringField reads a string field: a string sets it, null leaves it.
+func (r *jsonReader) readStringField(dst *string) error {
+	switch r.peek() {
+	case 'n':
+		return r.literal("null")
+	case '"':
+		s, err := r.readString()
+		if err != nil {
+			return err
+		}
+		*dst = s
+		return nil
+	}
+	return r.fail("expected a string")
+}
+
+// readExt reads the extFields object. As with encoding/json, null clears the
+// map, a second object adds to the first, and a null value is stored as "".
+func (r *jsonReader) readExt(m *map[string]string) error {
+	switch r.peek() {
+	case 'n':
+		*m = nil
+		return r.literal("null")
+	case '{':
+	default:
+		return r.fail("extFields is not an object")
+	}
+	r.i++
+	if *m == nil {
+		*m = make(map[string]string, 16)
+	}
+	r.ws()
+	if r.peek() == '}' {
+		r.i++
+		return nil
+	}
+	for {
+		r.ws()
+		if r.peek() != '"' {
+			return r.fail("expected a key")
+		}
+		k, err := r.readString()
+		if err != nil {
+			return err
+		}
+		if err := r.colon(); err != nil {
+			return err
+		}
+		switch r.peek() {
+		case '"':
+			v, err := r.readString()
+			if err != nil {
+				return err
+			}
+			(*m)[k] = v
+		case 'n':
+			if err := r.literal("null"); err != nil {
+				return err
+			}
+			(*m)[k] = ""
+		default:
+			return r.fail(fmt.Sprintf("ext field %q is not a string", k))
+		}
+		more, err := r.next('}')
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// readString reads a string value.
+func (r *jsonReader) readString() (string, error) {
+	// Fast path: printable ASCII without escapes.
+	for j := r.i + 1; j < len(r.b); j++ {
+		c := r.b[j]
+		if c == '"' {
+			s := string(r.b[r.i+1 : j])
+			r.i = j + 1
+			return s, nil
+		}
+		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	b, err := r.readStringBytes(nil)
+	return string(b), err
+}
+
+// readStringBytes reads a string at the cursor (which is on the opening
+// quote) and returns its unescaped bytes. When the string needs no
+// unescaping the result aliases the input; otherwise it is appended to
+// scratch. Invalid UTF-8 and unpaired surrogate escapes become U+FFFD.
+func (r *jsonReader) readStringBytes(scratch []byte) ([]byte, error) {
+	start := r.i + 1
+	j := start
+	for ; j < len(r.b); j++ {
+		c := r.b[j]
+		if c == '"' {
+			r.i = j + 1
+			return r.b[start:j], nil
+		}
+		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	out := append(scratch, r.b[start:j]...)
+	for j < len(r.b) {
+		c := r.b[j]
+		switch {
+		case c == '"':
+			r.i = j + 1
+			return out, nil
+		case c < 0x20:
+			r.i = j
+			return nil, r.fail("control character in string")
+		case c == '\\':
+			if j+1 >= len(r.b) {
+				r.i = j
+				return nil, r.fail("unterminated escape")
+			}
+			switch e := r.b[j+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+				j += 2
+			case 'b':
+				out = append(out, '\b')
+				j += 2
+			case 'f':
+				out = append(out, '\f')
+				j += 2
+			case 'n':
+				out = append(out, '\n')
+				j += 2
+			case 'r':
+				out = append(out, '\r')
+				j += 2
+			case 't':
+				out = append(out, '\t')
+				j += 2
+			case 'u':
+				ru := hex4(r.b[j:])
+				if ru < 0 {
+					r.i = j
+					return nil, r.fail("invalid \\u escape")
+				}
+				j += 6
+				if utf16.IsSurrogate(ru) {
+					if ru2 := hex4(r.b[j:]); ru2 >= 0 {
+						if dec := utf16.DecodeRune(ru, ru2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							j += 6
+							break
+						}
+					}
+					ru = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, ru)
+			default:
+				r.i = j
+				return nil, r.fail("invalid escape")
+			}
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			j++
+		default:
+			ru, size := utf8.DecodeRune(r.b[j:])
+			if ru == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, r.b[j:j+size]...)
+			}
+			j += size
+		}
+	}
+	r.i = j
+	return nil, r.fail("unterminated string")
+}
+
+// hex4 decodes a `\uXXXX` escape at the start of b, or returns -1.
+func hex4(b []byte) rune {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return -1
+	}
+	var v rune
+	for _, c := range b[2:6] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		v = v<<4 | rune(c)
+	}
+	return v
+}
+
+// skipValue consumes one value of any type, nested at the given depth (the
+// number of enclosing objects and arrays). It is iterative, so hostile
+// nesting costs a byte of stack per level rather than a call frame.
+func (r *jsonReader) skipValue(depth int) error {
+	var closers []byte
+	for {
+		// A value starts here.
+		r.ws()
+		switch c := r.peek(); {
+		case c == '{' || c == '[':
+			if depth+len(closers)+1 > maxJSONDepth {
+				return r.fail("nesting too deep")
+			}
+			r.i++
+			r.ws()
+			closing := byte('}')
+			if c == '[' {
+				closing = ']'
+			}
+			if r.peek() == closing {
+				r.i++
+				break
+			}
+			closers = append(closers, closing)
+			if closing == '}' {
+				if err := r.skipKey(); err != nil {
+					return err
+				}
+			}
+			continue
+		case c == '"':
+			if _, err := r.readStringBytes(nil); err != nil {
+				return err
+			}
+		case c == 't':
+			if err := r.literal("true"); err != nil {
+				return err
+			}
+		case c == 'f':
+			if err := r.literal("false"); err != nil {
+				return err
+			}
+		case c == 'n':
+			if err := r.literal("null"); err != nil {
+				return err
+			}
+		default:
+			if _, err := r.readNumber(); err != nil {
+				return err
+			}
+		}
+		// A value ended: close containers until one has another member.
+		for {
+			if len(closers) == 0 {
+				return nil
+			}
+			closing := closers[len(closers)-1]
+			more, err := r.next(closing)
+			if err != nil {
+				return err
+			}
+			if more {
+				if closing == '}' {
+					if err := r.skipKey(); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			closers = closers[:len(closers)-1]
+		}
+	}
+}
+
+// skipKey consumes an object key and its colon.
+func (r *jsonReader) skipKey() error {
+	r.ws()
+	if r.peek() != '"' {
+		return r.fail("expected a key")
+	}
+	if _, err := r.readStringBytes(nil); err != nil {
+		return err
+	}
+	return r.colon()
+}

@@ -1,0 +1,163 @@
+package remoting
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Handler serves one request. It runs on a worker goroutine of the pool its
+// code was registered with; ctx is the connection's context (cancelled when
+// the connection or the server closes). The returned command is sent as the
+// response, with the request's opaque and FlagResponse forced; nil sends
+// nothing, which is how a handler that answers later (long polling, via
+// conn.WriteCommand) or a one-way handler declines. For a request with
+// FlagOneway the response is discarded. A panic is recovered, logged and
+// answered with SystemError.
+type Handler interface {
+	Serve(ctx context.Context, conn *Conn, req *Command) *Command
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, conn *Conn, req *Command) *Command
+
+// Serve calls f.
+func (f HandlerFunc) Serve(ctx context.Context, conn *Conn, req *Command) *Command {
+	return f(ctx, conn, req)
+}
+
+// PoolConfig sizes a worker pool: Workers goroutines take requests from a
+// queue of QueueSize slots. A request that finds the queue full is answered
+// with SystemBusy at once instead of waiting, so one flooded pool cannot
+// hold up the others. Zero values mean the DefaultPoolConfig values.
+type PoolConfig struct {
+	Workers   int
+	QueueSize int
+}
+
+// DefaultPoolConfig fills the zero fields of a PoolConfig.
+var DefaultPoolConfig = PoolConfig{Workers: 8, QueueSize: 1024}
+
+func (p PoolConfig) withDefaults() PoolConfig {
+	if p.Workers <= 0 {
+		p.Workers = DefaultPoolConfig.Workers
+	}
+	if p.QueueSize <= 0 {
+		p.QueueSize = DefaultPoolConfig.QueueSize
+	}
+	return p
+}
+
+// PoolStats is a snapshot of one pool's counters.
+type PoolStats struct {
+	Workers   int
+	QueueSize int
+	Queued    int    // requests waiting now
+	Handled   uint64 // requests a handler has finished
+	Rejected  uint64 // requests answered SystemBusy because the queue was full
+}
+
+// task is one request waiting for a worker.
+type task struct {
+	conn *Conn
+	req  *Command
+	h    Handler
+}
+
+// pool is a fixed set of workers behind a bounded queue. Producers are the
+// read goroutines of connections; stop may only be called once they have
+// all returned.
+type pool struct {
+	name     string
+	cfg      PoolConfig
+	logger   hclog.Logger
+	queue    chan task
+	wg       sync.WaitGroup
+	handled  atomic.Uint64
+	rejected atomic.Uint64
+}
+
+func newPool(name string, cfg PoolConfig, logger hclog.Logger) *pool {
+	cfg = cfg.withDefaults()
+	return &pool{
+		name:   name,
+		cfg:    cfg,
+		logger: logger,
+		queue:  make(chan task, cfg.QueueSize),
+	}
+}
+
+// start launches the workers.
+func (p *pool) start() {
+	for range p.cfg.Workers {
+		p.wg.Add(1)
+		go p.work()
+	}
+}
+
+// submit queues t, or reports false when the queue is full.
+func (p *pool) submit(t task) bool {
+	select {
+	case p.queue <- t:
+		return true
+	default:
+		p.rejected.Add(1)
+		return false
+	}
+}
+
+// stop closes the queue and waits for the workers to finish what is queued.
+func (p *pool) stop() {
+	close(p.queue)
+	p.wg.Wait()
+}
+
+func (p *pool) work() {
+	defer p.wg.Done()
+	for t := range p.queue {
+		resp := p.call(t)
+		p.handled.Add(1)
+		if resp != nil && !t.req.IsOneway() {
+			t.conn.reply(t.req, resp)
+		}
+	}
+}
+
+// call runs the handler, turning a panic into a SystemError response.
+func (p *pool) call(t task) (resp *Command) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logger.Error("handler panicked", "pool", p.name, "request", RequestCodeName(t.req.Code),
+				"peer", t.conn.RemoteAddr(), "panic", r, "stack", string(debug.Stack()))
+			resp = NewResponse(t.req, SystemError,
+				fmt.Sprintf("internal error serving request type %d", t.req.Code))
+		}
+	}()
+	return t.h.Serve(t.conn.ctx, t.conn, t.req)
+}
+
+func (p *pool) stats() PoolStats {
+	return PoolStats{
+		Workers:   p.cfg.Workers,
+		QueueSize: p.cfg.QueueSize,
+		Queued:    len(p.queue),
+		Handled:   p.handled.Load(),
+		Rejected:  p.rejected.Load(),
+	}
+}
+
+// busyResponse is the answer to a request whose pool queue is full.
+func busyResponse(req *Command, pool string) *Command {
+	return NewResponse(req, SystemBusy,
+		fmt.Sprintf("[TOO_MANY_REQUESTS] pool %q is full, try again later", pool))
+}
+
+// notSupportedResponse is the answer to a request code without a handler.
+func notSupportedResponse(req *Command) *Command {
+	return NewResponse(req, RequestCodeNotSupported,
+		fmt.Sprintf("request type %d not supported", req.Code))
+}

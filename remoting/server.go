@@ -1,0 +1,341 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults of ServerConfig and ClientConfig.
+const (
+	DefaultIdleTimeout  = 120 * time.Second
+	DefaultWriteTimeout = 30 * time.Second
+	DefaultDialTimeout  = 3 * time.Second
+	// DefaultPool is the pool every server has; codes registered without
+	// a pool of their own use it.
+	DefaultPool = "default"
+)
+
+// ServerConfig configures a Server. Zero values take the defaults.
+type ServerConfig struct {
+	// Addr is the TCP address to listen on; "127.0.0.1:0" picks a port.
+	Addr string
+	// MaxFrameSize bounds every frame read or written, length prefix
+	// included (DefaultMaxFrameSize). A peer that announces a larger frame
+	// is disconnected.
+	MaxFrameSize int
+	// IdleTimeout closes a connection that delivers no frame for this long
+	// (DefaultIdleTimeout); negative disables it.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds one frame write (DefaultWriteTimeout); a write
+	// that times out closes the connection. Negative disables it.
+	WriteTimeout time.Duration
+	// Pools are the named worker pools ("send", "pull", "admin",
+	// "heartbeat", …). DefaultPool is added when missing.
+	Pools map[string]PoolConfig
+	// Logger receives the server's logs (hclog.NewNullLogger() if nil).
+	Logger hclog.Logger
+	// OnConnClose, if set, is called once per accepted connection after it
+	// has closed (by either side, an I/O error, a bad frame, the idle
+	// timeout or Close), on that connection's read goroutine. Close waits
+	// for these calls.
+	OnConnClose func(*Conn)
+}
+
+// route is where requests of one code go.
+type route struct {
+	pool *pool
+	h    Handler
+}
+
+// Server accepts connections and serves requests by code. Register
+// handlers with Handle, then Start; Close stops everything it started.
+//
+// Goroutines, all owned by the Server and all finished when Close returns:
+// one accept loop; one read goroutine per connection, which decodes frames
+// and dispatches each request to its code's pool (answering
+// RequestCodeNotSupported or SystemBusy itself); the workers of every pool,
+// which run handlers and write their responses.
+type Server struct {
+	cfg    ServerConfig
+	logger hclog.Logger
+	pools  map[string]*pool
+
+	hmu    sync.Mutex                      // serializes Handle
+	routes atomic.Pointer[map[int16]route] // copy-on-write
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	ln      net.Listener
+	conns   map[*Conn]struct{}
+	quit    chan struct{}
+	connWG  sync.WaitGroup // accept loop and read goroutines
+}
+
+// NewServer returns a server that is not listening yet.
+func NewServer(cfg ServerConfig) *Server {
+	if cfg.MaxFrameSize <= 0 {
+		cfg.MaxFrameSize = DefaultMaxFrameSize
+	}
+	cfg.IdleTimeout = durationOrDefault(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.WriteTimeout = durationOrDefault(cfg.WriteTimeout, DefaultWriteTimeout)
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	pools := maps.Clone(cfg.Pools)
+	if pools == nil {
+		pools = make(map[string]PoolConfig)
+	}
+	if _, ok := pools[DefaultPool]; !ok {
+		pools[DefaultPool] = DefaultPoolConfig
+	}
+	cfg.Pools = pools
+	s := &Server{
+		cfg:    cfg,
+		logger: cfg.Logger,
+		pools:  make(map[string]*pool, len(pools)),
+		conns:  make(map[*Conn]struct{}),
+		quit:   make(chan struct{}),
+	}
+	for name, pc := range pools {
+		s.pools[name] = newPool(name, pc, cfg.Logger)
+	}
+	empty := map[int16]route{}
+	s.routes.Store(&empty)
+	return s
+}
+
+// durationOrDefault maps 0 to def and a negative value to 0 (disabled).
+func durationOrDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// Handle routes requests with the given code to h, run on the named pool
+// ("" means DefaultPool). A later registration of the same code replaces
+// the earlier one. Register before Start; registering later is safe but
+// races with requests already arriving. It panics on a nil handler or a
+// pool the ServerConfig did not declare: both are programming errors.
+func (s *Server) Handle(code int16, pool string, h Handler) {
+	if h == nil {
+		panic("remoting: Handle with a nil handler")
+	}
+	if pool == "" {
+		pool = DefaultPool
+	}
+	p, ok := s.pools[pool]
+	if !ok {
+		panic(fmt.Sprintf("remoting: Handle(%d): unknown pool %q", code, pool))
+	}
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	next := maps.Clone(*s.routes.Load())
+	next[code] = route{pool: p, h: h}
+	s.routes.Store(&next)
+}
+
+// Start listens on cfg.Addr and starts the workers and the accept loop. It
+// fails if the server was started or closed before, or if listening fails.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.started {
+		return errors.New("remoting: server already started")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("remoting: listen on %q: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	s.started = true
+	for _, p := range s.pools {
+		p.start()
+	}
+	s.connWG.Add(1)
+	go s.acceptLoop(ln)
+	s.logger.Info("remoting server listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the listening address (nil before Start).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// PoolStats returns a snapshot of every pool's counters, by pool name. Safe
+// for concurrent use.
+func (s *Server) PoolStats() map[string]PoolStats {
+	out := make(map[string]PoolStats, len(s.pools))
+	for name, p := range s.pools {
+		out[name] = p.stats()
+	}
+	return out
+}
+
+// ConnCount is the number of open connections.
+func (s *Server) ConnCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Close stops accepting, closes every connection (their pending
+// server-to-client calls fail with ErrConnClosed), lets the workers finish
+// the requests already queued (their responses are not delivered), and
+// waits for all goroutines and OnConnClose calls. If ctx ends first it
+// returns ctx's error while the shutdown completes in the background.
+// Closing twice is a no-op, even while the first Close is still
+// finishing. Safe for concurrent use, but a handler that calls Close waits
+// for itself until ctx ends.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.quit)
+	ln := s.ln
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	started := s.started
+	s.mu.Unlock()
+
+	if ln != nil {
+		_ = ln.Close()
+	}
+	for _, c := range conns {
+		c.closeWith(fmt.Errorf("%w: server shutting down", ErrClosed))
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.connWG.Wait() // no read goroutine left to submit work
+		if started {
+			for _, p := range s.pools {
+				p.stop()
+			}
+		}
+	}()
+	select {
+	case <-done:
+		if ln != nil {
+			s.logger.Info("remoting server closed", "addr", ln.Addr().String())
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("remoting: server close: %w", ctx.Err())
+	}
+}
+
+// acceptLoop accepts connections until the listener closes. Errors other
+// than the listener closing (running out of file descriptors, say) are
+// logged and retried with a growing pause.
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer s.connWG.Done()
+	var pause time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.quit:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			s.logger.Warn("accept failed", "error", err, "retry_in", pause)
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-s.quit:
+				t.Stop()
+				return
+			}
+			continue
+		}
+		pause = 0
+		s.serveConn(nc)
+	}
+}
+
+// serveConn registers an accepted connection and starts its read goroutine.
+func (s *Server) serveConn(nc net.Conn) {
+	c := newConn(nc, connConfig{
+		maxFrame:     s.cfg.MaxFrameSize,
+		idleTimeout:  s.cfg.IdleTimeout,
+		writeTimeout: s.cfg.WriteTimeout,
+		logger:       s.logger,
+		dispatch:     s.dispatch,
+		onClose:      s.connClosed,
+	})
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1)
+	s.mu.Unlock()
+	s.logger.Debug("connection accepted", "peer", nc.RemoteAddr(), "conn", c.id)
+	go func() {
+		defer s.connWG.Done()
+		c.readLoop()
+	}()
+}
+
+// connClosed is the close hook of every accepted connection.
+func (s *Server) connClosed(c *Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	if s.cfg.OnConnClose != nil {
+		s.cfg.OnConnClose(c)
+	}
+}
+
+// dispatch runs on a connection's read goroutine: it queues req on its
+// code's pool, or answers at once when there is no handler or no room.
+func (s *Server) dispatch(c *Conn, req *Command) {
+	r, ok := (*s.routes.Load())[req.Code]
+	if !ok {
+		s.logger.Debug("request code not supported", "peer", c.RemoteAddr(), "code", req.Code)
+		if !req.IsOneway() {
+			c.reply(req, notSupportedResponse(req))
+		}
+		return
+	}
+	if !r.pool.submit(task{conn: c, req: req, h: r.h}) {
+		s.logger.Debug("pool full, answering SYSTEM_BUSY", "pool", r.pool.name,
+			"peer", c.RemoteAddr(), "request", RequestCodeName(req.Code))
+		if !req.IsOneway() {
+			c.reply(req, busyResponse(req, r.pool.name))
+		}
+	}
+}
