@@ -1,5 +1,7 @@
 # ledgermq build, test and run targets. `make help` lists them.
 
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 GO          ?= go
 BIN         := bin/ledgermq
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -43,6 +45,7 @@ staticcheck: $(STATICCHECK)
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -count=1 -timeout 10m -run '^TestManyTopics$$' -v ./store/ | grep -E '^(---|ok|FAIL|\s+manytopics)'
 
 # Every Fuzz* target, briefly (part of make test).
 fuzz-short:

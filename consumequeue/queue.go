@@ -201,13 +201,25 @@ func (q *Queue) MaxOffset() int64 {
 // rely on it). One writer at a time per queue; readers run concurrently.
 // The unit is durable after the next Store.Flush.
 func (q *Queue) Put(queueOffset int64, u Unit) error {
-	if !u.Valid() {
-		return fmt.Errorf("%w: put %s@%d: offset %d size %d", ErrBadUnit, q, queueOffset, u.Offset, u.Size)
+	return q.PutUnits(queueOffset, []Unit{u})
+}
+
+// PutUnits writes units at consecutive queue offsets from queueOffset, with
+// Put's rules for the first one, in one write per file touched (the store's
+// dispatcher hands over a batch's units of one queue at once).
+func (q *Queue) PutUnits(queueOffset int64, units []Unit) error {
+	if len(units) == 0 {
+		return nil
+	}
+	for i, u := range units {
+		if !u.Valid() {
+			return fmt.Errorf("%w: put %s@%d: offset %d size %d", ErrBadUnit, q, queueOffset+int64(i), u.Offset, u.Size)
+		}
 	}
 	if queueOffset < 0 {
 		return fmt.Errorf("%w: put %s@%d", ErrOffsetTooSmall, q, queueOffset)
 	}
-	if queueOffset >= q.s.limit {
+	if queueOffset+int64(len(units)) > q.s.limit {
 		return fmt.Errorf("%w: put %s@%d", ErrOffsetTooLarge, q, queueOffset)
 	}
 	if err := q.lock(); err != nil {
@@ -233,12 +245,23 @@ func (q *Queue) Put(queueOffset int64, u Unit) error {
 			return err
 		}
 	}
-	return q.appendLocked(queueOffset, u)
+	for len(units) > 0 {
+		n := q.fileEnd(q.fileStart(queueOffset)) - queueOffset
+		if int64(len(units)) < n {
+			n = int64(len(units))
+		}
+		if err := q.appendLocked(queueOffset, units[:n]); err != nil {
+			return err
+		}
+		queueOffset += n
+		units = units[n:]
+	}
+	return nil
 }
 
-// appendLocked writes u at o == MaxOffset, creating its file (and the
-// queue's directories) when o starts a file.
-func (q *Queue) appendLocked(o int64, u Unit) error {
+// appendLocked writes units at o == MaxOffset, all inside the file holding
+// o, creating that file (and the queue's directories) when o starts it.
+func (q *Queue) appendLocked(o int64, units []Unit) error {
 	start := q.fileStart(o)
 	k := fileKey{q, start}
 	create := o == start
@@ -254,14 +277,20 @@ func (q *Queue) appendLocked(o int64, u Unit) error {
 	if create {
 		q.s.cache.dirCreated(q.dir())
 	}
-	var b [UnitSize]byte
-	EncodeUnit(b[:], u)
-	_, err = cf.f.WriteAt(b[:], (o-start)*UnitSize)
+	var one [UnitSize]byte
+	b := one[:]
+	if len(units) > 1 {
+		b = make([]byte, len(units)*UnitSize)
+	}
+	for i, u := range units {
+		EncodeUnit(b[i*UnitSize:], u)
+	}
+	_, err = cf.f.WriteAt(b, (o-start)*UnitSize)
 	q.s.cache.release(cf, true)
 	if err != nil {
 		return fmt.Errorf("consumequeue: put %s@%d: %w", q, o, err)
 	}
-	q.max.Store(o + 1)
+	q.max.Store(o + int64(len(units)))
 	return nil
 }
 

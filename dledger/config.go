@@ -81,7 +81,8 @@ type Config struct {
 	MaxBatchMessages int
 	// QueueDepth bounds waiting proposals (default 4096); beyond it Propose
 	// answers ErrBusy. MaxInFlight bounds raft entries proposed but not yet
-	// applied (default 32).
+	// applied (default 4: proposals queue up while
+	// entries are in flight, so entries grow under load).
 	QueueDepth  int
 	MaxInFlight int
 	// ApplyTimeout bounds one proposal. Default 10 s.
@@ -121,7 +122,7 @@ func (c *Config) setDefaults() {
 		c.QueueDepth = 4096
 	}
 	if c.MaxInFlight == 0 {
-		c.MaxInFlight = 32
+		c.MaxInFlight = 4
 	}
 	if c.ApplyTimeout == 0 {
 		c.ApplyTimeout = 10 * time.Second

@@ -150,7 +150,13 @@ func (g *Group) open() error {
 			return fmt.Errorf("dledger: bootstrap: %w", err)
 		}
 	}
-	if g.raft, err = raft.NewRaft(rc, g.fsm, g.wal, g.wal, g.snaps, g.trans); err != nil {
+	// Recent entries are served to replication from memory, not re-read
+	// from the log files.
+	logs, err := raft.NewLogCache(1024, g.wal)
+	if err != nil {
+		return fmt.Errorf("dledger: log cache: %w", err)
+	}
+	if g.raft, err = raft.NewRaft(rc, g.fsm, logs, g.wal, g.snaps, g.trans); err != nil {
 		return fmt.Errorf("dledger: start raft: %w", err)
 	}
 	g.observer = raft.NewObserver(g.obsCh, false, func(o *raft.Observation) bool {

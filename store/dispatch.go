@@ -77,26 +77,53 @@ func dispatchesToQueue(sysFlag int32) bool {
 	return t != message.SysFlagTransactionPrepared && t != message.SysFlagTransactionRollback
 }
 
-// dispatchLocked writes r's ConsumeQueue unit (toQueue) and IndexFile keys
-// (toIndex). Called with s.mu held, in CommitLog order.
-func (s *Store) dispatchLocked(r dispatchReq, st *queueState, toQueue, toIndex bool) error {
-	if toQueue && dispatchesToQueue(r.sysFlag) {
+// dispatchLocked writes the ConsumeQueue units (where toQueue[i]) and the
+// IndexFile keys (where toIndex[i]) of a batch of records, given in
+// CommitLog order with their queues' writer states. A queue's units of one
+// batch are consecutive and go to disk in one write. Called with s.mu held.
+func (s *Store) dispatchLocked(reqs []dispatchReq, states []*queueState, toQueue, toIndex func(i int) bool) error {
+	type run struct {
+		st    *queueState
+		first dispatchReq
+		units []consumequeue.Unit
+	}
+	var runs []*run
+	open := map[*queueState]*run{}
+	for i, r := range reqs {
+		if !toQueue(i) || !dispatchesToQueue(r.sysFlag) {
+			continue
+		}
 		u := consumequeue.Unit{Offset: r.phy, Size: r.size, TagsCode: message.TagsHashCode(r.tags)}
-		err := st.q.Put(r.queueOffset, u)
+		ru := open[states[i]]
+		if ru == nil || ru.first.queueOffset+int64(len(ru.units)) != r.queueOffset {
+			ru = &run{st: states[i], first: r}
+			open[states[i]] = ru
+			runs = append(runs, ru)
+		}
+		ru.units = append(ru.units, u)
+	}
+	for _, ru := range runs {
+		r, st := ru.first, ru.st
+		err := st.q.PutUnits(r.queueOffset, ru.units)
 		if errors.Is(err, consumequeue.ErrGap) {
 			// The slots between the queue's end and this record belong to
 			// records lost to corruption; point them at the corrupt range
 			// so a reader skips them and reports it.
-			err = s.fillGapLocked(st, r)
+			if err = s.fillGapLocked(st, r); err == nil {
+				err = st.q.PutUnits(r.queueOffset, ru.units)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("store: dispatch %s/%d@%d: %w", r.topic, r.queueID, r.queueOffset, err)
 		}
-		if r.queueOffset+1 > st.next {
-			st.next = r.queueOffset + 1
+		if end := r.queueOffset + int64(len(ru.units)); end > st.next {
+			st.next = end
 		}
 	}
-	if toIndex {
+	for i, r := range reqs {
+		if !toIndex(i) {
+			continue
+		}
 		if r.uniq != "" {
 			if err := s.idx.Put(r.topic+"#"+r.uniq, r.phy, r.storeTime); err != nil {
 				return fmt.Errorf("store: index %s: %w", r.uniq, err)
@@ -111,6 +138,7 @@ func (s *Store) dispatchLocked(r dispatchReq, st *queueState, toQueue, toIndex b
 	return nil
 }
 
+// fillGapLocked fills the queue up to (not including) r's slot.
 func (s *Store) fillGapLocked(st *queueState, r dispatchReq) error {
 	hole := s.lastHole
 	if hole < 0 || hole >= r.phy {
@@ -121,6 +149,5 @@ func (s *Store) fillGapLocked(st *queueState, r dispatchReq) error {
 			return err
 		}
 	}
-	u := consumequeue.Unit{Offset: r.phy, Size: r.size, TagsCode: message.TagsHashCode(r.tags)}
-	return st.q.Put(r.queueOffset, u)
+	return nil
 }

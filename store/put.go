@@ -123,15 +123,19 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 		s.log.Error("commitlog append failed; refusing further writes", "error", err)
 		return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
 	}
+	reqs := make([]dispatchReq, len(msgs))
+	for i, m := range msgs {
+		reqs[i] = dispatchFromExt(m)
+	}
+	all := func(int) bool { return true }
+	if err := s.dispatchLocked(reqs, states, all, all); err != nil {
+		s.writeErr = err
+		s.mu.Unlock()
+		s.log.Error("dispatch failed; refusing further writes", "error", err)
+		return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
+	}
 	res := make([]PutResult, len(msgs))
 	for i, m := range msgs {
-		r := dispatchFromExt(m)
-		if err := s.dispatchLocked(r, states[i], true, true); err != nil {
-			s.writeErr = err
-			s.mu.Unlock()
-			s.log.Error("dispatch failed; refusing further writes", "error", err)
-			return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
-		}
 		res[i] = PutResult{
 			PhysicalOffset: offsets[i],
 			QueueOffset:    m.QueueOffset,

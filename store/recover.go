@@ -63,20 +63,24 @@ func (r *replayer) visit(off int64, payload []byte) error {
 			r.s.lastHole = off
 			return nil
 		}
-		for _, d := range r.batch {
-			toQ := d.phy >= r.from || r.rebuildAll || r.rebuildQ[queueKey{d.topic, d.queueID}]
-			toIdx := d.phy >= r.indexFrom || r.rebuildAll
-			if !toQ && !toIdx {
+		states := make([]*queueState, len(r.batch))
+		toQ := make([]bool, len(r.batch))
+		toIdx := make([]bool, len(r.batch))
+		for i, d := range r.batch {
+			toQ[i] = d.phy >= r.from || r.rebuildAll || r.rebuildQ[queueKey{d.topic, d.queueID}]
+			toIdx[i] = d.phy >= r.indexFrom || r.rebuildAll
+			if !toQ[i] && !toIdx[i] {
 				continue
 			}
 			st, err := r.s.queueLocked(d.topic, d.queueID)
 			if err != nil {
 				return err
 			}
-			if err := r.s.dispatchLocked(d, st, toQ, toIdx); err != nil {
-				return err
-			}
+			states[i] = st
 			r.replayed++
+		}
+		if err := r.s.dispatchLocked(r.batch, states, func(i int) bool { return toQ[i] }, func(i int) bool { return toIdx[i] }); err != nil {
+			return err
 		}
 		r.batch = r.batch[:0]
 		if m.seq > r.seq {

@@ -1,0 +1,152 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// The broker's side of the name-server protocol: the requests a broker
+// sends to every name server, built exactly as Java's BrokerOuterAPI
+// builds them.
+
+// RegisterRequest is what a broker node tells a name server about itself.
+// A node registers only once it knows its role (I6): as the leader with
+// BrokerID 0, or as a follower with its own id ≥ 1.
+type RegisterRequest struct {
+	ClusterName  string
+	BrokerName   string // the broker group, shared by all its nodes
+	BrokerAddr   string // host:port clients dial
+	HAServerAddr string // sent as is (Java requires the field)
+	BrokerID     int64  // 0 = leader, ≥ 1 = follower
+	// Term is the node's current Raft term. It travels as
+	// dataVersion.stateVersion and fences deposed leaders.
+	Term int64
+	// DataVersion versions Topics: change Timestamp or Counter whenever
+	// the topic table changes, or the name server keeps the topics it
+	// has. Its StateVersion is replaced by Term.
+	DataVersion DataVersion
+	// Topics is the node's whole topic table (a leader's replaces the
+	// group's; a follower's is ignored by the name server).
+	Topics []TopicConfig
+	// HeartbeatTimeout, if positive, is sent as heartbeatTimeoutMillis:
+	// how long the name server keeps the node without a heartbeat.
+	HeartbeatTimeout time.Duration
+	// Compressed sends the deflated body layout instead of JSON.
+	Compressed bool
+}
+
+// RegisterCommand builds the REGISTER_BROKER request for req: the ext
+// fields brokerName, brokerAddr, clusterName, haServerAddr, brokerId,
+// enableActingMaster=false, compressed, bodyCrc32 (and
+// heartbeatTimeoutMillis when set), and a RegisterBrokerBody. The command
+// may be sent to several name servers at once. Errors wrap ErrBadRequest
+// (invalid identity, duplicate or invalid topics).
+func RegisterCommand(req RegisterRequest) (*remoting.Command, error) {
+	table := make(map[string]TopicConfig, len(req.Topics))
+	for _, tc := range req.Topics {
+		if _, dup := table[tc.TopicName]; dup {
+			return nil, fmt.Errorf("%w: topic %q listed twice", ErrBadRequest, tc.TopicName)
+		}
+		if tc.TopicFilterType == "" {
+			tc.TopicFilterType = FilterSingleTag
+		}
+		table[tc.TopicName] = tc
+	}
+	dv := req.DataVersion
+	dv.StateVersion = req.Term
+	check := Registration{
+		ClusterName: req.ClusterName, BrokerName: req.BrokerName, BrokerAddr: req.BrokerAddr,
+		BrokerID: req.BrokerID, DataVersion: dv, Topics: table, Timeout: req.HeartbeatTimeout,
+	}
+	if err := check.validate(); err != nil {
+		return nil, badRequest(err)
+	}
+	body := &RegisterBrokerBody{
+		TopicConfigSerializeWrapper: TopicConfigWrapper{TopicConfigTable: table, DataVersion: dv},
+	}
+	raw, err := body.Encode(req.Compressed)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	ext := map[string]string{
+		extBrokerName:   req.BrokerName,
+		extBrokerAddr:   req.BrokerAddr,
+		extClusterName:  req.ClusterName,
+		extHAServerAddr: req.HAServerAddr,
+		extBrokerID:     strconv.FormatInt(req.BrokerID, 10),
+		extActingMaster: "false",
+		extCompressed:   strconv.FormatBool(req.Compressed),
+		extBodyCRC:      strconv.FormatUint(uint64(bodyCRC32(raw)), 10),
+	}
+	if req.HeartbeatTimeout > 0 {
+		ext[extHeartbeatTimeout] = strconv.FormatInt(req.HeartbeatTimeout.Milliseconds(), 10)
+	}
+	return remoting.NewRequest(remoting.RegisterBroker, ext, raw), nil
+}
+
+// RegisterBroker registers (or heartbeats) the node with the name server
+// at namesrvAddr over client and waits for the answer; ctx bounds the
+// call. A registration refused by fencing returns an error matching
+// ErrStaleTerm: the node's term is behind, so it is no longer the leader
+// it claims to be. Other refusals return the *remoting.CodeError. Safe
+// for concurrent use; a broker calls it for each name server every 30 s
+// and at once on a role or topic change.
+func RegisterBroker(ctx context.Context, client *remoting.Client, namesrvAddr string, req RegisterRequest) error {
+	cmd, err := RegisterCommand(req)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Invoke(ctx, namesrvAddr, cmd)
+	if err != nil {
+		return fmt.Errorf("routing: register %s id %d with %s: %w", req.BrokerName, req.BrokerID, namesrvAddr, err)
+	}
+	if resp.Code == codeStaleTerm {
+		return fmt.Errorf("%w: %s: %w", ErrStaleTerm, namesrvAddr, remoting.CheckResponse(resp))
+	}
+	if err := remoting.CheckResponse(resp); err != nil {
+		return fmt.Errorf("routing: register %s id %d with %s: %w", req.BrokerName, req.BrokerID, namesrvAddr, err)
+	}
+	return nil
+}
+
+// UnregisterRequest names the node leaving: the name server removes the
+// member of BrokerName registered at BrokerAddr.
+type UnregisterRequest struct {
+	ClusterName string
+	BrokerName  string
+	BrokerAddr  string
+	BrokerID    int64
+}
+
+// UnregisterBroker tells the name server at namesrvAddr that the node is
+// leaving (UNREGISTER_BROKER), so clients stop being routed to it before
+// its connection closes. Safe for concurrent use.
+func UnregisterBroker(ctx context.Context, client *remoting.Client, namesrvAddr string, req UnregisterRequest) error {
+	cmd := remoting.NewRequest(remoting.UnregisterBroker, map[string]string{
+		extBrokerName:  req.BrokerName,
+		extBrokerAddr:  req.BrokerAddr,
+		extClusterName: req.ClusterName,
+		extBrokerID:    strconv.FormatInt(req.BrokerID, 10),
+	}, nil)
+	resp, err := client.Invoke(ctx, namesrvAddr, cmd)
+	if err == nil {
+		err = remoting.CheckResponse(resp)
+	}
+	if err != nil {
+		return fmt.Errorf("routing: unregister %s id %d from %s: %w", req.BrokerName, req.BrokerID, namesrvAddr, err)
+	}
+	return nil
+}
+
+// badRequest wraps err in ErrBadRequest unless it already is one.
+func badRequest(err error) error {
+	if errors.Is(err, ErrBadRequest) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrBadRequest, err)
+}

@@ -1,0 +1,96 @@
+package routing
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults of Config.
+const (
+	// DefaultAddr is RocketMQ's name-server port on every interface.
+	DefaultAddr = ":9876"
+	// DefaultScanInterval is the period of the expiry scan.
+	DefaultScanInterval = 10 * time.Second
+	// MaxHeartbeatTimeout bounds a registration's heartbeatTimeoutMillis.
+	MaxHeartbeatTimeout = 24 * time.Hour
+)
+
+// Config configures a Server. Zero values mean the defaults, so Config{}
+// is valid; DefaultConfig spells them out.
+type Config struct {
+	// Addr is the TCP address to listen on; "127.0.0.1:0" picks a port.
+	// Default DefaultAddr.
+	Addr string
+	// BrokerExpiry is how long a member stays registered without a
+	// heartbeat, unless its registration carries heartbeatTimeoutMillis.
+	// At least 1ms; default 120s.
+	BrokerExpiry time.Duration
+	// ScanInterval is the period of the expiry scan: a member is removed
+	// between BrokerExpiry and BrokerExpiry+ScanInterval after its last
+	// heartbeat. At least 1ms, at most BrokerExpiry; default 10s.
+	ScanInterval time.Duration
+	// Clock gives heartbeat times and drives the scan. Default
+	// SystemClock(); tests pass a ManualClock.
+	Clock Clock
+	// Logger receives registrations, expiries, fencing decisions and
+	// rejected requests. Default: a null logger.
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns the configuration with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		Addr:         DefaultAddr,
+		BrokerExpiry: DefaultBrokerExpiry,
+		ScanInterval: DefaultScanInterval,
+		Clock:        SystemClock(),
+		Logger:       hclog.NewNullLogger(),
+	}
+}
+
+// withDefaults returns c with zero values replaced by defaults.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Addr == "" {
+		c.Addr = d.Addr
+	}
+	if c.BrokerExpiry == 0 {
+		c.BrokerExpiry = d.BrokerExpiry
+	}
+	if c.ScanInterval == 0 {
+		c.ScanInterval = min(d.ScanInterval, c.BrokerExpiry)
+	}
+	if c.Clock == nil {
+		c.Clock = d.Clock
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	return c
+}
+
+// Validate reports the first setting that is out of bounds, after zero
+// values have been replaced by their defaults.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.BrokerExpiry < time.Millisecond:
+		return fmt.Errorf("routing: config: BrokerExpiry %v below 1ms", c.BrokerExpiry)
+	case c.BrokerExpiry > MaxHeartbeatTimeout:
+		return fmt.Errorf("routing: config: BrokerExpiry %v above %v", c.BrokerExpiry, MaxHeartbeatTimeout)
+	case c.ScanInterval < time.Millisecond:
+		return fmt.Errorf("routing: config: ScanInterval %v below 1ms", c.ScanInterval)
+	case c.ScanInterval > c.BrokerExpiry:
+		return errors.New("routing: config: ScanInterval above BrokerExpiry")
+	}
+	return nil
+}
+
+// String renders the effective configuration on one line.
+func (c Config) String() string {
+	c = c.withDefaults()
+	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v}", c.Addr, c.BrokerExpiry, c.ScanInterval)
+}

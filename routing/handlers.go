@@ -1,0 +1,240 @@
+package routing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// codeStaleTerm answers a registration refused by fencing. No Java code
+// means exactly that; NOT_LEADER_FOR_QUEUE reads right in a broker's log
+// and no standard client ever sees it from a name server.
+const codeStaleTerm = remoting.NotLeaderForQueue
+
+// Ext field names of the name-server requests.
+const (
+	extTopic            = "topic"
+	extClusterName      = "clusterName"
+	extBrokerName       = "brokerName"
+	extBrokerAddr       = "brokerAddr"
+	extBrokerID         = "brokerId"
+	extHAServerAddr     = "haServerAddr"
+	extMasterAddr       = "masterAddr"
+	extHeartbeatTimeout = "heartbeatTimeoutMillis"
+	extActingMaster     = "enableActingMaster"
+	extCompressed       = "compressed"
+	extBodyCRC          = "bodyCrc32"
+)
+
+// handle registers the request handlers on rs.
+func (s *Server) handle(rs *remoting.Server) {
+	rs.Handle(remoting.RegisterBroker, PoolHeartbeat, remoting.HandlerFunc(s.serveRegister))
+	rs.Handle(remoting.UnregisterBroker, PoolHeartbeat, remoting.HandlerFunc(s.serveUnregister))
+	rs.Handle(remoting.GetRouteInfoByTopic, remoting.DefaultPool, remoting.HandlerFunc(s.serveRoute))
+	rs.Handle(remoting.GetBrokerClusterInfo, remoting.DefaultPool, remoting.HandlerFunc(s.serveClusterInfo))
+	rs.Handle(remoting.GetAllTopicListFromNameServer, remoting.DefaultPool, remoting.HandlerFunc(s.serveTopicList))
+	rs.Handle(remoting.DeleteTopicInNamesrv, remoting.DefaultPool, remoting.HandlerFunc(s.serveDeleteTopic))
+}
+
+// registerHeader is the decoded ext of REGISTER_BROKER.
+type registerHeader struct {
+	clusterName, brokerName, brokerAddr, haServerAddr string
+	brokerID                                          int64
+	timeout                                           time.Duration // 0: the server's default
+	compressed                                        bool
+	bodyCRC                                           uint32 // 0: unchecked
+}
+
+// parseRegisterHeader reads the REGISTER_BROKER ext fields. Errors wrap
+// ErrBadRequest.
+func parseRegisterHeader(ext map[string]string) (registerHeader, error) {
+	var h registerHeader
+	var err error
+	if h.clusterName, h.brokerName, h.brokerAddr, h.brokerID, err = identity(ext); err != nil {
+		return h, err
+	}
+	if h.haServerAddr, err = remoting.ExtString(ext, extHAServerAddr); err != nil {
+		return h, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	if _, ok := ext[extHeartbeatTimeout]; ok {
+		ms, err := remoting.ExtInt(ext, extHeartbeatTimeout)
+		if err != nil {
+			return h, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+		if ms < 0 || ms > MaxHeartbeatTimeout.Milliseconds() {
+			return h, fmt.Errorf("%w: %s %d outside [0, %d]", ErrBadRequest, extHeartbeatTimeout, ms, MaxHeartbeatTimeout.Milliseconds())
+		}
+		h.timeout = time.Duration(ms) * time.Millisecond
+	}
+	if _, ok := ext[extCompressed]; ok {
+		h.compressed, _ = remoting.ExtBool(ext, extCompressed)
+	}
+	if _, ok := ext[extBodyCRC]; ok {
+		crc, err := remoting.ExtInt32(ext, extBodyCRC)
+		if err != nil {
+			return h, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+		h.bodyCRC = uint32(crc)
+	}
+	return h, nil
+}
+
+// identity reads the ext fields that name a broker: clusterName,
+// brokerName, brokerAddr, brokerId. Errors wrap ErrBadRequest.
+func identity(ext map[string]string) (cluster, name, addr string, id int64, err error) {
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{extClusterName, &cluster}, {extBrokerName, &name}, {extBrokerAddr, &addr}} {
+		if *f.dst, err = remoting.ExtString(ext, f.key); err != nil {
+			return "", "", "", 0, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+	}
+	if id, err = remoting.ExtInt(ext, extBrokerID); err != nil {
+		return "", "", "", 0, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return cluster, name, addr, id, nil
+}
+
+// bodyCRC32 is Java's UtilAll.crc32: CRC-32 (IEEE) with the sign bit
+// cleared.
+func bodyCRC32(body []byte) uint32 { return crc32.ChecksumIEEE(body) & 0x7FFFFFFF }
+
+// serveRegister handles REGISTER_BROKER (103) on PoolHeartbeat.
+func (s *Server) serveRegister(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	res, err := s.register(req.ExtFields, req.Body, conn.ID())
+	if errors.Is(err, ErrStaleTerm) {
+		s.log.Warn("registration fenced", "peer", conn.RemoteAddr(), "error", err)
+		return remoting.NewResponse(req, codeStaleTerm, err.Error())
+	}
+	if err != nil {
+		return s.reject(conn, req, err)
+	}
+	// The connection may have closed while the request waited in the
+	// queue; its close hook has then already run, so undo the member it
+	// could not see.
+	if conn.Closed() {
+		s.table.RemoveConn(conn.ID())
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	if res.MasterAddr != "" {
+		resp.SetExt(extMasterAddr, res.MasterAddr)
+		resp.SetExt(extHAServerAddr, res.HAServerAddr)
+	}
+	return resp
+}
+
+// register decodes and applies one REGISTER_BROKER: its ext fields, its
+// body, the id of the connection it came on. It is the whole request
+// path short of the network, so it is what the fuzz target drives.
+func (s *Server) register(ext map[string]string, rawBody []byte, connID uint64) (RegisterResult, error) {
+	h, err := parseRegisterHeader(ext)
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	if h.bodyCRC != 0 {
+		if got := bodyCRC32(rawBody); got != h.bodyCRC {
+			return RegisterResult{}, fmt.Errorf("%w: header says %d, body has %d", ErrBodyCRC, h.bodyCRC, got)
+		}
+	}
+	body, err := DecodeRegisterBody(rawBody, h.compressed)
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	wrapper := body.TopicConfigSerializeWrapper
+	res, err := s.table.Register(Registration{
+		ClusterName:  h.clusterName,
+		BrokerName:   h.brokerName,
+		BrokerAddr:   h.brokerAddr,
+		HAServerAddr: h.haServerAddr,
+		BrokerID:     h.brokerID,
+		DataVersion:  wrapper.DataVersion,
+		Topics:       wrapper.TopicConfigTable,
+		Timeout:      h.timeout,
+		ConnID:       connID,
+		Now:          s.clock.Now(),
+	})
+	if err != nil {
+		return res, err
+	}
+	for _, m := range res.Removed {
+		s.log.Info("broker displaced", append(memberFields(m), "by", h.brokerAddr, "by_id", h.brokerID)...)
+	}
+	if res.NewMember {
+		s.log.Info("broker registered", "cluster", h.clusterName, "broker", h.brokerName, "id", h.brokerID,
+			"addr", h.brokerAddr, "term", wrapper.DataVersion.StateVersion, "topics", len(wrapper.TopicConfigTable))
+	}
+	return res, nil
+}
+
+// serveUnregister handles UNREGISTER_BROKER (104) on PoolHeartbeat.
+func (s *Server) serveUnregister(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	_, name, addr, id, err := identity(req.ExtFields)
+	if err != nil {
+		return s.reject(conn, req, err)
+	}
+	if m, ok := s.table.Unregister(name, addr); ok {
+		s.log.Info("broker unregistered", append(memberFields(m), "claimed_id", id)...)
+	}
+	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// serveRoute handles GET_ROUTEINFO_BY_TOPIC (105).
+func (s *Server) serveRoute(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topic, err := remoting.ExtString(req.ExtFields, extTopic)
+	if err != nil {
+		return s.reject(conn, req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	route, ok := s.table.Route(topic)
+	if !ok {
+		return remoting.NewResponse(req, remoting.TopicNotExist,
+			"No topic route info in name server for the topic: "+topic)
+	}
+	return s.jsonResponse(conn, req, route)
+}
+
+// serveClusterInfo handles GET_BROKER_CLUSTER_INFO (106).
+func (s *Server) serveClusterInfo(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return s.jsonResponse(conn, req, s.table.ClusterInfo())
+}
+
+// serveTopicList handles GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206).
+func (s *Server) serveTopicList(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return s.jsonResponse(conn, req, TopicList{TopicList: s.table.Topics()})
+}
+
+// serveDeleteTopic handles DELETE_TOPIC_IN_NAMESRV (216): ext topic, and
+// optionally clusterName to delete it from that cluster's groups only.
+func (s *Server) serveDeleteTopic(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topic, err := remoting.ExtString(req.ExtFields, extTopic)
+	if err != nil {
+		return s.reject(conn, req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	cluster := req.ExtFields[extClusterName]
+	n := s.table.DeleteTopic(topic, cluster)
+	s.log.Info("topic deleted", "topic", topic, "cluster", cluster, "groups", n, "peer", conn.RemoteAddr())
+	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// jsonResponse answers Success with v as a compact JSON body.
+func (s *Server) jsonResponse(conn *remoting.Conn, req *remoting.Command, v any) *remoting.Command {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return s.reject(conn, req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body
+	return resp
+}
+
+// reject answers a request the server cannot serve with SYSTEM_ERROR and
+// the reason, as Java's name server does, and logs the peer.
+func (s *Server) reject(conn *remoting.Conn, req *remoting.Command, err error) *remoting.Command {
+	s.log.Warn("request rejected", "peer", conn.RemoteAddr(), "request", remoting.RequestCodeName(req.Code), "error", err)
+	return remoting.NewResponse(req, remoting.SystemError, err.Error())
+}

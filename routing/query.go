@@ -1,0 +1,115 @@
+package routing
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+)
+
+// Route returns the route of topic: the queues of every group serving it
+// and those groups' live members, sorted by broker name. ok is false when
+// no group serves the topic (TOPIC_NOT_EXIST). TBW102, the auto-create
+// template, is an ordinary topic here: it has a route while any leader
+// reports it. The result is a fresh copy the caller may keep.
+func (t *RouteTable) Route(topic string) (route *TopicRouteData, ok bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	set := t.topicGroups[topic]
+	if len(set) == 0 {
+		return nil, false
+	}
+	names := slices.Sorted(maps.Keys(set))
+	route = &TopicRouteData{
+		QueueDatas:        make([]QueueData, 0, len(names)),
+		BrokerDatas:       make([]BrokerData, 0, len(names)),
+		FilterServerTable: map[string][]string{},
+	}
+	for _, name := range names {
+		g := t.groups[name]
+		route.QueueDatas = append(route.QueueDatas, g.topics[topic])
+		route.BrokerDatas = append(route.BrokerDatas, g.brokerData())
+	}
+	return route, true
+}
+
+// brokerData is the group's BrokerData (never a nil BrokerAddrs).
+func (g *group) brokerData() BrokerData {
+	addrs := make(map[int64]string, len(g.members))
+	for id, m := range g.members {
+		addrs[id] = m.addr
+	}
+	return BrokerData{Cluster: g.cluster, BrokerName: g.name, BrokerAddrs: addrs}
+}
+
+// ClusterInfo returns every group and the group names of every cluster.
+func (t *RouteTable) ClusterInfo() *ClusterInfo {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	info := &ClusterInfo{
+		BrokerAddrTable:  make(map[string]BrokerData, len(t.groups)),
+		ClusterAddrTable: make(map[string][]string),
+	}
+	for name, g := range t.groups {
+		info.BrokerAddrTable[name] = g.brokerData()
+		info.ClusterAddrTable[g.cluster] = append(info.ClusterAddrTable[g.cluster], name)
+	}
+	for _, names := range info.ClusterAddrTable {
+		slices.Sort(names)
+	}
+	return info
+}
+
+// Topics returns the name of every topic some group serves, sorted.
+func (t *RouteTable) Topics() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Sorted(maps.Keys(t.topicGroups))
+}
+
+// DeleteTopic removes topic from every group, or from the groups of
+// cluster when it is not empty, and returns how many groups served it. A
+// leader's next registration brings the topic back only if its
+// DataVersion changed (Java's behaviour: deletion is meant to follow the
+// topic's deletion on the brokers).
+func (t *RouteTable) DeleteTopic(topic, cluster string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for name := range t.topicGroups[topic] {
+		g := t.groups[name]
+		if cluster != "" && g.cluster != cluster {
+			continue
+		}
+		t.unindex(topic, g)
+		n++
+	}
+	return n
+}
+
+// checkAddr accepts "host:port" with a port in 1..65535 and only the
+// characters of host names and IP literals: clients split route JSON on
+// ',' and strip '"', so an address must not contain them.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return errors.New("empty host")
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return fmt.Errorf("bad port %q", port)
+	}
+	for i := 0; i < len(addr); i++ {
+		c := addr[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']' || c == '%'
+		if !ok {
+			return fmt.Errorf("character %q not allowed in %q", c, addr)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// Worker pools of the name server's remoting server.
+const (
+	// PoolHeartbeat runs REGISTER_BROKER and UNREGISTER_BROKER on one
+	// worker, so the registrations of a connection apply in the order
+	// they were sent (a broker's role change is never overtaken by its
+	// older periodic registration).
+	PoolHeartbeat = "heartbeat"
+)
+
+// heartbeatPool sizes PoolHeartbeat: one worker (ordering), a deep queue.
+var heartbeatPool = remoting.PoolConfig{Workers: 1, QueueSize: 4096}
+
+// Server is a name server: a RouteTable served over the remoting protocol,
+// and the scan that expires silent brokers. Name servers share nothing:
+// run any number of them, brokers register with each.
+//
+// Goroutines, all owned by the Server and finished when Close returns: the
+// remoting server's (accept loop, one reader per connection, pool
+// workers: handlers run there, and the connection-close hook that drops a
+// closed connection's brokers runs on the reader), and one scan goroutine
+// that expires members every ScanInterval. Every method is safe for
+// concurrent use.
+type Server struct {
+	cfg   Config
+	log   hclog.Logger
+	clock Clock
+	table *RouteTable
+	rs    *remoting.Server
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	quit    chan struct{}
+	wg      sync.WaitGroup // scan goroutine
+}
+
+// NewServer validates cfg and returns a name server that is not listening
+// yet.
+func NewServer(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		clock: cfg.Clock,
+		table: NewRouteTable(cfg.BrokerExpiry),
+		quit:  make(chan struct{}),
+	}
+	s.rs = remoting.NewServer(remoting.ServerConfig{
+		Addr:        cfg.Addr,
+		Pools:       map[string]remoting.PoolConfig{PoolHeartbeat: heartbeatPool},
+		Logger:      cfg.Logger.Named("remoting"),
+		OnConnClose: s.connClosed,
+	})
+	s.handle(s.rs)
+	return s, nil
+}
+
+// Table is the server's route table (for admin tools and tests).
+func (s *Server) Table() *RouteTable { return s.table }
+
+// Start listens and starts the expiry scan. It fails if the server was
+// started or closed before, or if listening fails.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.started {
+		return errors.New("routing: server already started")
+	}
+	if err := s.rs.Start(); err != nil {
+		return fmt.Errorf("routing: %w", err)
+	}
+	s.started = true
+	ticker := s.clock.NewTicker(s.cfg.ScanInterval)
+	s.wg.Add(1)
+	go s.scanLoop(ticker)
+	s.log.Info("name server started", "addr", s.rs.Addr().String(), "config", s.cfg.String())
+	return nil
+}
+
+// Addr is the listening address (nil before Start).
+func (s *Server) Addr() net.Addr { return s.rs.Addr() }
+
+// Close stops the scan and the remoting server (connections closed,
+// queued requests finished, goroutines waited for). If ctx ends first it
+// returns ctx's error while the shutdown completes in the background.
+// Closing twice is a no-op.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.quit)
+	s.mu.Unlock()
+
+	err := s.rs.Close(ctx)
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return errors.Join(err, fmt.Errorf("routing: close: %w", ctx.Err()))
+	}
+	if err != nil {
+		return fmt.Errorf("routing: close: %w", err)
+	}
+	s.log.Info("name server closed")
+	return nil
+}
+
+// scanLoop expires silent members every tick until Close.
+func (s *Server) scanLoop(t Ticker) {
+	defer s.wg.Done()
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C():
+			for _, m := range s.table.Expire(s.clock.Now()) {
+				s.log.Warn("broker expired: no heartbeat", memberFields(m)...)
+			}
+		}
+	}
+}
+
+// connClosed runs on a closed connection's read goroutine: the brokers
+// that registered on it are gone at once (Java's onChannelDestroy).
+func (s *Server) connClosed(c *remoting.Conn) {
+	for _, m := range s.table.RemoveConn(c.ID()) {
+		s.log.Info("broker removed: connection closed", memberFields(m)...)
+	}
+}
+
+// memberFields are the log fields naming a member.
+func memberFields(m Member) []any {
+	return []any{"cluster", m.ClusterName, "broker", m.BrokerName, "id", m.BrokerID,
+		"addr", m.Addr, "term", m.Term}
+}
