@@ -148,7 +148,7 @@ func (s *Store) Get(topic string, queueID int32, offset int64, max int, filter F
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	q, err := s.cq.Queue(topic, queueID)
+	q, err := s.queue(topic, queueID)
 	if err != nil {
 		return nil, fmt.Errorf("store: get %s/%d: %w", topic, queueID, err)
 	}
@@ -253,18 +253,18 @@ func (s *Store) readRecord(u consumequeue.Unit, topic string, queueID int32, que
 // MinOffset and MaxOffset bound a queue's offsets (MaxOffset is the next
 // offset to be written).
 func (s *Store) MinOffset(topic string, queueID int32) (int64, error) {
-	q, err := s.cq.Queue(topic, queueID)
+	q, err := s.queue(topic, queueID)
 	if err != nil {
-		return 0, fmt.Errorf("store: %w", err)
+		return 0, err
 	}
 	return q.MinOffset(), nil
 }
 
 // MaxOffset is the queue's next offset to be written.
 func (s *Store) MaxOffset(topic string, queueID int32) (int64, error) {
-	q, err := s.cq.Queue(topic, queueID)
+	q, err := s.queue(topic, queueID)
 	if err != nil {
-		return 0, fmt.Errorf("store: %w", err)
+		return 0, err
 	}
 	return q.MaxOffset(), nil
 }
@@ -272,9 +272,9 @@ func (s *Store) MaxOffset(topic string, queueID int32) (int64, error) {
 // OffsetByTime returns the first queue offset whose message was stored at
 // or after ts (ms); MaxOffset if every message is older.
 func (s *Store) OffsetByTime(topic string, queueID int32, ts int64) (int64, error) {
-	q, err := s.cq.Queue(topic, queueID)
+	q, err := s.queue(topic, queueID)
 	if err != nil {
-		return 0, fmt.Errorf("store: %w", err)
+		return 0, err
 	}
 	return q.OffsetByTime(ts, func(u consumequeue.Unit) (int64, error) {
 		return s.storeTimeOf(u.Offset, int(u.Size))
@@ -296,9 +296,9 @@ func (s *Store) storeTimeOf(phy int64, size int) (int64, error) {
 
 // EarliestMessageTime is the store time of the queue's oldest message.
 func (s *Store) EarliestMessageTime(topic string, queueID int32) (int64, error) {
-	q, err := s.cq.Queue(topic, queueID)
+	q, err := s.queue(topic, queueID)
 	if err != nil {
-		return 0, fmt.Errorf("store: %w", err)
+		return 0, err
 	}
 	clMin := s.cl.MinOffset()
 	for o := q.MinOffset(); o < q.MaxOffset(); o++ {

@@ -194,6 +194,9 @@ func (s *Store) queueLocked(topic string, id int32) (*queueState, error) {
 	if st, ok := s.queues[k]; ok {
 		return st, nil
 	}
+	if err := s.verifyLocked(k); err != nil {
+		return nil, err
+	}
 	q, err := s.cq.Queue(topic, id)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)

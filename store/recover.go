@@ -46,6 +46,8 @@ type replayer struct {
 	from       int64
 	rebuildAll bool
 	rebuildQ   map[queueKey]bool
+	// rebuildTopics: every queue of these topics is rebuilt.
+	rebuildTopics map[string]bool
 	// indexFrom: records at or after it are indexed again.
 	indexFrom int64
 
@@ -67,7 +69,7 @@ func (r *replayer) visit(off int64, payload []byte) error {
 		toQ := make([]bool, len(r.batch))
 		toIdx := make([]bool, len(r.batch))
 		for i, d := range r.batch {
-			toQ[i] = d.phy >= r.from || r.rebuildAll || r.rebuildQ[queueKey{d.topic, d.queueID}]
+			toQ[i] = d.phy >= r.from || r.rebuildAll || r.rebuildQ[queueKey{d.topic, d.queueID}] || r.rebuildTopics[d.topic]
 			toIdx[i] = d.phy >= r.indexFrom || r.rebuildAll
 			if !toQ[i] && !toIdx[i] {
 				continue
@@ -141,11 +143,20 @@ func (s *Store) recover() error {
 			s.recorded[queueKey{q.Topic, q.QueueID}] = q
 		}
 	}
-	if r.rebuildAll {
+	switch {
+	case r.rebuildAll:
 		if err := s.resetAllLocked(); err != nil {
 			return err
 		}
-	} else {
+	case ck.Clean:
+		// Trusted now, checked on first use (verify.go).
+		for k, q := range s.recorded {
+			s.unverified.Store(k, q)
+		}
+		if err := s.checkIndexLocked(r, ck); err != nil {
+			return err
+		}
+	default:
 		if err := s.checkQueuesLocked(r); err != nil {
 			return err
 		}
@@ -203,6 +214,7 @@ func (s *Store) recover() error {
 	rep.End = end
 	rep.Replayed = r.replayed
 	rep.RebuiltQueues = len(r.rebuildQ)
+	s.rebuiltQueues.Add(int64(len(r.rebuildQ)))
 	rep.RebuiltIndex = r.rebuildAll || r.indexFrom < r.from
 	rep.Corrupt = s.CorruptRanges()
 	rep.Seq = r.seq
@@ -291,6 +303,10 @@ func (s *Store) resetAllLocked() error {
 	}
 	s.queues = map[queueKey]*queueState{}
 	s.recorded = map[queueKey]QueueState{}
+	s.unverified.Range(func(k, _ any) bool {
+		s.unverified.Delete(k)
+		return true
+	})
 	return nil
 }
 

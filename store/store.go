@@ -61,6 +61,11 @@ type Store struct {
 
 	recovery RecoveryReport
 
+	// unverified holds the checkpoint's queue states not yet checked
+	// against their files (queueKey -> QueueState); see verify.go.
+	unverified    sync.Map
+	rebuiltQueues atomic.Int64
+
 	closed atomic.Bool
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
