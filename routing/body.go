@@ -31,6 +31,12 @@ const (
 // key) and queue counts within [0, MaxQueueNums]. Errors wrap ErrBadBody.
 // It never panics, whatever the input.
 func DecodeRegisterBody(body []byte, compressed bool) (*RegisterBrokerBody, error) {
+	return decodeRegisterBody(body, compressed, MaxInflatedBody)
+}
+
+// decodeRegisterBody is DecodeRegisterBody with the inflation limit as a
+// parameter (tests use a small one).
+func decodeRegisterBody(body []byte, compressed bool, maxInflated int) (*RegisterBrokerBody, error) {
 	b := &RegisterBrokerBody{}
 	if len(body) == 0 {
 		b.TopicConfigSerializeWrapper.TopicConfigTable = map[string]TopicConfig{}
@@ -38,7 +44,7 @@ func DecodeRegisterBody(body []byte, compressed bool) (*RegisterBrokerBody, erro
 	}
 	var err error
 	if compressed {
-		err = decodeCompressed(body, b)
+		err = decodeCompressed(body, b, maxInflated)
 	} else {
 		err = decodeJSONBody(body, b)
 	}
@@ -118,18 +124,18 @@ func checkTopic(tc TopicConfig) error {
 }
 
 // decodeCompressed inflates body and parses the length-prefixed layout.
-func decodeCompressed(body []byte, b *RegisterBrokerBody) error {
+func decodeCompressed(body []byte, b *RegisterBrokerBody, maxInflated int) error {
 	zr, err := zlib.NewReader(bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("%w: inflate: %w", ErrBadBody, err)
 	}
 	defer zr.Close()
-	raw, err := io.ReadAll(io.LimitReader(zr, MaxInflatedBody+1))
+	raw, err := io.ReadAll(io.LimitReader(zr, int64(maxInflated)+1))
 	if err != nil {
 		return fmt.Errorf("%w: inflate: %w", ErrBadBody, err)
 	}
-	if len(raw) > MaxInflatedBody {
-		return fmt.Errorf("%w: inflates past %d bytes", ErrBadBody, MaxInflatedBody)
+	if len(raw) > maxInflated {
+		return fmt.Errorf("%w: inflates past %d bytes", ErrBadBody, maxInflated)
 	}
 	r := lenReader{buf: raw}
 

@@ -169,7 +169,8 @@ func NewRouteTable(expiry time.Duration) *RouteTable {
 //  4. For id 0, the group's topics are replaced by Topics when the leader
 //     is new or DataVersion differs from the one last applied.
 //
-// Errors wrap ErrBadRequest (invalid registration) or ErrStaleTerm.
+// Errors wrap ErrBadRequest (invalid identity), ErrBadBody (invalid
+// topic) or ErrStaleTerm.
 func (t *RouteTable) Register(r Registration) (RegisterResult, error) {
 	if err := r.validate(); err != nil {
 		return RegisterResult{}, err
@@ -191,7 +192,6 @@ func (t *RouteTable) Register(r Registration) (RegisterResult, error) {
 		}
 		t.groups[r.BrokerName] = g
 	}
-	g.cluster = r.ClusterName
 
 	var res RegisterResult
 	for id, m := range g.members {
@@ -202,6 +202,7 @@ func (t *RouteTable) Register(r Registration) (RegisterResult, error) {
 		}
 	}
 	slices.SortFunc(res.Removed, compareMembers)
+	g.cluster = r.ClusterName
 
 	m := g.members[r.BrokerID]
 	newMember := m == nil

@@ -1,0 +1,183 @@
+// Package routing is the name server: brokers register with it, clients
+// ask it where a topic's queues are. It keeps, in memory only, every
+// broker group (broker name) with its live members by broker id, the
+// topics each group serves, and when each member last sent a heartbeat.
+// Name servers share nothing; a broker registers with every one of them
+// (every 30 s, and at once on a role or topic change), so any of them can
+// answer a client. The broker side of that exchange (RegisterBroker,
+// UnregisterBroker) lives here too.
+//
+// In ledgermq every broker group is a Raft group. Its leader registers
+// with broker id 0, its followers with their own ids ≥ 1, and every
+// registration carries the node's Raft term as dataVersion.stateVersion.
+//
+// # Pieces
+//
+//	RouteTable  pure state under one RWMutex: no I/O, no clock, no
+//	            goroutine; times are passed in (table.go, query.go)
+//	Server      a remoting.Server serving the table, plus the expiry
+//	            scan (server.go, handlers.go)
+//	body.go     REGISTER_BROKER body codec, JSON and deflated
+//	broker.go   RegisterCommand, RegisterBroker, UnregisterBroker
+//	clock.go    Clock; SystemClock; ManualClock for tests
+//
+// # Invariants
+//
+//   - Fencing (DESIGN I6). A registration is refused with ErrStaleTerm,
+//     answered NOT_LEADER_FOR_QUEUE (501) and changes nothing, when its
+//     term is lower than (a) the term recorded for the same address in
+//     the group (a node's term never goes back), (b) the term of another
+//     address holding the broker id it claims (Java's stateVersion rule),
+//     or (c) for id 0, the highest term of any leader claim the group has
+//     accepted. The last one is a watermark that outlives the leader's
+//     entry (expiry, close, unregister) as long as the group has a
+//     member; a group that loses its last member is forgotten, watermark
+//     included, as a restarted name server would forget it. An equal
+//     term passes: the Raft leader of a term is unique, and a leader that
+//     steps down without a new term re-registers as a follower in it.
+//   - One id per address, one address per id. An accepted registration
+//     removes the address's entry under any other id (a promoted
+//     follower leaves its old id, a deposed leader leaves 0) and another
+//     address's entry under the claimed id (the former leader disappears
+//     when a new one claims 0; it re-registers as a follower).
+//   - Topics come from leaders only. A registration with id 0 replaces
+//     the group's whole topic set when the leader is new or its
+//     DataVersion differs from the one last applied; a follower's topics
+//     are ignored (Java's rule). A group without a leader keeps its
+//     topics, so consumers keep pulling from followers during an
+//     election; producers skip it (no brokerAddrs "0"). A group loses its
+//     topics with its last member. DELETE_TOPIC_IN_NAMESRV holds until
+//     the leader's DataVersion changes.
+//   - Liveness. A member whose last registration is more than its timeout
+//     old (heartbeatTimeoutMillis, else Config.BrokerExpiry, 120 s) is
+//     removed by the scan that runs every ScanInterval (10 s). A member
+//     whose last registration arrived on a connection that closes is
+//     removed at once.
+//   - Order. REGISTER_BROKER and UNREGISTER_BROKER run on the
+//     "heartbeat" pool, which has one worker, so requests apply in the
+//     order they arrived: a broker's role change is never overtaken by
+//     its older periodic registration sent on the same connection.
+//   - Routes. Every route answer has queueDatas and brokerDatas in broker
+//     name order, one each per serving group, and every brokerDatas entry
+//     has a brokerAddrs object (possibly {}), written as compact JSON
+//     with the ids as string keys. Addresses are validated as host:port
+//     without ',', '"' or spaces, because clients parse that object's
+//     text by splitting it.
+//   - Hostile input (DESIGN I7). Nothing a peer sends makes the package
+//     panic: a malformed request is answered SYSTEM_ERROR with the reason
+//     and logged with the peer; the body decoders check every length,
+//     bound inflation (MaxInflatedBody) and queue counts (MaxQueueNums),
+//     and are fuzzed.
+//
+// # Requests served
+//
+//	code  request                            pool       answer
+//	----  ---------------------------------  ---------  --------------------------------
+//	103   REGISTER_BROKER                    heartbeat  0; ext masterAddr, haServerAddr
+//	                                                    (follower, leader known); 501
+//	                                                    stale term; 1 malformed
+//	104   UNREGISTER_BROKER                  heartbeat  0 (also when nothing matched)
+//	105   GET_ROUTEINFO_BY_TOPIC             default    0 + TopicRouteData; 17 unknown
+//	106   GET_BROKER_CLUSTER_INFO            default    0 + ClusterInfo
+//	206   GET_ALL_TOPIC_LIST_FROM_NAMESERVER default    0 + TopicList
+//	216   DELETE_TOPIC_IN_NAMESRV            default    0
+//
+// Any other code is answered REQUEST_CODE_NOT_SUPPORTED (3) by remoting.
+//
+// # REGISTER_BROKER (103) request
+//
+// Ext fields (every value a string, as the protocol requires):
+//
+//	key                     required  value
+//	----------------------  --------  --------------------------------------------
+//	clusterName             yes       cluster name
+//	brokerName              yes       broker group name, shared by its nodes
+//	brokerAddr              yes       "host:port" clients dial
+//	haServerAddr            yes       echoed to followers; may be ""
+//	brokerId                yes       decimal int64 ≥ 0; 0 = leader
+//	heartbeatTimeoutMillis  no        decimal, 0..86400000; 0 = server default
+//	enableActingMaster      no        ignored ("false")
+//	compressed              no        "true" selects the deflated body
+//	bodyCrc32               no        CRC-32(body) & 0x7FFFFFFF; 0 = unchecked
+//
+// JSON body (compressed=false). Unknown keys are ignored (Java 5 brokers
+// add mappingDataVersion, topicQueueMappingInfoMap, …); an empty body is
+// an empty topic table at term 0:
+//
+//	{"topicConfigSerializeWrapper":{
+//	    "topicConfigTable":{"<topic>":{"topicName":"<topic>","readQueueNums":4,
+//	        "writeQueueNums":4,"perm":6,"topicFilterType":"SINGLE_TAG",
+//	        "topicSysFlag":0,"order":false,"attributes":{}}, …},
+//	    "dataVersion":{"stateVersion":<raft term>,"timestamp":<ms>,"counter":<n>}},
+//	 "filterServerList":[]}
+//
+// Deflated body (compressed=true): a zlib stream that inflates to at most
+// MaxInflatedBody bytes of
+//
+//	size  field
+//	----  ---------------------------------------------------------------
+//	4     L1 int32, then L1 bytes: DataVersion JSON
+//	4     N  int32 topic count, then N times:
+//	        4  L int32, then L bytes of topic text
+//	           "<name> <read> <write> <perm> <SINGLE_TAG|MULTI_TAG> [<attributesJSON>]"
+//	4     L2 int32, then L2 bytes: filter-server list JSON (unparsable: ignored)
+//	4     M  int32 queue-mapping count, then M times 4-byte length + JSON
+//	        (optional: absent in bodies of older brokers; skipped)
+//
+// Integers are big-endian; every length is checked against the bytes
+// left. The topic text does not carry topicSysFlag or order.
+//
+// Fencing in practice: the broker puts its current Raft term in
+// dataVersion.stateVersion (RegisterRequest.Term) and changes timestamp or
+// counter whenever its topic table changes (RegisterRequest.DataVersion).
+//
+// # UNREGISTER_BROKER (104)
+//
+// Ext clusterName, brokerName, brokerAddr, brokerId (all required). The
+// member of brokerName registered at brokerAddr is removed, whatever its
+// id: Java removes by id, which lets a deposed leader's late unregister
+// remove its successor.
+//
+// # Answers
+//
+// GET_ROUTEINFO_BY_TOPIC (ext topic), compact JSON; queueDatas[i] and
+// brokerDatas[i] describe the same group:
+//
+//	{"queueDatas":[{"brokerName":"broker-a","readQueueNums":4,"writeQueueNums":4,
+//	                "perm":6,"topicSysFlag":0}],
+//	 "brokerDatas":[{"cluster":"DefaultCluster","brokerName":"broker-a",
+//	                 "brokerAddrs":{"0":"10.0.0.2:10911","1":"10.0.0.1:10911"}}],
+//	 "filterServerTable":{}}
+//
+// A topic no group serves is answered 17 TOPIC_NOT_EXIST, remark "No
+// topic route info in name server for the topic: <topic>", no body.
+// TBW102 (the auto-create template) is such a topic unless some leader
+// reports it.
+//
+// GET_BROKER_CLUSTER_INFO:
+//
+//	{"brokerAddrTable":{"broker-a":{"cluster":"DefaultCluster","brokerName":"broker-a",
+//	                                "brokerAddrs":{"0":"10.0.0.2:10911"}}},
+//	 "clusterAddrTable":{"DefaultCluster":["broker-a"]}}
+//
+// GET_ALL_TOPIC_LIST_FROM_NAMESERVER: {"topicList":["A","B"]} (sorted).
+//
+// DELETE_TOPIC_IN_NAMESRV: ext topic, and optionally clusterName to
+// delete it from that cluster's groups only.
+//
+// # Goroutines: who calls what
+//
+// Server.Start starts the remoting server (accept loop, one read
+// goroutine per connection, pool workers) and one scan goroutine. Request
+// handlers run on the pool workers and call the RouteTable; the scan
+// goroutine calls RouteTable.Expire every ScanInterval; the connection
+// close hook runs on the closed connection's read goroutine and calls
+// RouteTable.RemoveConn. A registration that was still queued when its
+// connection closed removes itself again after applying, so a closed
+// connection never leaves a member behind. Close stops all of them and
+// waits. RouteTable methods are safe for concurrent use; queries share the
+// read lock.
+//
+// RegisterBroker and UnregisterBroker run on the caller's goroutine and
+// block until the name server answers or ctx ends.
+package routing
