@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/ledgermq/ledgermq/routing"
+)
+
+func newLogger(name, level string, json bool) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       name,
+		Level:      hclog.LevelFromString(level),
+		JSONFormat: json,
+		Output:     os.Stderr,
+	})
+}
+
+func newNamesrvCmd() *cobra.Command {
+	cfg := routing.DefaultConfig()
+	var (
+		logLevel string
+		logJSON  bool
+		check    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "namesrv",
+		Short: "Run a name server (RocketMQ-compatible routing for producers and consumers)",
+		Long: "namesrv keeps the routes of the broker groups that register with it and answers clients'\n" +
+			"route queries. Name servers share no state; run several and give every broker all of them.",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Logger = newLogger("namesrv", logLevel, logJSON)
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			if check {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), cfg.String())
+				return err
+			}
+			srv, err := routing.NewServer(cfg)
+			if err != nil {
+				return err
+			}
+			if err := srv.Start(); err != nil {
+				return err
+			}
+			cfg.Logger.Info("name server listening", "addr", srv.Addr().String(), "version", version)
+			fmt.Fprintf(cmd.OutOrStdout(), "namesrv listening on %s\n", srv.Addr())
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			<-ctx.Done()
+			cfg.Logger.Info("shutting down")
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return srv.Close(sctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Addr, "listen", cfg.Addr, "TCP address to listen on")
+	f.DurationVar(&cfg.BrokerExpiry, "broker-expiry", cfg.BrokerExpiry, "remove a broker not heard from for this long")
+	f.DurationVar(&cfg.ScanInterval, "scan-interval", cfg.ScanInterval, "how often expired brokers are looked for")
+	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
+	f.BoolVar(&logJSON, "log-json", false, "log as JSON")
+	f.BoolVar(&check, "check-config", false, "print the effective configuration and exit")
+	return cmd
+}
