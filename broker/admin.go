@@ -1,0 +1,331 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
+	"github.com/ledgermq/ledgermq/routing"
+)
+
+const (
+	// brokerVersionDesc is the version ledgermq reports to admin tools
+	// (the wire version remoting.Version is V5_3_3's ordinal).
+	brokerVersionDesc = "V5_3_3"
+	// maxQueryMessages bounds QUERY_MESSAGE's maxNum (Java
+	// maxMsgsNumBatch).
+	maxQueryMessages = 64
+	// maxQueryBytes bounds a QUERY_MESSAGE body well below a frame.
+	maxQueryBytes = 8 << 20
+)
+
+// registerAdminProcessors registers the admin and query requests on the
+// admin pool. Writes (17, 215) run on the leader; followers forward them.
+// Reads (21, 28, 33, 12) are served by any node from its own replica.
+func (b *Broker) registerAdminProcessors() {
+	b.srv.Handle(remoting.UpdateAndCreateTopic, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.updateAndCreateTopic)))
+	b.srv.Handle(remoting.DeleteTopicInBroker, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.deleteTopic)))
+	b.srv.Handle(remoting.GetAllTopicConfig, poolAdmin, remoting.HandlerFunc(b.getAllTopicConfig))
+	b.srv.Handle(remoting.GetBrokerRuntimeInfo, poolAdmin, remoting.HandlerFunc(b.getBrokerRuntimeInfo))
+	b.srv.Handle(remoting.ViewMessageByID, poolAdmin, remoting.HandlerFunc(b.viewMessageByID))
+	b.srv.Handle(remoting.QueryMessage, poolAdmin, remoting.HandlerFunc(b.queryMessage))
+}
+
+// leaderOnly runs h on the leader and forwards the request from any other
+// node; h's error becomes the response code through responseFor.
+func (b *Broker) leaderOnly(h func(ctx context.Context, req *remoting.Command) (*remoting.Command, error)) remoting.HandlerFunc {
+	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if !b.group.IsLeader() {
+			return b.forward(ctx, conn, req)
+		}
+		resp, err := h(ctx, req)
+		if err != nil {
+			b.log.Info("admin request refused", "peer", remoteString(conn), "code", remoting.RequestCodeName(req.Code), "error", err)
+			return errorResponse(req, err)
+		}
+		return resp
+	}
+}
+
+// extInt32 reads an optional int32 ext field: def when absent or empty.
+func extInt32(ext map[string]string, key string, def int32) (int32, error) {
+	v, ok := ext[key]
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s=%q is not an int32", ErrBadRequest, key, v)
+	}
+	return int32(n), nil
+}
+
+// updateAndCreateTopic serves UPDATE_AND_CREATE_TOPIC (17): ext topic,
+// readQueueNums, writeQueueNums, perm, topicFilterType, topicSysFlag,
+// order (defaults 8, 8, 6, SINGLE_TAG, 0, false, as the Go admin's). The
+// config is proposed unless it is already in force, and the name servers
+// learn it before the answer.
+func (b *Broker) updateAndCreateTopic(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
+	ext := req.ExtFields
+	topic, err := remoting.ExtString(ext, "topic")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	if err := validateTopic(topic); err != nil {
+		return nil, err
+	}
+	if topic == autoCreateTopic && !b.cfg.AutoCreateTopic {
+		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system topic", ErrInvalidParameter, topic)
+	}
+	tc := metadata.TopicConfig{TopicName: topic, TopicFilterType: routing.FilterSingleTag}
+	if tc.ReadQueueNums, err = extInt32(ext, "readQueueNums", 8); err != nil {
+		return nil, err
+	}
+	if tc.WriteQueueNums, err = extInt32(ext, "writeQueueNums", 8); err != nil {
+		return nil, err
+	}
+	if tc.Perm, err = extInt32(ext, "perm", metadata.PermRead|metadata.PermWrite); err != nil {
+		return nil, err
+	}
+	if tc.TopicSysFlag, err = extInt32(ext, "topicSysFlag", 0); err != nil {
+		return nil, err
+	}
+	if f := ext["topicFilterType"]; f != "" {
+		if f != routing.FilterSingleTag && f != routing.FilterMultiTag {
+			return nil, fmt.Errorf("%w: topicFilterType %q", ErrInvalidParameter, f)
+		}
+		tc.TopicFilterType = f
+	}
+	tc.Order = strings.EqualFold(ext["order"], "true")
+	for _, n := range []int32{tc.ReadQueueNums, tc.WriteQueueNums} {
+		if n < 0 || n > routing.MaxQueueNums {
+			return nil, fmt.Errorf("%w: queue count %d outside 0..%d", ErrInvalidParameter, n, routing.MaxQueueNums)
+		}
+	}
+	if tc.ReadQueueNums == 0 && tc.WriteQueueNums == 0 {
+		return nil, fmt.Errorf("%w: topic %s needs at least one queue", ErrInvalidParameter, topic)
+	}
+	if tc.Perm < 0 || tc.Perm > metadata.PermPriority|metadata.PermRead|metadata.PermWrite|metadata.PermInherit {
+		return nil, fmt.Errorf("%w: perm %d", ErrInvalidParameter, tc.Perm)
+	}
+	if cur, ok := b.group.Metadata().Topic(topic); !ok || !sameTopic(cur, tc) {
+		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
+		defer cancel()
+		if err := b.group.ProposeMetadata(pctx, metadata.Op{Kind: metadata.OpPutTopic, Topic: &tc}); err != nil {
+			return nil, err
+		}
+		b.log.Info("topic created or updated", "topic", topic, "read", tc.ReadQueueNums, "write", tc.WriteQueueNums, "perm", tc.Perm)
+		b.awaitRegister(ctx)
+	}
+	return remoting.NewResponse(req, remoting.Success, ""), nil
+}
+
+func sameTopic(a, b metadata.TopicConfig) bool {
+	return a.TopicName == b.TopicName && a.ReadQueueNums == b.ReadQueueNums && a.WriteQueueNums == b.WriteQueueNums &&
+		a.Perm == b.Perm && a.TopicFilterType == b.TopicFilterType && a.TopicSysFlag == b.TopicSysFlag && a.Order == b.Order
+}
+
+// deleteTopic serves DELETE_TOPIC_IN_BROKER (215): ext topic. The topic
+// leaves the replicated metadata (its config and every group's offsets on
+// it) and the name servers at once. Its stored queues stay on every
+// replica: dropping them must happen in raft apply order on each node, or
+// queue offsets of a re-created topic would differ between replicas, and
+// the raft group's FSM does not do that yet (see doc.go).
+func (b *Broker) deleteTopic(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
+	topic, err := remoting.ExtString(req.ExtFields, "topic")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	if err := validateTopic(topic); err != nil {
+		return nil, err
+	}
+	if _, ok := b.group.Metadata().Topic(topic); ok {
+		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
+		defer cancel()
+		if err := b.group.ProposeMetadata(pctx, metadata.Op{Kind: metadata.OpDeleteTopic, Name: topic}); err != nil {
+			return nil, err
+		}
+		b.log.Info("topic deleted", "topic", topic)
+		b.awaitRegister(ctx)
+	}
+	return remoting.NewResponse(req, remoting.Success, ""), nil
+}
+
+// getAllTopicConfig serves GET_ALL_TOPIC_CONFIG (21) from this node's
+// replica: body {"topicConfigTable":{...},"dataVersion":{...}} (Java's
+// TopicConfigSerializeWrapper), the table this node registers.
+func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topics, dv := b.topicTable()
+	w := routing.TopicConfigWrapper{TopicConfigTable: make(map[string]routing.TopicConfig, len(topics)), DataVersion: dv}
+	for _, t := range topics {
+		if t.Attributes == nil {
+			t.Attributes = map[string]string{}
+		}
+		w.TopicConfigTable[t.TopicName] = t
+	}
+	body, err := json.Marshal(w)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body
+	return resp
+}
+
+// kvTable is Java's KVTable, the body of GET_BROKER_RUNTIME_INFO.
+type kvTable struct {
+	Table map[string]string `json:"table"`
+}
+
+// runtimeInfo is the GET_BROKER_RUNTIME_INFO table. Keys are those Java's
+// admin tools (mqadmin clusterList/brokerStatus, the dashboard) read;
+// values are decimal strings so that the tools' Long.parseLong and
+// Double.parseDouble succeed. Counters run since this node's start
+// ("today morning" and "yesterday morning" are 0); TPS values are sampled
+// every registration round.
+func (b *Broker) runtimeInfo() map[string]string {
+	p := b.prod
+	now := b.cfg.Clock()
+	p.mu.Lock()
+	tps := p.putTPS
+	p.mu.Unlock()
+	st := b.group.Store()
+	role := b.group.Role()
+	brokerRole := "SLAVE"
+	if role.Role == dledger.RoleLeader {
+		brokerRole = "SYNC_MASTER"
+	}
+	earliest := int64(0)
+	if m, err := st.MessageAt(st.MinPhysicalOffset()); err == nil {
+		earliest = m.StoreTimestamp
+	}
+	pools := b.srv.PoolStats()
+	up := now.Sub(p.bootTime)
+	tpsText := strconv.FormatFloat(tps, 'f', 2, 64)
+	t := map[string]string{
+		"brokerVersionDesc":               brokerVersionDesc,
+		"brokerVersion":                   strconv.Itoa(int(remoting.Version)),
+		"brokerRole":                      brokerRole,
+		"raftRole":                        role.Role,
+		"raftTerm":                        strconv.FormatUint(role.Term, 10),
+		"raftLeader":                      role.LeaderID,
+		"bootTimestamp":                   strconv.FormatInt(p.bootTime.UnixMilli(), 10),
+		"runtime":                         formatRuntime(up),
+		"msgPutTotalTodayNow":             strconv.FormatInt(p.putTotal.Load(), 10),
+		"msgPutTotalTodayMorning":         "0",
+		"msgPutTotalYesterdayMorning":     "0",
+		"msgGetTotalTodayNow":             "0",
+		"msgGetTotalTodayMorning":         "0",
+		"msgGetTotalYesterdayMorning":     "0",
+		"putTps":                          tpsText + " " + tpsText + " " + tpsText,
+		"getTransferredTps":               "0.00 0.00 0.00",
+		"commitLogMinOffset":              strconv.FormatInt(st.MinPhysicalOffset(), 10),
+		"commitLogMaxOffset":              strconv.FormatInt(st.MaxPhysicalOffset(), 10),
+		"earliestMessageTimeStamp":        strconv.FormatInt(earliest, 10),
+		"dispatchBehindBytes":             "0",
+		"pageCacheLockTimeMills":          "0",
+		"commitLogDiskRatio":              "0.0",
+		"sendThreadPoolQueueSize":         strconv.Itoa(pools[poolSend].Queued),
+		"sendThreadPoolQueueCapacity":     strconv.Itoa(pools[poolSend].QueueSize),
+		"pullThreadPoolQueueSize":         strconv.Itoa(pools[poolPull].Queued),
+		"pullThreadPoolQueueCapacity":     strconv.Itoa(pools[poolPull].QueueSize),
+		"queryThreadPoolQueueSize":        strconv.Itoa(pools[poolAdmin].Queued),
+		"queryThreadPoolQueueCapacity":    strconv.Itoa(pools[poolAdmin].QueueSize),
+		"startAcceptSendRequestTimeStamp": "0",
+	}
+	return t
+}
+
+// formatRuntime renders an uptime as Java's broker does.
+func formatRuntime(d time.Duration) string {
+	s := int64(d / time.Second)
+	return fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", s/86400, s%86400/3600, s%3600/60, s%60)
+}
+
+// getBrokerRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28) on any node.
+func (b *Broker) getBrokerRuntimeInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	body, err := json.Marshal(kvTable{Table: b.runtimeInfo()})
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body
+	return resp
+}
+
+// viewMessageByID serves VIEW_MESSAGE_BY_ID (33): ext offset (the
+// commitlog offset of an offset message id) → body = that stored record.
+// Any replica answers: offsets are the same on every node.
+func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	off, err := remoting.ExtInt(req.ExtFields, "offset")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	m, err := b.group.Store().MessageAt(off)
+	if err != nil {
+		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("can not find message by the offset %d: %v", off, err))
+	}
+	rec, err := message.AppendRecord(nil, m)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = rec
+	return resp
+}
+
+// queryMessage serves QUERY_MESSAGE (12): ext topic, key, maxNum,
+// beginTimestamp, endTimestamp → body = the matching stored records
+// (by KEYS or UNIQ_KEY, newest first, at most 64 and 8 MiB), ext
+// indexLastUpdateTimestamp and indexLastUpdatePhyoffset (the newest store
+// time and largest offset among the results). No match is QUERY_NOT_FOUND.
+func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	ext := req.ExtFields
+	topic, err1 := remoting.ExtString(ext, "topic")
+	key, err2 := remoting.ExtString(ext, "key")
+	maxNum, err3 := remoting.ExtInt32(ext, "maxNum")
+	begin, err4 := remoting.ExtInt(ext, "beginTimestamp")
+	end, err5 := remoting.ExtInt(ext, "endTimestamp")
+	for _, err := range []error{err1, err2, err3, err4, err5} {
+		if err != nil {
+			return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+		}
+	}
+	if maxNum <= 0 || maxNum > maxQueryMessages {
+		maxNum = maxQueryMessages
+	}
+	msgs, err := b.group.Store().QueryByKey(topic, key, int(maxNum), begin, end)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	var body []byte
+	var lastTS, lastPhy int64
+	for _, m := range msgs {
+		rec, err := message.AppendRecord(nil, m)
+		if err != nil {
+			b.log.Warn("query: cannot re-encode a stored record", "offset", m.PhysicalOffset, "error", err)
+			continue
+		}
+		if len(body)+len(rec) > maxQueryBytes {
+			break
+		}
+		body = append(body, rec...)
+		lastTS = max(lastTS, m.StoreTimestamp)
+		lastPhy = max(lastPhy, m.PhysicalOffset)
+	}
+	if len(body) == 0 {
+		return errorResponse(req, fmt.Errorf("%w: can not find message, maybe time range not correct", ErrNotFound))
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.SetExt("indexLastUpdateTimestamp", strconv.FormatInt(lastTS, 10))
+	resp.SetExt("indexLastUpdatePhyoffset", strconv.FormatInt(lastPhy, 10))
+	resp.Body = body
+	return resp
+}

@@ -1,0 +1,663 @@
+package broker
+
+// The consumer side of the broker: HEART_BEAT (34), UNREGISTER_CLIENT (35)
+// and GET_CONSUMER_LIST_BY_GROUP (38) here, PULL_MESSAGE (11) with long
+// polling in pull.go, the offset requests (14, 15, 29–32) and the coalescing
+// offset committer in offsets.go.
+//
+// Goroutines of the consumer side, all started by startConsumerSide, tracked
+// by b.wg and stopped through b.ctx:
+//
+//	goroutine              owner            does
+//	---------------------  ---------------  --------------------------------------
+//	consumerManager.run    consumerManager  NOTIFY_CONSUMER_IDS_CHANGED sends,
+//	                                        client expiry (every 10 s), metadata
+//	                                        auto-creation (leader only)
+//	pullHolder.run         pullHolder       wakes held pulls (onDispatch) and
+//	                                        times them out
+//	pullHolder.worker ×4   pullHolder       re-runs woken pulls, answers them
+//	offsetCommitter.run    offsetCommitter  every 100 ms: one OpCommitOffsets
+//	                                        entry (leader) or a forward to the
+//	                                        leader (follower); a last flush on stop
+//
+// Handlers run on the remoting pools: 34 and 35 on "heartbeat"; 11, 14, 15,
+// 29–32 and 38 on "pull" (none of them blocks: a pull with nothing to return
+// is parked in the pullHolder and its handler returns nil).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+const (
+	// clientExpiry drops a client not heard from for this long (Java
+	// channelExpiredTimeout).
+	clientExpiry = 120 * time.Second
+	// clientScanInterval is how often expired clients are looked for.
+	clientScanInterval = 10 * time.Second
+	// notifyQueueSize bounds pending NOTIFY_CONSUMER_IDS_CHANGED sends;
+	// beyond it a notification is dropped (clients rebalance every 20 s
+	// anyway).
+	notifyQueueSize = 1024
+	// metadataTimeout bounds one auto-creation proposal.
+	metadataTimeout = 5 * time.Second
+	// retryGroupTopicPrefix names a group's retry topic (Java
+	// MixAll.RETRY_GROUP_TOPIC_PREFIX).
+	retryGroupTopicPrefix = "%RETRY%"
+	// maxGroupNameLength is the Go client's limit on group names.
+	maxGroupNameLength = 255
+)
+
+// consumerGroupPattern is the group-name syntax RocketMQ clients accept.
+var consumerGroupPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
+
+// consumerRetryTopic is the %RETRY% topic of a consumer group.
+func consumerRetryTopic(group string) string { return retryGroupTopicPrefix + group }
+
+// --- HEART_BEAT body --------------------------------------------------------
+
+// heartbeatData is the HEART_BEAT body (Java HeartbeatData). codeSet is not
+// read: the Go client sends it as strings and Java as numbers, and the
+// broker derives the hashes from subString itself.
+type heartbeatData struct {
+	ClientID        string         `json:"clientID"`
+	ProducerDataSet []producerData `json:"producerDataSet"`
+	ConsumerDataSet []consumerData `json:"consumerDataSet"`
+}
+
+type producerData struct {
+	GroupName string `json:"groupName"`
+}
+
+type consumerData struct {
+	GroupName           string             `json:"groupName"`
+	ConsumeType         string             `json:"consumeType"`
+	MessageModel        string             `json:"messageModel"`
+	ConsumeFromWhere    string             `json:"consumeFromWhere"`
+	SubscriptionDataSet []subscriptionData `json:"subscriptionDataSet"`
+	UnitMode            bool               `json:"unitMode"`
+}
+
+type subscriptionData struct {
+	ClassFilterMode bool     `json:"classFilterMode"`
+	Topic           string   `json:"topic"`
+	SubString       string   `json:"subString"`
+	TagsSet         []string `json:"tagsSet"`
+	// SubVersion is a nanosecond timestamp above 2^53: decoded as int64,
+	// never through float64.
+	SubVersion     int64  `json:"subVersion"`
+	ExpressionType string `json:"expressionType"`
+}
+
+const (
+	messageModelBroadcasting = "BROADCASTING"
+	expressionTypeTag        = "TAG"
+)
+
+// decodeHeartbeat parses and checks a HEART_BEAT body. Errors wrap
+// ErrBadRequest; no input makes it panic.
+func decodeHeartbeat(body []byte) (heartbeatData, error) {
+	var hb heartbeatData
+	if err := json.Unmarshal(body, &hb); err != nil {
+		return heartbeatData{}, fmt.Errorf("%w: heartbeat body: %v", ErrBadRequest, err)
+	}
+	if hb.ClientID == "" {
+		return heartbeatData{}, fmt.Errorf("%w: heartbeat without clientID", ErrBadRequest)
+	}
+	for _, c := range hb.ConsumerDataSet {
+		if err := checkGroupName(c.GroupName); err != nil {
+			return heartbeatData{}, err
+		}
+		for _, s := range c.SubscriptionDataSet {
+			if s.Topic == "" {
+				return heartbeatData{}, fmt.Errorf("%w: group %s subscribes to an empty topic", ErrBadRequest, c.GroupName)
+			}
+		}
+	}
+	for _, p := range hb.ProducerDataSet {
+		if p.GroupName == "" {
+			return heartbeatData{}, fmt.Errorf("%w: producer without group", ErrBadRequest)
+		}
+	}
+	return hb, nil
+}
+
+// checkGroupName enforces the clients' group-name syntax, which also keeps
+// %RETRY%<group> a valid topic.
+func checkGroupName(g string) error {
+	if g == "" || len(g) > maxGroupNameLength || !consumerGroupPattern.MatchString(g) {
+		return fmt.Errorf("%w: group name %q must match %s and be at most %d bytes",
+			ErrInvalidParameter, g, consumerGroupPattern, maxGroupNameLength)
+	}
+	return nil
+}
+
+// --- the client table -------------------------------------------------------
+
+// clientConn is one client instance (a clientID) of a group and the
+// connection it last heartbeated on.
+type clientConn struct {
+	id       string
+	conn     *remoting.Conn
+	lastSeen time.Time
+}
+
+// subscription is a group's subscription to one topic, from the newest
+// heartbeat; filter is built once from the expression.
+type subscription struct {
+	expr     string
+	exprType string
+	version  int64
+	filter   *store.TagFilter
+}
+
+// consumerGroupInfo is what the broker knows of one consumer group (Java
+// ConsumerGroupInfo).
+type consumerGroupInfo struct {
+	consumeType      string
+	messageModel     string
+	consumeFromWhere string
+	clients          map[string]*clientConn
+	subs             map[string]subscription
+}
+
+// notifyEvent asks the manager's goroutine to send NOTIFY_CONSUMER_IDS_CHANGED
+// to every connection of group except the client except.
+type notifyEvent struct {
+	group  string
+	except string
+	conns  []*remoting.Conn
+}
+
+// consumerManager is the consumer and producer table fed by heartbeats.
+// All methods are safe for concurrent use; run is its one goroutine.
+type consumerManager struct {
+	b   *Broker
+	now func() time.Time
+
+	mu        sync.Mutex
+	groups    map[string]*consumerGroupInfo
+	producers map[string]map[string]*clientConn // group → clientID → conn
+
+	notifyCh chan notifyEvent
+	// ensure holds groups whose subscription group or retry topic may
+	// need creating; ensureCh wakes run.
+	ensureMu sync.Mutex
+	ensure   map[string]struct{}
+	ensureCh chan struct{}
+}
+
+func newConsumerManager(b *Broker) *consumerManager {
+	return &consumerManager{
+		b:         b,
+		now:       b.cfg.Clock,
+		groups:    map[string]*consumerGroupInfo{},
+		producers: map[string]map[string]*clientConn{},
+		notifyCh:  make(chan notifyEvent, notifyQueueSize),
+		ensure:    map[string]struct{}{},
+		ensureCh:  make(chan struct{}, 1),
+	}
+}
+
+// register records one heartbeat from conn. It returns the groups whose
+// membership changed (a new clientID joined).
+func (m *consumerManager) register(conn *remoting.Conn, hb heartbeatData) []string {
+	now := m.now()
+	var joined []string
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, cd := range hb.ConsumerDataSet {
+		g := m.groups[cd.GroupName]
+		if g == nil {
+			g = &consumerGroupInfo{clients: map[string]*clientConn{}, subs: map[string]subscription{}}
+			m.groups[cd.GroupName] = g
+		}
+		g.consumeType, g.messageModel, g.consumeFromWhere = cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere
+		if c := g.clients[hb.ClientID]; c != nil {
+			c.conn, c.lastSeen = conn, now
+		} else {
+			g.clients[hb.ClientID] = &clientConn{id: hb.ClientID, conn: conn, lastSeen: now}
+			joined = append(joined, cd.GroupName)
+		}
+		seen := make(map[string]bool, len(cd.SubscriptionDataSet))
+		for _, sd := range cd.SubscriptionDataSet {
+			seen[sd.Topic] = true
+			if old, ok := g.subs[sd.Topic]; ok && old.version >= sd.SubVersion && old.expr == sd.SubString {
+				continue
+			}
+			g.subs[sd.Topic] = newSubscription(sd)
+		}
+		for topic := range g.subs {
+			if !seen[topic] {
+				delete(g.subs, topic)
+			}
+		}
+	}
+	for _, pd := range hb.ProducerDataSet {
+		p := m.producers[pd.GroupName]
+		if p == nil {
+			p = map[string]*clientConn{}
+			m.producers[pd.GroupName] = p
+		}
+		if c := p[hb.ClientID]; c != nil {
+			c.conn, c.lastSeen = conn, now
+		} else {
+			p[hb.ClientID] = &clientConn{id: hb.ClientID, conn: conn, lastSeen: now}
+		}
+	}
+	return joined
+}
+
+func newSubscription(sd subscriptionData) subscription {
+	expr := sd.SubString
+	if expr == "" && len(sd.TagsSet) > 0 {
+		expr = joinTags(sd.TagsSet)
+	}
+	return subscription{expr: expr, exprType: sd.ExpressionType, version: sd.SubVersion, filter: store.NewTagFilter(expr)}
+}
+
+func joinTags(tags []string) string { return strings.Join(tags, " || ") }
+
+// unregister removes clientID from the named groups (UNREGISTER_CLIENT)
+// and returns the consumer groups it left.
+func (m *consumerManager) unregister(clientID, consumerGroup, producerGroup string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.producers[producerGroup]; p != nil {
+		delete(p, clientID)
+		if len(p) == 0 {
+			delete(m.producers, producerGroup)
+		}
+	}
+	if g := m.groups[consumerGroup]; g != nil {
+		if _, ok := g.clients[clientID]; ok {
+			delete(g.clients, clientID)
+			m.dropEmptyLocked(consumerGroup, g)
+			return []string{consumerGroup}
+		}
+	}
+	return nil
+}
+
+// removeIf drops every client for which gone returns true and returns the
+// consumer groups that lost a member.
+func (m *consumerManager) removeIf(gone func(*clientConn) bool) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var left []string
+	for name, g := range m.groups {
+		changed := false
+		for id, c := range g.clients {
+			if gone(c) {
+				delete(g.clients, id)
+				changed = true
+			}
+		}
+		if changed {
+			left = append(left, name)
+			m.dropEmptyLocked(name, g)
+		}
+	}
+	for name, p := range m.producers {
+		for id, c := range p {
+			if gone(c) {
+				delete(p, id)
+			}
+		}
+		if len(p) == 0 {
+			delete(m.producers, name)
+		}
+	}
+	slices.Sort(left)
+	return left
+}
+
+func (m *consumerManager) dropEmptyLocked(name string, g *consumerGroupInfo) {
+	if len(g.clients) == 0 {
+		delete(m.groups, name)
+	}
+}
+
+// dropConn forgets the clients that used conn; called when it closes.
+func (m *consumerManager) dropConn(conn *remoting.Conn) []string {
+	return m.removeIf(func(c *clientConn) bool { return c.conn == conn })
+}
+
+// expire forgets clients not heard from since now-clientExpiry and returns
+// the consumer groups that lost a member.
+func (m *consumerManager) expire(now time.Time) []string {
+	return m.removeIf(func(c *clientConn) bool { return now.Sub(c.lastSeen) > clientExpiry })
+}
+
+// clientIDs is a group's consumer list, sorted (every broker must answer
+// the same list for the clients' allocation to agree).
+func (m *consumerManager) clientIDs(group string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.groups[group]
+	if g == nil {
+		return []string{}
+	}
+	ids := make([]string, 0, len(g.clients))
+	for id := range g.clients {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// subscription returns a group's subscription to topic from its heartbeats.
+func (m *consumerManager) subscription(group, topic string) (subscription, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := m.groups[group]; g != nil {
+		s, ok := g.subs[topic]
+		return s, ok
+	}
+	return subscription{}, false
+}
+
+// producerConns lists the live connections of a producer group's clients,
+// sorted by clientID (transaction checks pick one of them).
+func (m *consumerManager) producerConns(group string) []*remoting.Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.producers[group]
+	ids := make([]string, 0, len(p))
+	for id := range p {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]*remoting.Conn, 0, len(ids))
+	for _, id := range ids {
+		if c := p[id].conn; !c.Closed() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// notifyGroups queues NOTIFY_CONSUMER_IDS_CHANGED for the given groups,
+// to every member but except. It never blocks: a full queue drops the
+// notification with a log line.
+func (m *consumerManager) notifyGroups(groups []string, except string) {
+	for _, name := range groups {
+		conns := m.notifyTargets(name, except)
+		if len(conns) == 0 {
+			continue
+		}
+		select {
+		case m.notifyCh <- notifyEvent{group: name, except: except, conns: conns}:
+		default:
+			m.b.log.Warn("consumer-ids notification dropped: queue full", "group", name)
+		}
+	}
+}
+
+// notifyTargets are the connections to notify about a change in group:
+// none for a broadcasting group or one whose config disables it.
+func (m *consumerManager) notifyTargets(name, except string) []*remoting.Conn {
+	if cfg, ok := m.b.group.Metadata().Group(name); ok && !cfg.NotifyConsumerIdsChangedEnable {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.groups[name]
+	if g == nil || g.messageModel == messageModelBroadcasting {
+		return nil
+	}
+	var conns []*remoting.Conn
+	for id, c := range g.clients {
+		if id != except && !slices.Contains(conns, c.conn) {
+			conns = append(conns, c.conn)
+		}
+	}
+	return conns
+}
+
+// requestEnsure asks run to create the group's subscription group and
+// retry topic if they are missing (leader only).
+func (m *consumerManager) requestEnsure(groups []string) {
+	if len(groups) == 0 {
+		return
+	}
+	m.ensureMu.Lock()
+	for _, g := range groups {
+		m.ensure[g] = struct{}{}
+	}
+	m.ensureMu.Unlock()
+	select {
+	case m.ensureCh <- struct{}{}:
+	default:
+	}
+}
+
+// run is the manager's goroutine: notifications, expiry and auto-creation.
+func (m *consumerManager) run(ctx context.Context) {
+	defer m.b.wg.Done()
+	t := time.NewTicker(clientScanInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-m.notifyCh:
+			m.sendNotify(ev)
+		case <-t.C:
+			m.notifyGroups(m.expire(m.now()), "")
+		case <-m.ensureCh:
+			m.ensureMetadata(ctx)
+		}
+	}
+}
+
+func (m *consumerManager) sendNotify(ev notifyEvent) {
+	cmd := remoting.NewRequest(remoting.NotifyConsumerIdsChanged, map[string]string{"consumerGroup": ev.group}, nil)
+	cmd.Language = remoting.LanguageJava
+	for _, c := range ev.conns {
+		if c.Closed() {
+			continue
+		}
+		if err := c.Oneway(cmd); err != nil {
+			m.b.log.Debug("consumer-ids notification failed", "group", ev.group, "peer", c.RemoteAddr(), "error", err)
+		}
+	}
+}
+
+// ensureMetadata creates missing subscription groups (when
+// AutoCreateSubscriptionGroup) and their %RETRY% topics (1 queue per
+// retryQueueNums, perm read|write), as Java's heartbeat does, and then asks
+// the registration loop to publish the new topics at once. Only the leader
+// proposes; a follower forgets the request (the client heartbeats the leader
+// too).
+func (m *consumerManager) ensureMetadata(ctx context.Context) {
+	m.ensureMu.Lock()
+	groups := make([]string, 0, len(m.ensure))
+	for g := range m.ensure {
+		groups = append(groups, g)
+	}
+	clear(m.ensure)
+	m.ensureMu.Unlock()
+	if !m.b.group.IsLeader() {
+		return
+	}
+	slices.Sort(groups)
+	md := m.b.group.Metadata()
+	created := false
+	for _, name := range groups {
+		cfg, ok := md.Group(name)
+		if !ok {
+			if !m.b.cfg.AutoCreateSubscriptionGroup {
+				continue
+			}
+			cfg = defaultSubscriptionGroup(name)
+			if err := m.propose(ctx, metadata.Op{Kind: metadata.OpPutGroup, Group: &cfg}); err != nil {
+				m.b.log.Warn("auto-creating subscription group failed", "group", name, "error", err)
+				continue
+			}
+		}
+		rt := consumerRetryTopic(name)
+		if _, ok := md.Topic(rt); ok {
+			continue
+		}
+		n := max(cfg.RetryQueueNums, 1)
+		tc := metadata.TopicConfig{TopicName: rt, ReadQueueNums: n, WriteQueueNums: n,
+			Perm: metadata.PermRead | metadata.PermWrite, TopicFilterType: "SINGLE_TAG"}
+		if err := m.propose(ctx, metadata.Op{Kind: metadata.OpPutTopic, Topic: &tc}); err != nil {
+			m.b.log.Warn("creating retry topic failed", "topic", rt, "error", err)
+			continue
+		}
+		created = true
+	}
+	if created {
+		m.b.consumerKickRegistration()
+	}
+}
+
+func (m *consumerManager) propose(ctx context.Context, op metadata.Op) error {
+	ctx, cancel := context.WithTimeout(ctx, metadataTimeout)
+	defer cancel()
+	return m.b.group.ProposeMetadata(ctx, op)
+}
+
+// defaultSubscriptionGroup is Java SubscriptionGroupConfig's defaults.
+func defaultSubscriptionGroup(name string) metadata.SubscriptionGroup {
+	return metadata.SubscriptionGroup{
+		GroupName:                      name,
+		ConsumeEnable:                  true,
+		ConsumeFromMinEnable:           true,
+		ConsumeBroadcastEnable:         true,
+		RetryQueueNums:                 1,
+		RetryMaxTimes:                  16,
+		BrokerID:                       0,
+		WhichBrokerWhenConsumeSlowly:   1,
+		NotifyConsumerIdsChangedEnable: true,
+	}
+}
+
+// consumerKickRegistration wakes the registration loop so that topics just
+// created (retry topics) reach the name servers now rather than at the next
+// period. It never blocks (the round's completion is not awaited).
+func (b *Broker) consumerKickRegistration() {
+	_ = b.requestRegister()
+}
+
+// --- handlers ----------------------------------------------------------------
+
+// handleHeartbeat serves HEART_BEAT (34). Followers record clients too, so a
+// new leader already knows them; only the leader creates metadata.
+func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	hb, err := decodeHeartbeat(req.Body)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	joined := b.consumers.register(conn, hb)
+	b.consumers.notifyGroups(joined, hb.ClientID)
+	groups := make([]string, 0, len(hb.ConsumerDataSet))
+	md := b.group.Metadata()
+	for _, cd := range hb.ConsumerDataSet {
+		_, haveGroup := md.Group(cd.GroupName)
+		_, haveRetry := md.Topic(consumerRetryTopic(cd.GroupName))
+		if !haveGroup || !haveRetry {
+			groups = append(groups, cd.GroupName)
+		}
+	}
+	if b.group.IsLeader() {
+		b.consumers.requestEnsure(groups)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.SetExt("IS_SUPPORT_HEART_BEAT_V2", "false")
+	return resp
+}
+
+// handleUnregisterClient serves UNREGISTER_CLIENT (35): ext clientID and
+// optionally producerGroup and consumerGroup.
+func (b *Broker) handleUnregisterClient(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	id, err := remoting.ExtString(req.ExtFields, "clientID")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	}
+	left := b.consumers.unregister(id, req.ExtFields["consumerGroup"], req.ExtFields["producerGroup"])
+	b.consumers.notifyGroups(left, "")
+	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// consumerListBody is GET_CONSUMER_LIST_BY_GROUP's response body.
+type consumerListBody struct {
+	ConsumerIDList []string `json:"consumerIdList"`
+}
+
+// handleGetConsumerList serves GET_CONSUMER_LIST_BY_GROUP (38). The Go client
+// reads the body whatever the code, so the body always carries the list;
+// an unknown or empty group is Java's SYSTEM_ERROR "no consumer for this
+// group" with an empty list.
+func (b *Broker) handleGetConsumerList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
+	if err != nil {
+		resp := errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+		resp.Body = []byte(`{"consumerIdList":[]}`)
+		return resp
+	}
+	ids := b.consumers.clientIDs(group)
+	body, _ := json.Marshal(consumerListBody{ConsumerIDList: ids}) // cannot fail: strings only
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	if len(ids) == 0 {
+		resp = remoting.NewResponse(req, remoting.SystemError, "no consumer for this group, "+group)
+	}
+	resp.Body = body
+	return resp
+}
+
+// --- wiring --------------------------------------------------------------------
+
+func (b *Broker) initConsumerSide() {
+	b.consumers = newConsumerManager(b)
+	b.pulls = newPullHolder(b)
+	b.offsets = newOffsetCommitter(b)
+}
+
+func (b *Broker) startConsumerSide() {
+	b.wg.Add(1)
+	go b.consumers.run(b.ctx)
+	b.pulls.start(b.ctx)
+	b.wg.Add(1)
+	go b.offsets.run(b.ctx)
+}
+
+// stopConsumerSide runs after b.wg.Wait: the goroutines are gone, the
+// server still writes. Held pulls are answered PULL_NOT_FOUND so clients
+// retry elsewhere at once.
+func (b *Broker) stopConsumerSide() {
+	b.pulls.close()
+}
+
+func (b *Broker) registerConsumerProcessors() {
+	b.srv.Handle(remoting.HeartBeat, poolHeartbeat, remoting.HandlerFunc(b.handleHeartbeat))
+	b.srv.Handle(remoting.UnregisterClient, poolHeartbeat, remoting.HandlerFunc(b.handleUnregisterClient))
+	b.srv.Handle(remoting.GetConsumerListByGroup, poolPull, remoting.HandlerFunc(b.handleGetConsumerList))
+	b.srv.Handle(remoting.PullMessage, poolPull, remoting.HandlerFunc(b.handlePull))
+	b.srv.Handle(remoting.QueryConsumerOffset, poolPull, remoting.HandlerFunc(b.handleQueryConsumerOffset))
+	b.srv.Handle(remoting.UpdateConsumerOffset, poolPull, remoting.HandlerFunc(b.handleUpdateConsumerOffset))
+	b.srv.Handle(remoting.GetMaxOffset, poolPull, remoting.HandlerFunc(b.handleGetMaxOffset))
+	b.srv.Handle(remoting.GetMinOffset, poolPull, remoting.HandlerFunc(b.handleGetMinOffset))
+	b.srv.Handle(remoting.SearchOffsetByTimestamp, poolPull, remoting.HandlerFunc(b.handleSearchOffsetByTimestamp))
+	b.srv.Handle(remoting.GetEarliestMsgStoretime, poolPull, remoting.HandlerFunc(b.handleGetEarliestMsgStoretime))
+}
+
+// onConnClose drops the connection's clients (notifying their groups) and
+// its held pulls. It runs on the connection's read goroutine and does not
+// block: notifications are sent by the manager's goroutine.
+func (b *Broker) onConnClose(c *remoting.Conn) {
+	b.consumers.notifyGroups(b.consumers.dropConn(c), "")
+	b.pulls.dropConn(c)
+}

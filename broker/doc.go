@@ -1,0 +1,105 @@
+// Package broker serves the RocketMQ remoting protocol for one node of a
+// broker group: producers' sends, consumers' pulls, heartbeats and offsets,
+// and the admin requests, over the node's raft group (package dledger),
+// whose store and metadata it reads and to which it proposes every write.
+//
+// The leader registers with the name servers as brokerId 0, followers as
+// 1 + their position among the sorted node ids; each registration carries
+// the raft term so name servers ignore a deposed leader (DESIGN.md I6). A
+// follower forwards sends to the leader, serves pulls of committed data,
+// and answers SERVICE_NOT_AVAILABLE (14) when it can do neither.
+//
+// # Producer and admin side (send.go, batch.go, register.go, admin.go, codes.go)
+//
+// Requests served, pool, and which node answers:
+//
+//	code  request                  pool   node
+//	----  -----------------------  -----  -----------------------------------
+//	10    SEND_MESSAGE             send   leader; a follower forwards
+//	310   SEND_MESSAGE_V2          send   leader; a follower forwards
+//	320   SEND_BATCH_MESSAGE       send   leader; a follower forwards
+//	17    UPDATE_AND_CREATE_TOPIC  admin  leader; a follower forwards
+//	215   DELETE_TOPIC_IN_BROKER   admin  leader; a follower forwards
+//	21    GET_ALL_TOPIC_CONFIG     admin  any node, from its replica
+//	28    GET_BROKER_RUNTIME_INFO  admin  any node
+//	33    VIEW_MESSAGE_BY_ID       admin  any node (offsets are replica-stable)
+//	12    QUERY_MESSAGE            admin  any node
+//
+// Send header (ext): SEND_MESSAGE uses the long names, 310 and 320 the
+// one-letter names. Required fields are marked *; a missing or unparsable
+// one is SYSTEM_ERROR (1), as Java answers a header it cannot decode.
+//
+//	long                    short  type    long               short  type
+//	----------------------  -----  ------  -----------------  -----  ------
+//	producerGroup*          a      string  properties         i      string
+//	topic*                  b      string  reconsumeTimes     j      int32
+//	defaultTopic*           c      string  unitMode           k      bool
+//	defaultTopicQueueNums*  d      int32   maxReconsumeTimes  l      int32
+//	queueId*                e      int32   batch              m      bool
+//	sysFlag*                f      int32   bname              n      string
+//	bornTimestamp*          g      int64
+//	flag*                   h      int32
+//
+// SEND_BATCH_MESSAGE body: a concatenation of items in the client-side
+// message format (decodeBatch; not the stored layout). Every item gets
+// the header's properties it lacks, and CLUSTER.
+//
+//	size  field
+//	----  ------------------------------------------------
+//	4     item size int32 (this field included) = 22 + n + p
+//	4     magic (clients write 0; ignored)
+//	4     body CRC (clients write 0; ignored)
+//	4     flag int32
+//	4     body length n int32
+//	n     body
+//	2     properties length p int16
+//	p     properties
+//
+// The send path on the leader, in order: header; topic name (RocketMQ's
+// pattern, at most 127 bytes; TBW102 itself is refused: 29); body at most
+// MaxMessageSize, properties at most 32767 bytes and well-formed (13);
+// the topic, auto-created when unknown (%RETRY% topics with one queue,
+// others from the template named by defaultTopic when it has PERM_INHERIT:
+// min(defaultTopicQueueNums, template queues) queues, the template's perm
+// without INHERIT; else 17), proposed as a metadata op and registered with
+// the name servers before the answer; PERM_WRITE (16); queueId below
+// max(read, write) queues (29; a negative id picks a queue at random); a
+// %RETRY% message retried maxReconsumeTimes times (the header's when
+// positive, else the group's retryMaxTimes, else 16) goes to %DLQ%<group>
+// queue 0; then dledger.Propose. The answer's ext: msgId (offset ids,
+// comma-joined for a batch), queueId, queueOffset (of the first message),
+// transactionId (UNIQ_KEYs, comma-joined), MSG_REGION=DefaultRegion,
+// TRACE_ON=true.
+//
+// Forwarding: a node that is not the writable leader relays the request
+// unchanged to the leader's client address (Config.Peers) with one ext
+// field added, ledgermqForwardedFrom = the producer's address, which
+// becomes the stored born host; the leader's answer goes back under the
+// original opaque. A forwarded request reaching a non-leader, no known
+// leader, or a failed relay answers 14, which clients retry.
+//
+// Error mapping: responseFor in codes.go is the one table from errors to
+// response codes, for both sides of the package.
+//
+// Registration (I6): registerLoop registers with every name server at
+// start, at once on every role event (b.roleCh) and on requestRegister
+// (topic changes), and every RegisterInterval. The leader registers as id
+// 0 and first proposes TBW102 when AutoCreateTopic is on and the metadata
+// lacks it; a follower as 1 + its position among the sorted node ids;
+// a candidate or shut-down node unregisters. Every registration carries
+// the raft term as dataVersion.stateVersion; dataVersion's timestamp and
+// counter move when the topic table's content changes. Topic table = the
+// replicated topics plus TBW102 (perm 7, DefaultTopicQueueNums queues)
+// while AutoCreateTopic is on. Close unregisters after the loop stopped.
+//
+// DELETE_TOPIC_IN_BROKER removes the topic from the replicated metadata
+// (config and offsets) and from the name servers; its stored queues stay.
+// Dropping them must happen in raft apply order on every replica
+// (store.DeleteTopic called by the FSM when it applies the deleteTopic op),
+// or a re-created topic's queue offsets would differ between replicas.
+//
+// Goroutines: handlers run on the remoting pools (send, admin) and may
+// block on a proposal (at most 10 s) or a forward (3 s). The registration
+// loop is owned by the Broker (b.wg); each round runs one short-lived
+// goroutine per name server and waits for them. Nothing else is started.
+package broker

@@ -1,0 +1,404 @@
+package broker
+
+// Consumer offsets (DESIGN.md I5) and the queue-offset lookups.
+//
+// Commits (UPDATE_CONSUMER_OFFSET, and the COMMIT_OFFSET bit of a pull)
+// land in the offsetCommitter's pending table; every commitInterval its
+// goroutine turns the table into one metadata.OpCommitOffsets raft entry
+// (chunked at maxOffsetsPerOp), so thousands of consumers cost a few entries
+// a second and every replica holds the offsets once committed:
+//
+//	commit ──▶ pending[group,topic,queue] = offset (latest wins)
+//	                │ every 100 ms
+//	     leader ────┼──▶ ProposeMetadata(OpCommitOffsets{...})  (unchanged ones skipped)
+//	   follower ────┴──▶ UPDATE_CONSUMER_OFFSET to the leader, marked
+//	                     forwardedBy=<node>; a node that is not the leader
+//	                     drops a forwarded commit (one hop, no ping-pong)
+//
+// A follower forwards rather than drops because clients keep committing to
+// the old leader's address until their next route refresh (up to 30 s);
+// forwarding keeps those commits. Commits that cannot be proposed or
+// forwarded (no leader yet) stay pending for up to maxCommitTries rounds,
+// then are dropped with a log line: the Go client recommits every held
+// queue every 5 s anyway. On Close the pending table is flushed once more.
+//
+// QUERY_CONSUMER_OFFSET answers the pending value first (a client reads its
+// own commit back at once), then the replicated one. A group with no
+// offset for a queue gets 0 when the queue's min offset is 0 (nothing has
+// been deleted from it), and QUERY_NOT_FOUND (22) otherwise. That is
+// Java's rule minus its "is message 0 still in memory" test, which depends
+// on the machine: every replica must answer the same. So a new group
+// consumes a young queue from its first message whatever its
+// consumeFromWhere, as on a Java broker, and one that meets a queue whose
+// head has been deleted follows consumeFromWhere (LAST_OFFSET → max).
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+const (
+	// commitInterval is how often pending commits become a raft entry.
+	commitInterval = 100 * time.Millisecond
+	// maxOffsetsPerOp bounds one OpCommitOffsets entry.
+	maxOffsetsPerOp = 512
+	// maxCommitTries drops a commit that could not be proposed or
+	// forwarded in this many rounds.
+	maxCommitTries = 50
+	// commitTimeout bounds one proposal or forward.
+	commitTimeout = 3 * time.Second
+	// forwardedByExt marks a commit a follower forwarded to the leader.
+	forwardedByExt = "forwardedBy"
+)
+
+type offsetKey struct {
+	group   string
+	topic   string
+	queueID int32
+}
+
+type pendingOffset struct {
+	offset      int64
+	forwardedBy string // the node that forwarded it here, "" if from a client
+	tries       int
+}
+
+// offsetCommitter coalesces consumer-offset commits. commit and lookup are
+// safe for concurrent use; run is its goroutine.
+type offsetCommitter struct {
+	b        *Broker
+	interval time.Duration
+
+	mu      sync.Mutex
+	pending map[offsetKey]pendingOffset
+}
+
+func newOffsetCommitter(b *Broker) *offsetCommitter {
+	return &offsetCommitter{b: b, interval: commitInterval, pending: map[offsetKey]pendingOffset{}}
+}
+
+// commit records a group's next offset to consume for a queue.
+func (c *offsetCommitter) commit(group, topic string, queueID int32, offset int64, forwardedBy string) {
+	if group == "" || topic == "" || queueID < 0 || offset < 0 {
+		return
+	}
+	c.mu.Lock()
+	c.pending[offsetKey{group, topic, queueID}] = pendingOffset{offset: offset, forwardedBy: forwardedBy}
+	c.mu.Unlock()
+}
+
+// lookup returns the group's offset for a queue: a pending commit, else the
+// replicated one.
+func (c *offsetCommitter) lookup(group, topic string, queueID int32) (int64, bool) {
+	c.mu.Lock()
+	p, ok := c.pending[offsetKey{group, topic, queueID}]
+	c.mu.Unlock()
+	if ok {
+		return p.offset, true
+	}
+	return c.b.group.Metadata().Offset(group, topic, queueID)
+}
+
+// run flushes the pending table every interval, and once more on stop.
+func (c *offsetCommitter) run(ctx context.Context) {
+	defer c.b.wg.Done()
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+			c.flush(fctx)
+			cancel()
+			return
+		case <-t.C:
+			c.flush(ctx)
+		}
+	}
+}
+
+// flush proposes (leader) or forwards (follower) the pending commits.
+func (c *offsetCommitter) flush(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	batch := c.pending
+	c.pending = make(map[offsetKey]pendingOffset, len(batch))
+	c.mu.Unlock()
+
+	md := c.b.group.Metadata()
+	for k, p := range batch {
+		if cur, ok := md.Offset(k.group, k.topic, k.queueID); ok && cur == p.offset {
+			delete(batch, k) // the Go client recommits unchanged offsets every 5 s
+		}
+	}
+	if len(batch) == 0 {
+		return
+	}
+	if c.b.group.IsLeader() {
+		c.propose(ctx, batch)
+		return
+	}
+	c.forward(ctx, batch)
+}
+
+// sortedKeys orders a batch so that entries are deterministic.
+func sortedKeys(batch map[offsetKey]pendingOffset) []offsetKey {
+	keys := slices.Collect(maps.Keys(batch))
+	slices.SortFunc(keys, func(a, b offsetKey) int {
+		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.topic, b.topic), cmp.Compare(a.queueID, b.queueID))
+	})
+	return keys
+}
+
+func (c *offsetCommitter) propose(ctx context.Context, batch map[offsetKey]pendingOffset) {
+	keys := sortedKeys(batch)
+	for len(keys) > 0 {
+		n := min(len(keys), maxOffsetsPerOp)
+		chunk := keys[:n]
+		keys = keys[n:]
+		op := metadata.Op{Kind: metadata.OpCommitOffsets, Offsets: make([]metadata.OffsetCommit, 0, n)}
+		for _, k := range chunk {
+			op.Offsets = append(op.Offsets, metadata.OffsetCommit{Group: k.group, Topic: k.topic, QueueID: k.queueID, Offset: batch[k].offset})
+		}
+		pctx, cancel := context.WithTimeout(ctx, commitTimeout)
+		err := c.b.group.ProposeMetadata(pctx, op)
+		cancel()
+		if err != nil {
+			c.b.log.Debug("offset commit not proposed; retrying", "offsets", n, "error", err)
+			c.requeue(batch, chunk, err)
+		}
+	}
+}
+
+// forward sends a follower's commits to the leader, one one-way
+// UPDATE_CONSUMER_OFFSET each (the leader coalesces them again).
+func (c *offsetCommitter) forward(ctx context.Context, batch map[offsetKey]pendingOffset) {
+	leader := c.b.leaderAddr()
+	self := c.b.cfg.Peers[c.b.cfg.NodeID]
+	var retry []offsetKey
+	for _, k := range sortedKeys(batch) {
+		p := batch[k]
+		if p.forwardedBy != "" {
+			c.b.log.Info("dropping a forwarded offset commit: this node is not the leader",
+				"group", k.group, "topic", k.topic, "queue", k.queueID, "offset", p.offset, "from", p.forwardedBy)
+			continue
+		}
+		if leader == "" || leader == self {
+			retry = append(retry, k)
+			continue
+		}
+		req := remoting.NewRequest(remoting.UpdateConsumerOffset, map[string]string{
+			"consumerGroup": k.group,
+			"topic":         k.topic,
+			"queueId":       strconv.FormatInt(int64(k.queueID), 10),
+			"commitOffset":  strconv.FormatInt(p.offset, 10),
+			forwardedByExt:  c.b.cfg.NodeID,
+		}, nil)
+		fctx, cancel := context.WithTimeout(ctx, commitTimeout)
+		err := c.b.client.InvokeOneway(fctx, leader, req)
+		cancel()
+		if err != nil {
+			retry = append(retry, k)
+		}
+	}
+	c.requeue(batch, retry, errors.New("no reachable leader"))
+}
+
+// requeue puts back commits that did not go out, unless a newer commit of
+// the same queue arrived meanwhile or they have been tried too often.
+func (c *offsetCommitter) requeue(batch map[offsetKey]pendingOffset, keys []offsetKey, cause error) {
+	if len(keys) == 0 {
+		return
+	}
+	dropped := 0
+	c.mu.Lock()
+	for _, k := range keys {
+		if _, newer := c.pending[k]; newer {
+			continue
+		}
+		p := batch[k]
+		p.tries++
+		if p.tries >= maxCommitTries {
+			dropped++
+			continue
+		}
+		c.pending[k] = p
+	}
+	c.mu.Unlock()
+	if dropped > 0 {
+		c.b.log.Warn("offset commits dropped after repeated failures", "count", dropped, "error", cause)
+	}
+}
+
+// --- handlers ------------------------------------------------------------------
+
+// queueRef reads the topic and queueId ext fields every offset request has.
+func queueRef(ext map[string]string) (string, int32, error) {
+	topic, err := remoting.ExtString(ext, "topic")
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	qid, err := remoting.ExtInt32(ext, "queueId")
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if topic == "" || qid < 0 {
+		return "", 0, fmt.Errorf("%w: topic %q queueId %d", ErrInvalidParameter, topic, qid)
+	}
+	return topic, qid, nil
+}
+
+// handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (14): ext offset, or
+// 22 QUERY_NOT_FOUND (see the file comment for what a new group reads).
+func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	}
+	topic, qid, err := queueRef(req.ExtFields)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	if off, ok := b.offsets.lookup(group, topic, qid); ok {
+		return offsetResponse(req, "offset", off)
+	}
+	if b.queueMin(topic, qid) <= 0 {
+		return offsetResponse(req, "offset", 0)
+	}
+	return remoting.NewResponse(req, remoting.QueryNotFound, "Not found, maybe this group consumer boot first")
+}
+
+// handleUpdateConsumerOffset serves UPDATE_CONSUMER_OFFSET (15), whether or
+// not the one-way bit is set (the Go client sends flag 0 and drops the
+// answer).
+func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	}
+	topic, qid, err := queueRef(req.ExtFields)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	off, err := remoting.ExtInt(req.ExtFields, "commitOffset")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	}
+	if off < 0 {
+		return errorResponse(req, fmt.Errorf("%w: commitOffset %d", ErrInvalidParameter, off))
+	}
+	b.offsets.commit(group, topic, qid, off, req.ExtFields[forwardedByExt])
+	return remoting.NewResponse(req, remoting.Success, "")
+}
+
+// knownTopic reports whether topic is configured; offset lookups of unknown
+// topics answer 0 without touching the store (which would keep a handle for
+// any name asked about).
+func (b *Broker) knownTopic(topic string) bool {
+	_, ok := b.group.Metadata().Topic(topic)
+	return ok
+}
+
+func (b *Broker) queueMin(topic string, qid int32) int64 {
+	if !b.knownTopic(topic) {
+		return 0
+	}
+	v, err := b.group.Store().MinOffset(topic, qid)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Command {
+	r := remoting.NewResponse(req, remoting.Success, "")
+	r.SetExt(key, strconv.FormatInt(v, 10))
+	return r
+}
+
+// The client reads ext offset of 29 and 30 without checking the code, so
+// these always carry one (0 on any failure, with the failure's code).
+func offsetErrorResponse(req *remoting.Command, key string, err error) *remoting.Command {
+	r := errorResponse(req, err)
+	r.SetExt(key, "0")
+	return r
+}
+
+// handleGetMaxOffset serves GET_MAX_OFFSET (30): ext offset, the queue's next
+// write offset.
+func (b *Broker) handleGetMaxOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topic, qid, err := queueRef(req.ExtFields)
+	if err != nil {
+		return offsetErrorResponse(req, "offset", err)
+	}
+	if !b.knownTopic(topic) {
+		return offsetResponse(req, "offset", 0)
+	}
+	v, err := b.group.Store().MaxOffset(topic, qid)
+	if err != nil {
+		return offsetErrorResponse(req, "offset", err)
+	}
+	return offsetResponse(req, "offset", v)
+}
+
+// handleGetMinOffset serves GET_MIN_OFFSET (31): ext offset.
+func (b *Broker) handleGetMinOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topic, qid, err := queueRef(req.ExtFields)
+	if err != nil {
+		return offsetErrorResponse(req, "offset", err)
+	}
+	return offsetResponse(req, "offset", b.queueMin(topic, qid))
+}
+
+// handleSearchOffsetByTimestamp serves SEARCH_OFFSET_BY_TIMESTAMP (29): ext
+// offset, the first offset stored at or after timestamp (ms), the max
+// offset when every message is older.
+func (b *Broker) handleSearchOffsetByTimestamp(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topic, qid, err := queueRef(req.ExtFields)
+	if err != nil {
+		return offsetErrorResponse(req, "offset", err)
+	}
+	ts, err := remoting.ExtInt(req.ExtFields, "timestamp")
+	if err != nil {
+		return offsetErrorResponse(req, "offset", fmt.Errorf("%w: %v", ErrBadRequest, err))
+	}
+	if !b.knownTopic(topic) {
+		return offsetResponse(req, "offset", 0)
+	}
+	v, err := b.group.Store().OffsetByTime(topic, qid, ts)
+	if err != nil {
+		return offsetErrorResponse(req, "offset", err)
+	}
+	return offsetResponse(req, "offset", v)
+}
+
+// handleGetEarliestMsgStoretime serves GET_EARLIEST_MSG_STORETIME (32): ext
+// timestamp, the store time of the queue's oldest message, -1 when it has
+// none (as Java).
+func (b *Broker) handleGetEarliestMsgStoretime(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topic, qid, err := queueRef(req.ExtFields)
+	if err != nil {
+		return offsetErrorResponse(req, "timestamp", err)
+	}
+	if !b.knownTopic(topic) {
+		return offsetResponse(req, "timestamp", -1)
+	}
+	v, err := b.group.Store().EarliestMessageTime(topic, qid)
+	if err != nil {
+		return offsetResponse(req, "timestamp", -1)
+	}
+	return offsetResponse(req, "timestamp", v)
+}

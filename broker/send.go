@@ -1,0 +1,428 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// Names and defaults of the RocketMQ send path.
+const (
+	// autoCreateTopic is the template topic unknown topics are created from
+	// (RocketMQ AUTO_CREATE_TOPIC_KEY_TOPIC).
+	autoCreateTopic = "TBW102"
+	retryPrefix     = "%RETRY%"
+	dlqPrefix       = "%DLQ%"
+	// defaultMaxReconsumeTimes is RocketMQ's retryMaxTimes of a group.
+	defaultMaxReconsumeTimes = 16
+	defaultRegion            = "DefaultRegion"
+	// proposeTimeout bounds one send's replication on the leader.
+	proposeTimeout = 10 * time.Second
+	// forwardTimeout bounds a follower's forwarding of a request to the
+	// leader; the Go client's send timeout is 3 s.
+	forwardTimeout = 3 * time.Second
+	// extForwardedFrom marks a request a follower forwarded to the leader.
+	// Its value is the producer's address (the born host), since the
+	// leader sees only the follower's connection. A node that is not the
+	// leader never forwards a request carrying it again (no loops while
+	// views of the leader disagree).
+	extForwardedFrom = "ledgermqForwardedFrom"
+)
+
+// topicNamePattern is RocketMQ's TopicValidator pattern.
+var topicNamePattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
+
+// validateTopic checks a topic name as RocketMQ's TopicValidator does.
+func validateTopic(topic string) error {
+	switch {
+	case topic == "":
+		return fmt.Errorf("%w: empty topic", ErrInvalidParameter)
+	case len(topic) > message.MaxTopicLength:
+		return fmt.Errorf("%w: topic of %d bytes is longer than %d", ErrInvalidParameter, len(topic), message.MaxTopicLength)
+	case !topicNamePattern.MatchString(topic):
+		return fmt.Errorf("%w: topic %q contains characters outside [%%|a-zA-Z0-9_-]", ErrInvalidParameter, topic)
+	}
+	return nil
+}
+
+// sendHeader is a decoded SendMessageRequestHeader. SEND_MESSAGE (10) uses
+// the long field names, SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320)
+// the one-letter names of SendMessageRequestHeaderV2.
+type sendHeader struct {
+	ProducerGroup         string
+	Topic                 string
+	DefaultTopic          string
+	DefaultTopicQueueNums int32
+	QueueID               int32
+	SysFlag               int32
+	BornTimestamp         int64
+	Flag                  int32
+	Properties            string
+	ReconsumeTimes        int32
+	UnitMode              bool
+	MaxReconsumeTimes     int32
+	Batch                 bool
+	BrokerName            string
+}
+
+// sendField pairs the long and short ext name of one header field.
+type sendField struct{ long, short string }
+
+var (
+	fProducerGroup     = sendField{"producerGroup", "a"}
+	fTopic             = sendField{"topic", "b"}
+	fDefaultTopic      = sendField{"defaultTopic", "c"}
+	fDefaultQueueNums  = sendField{"defaultTopicQueueNums", "d"}
+	fQueueID           = sendField{"queueId", "e"}
+	fSysFlag           = sendField{"sysFlag", "f"}
+	fBornTimestamp     = sendField{"bornTimestamp", "g"}
+	fFlag              = sendField{"flag", "h"}
+	fProperties        = sendField{"properties", "i"}
+	fReconsumeTimes    = sendField{"reconsumeTimes", "j"}
+	fUnitMode          = sendField{"unitMode", "k"}
+	fMaxReconsumeTimes = sendField{"maxReconsumeTimes", "l"}
+	fBatch             = sendField{"batch", "m"}
+	fBrokerName        = sendField{"bname", "n"}
+)
+
+// parseSendHeader decodes the ext fields of a send request; short selects
+// the V2 names. Required (as Java's @CFNotNull): producerGroup, topic,
+// defaultTopic, defaultTopicQueueNums, queueId, sysFlag, bornTimestamp,
+// flag. Errors wrap ErrBadRequest and name the field.
+func parseSendHeader(ext map[string]string, short bool) (sendHeader, error) {
+	name := func(f sendField) string {
+		if short {
+			return f.short
+		}
+		return f.long
+	}
+	var h sendHeader
+	var err error
+	str := func(f sendField, required bool) string {
+		v, ok := ext[name(f)]
+		if !ok && required && err == nil {
+			err = fmt.Errorf("%w: missing %s", ErrBadRequest, name(f))
+		}
+		return v
+	}
+	num := func(f sendField, bits int, required bool) int64 {
+		v, ok := ext[name(f)]
+		if !ok || v == "" {
+			if required && err == nil {
+				err = fmt.Errorf("%w: missing %s", ErrBadRequest, name(f))
+			}
+			return 0
+		}
+		n, perr := strconv.ParseInt(v, 10, bits)
+		if perr != nil && err == nil {
+			err = fmt.Errorf("%w: %s=%q is not an int%d", ErrBadRequest, name(f), v, bits)
+		}
+		return n
+	}
+	boolean := func(f sendField) bool { return strings.EqualFold(ext[name(f)], "true") }
+
+	h.ProducerGroup = str(fProducerGroup, true)
+	h.Topic = str(fTopic, true)
+	h.DefaultTopic = str(fDefaultTopic, true)
+	h.DefaultTopicQueueNums = int32(num(fDefaultQueueNums, 32, true))
+	h.QueueID = int32(num(fQueueID, 32, true))
+	h.SysFlag = int32(num(fSysFlag, 32, true))
+	h.BornTimestamp = num(fBornTimestamp, 64, true)
+	h.Flag = int32(num(fFlag, 32, true))
+	h.Properties = str(fProperties, false)
+	h.ReconsumeTimes = int32(num(fReconsumeTimes, 32, false))
+	h.UnitMode = boolean(fUnitMode)
+	h.MaxReconsumeTimes = int32(num(fMaxReconsumeTimes, 32, false))
+	h.Batch = boolean(fBatch)
+	h.BrokerName = str(fBrokerName, false)
+	if err != nil {
+		return sendHeader{}, err
+	}
+	return h, nil
+}
+
+// registerProducerProcessors registers SEND_MESSAGE, SEND_MESSAGE_V2 and
+// SEND_BATCH_MESSAGE on the send pool and sets up the producer side's
+// state. Called once by New.
+func (b *Broker) registerProducerProcessors() {
+	b.prod = newProducerState(b.cfg.Clock())
+	h := remoting.HandlerFunc(b.serveSend)
+	b.srv.Handle(remoting.SendMessage, poolSend, h)
+	b.srv.Handle(remoting.SendMessageV2, poolSend, h)
+	b.srv.Handle(remoting.SendBatchMessage, poolSend, h)
+}
+
+// serveSend runs on a send-pool worker. The leader stores the message(s);
+// any other node forwards the request to the leader.
+func (b *Broker) serveSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if !b.group.IsLeader() {
+		return b.forward(ctx, conn, req)
+	}
+	resp, err := b.send(ctx, conn, req)
+	if err != nil {
+		b.log.Debug("send refused", "peer", remoteString(conn), "code", req.Code, "error", err)
+		return errorResponse(req, err)
+	}
+	return resp
+}
+
+// forward relays req to the leader and returns the leader's answer, which
+// the server sends back with req's opaque. No leader, a loop, or a failed
+// call answers SERVICE_NOT_AVAILABLE (14), which clients retry.
+func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if _, hop := req.ExtFields[extForwardedFrom]; hop {
+		return errorResponse(req, fmt.Errorf("%w: node %s received a forwarded request but is not the leader", ErrNoLeader, b.cfg.NodeID))
+	}
+	addr := b.leaderAddr()
+	if addr == "" || addr == b.cfg.AdvertiseAddr {
+		return errorResponse(req, fmt.Errorf("%w: node %s knows no writable leader", ErrNoLeader, b.cfg.NodeID))
+	}
+	fwd := *req
+	fwd.ExtFields = make(map[string]string, len(req.ExtFields)+1)
+	for k, v := range req.ExtFields {
+		fwd.ExtFields[k] = v
+	}
+	fwd.ExtFields[extForwardedFrom] = remoteString(conn)
+	cctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	defer cancel()
+	resp, err := b.client.Invoke(cctx, addr, &fwd)
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: forwarding to leader %s: %v", ErrNoLeader, addr, err))
+	}
+	out := *resp
+	out.Opaque = req.Opaque
+	out.Flag = remoting.FlagResponse
+	return &out
+}
+
+// send stores the message or batch of req on this leader and builds the
+// success response.
+func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	h, err := parseSendHeader(req.ExtFields, req.Code != remoting.SendMessage)
+	if err != nil {
+		return nil, err
+	}
+	batch := h.Batch || req.Code == remoting.SendBatchMessage
+	if err := validateTopic(h.Topic); err != nil {
+		return nil, err
+	}
+	if h.Topic == autoCreateTopic {
+		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
+	}
+	if len(req.Body) > b.cfg.MaxMessageSize {
+		return nil, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), b.cfg.MaxMessageSize)
+	}
+	if len(h.Properties) > message.MaxPropertiesLength {
+		return nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
+	}
+	props, err := message.DecodeProperties([]byte(h.Properties))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
+	}
+	if batch && strings.HasPrefix(h.Topic, retryPrefix) {
+		return nil, fmt.Errorf("%w: batch request does not support retry group %s", ErrMessageIllegal, h.Topic)
+	}
+	topic := h.Topic
+	tc, err := b.topicForSend(ctx, &h)
+	if err != nil {
+		return nil, err
+	}
+	queueID, err := chooseQueue(tc, h.QueueID)
+	if err != nil {
+		return nil, err
+	}
+	if !batch && strings.HasPrefix(topic, retryPrefix) {
+		if dlq, ok := b.deadLetter(&h); ok {
+			if tc, err = b.ensureTopic(ctx, metadata.TopicConfig{TopicName: dlq, ReadQueueNums: 1, WriteQueueNums: 1,
+				Perm: metadata.PermRead | metadata.PermWrite}); err != nil {
+				return nil, err
+			}
+			topic, queueID = tc.TopicName, 0
+		}
+	}
+
+	born := bornHost(conn, req)
+	var msgs []*message.Ext
+	if batch {
+		items, err := decodeBatch(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		msgs = make([]*message.Ext, len(items))
+		for i, it := range items {
+			p := it.Properties
+			for k, v := range props {
+				if _, own := p[k]; !own {
+					p[k] = v
+				}
+			}
+			msgs[i] = b.newExt(&h, topic, queueID, born, it.Flag, it.Body, p)
+		}
+	} else {
+		msgs = []*message.Ext{b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)}
+	}
+
+	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	defer cancel()
+	results, err := b.group.Propose(pctx, msgs)
+	if err != nil {
+		return nil, err
+	}
+	if len(results) != len(msgs) {
+		return nil, fmt.Errorf("broker: %d results for %d messages", len(results), len(msgs))
+	}
+	b.prod.putTotal.Add(int64(len(msgs)))
+
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	ids := make([]string, len(results))
+	keys := make([]string, len(msgs))
+	for i, r := range results {
+		ids[i] = r.MsgID
+		keys[i] = msgs[i].UniqKey()
+	}
+	resp.SetExt("msgId", strings.Join(ids, ","))
+	resp.SetExt("queueId", strconv.Itoa(int(queueID)))
+	resp.SetExt("queueOffset", strconv.FormatInt(results[0].QueueOffset, 10))
+	resp.SetExt("transactionId", strings.Join(keys, ","))
+	resp.SetExt(message.PropertyMsgRegion, defaultRegion)
+	resp.SetExt(message.PropertyTraceSwitch, "true")
+	return resp, nil
+}
+
+// newExt builds one message to propose; the leader's Propose stamps the
+// store time, store host and a missing UNIQ_KEY.
+func (b *Broker) newExt(h *sendHeader, topic string, queueID int32, born netip.AddrPort, flag int32, body []byte, props map[string]string) *message.Ext {
+	if props == nil {
+		props = map[string]string{}
+	}
+	props[message.PropertyCluster] = b.cfg.ClusterName
+	return &message.Ext{
+		Message:        message.Message{Topic: topic, Flag: flag, Body: body, Properties: props},
+		QueueID:        queueID,
+		SysFlag:        h.SysFlag &^ (message.SysFlagBornHostV6 | message.SysFlagStoreHostV6),
+		BornTimestamp:  h.BornTimestamp,
+		BornHost:       born,
+		ReconsumeTimes: h.ReconsumeTimes,
+	}
+}
+
+// chooseQueue validates the requested queue id against the topic, as
+// Java's msgCheck: an id at or above max(read, write) queues is
+// INVALID_PARAMETER; a negative id picks a writable queue at random (Java's
+// sendMessage does the same).
+func chooseQueue(tc metadata.TopicConfig, queueID int32) (int32, error) {
+	valid := max(tc.WriteQueueNums, tc.ReadQueueNums)
+	if queueID >= valid {
+		return 0, fmt.Errorf("%w: request queueId[%d] is illegal, topic %s has %d queues", ErrInvalidParameter, queueID, tc.TopicName, valid)
+	}
+	if queueID < 0 {
+		n := tc.WriteQueueNums
+		if n <= 0 {
+			return 0, fmt.Errorf("%w: topic %s has no writable queue", ErrInvalidParameter, tc.TopicName)
+		}
+		queueID = rand.Int32N(n)
+	}
+	return queueID, nil
+}
+
+// topicForSend returns the config of the send's topic, creating it when it
+// is unknown: a %RETRY% topic with one queue, any other from the template
+// named by defaultTopic (TBW102) when the template carries PERM_INHERIT.
+// A topic without PERM_WRITE is NO_PERMISSION.
+func (b *Broker) topicForSend(ctx context.Context, h *sendHeader) (metadata.TopicConfig, error) {
+	tc, ok := b.group.Metadata().Topic(h.Topic)
+	if !ok {
+		want, err := b.autoCreateConfig(h)
+		if err != nil {
+			return metadata.TopicConfig{}, err
+		}
+		if tc, err = b.ensureTopic(ctx, want); err != nil {
+			return metadata.TopicConfig{}, err
+		}
+		b.log.Info("topic auto-created", "topic", tc.TopicName, "queues", tc.WriteQueueNums, "producerGroup", h.ProducerGroup)
+	}
+	if tc.Perm&metadata.PermWrite == 0 {
+		return metadata.TopicConfig{}, fmt.Errorf("%w: the topic[%s] sending message is forbidden", ErrNoPermission, tc.TopicName)
+	}
+	return tc, nil
+}
+
+// autoCreateConfig is the config an unknown topic gets on first send.
+func (b *Broker) autoCreateConfig(h *sendHeader) (metadata.TopicConfig, error) {
+	if strings.HasPrefix(h.Topic, retryPrefix) {
+		return metadata.TopicConfig{TopicName: h.Topic, ReadQueueNums: 1, WriteQueueNums: 1,
+			Perm: metadata.PermRead | metadata.PermWrite, TopicFilterType: "SINGLE_TAG"}, nil
+	}
+	tmpl, ok := b.topicConfig(h.DefaultTopic)
+	if !ok || tmpl.Perm&metadata.PermInherit == 0 {
+		return metadata.TopicConfig{}, fmt.Errorf("%w: topic[%s] not exist, apply first please", ErrTopicNotExist, h.Topic)
+	}
+	n := tmpl.WriteQueueNums
+	if h.DefaultTopicQueueNums > 0 {
+		n = min(n, h.DefaultTopicQueueNums)
+	}
+	if n <= 0 {
+		return metadata.TopicConfig{}, fmt.Errorf("%w: template %s has no queues for topic[%s]", ErrTopicNotExist, h.DefaultTopic, h.Topic)
+	}
+	filter := tmpl.TopicFilterType
+	if filter == "" {
+		filter = "SINGLE_TAG"
+	}
+	return metadata.TopicConfig{TopicName: h.Topic, ReadQueueNums: n, WriteQueueNums: n,
+		Perm: tmpl.Perm &^ metadata.PermInherit, TopicFilterType: filter}, nil
+}
+
+// deadLetter decides whether a message sent to a %RETRY% topic has been
+// retried enough to go to the group's %DLQ% topic instead (Java's
+// handleRetryAndDLQ). The header's maxReconsumeTimes counts when it is
+// positive, else the group's retryMaxTimes, else 16.
+func (b *Broker) deadLetter(h *sendHeader) (string, bool) {
+	group := strings.TrimPrefix(h.Topic, retryPrefix)
+	maxTimes := h.MaxReconsumeTimes
+	if maxTimes <= 0 {
+		maxTimes = defaultMaxReconsumeTimes
+		if g, ok := b.group.Metadata().Group(group); ok && g.RetryMaxTimes > 0 {
+			maxTimes = g.RetryMaxTimes
+		}
+	}
+	if h.ReconsumeTimes < maxTimes {
+		return "", false
+	}
+	return dlqPrefix + group, true
+}
+
+// bornHost is the producer's address: the connection's peer, or, for a
+// request a follower forwarded, the address the follower recorded.
+func bornHost(conn *remoting.Conn, req *remoting.Command) netip.AddrPort {
+	if v, ok := req.ExtFields[extForwardedFrom]; ok {
+		if ap, err := netip.ParseAddrPort(v); err == nil {
+			return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
+	}
+	if conn == nil {
+		return netip.AddrPort{}
+	}
+	if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
+		ap := ta.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// remoteString is the peer's address for logs and forwarding.
+func remoteString(conn *remoting.Conn) string {
+	if conn == nil || conn.RemoteAddr() == nil {
+		return ""
+	}
+	return conn.RemoteAddr().String()
+}
