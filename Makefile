@@ -10,14 +10,14 @@ LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 FUZZTIME    ?= 3s
-RUN_DIR     ?= $(CURDIR)/.run
+RUN_DIR     ?= .run
 
 .PHONY: all build test lint fmt-check vet staticcheck unit fuzz fuzz-short bench run clean help
 
 all: build
 
 help:
-	@echo "make run        start the local demo (see README)"
+	@echo "make run        start a local name server and 3-node broker group (see README)"
 	@echo "make test       gofmt check, go vet, staticcheck, go test -race ./..., short fuzz"
 	@echo "make build      static binary in $(BIN)"
 	@echo "make bench      benchmarks of every package"
@@ -58,8 +58,10 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
 
+# A name server on 127.0.0.1:9876 and a 3-node broker group, each its own
+# process, supervised by `ledgermq dev`; Ctrl-C stops them all.
 run: build
-	$(BIN) demo --dir $(RUN_DIR)
+	$(BIN) dev --dir $(RUN_DIR) --namesrv 127.0.0.1:9876
 
 clean:
 	rm -rf bin $(RUN_DIR)

@@ -13,7 +13,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newDemoCmd(), newNamesrvCmd())
+	root.AddCommand(newVersionCmd(), newDemoCmd(), newNamesrvCmd(), newBrokerCmd(), newDevCmd())
 	return root
 }
 

@@ -1,0 +1,112 @@
+package main
+
+// `ledgermq broker`: one node of a broker group, that is one member of the
+// group's raft group (dledger) and the RocketMQ-protocol broker over it.
+//
+// Start-up: load the configuration (brokerconfig.go), open the raft group
+// (which recovers the store and bootstraps the group from raft.peers when
+// it has no state), build and start the broker, print one line
+//
+//	broker n0 of broker-a listening on 127.0.0.1:10911 (raft 127.0.0.1:40911)
+//
+// to stdout and wait. SIGTERM or SIGINT (or the command's context ending)
+// shut down gracefully: the broker unregisters and stops serving, then the
+// raft group's Close hands leadership to a caught-up follower before it
+// stops; the command then returns nil (exit 0).
+//
+// Goroutines: the command's goroutine only waits; the raft group and the
+// broker own theirs and Close waits for them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/dledger"
+)
+
+// shutdownTimeout bounds the broker's part of a graceful shutdown.
+const shutdownTimeout = 15 * time.Second
+
+func newBrokerCmd() *cobra.Command {
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Run one node of a broker group (a raft group serving the RocketMQ protocol)",
+		Long: "broker runs one node of a broker group: a member of the group's raft group and the\n" +
+			"broker that serves producers and consumers over it. Configure it with --config FILE (a\n" +
+			"RocketMQ broker.conf works: its key names are accepted), LEDGERMQ_* environment variables\n" +
+			"and flags; flags beat the environment, which beats the file. --check-config prints the\n" +
+			"effective configuration with the source of every value and exits.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadBrokerConfig(cmd.Flags(), true)
+			if err != nil {
+				return err
+			}
+			if check {
+				return cfg.writeSettings(cmd.OutOrStdout())
+			}
+			return runBroker(cmd, cfg)
+		},
+	}
+	addBrokerFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&check, "check-config", false, "print the effective configuration and exit")
+	return cmd
+}
+
+// runBroker runs the node until a signal or the command's context ends it.
+func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
+	base := newLogger("ledgermq", cfg.LogLevel, cfg.LogJSON)
+	log := base.Named("broker-cmd").With("group", cfg.BrokerName, "node", cfg.NodeID)
+	for _, ig := range cfg.Ignored {
+		log.Warn("ignoring RocketMQ key", "key", ig)
+	}
+
+	hooks := broker.NewHooks()
+	dc := cfg.dledgerConfig(hooks)
+	dc.Logger = base
+	group, err := dledger.Open(dc)
+	if err != nil {
+		return err
+	}
+	bc := cfg.brokerConfig()
+	bc.Logger = base
+	b, err := broker.New(bc, group, hooks)
+	if err != nil {
+		return errors.Join(err, closeGroup(group))
+	}
+	if err := b.Start(); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		return errors.Join(err, b.Close(ctx), closeGroup(group))
+	}
+	log.Info("broker node started", "addr", b.Addr().String(), "raft", cfg.RaftBind,
+		"peers", formatPeers(cfg.Peers), "timing", cfg.Timing.Name, "version", version)
+	fmt.Fprintf(cmd.OutOrStdout(), "broker %s of %s listening on %s (raft %s)\n", cfg.NodeID, cfg.BrokerName, b.Addr(), cfg.RaftBind)
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	log.Info("shutting down", "role", group.Role().Role)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err = errors.Join(b.Close(sctx), closeGroup(group))
+	log.Info("stopped", "error", err)
+	return err
+}
+
+// closeGroup closes the raft group (transferring leadership first).
+func closeGroup(g *dledger.Group) error {
+	if err := g.Close(); err != nil && !errors.Is(err, dledger.ErrClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,681 @@
+package main
+
+// The configuration of one broker node (`ledgermq broker`).
+//
+// Sources, highest precedence first: command-line flags, LEDGERMQ_*
+// environment variables, the --config file, defaults. Every key has one
+// canonical name (table below); the file may spell it with its RocketMQ
+// broker.conf name instead, matched case-insensitively. The flag of a key
+// is its name with "." and "_" as "-" (raft.node_id: --raft-node-id); its
+// environment variable is LEDGERMQ_ and the name upper-cased with "." as
+// "_" (LEDGERMQ_RAFT_NODE_ID). namesrv_addr also reads RocketMQ's
+// NAMESRV_ADDR when LEDGERMQ_NAMESRV_ADDR is unset.
+//
+// Rejected, with every problem listed at once: a file key that is neither a
+// canonical name nor an alias, a key given twice in one file (by two of
+// its names), a LEDGERMQ_* variable that names no key, and a value that
+// does not parse. A few RocketMQ keys that have no meaning here (brokerId,
+// brokerRole, storePathCommitLog, thread pool sizes, ...) are accepted and
+// ignored with a warning, so a DLedger broker.conf loads as it is.
+//
+// Value syntax: booleans true/false; sizes in bytes; durations as Go
+// durations ("500ms", "72h") or a bare number in the key's RocketMQ unit;
+// lists ";"- or ","-separated (or a YAML/TOML list); peers as DLedger's
+// "n0-127.0.0.1:40911;n1-127.0.0.1:40912".
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// Errors of configuration loading, compared with errors.Is.
+var (
+	errUnknownKey   = errors.New("config: unknown key")
+	errDuplicateKey = errors.New("config: key set twice")
+	errBadValue     = errors.New("config: bad value")
+	errConfigSyntax = errors.New("config: syntax error")
+	errConfigFile   = errors.New("config: cannot read file")
+)
+
+// envPrefix prefixes every environment variable of a key.
+const envPrefix = "LEDGERMQ_"
+
+// keySpec is one configuration key.
+type keySpec struct {
+	key     string   // canonical name
+	aliases []string // RocketMQ broker.conf names
+	def     string   // default, as text ("" = none or derived)
+	isBool  bool
+	usage   string
+}
+
+// brokerKeys is every key of `ledgermq broker`, in display order.
+var brokerKeys = []keySpec{
+	{key: "cluster_name", aliases: []string{"brokerClusterName"}, def: "DefaultCluster", usage: "cluster name in routes"},
+	{key: "broker_name", aliases: []string{"brokerName"}, def: "broker-a", usage: "broker group name (the raft group)"},
+	{key: "broker_ip", aliases: []string{"brokerIP1"}, def: "127.0.0.1", usage: "IP clients dial; with listen_port the node's client address"},
+	{key: "listen_port", aliases: []string{"listenPort"}, def: "10911", usage: "client port"},
+	{key: "listen_addr", def: "", usage: "address to listen on (default broker_ip:listen_port; e.g. 0.0.0.0:10911)"},
+	{key: "namesrv_addr", aliases: []string{"namesrvAddr"}, def: "127.0.0.1:9876", usage: "name servers, ';'-separated"},
+	{key: "data_dir", aliases: []string{"storePathRootDir"}, def: "data", usage: "node data directory (raft/ and store/)"},
+	{key: "auto_create_topic", aliases: []string{"autoCreateTopicEnable"}, def: "true", isBool: true, usage: "create unknown topics on first send"},
+	{key: "auto_create_subscription_group", aliases: []string{"autoCreateSubscriptionGroup"}, def: "true", isBool: true, usage: "create unknown consumer groups"},
+	{key: "default_topic_queue_nums", aliases: []string{"defaultTopicQueueNums"}, def: "8", usage: "queues of auto-created topics"},
+	{key: "max_message_size", aliases: []string{"maxMessageSize"}, def: "4194304", usage: "largest message body in bytes"},
+	{key: "register_interval", aliases: []string{"registerNameServerPeriod"}, def: "30s", usage: "name-server heartbeat (bare number: ms)"},
+	{key: "log_level", def: "info", usage: "trace, debug, info, warn or error"},
+	{key: "log_json", def: "false", isBool: true, usage: "log as JSON"},
+	{key: "store.flush_disk_type", aliases: []string{"flushDiskType"}, def: "ASYNC_FLUSH", usage: "ASYNC_FLUSH or SYNC_FLUSH"},
+	{key: "store.flush_interval", aliases: []string{"flushIntervalCommitLog"}, def: "500ms", usage: "async flush period (bare number: ms)"},
+	{key: "store.segment_size", aliases: []string{"mappedFileSizeCommitLog", "mapedFileSizeCommitLog"}, def: "1073741824", usage: "commitlog segment size in bytes"},
+	{key: "store.file_reserved_time", aliases: []string{"fileReservedTime"}, def: "72h", usage: "keep commitlog segments this long (bare number: hours)"},
+	{key: "store.delete_when", aliases: []string{"deleteWhen"}, def: "04", usage: "hours of day expired segments are deleted, e.g. 03;04"},
+	{key: "store.disk_max_used_space_ratio", aliases: []string{"diskMaxUsedSpaceRatio"}, def: "75", usage: "percent of disk use above which old segments go"},
+	{key: "raft.enabled", aliases: []string{"enableDLegerCommitLog"}, def: "true", isBool: true, usage: "must be true: the raft group is the only replication"},
+	{key: "raft.group", aliases: []string{"dLegerGroup"}, def: "", usage: "raft group; must equal broker_name when set"},
+	{key: "raft.node_id", aliases: []string{"dLegerSelfId"}, def: "n0", usage: "this node's id in raft.peers"},
+	{key: "raft.peers", aliases: []string{"dLegerPeers"}, def: "", usage: "voters as id-host:port;... (default: this node alone at raft.bind)"},
+	{key: "raft.bind", def: "", usage: "raft listen address (default: this node's raft.peers address, else 127.0.0.1:40911)"},
+	{key: "raft.client_addrs", def: "", usage: "every node's client address as id-host:port;... (this node's defaults to broker_ip:listen_port)"},
+	{key: "raft.timing", def: "default", usage: "failure-detection profile: default or lan"},
+	{key: "raft.preferred_leader", aliases: []string{"preferredLeaderId"}, def: "", usage: "node leadership returns to when it is caught up"},
+}
+
+// ignoredKeys are RocketMQ keys accepted for compatibility and ignored.
+var ignoredKeys = map[string]string{
+	"brokerid":                  "broker ids follow the raft role",
+	"brokerrole":                "roles follow the raft role",
+	"storepathcommitlog":        "the commitlog lives in data_dir/store/commitlog",
+	"sendmessagethreadpoolnums": "worker pools are fixed",
+	"pullmessagethreadpoolnums": "worker pools are fixed",
+	"halistenport":              "there is no master/slave replication",
+	"brokerip2":                 "there is no master/slave replication",
+}
+
+// bareUnit is the unit of a bare number for each duration key.
+var bareUnit = map[string]time.Duration{
+	"register_interval":        time.Millisecond,
+	"store.flush_interval":     time.Millisecond,
+	"store.file_reserved_time": time.Hour,
+}
+
+// flagName is the command-line flag of a key.
+func flagName(key string) string {
+	return strings.NewReplacer(".", "-", "_", "-").Replace(key)
+}
+
+// envName is the environment variable of a key.
+func envName(key string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// addBrokerFlags registers a flag for every key, and --config.
+func addBrokerFlags(fs *pflag.FlagSet) {
+	fs.String("config", "", "config file (.properties/.conf, .yaml/.yml, .toml or .json by extension)")
+	for _, k := range brokerKeys {
+		if k.isBool {
+			def, _ := strconv.ParseBool(k.def)
+			fs.Bool(flagName(k.key), def, k.usage)
+			continue
+		}
+		fs.String(flagName(k.key), k.def, k.usage)
+	}
+}
+
+// setting is one key's effective value and where it came from.
+type setting struct {
+	Key, Value, Source string
+}
+
+// nodeConfig is the resolved configuration of one broker node.
+type nodeConfig struct {
+	ClusterName, BrokerName string
+	ClientAddr              string // advertised, broker_ip:listen_port
+	ListenAddr              string
+	NamesrvAddrs            []string
+	DataDir                 string
+	AutoCreateTopic         bool
+	AutoCreateSubGroup      bool
+	DefaultTopicQueueNums   int32
+	MaxMessageSize          int
+	RegisterInterval        time.Duration
+	LogLevel                string
+	LogJSON                 bool
+
+	FlushMode             store.FlushMode
+	FlushInterval         time.Duration
+	SegmentSize           int64
+	FileReservedTime      time.Duration
+	DeleteWhen            string
+	DiskMaxUsedSpaceRatio float64
+
+	NodeID          string
+	Peers           []dledger.Peer
+	RaftBind        string
+	ClientAddrs     map[string]string
+	Timing          dledger.Timing
+	PreferredLeader string
+
+	// Settings is every key's effective value and source; Ignored the
+	// ignored RocketMQ keys of the file with the reason.
+	Settings []setting
+	Ignored  []string
+}
+
+// loadBrokerConfig resolves the configuration from the flags of fs (parsed,
+// with addBrokerFlags), the environment when useEnv, the --config file and
+// the defaults.
+func loadBrokerConfig(fs *pflag.FlagSet, useEnv bool) (*nodeConfig, error) {
+	path, _ := fs.GetString("config")
+	fileVals, ignored, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	if useEnv {
+		errs = append(errs, checkEnv()...)
+	}
+
+	v := viper.New()
+	nested := map[string]any{}
+	for k, val := range fileVals {
+		if err := nestKeys(map[string]string{k: val}, nested); err != nil {
+			return nil, err
+		}
+	}
+	if err := v.MergeConfigMap(nested); err != nil {
+		return nil, fmt.Errorf("%w: %w", errConfigFile, err)
+	}
+	raw := map[string]string{}
+	var settings []setting
+	for _, k := range brokerKeys {
+		v.SetDefault(k.key, k.def)
+		if useEnv {
+			names := []string{envName(k.key)}
+			if k.key == "namesrv_addr" {
+				names = append(names, "NAMESRV_ADDR")
+			}
+			if err := v.BindEnv(append([]string{k.key}, names...)...); err != nil {
+				return nil, err
+			}
+		}
+		if f := fs.Lookup(flagName(k.key)); f != nil {
+			if err := v.BindPFlag(k.key, f); err != nil {
+				return nil, err
+			}
+		}
+		raw[k.key] = stringify(v.Get(k.key))
+		settings = append(settings, setting{Key: k.key, Value: raw[k.key], Source: sourceOf(k, fs, useEnv, fileVals)})
+	}
+	c, perrs := resolve(raw)
+	errs = append(errs, perrs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	c.Settings = settings
+	c.Ignored = ignored
+	return c, nil
+}
+
+// readConfigFile decodes path (if set) and maps its keys to canonical
+// names. It returns the canonical key -> text, and the ignored keys.
+func readConfigFile(path string) (map[string]string, []string, error) {
+	out := map[string]string{}
+	if path == "" {
+		return out, nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errConfigFile, err)
+	}
+	typ := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	switch typ {
+	case "properties", "props", "prop", "conf":
+		typ = "properties"
+	case "yaml", "yml", "toml", "json":
+	default:
+		return nil, nil, fmt.Errorf("%w: %s: unknown extension %q (want .properties, .conf, .yaml, .yml, .toml or .json)", errConfigFile, path, filepath.Ext(path))
+	}
+	reg := viper.NewCodecRegistry()
+	if err := reg.RegisterCodec("properties", propertiesCodec{}); err != nil {
+		return nil, nil, err
+	}
+	fv := viper.NewWithOptions(viper.WithCodecRegistry(reg))
+	fv.SetConfigType(typ)
+	if err := fv.ReadConfig(strings.NewReader(string(data))); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", errConfigFile, path, err)
+	}
+	return canonicalize(path, fv.AllSettings())
+}
+
+// canonicalize maps the (lower-cased, nested) keys of a decoded file to
+// canonical names, rejecting unknown and duplicated keys.
+func canonicalize(path string, settings map[string]any) (map[string]string, []string, error) {
+	byName := map[string]string{} // lower-cased name or alias -> key
+	for _, k := range brokerKeys {
+		byName[k.key] = k.key
+		for _, a := range k.aliases {
+			byName[strings.ToLower(a)] = k.key
+		}
+	}
+	out := map[string]string{}
+	from := map[string]string{}
+	var ignored []string
+	var errs []error
+	var names []string
+	flat := map[string]any{}
+	flattenInto("", settings, func(k string, v any) { flat[k] = v; names = append(names, k) })
+	sort.Strings(names)
+	for _, name := range names {
+		if why, ok := ignoredKeys[name]; ok {
+			ignored = append(ignored, fmt.Sprintf("%s (%s)", name, why))
+			continue
+		}
+		key, ok := byName[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w %q in %s%s", errUnknownKey, name, path, suggest(name)))
+			continue
+		}
+		if prev, dup := from[key]; dup {
+			errs = append(errs, fmt.Errorf("%w: %q and %q in %s both set %s", errDuplicateKey, prev, name, path, key))
+			continue
+		}
+		from[key] = name
+		out[key] = stringify(flat[name])
+	}
+	return out, ignored, errors.Join(errs...)
+}
+
+// suggest names a key close to an unknown one, if any.
+func suggest(name string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", ".", "", "-", "").Replace(strings.ToLower(s))
+	}
+	n := norm(name)
+	for _, k := range brokerKeys {
+		for _, cand := range append([]string{k.key}, k.aliases...) {
+			if norm(cand) == n || strings.HasSuffix(norm(cand), n) && len(n) > 4 {
+				return fmt.Sprintf(" (did you mean %s?)", cand)
+			}
+		}
+	}
+	return ""
+}
+
+// checkEnv rejects LEDGERMQ_* variables that name no key.
+func checkEnv() []error {
+	known := map[string]bool{}
+	for _, k := range brokerKeys {
+		known[envName(k.key)] = true
+	}
+	var errs []error
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, envPrefix) && !known[name] {
+			errs = append(errs, fmt.Errorf("%w: environment variable %s", errUnknownKey, name))
+		}
+	}
+	return errs
+}
+
+// sourceOf says which source gave k its effective value.
+func sourceOf(k keySpec, fs *pflag.FlagSet, useEnv bool, file map[string]string) string {
+	if f := fs.Lookup(flagName(k.key)); f != nil && f.Changed {
+		return "flag --" + f.Name
+	}
+	if useEnv {
+		if os.Getenv(envName(k.key)) != "" {
+			return "env " + envName(k.key)
+		}
+		if k.key == "namesrv_addr" && os.Getenv("NAMESRV_ADDR") != "" {
+			return "env NAMESRV_ADDR"
+		}
+	}
+	if _, ok := file[k.key]; ok {
+		return "file"
+	}
+	return "default"
+}
+
+// stringify renders a decoded value as the text the parsers read.
+func stringify(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case float32:
+		return strconv.FormatFloat(float64(x), 'f', -1, 32)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = stringify(e)
+		}
+		return strings.Join(parts, ";")
+	case []string:
+		return strings.Join(x, ";")
+	}
+	return fmt.Sprint(v)
+}
+
+// resolve parses and checks every raw value.
+func resolve(raw map[string]string) (*nodeConfig, []error) {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s: %s", errBadValue, key, fmt.Sprintf(format, a...)))
+	}
+	str := func(key string) string { return strings.TrimSpace(raw[key]) }
+	boolean := func(key string) bool {
+		b, err := strconv.ParseBool(str(key))
+		if err != nil {
+			bad(key, "%q is not true or false", raw[key])
+		}
+		return b
+	}
+	integer := func(key string, lo, hi int64) int64 {
+		n, err := strconv.ParseInt(str(key), 10, 64)
+		if err != nil || n < lo || n > hi {
+			bad(key, "%q is not an integer in [%d, %d]", raw[key], lo, hi)
+		}
+		return n
+	}
+	duration := func(key string) time.Duration {
+		s := str(key)
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && n < 1<<62/int64(bareUnit[key]) {
+			return time.Duration(n) * bareUnit[key]
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			bad(key, "%q is not a positive duration", raw[key])
+		}
+		return d
+	}
+	list := func(key string) []string {
+		var out []string
+		for _, p := range strings.FieldsFunc(str(key), func(r rune) bool { return r == ';' || r == ',' }) {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+
+	c := &nodeConfig{
+		ClusterName:           str("cluster_name"),
+		BrokerName:            str("broker_name"),
+		NamesrvAddrs:          list("namesrv_addr"),
+		DataDir:               str("data_dir"),
+		AutoCreateTopic:       boolean("auto_create_topic"),
+		AutoCreateSubGroup:    boolean("auto_create_subscription_group"),
+		DefaultTopicQueueNums: int32(integer("default_topic_queue_nums", 1, 1024)),
+		MaxMessageSize:        int(integer("max_message_size", 1, 1<<30)),
+		RegisterInterval:      duration("register_interval"),
+		LogLevel:              strings.ToLower(str("log_level")),
+		LogJSON:               boolean("log_json"),
+		FlushInterval:         duration("store.flush_interval"),
+		SegmentSize:           integer("store.segment_size", 64<<10, 1<<40),
+		FileReservedTime:      duration("store.file_reserved_time"),
+		DeleteWhen:            str("store.delete_when"),
+		NodeID:                str("raft.node_id"),
+		PreferredLeader:       str("raft.preferred_leader"),
+	}
+	if c.ClusterName == "" || c.BrokerName == "" || c.NodeID == "" || c.DataDir == "" {
+		bad("cluster_name, broker_name, raft.node_id, data_dir", "must not be empty")
+	}
+	switch c.LogLevel {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		bad("log_level", "%q is not trace, debug, info, warn or error", raw["log_level"])
+	}
+	for _, a := range c.NamesrvAddrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			bad("namesrv_addr", "%q is not host:port", a)
+		}
+	}
+	if len(c.NamesrvAddrs) == 0 {
+		bad("namesrv_addr", "at least one name server is required")
+	}
+
+	ip, err := netip.ParseAddr(str("broker_ip"))
+	if err != nil {
+		bad("broker_ip", "%q is not an IP address", raw["broker_ip"])
+	}
+	port := integer("listen_port", 1, 65535)
+	c.ClientAddr = netip.AddrPortFrom(ip, uint16(port)).String()
+	c.ListenAddr = str("listen_addr")
+	if c.ListenAddr == "" {
+		c.ListenAddr = c.ClientAddr
+	} else if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
+		bad("listen_addr", "%q is not host:port", c.ListenAddr)
+	}
+
+	if c.FlushMode, err = store.ParseFlushMode(str("store.flush_disk_type")); err != nil {
+		bad("store.flush_disk_type", "%q is not ASYNC_FLUSH or SYNC_FLUSH", raw["store.flush_disk_type"])
+	}
+	if pct, err := strconv.ParseFloat(str("store.disk_max_used_space_ratio"), 64); err != nil || pct < 1 || pct > 100 {
+		bad("store.disk_max_used_space_ratio", "%q is not a percentage in [1, 100]", raw["store.disk_max_used_space_ratio"])
+	} else {
+		c.DiskMaxUsedSpaceRatio = pct / 100
+	}
+
+	if !boolean("raft.enabled") {
+		bad("raft.enabled", "ledgermq replicates only through the raft group; it cannot be false")
+	}
+	if g := str("raft.group"); g != "" && g != c.BrokerName {
+		bad("raft.group", "%q must equal broker_name %q (the broker group is the raft group)", g, c.BrokerName)
+	}
+	if c.Timing, err = dledger.TimingByName(strings.ToLower(str("raft.timing"))); err != nil {
+		bad("raft.timing", "%q is not default or lan", raw["raft.timing"])
+	}
+
+	peers, err := parsePeers(str("raft.peers"))
+	if err != nil {
+		bad("raft.peers", "%v", err)
+	}
+	c.RaftBind = str("raft.bind")
+	if len(peers) == 0 {
+		if c.RaftBind == "" {
+			c.RaftBind = "127.0.0.1:40911"
+		}
+		peers = []dledger.Peer{{ID: c.NodeID, Addr: c.RaftBind}}
+	}
+	c.Peers = peers
+	self := ""
+	for _, p := range peers {
+		if p.ID == c.NodeID {
+			self = p.Addr
+		}
+	}
+	if self == "" {
+		bad("raft.peers", "this node %q is not among the peers", c.NodeID)
+	} else if c.RaftBind == "" {
+		c.RaftBind = self
+	}
+	if _, _, err := net.SplitHostPort(c.RaftBind); err != nil {
+		bad("raft.bind", "%q is not host:port", c.RaftBind)
+	}
+
+	clients, err := parsePeers(str("raft.client_addrs"))
+	if err != nil {
+		bad("raft.client_addrs", "%v", err)
+	}
+	c.ClientAddrs = map[string]string{}
+	for _, p := range clients {
+		c.ClientAddrs[p.ID] = p.Addr
+	}
+	if a, ok := c.ClientAddrs[c.NodeID]; ok && a != c.ClientAddr {
+		bad("raft.client_addrs", "this node's entry %s differs from broker_ip:listen_port %s", a, c.ClientAddr)
+	}
+	c.ClientAddrs[c.NodeID] = c.ClientAddr
+	for _, p := range peers {
+		if _, ok := c.ClientAddrs[p.ID]; !ok {
+			bad("raft.client_addrs", "no client address for peer %q (give every node's as id-host:port;...)", p.ID)
+		}
+	}
+	if c.PreferredLeader != "" && !containsPeer(peers, c.PreferredLeader) {
+		bad("raft.preferred_leader", "%q is not among the peers", c.PreferredLeader)
+	}
+	if len(errs) == 0 {
+		if err := c.storeConfig(nil).Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		bc := c.brokerConfig()
+		if err := bc.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return c, errs
+}
+
+// parsePeers parses DLedger's "n0-host:port;n1-host:port" (also
+// ","-separated). The id ends at the first '-'.
+func parsePeers(s string) ([]dledger.Peer, error) {
+	var out []dledger.Peer
+	seen := map[string]bool{}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' }) {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		id, addr, ok := strings.Cut(part, "-")
+		if !ok || id == "" || seen[id] {
+			return nil, fmt.Errorf("%q: want unique id-host:port entries", part)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("%q: %s is not host:port", part, addr)
+		}
+		seen[id] = true
+		out = append(out, dledger.Peer{ID: id, Addr: addr})
+	}
+	return out, nil
+}
+
+func containsPeer(peers []dledger.Peer, id string) bool {
+	for _, p := range peers {
+		if p.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// formatPeers renders peers in DLedger's format.
+func formatPeers(peers []dledger.Peer) string {
+	parts := make([]string, len(peers))
+	for i, p := range peers {
+		parts[i] = p.ID + "-" + p.Addr
+	}
+	return strings.Join(parts, ";")
+}
+
+// storeConfig is the message store's configuration (Dir is set by the
+// raft group).
+func (c *nodeConfig) storeConfig(onDispatch func(string, int32, int64)) store.Config {
+	sc := store.DefaultConfig(filepath.Join(c.DataDir, "store"))
+	sc.SegmentSize = c.SegmentSize
+	sc.FlushMode = c.FlushMode
+	sc.FlushInterval = c.FlushInterval
+	sc.MaxMessageSize = c.MaxMessageSize
+	sc.FileReservedTime = c.FileReservedTime
+	sc.DeleteWhen = c.DeleteWhen
+	sc.DiskMaxUsedSpaceRatio = c.DiskMaxUsedSpaceRatio
+	sc.DiskRefuseRatio = max(sc.DiskRefuseRatio, c.DiskMaxUsedSpaceRatio)
+	sc.OnDispatch = onDispatch
+	return sc
+}
+
+// dledgerConfig is the raft group's configuration, wired to hooks.
+func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
+	var advertise string
+	for _, p := range c.Peers {
+		if p.ID == c.NodeID {
+			advertise = p.Addr
+		}
+	}
+	dc := dledger.Config{
+		Group:           c.BrokerName,
+		NodeID:          c.NodeID,
+		Peers:           c.Peers,
+		BindAddr:        c.RaftBind,
+		AdvertiseAddr:   advertise,
+		DataDir:         c.DataDir,
+		Timing:          c.Timing,
+		StoreHost:       netip.MustParseAddrPort(c.ClientAddr),
+		Store:           c.storeConfig(nil),
+		PreferredLeader: c.PreferredLeader,
+	}
+	if hooks != nil {
+		dc.OnRoleChange = hooks.OnRoleChange
+		dc.Store.OnDispatch = hooks.OnDispatch
+	}
+	return dc
+}
+
+// brokerConfig is the client-facing broker's configuration.
+func (c *nodeConfig) brokerConfig() broker.Config {
+	return broker.Config{
+		ClusterName:                 c.ClusterName,
+		BrokerName:                  c.BrokerName,
+		NodeID:                      c.NodeID,
+		Peers:                       c.ClientAddrs,
+		Addr:                        c.ListenAddr,
+		AdvertiseAddr:               c.ClientAddr,
+		NamesrvAddrs:                c.NamesrvAddrs,
+		RegisterInterval:            c.RegisterInterval,
+		AutoCreateTopic:             c.AutoCreateTopic,
+		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
+		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,
+		MaxMessageSize:              c.MaxMessageSize,
+	}
+}
+
+// writeSettings prints the effective configuration, one key a line, with
+// its source, then the ignored keys.
+func (c *nodeConfig) writeSettings(w io.Writer) error {
+	width := 0
+	for _, s := range c.Settings {
+		width = max(width, len(s.Key))
+	}
+	for _, s := range c.Settings {
+		if _, err := fmt.Fprintf(w, "%-*s = %-24s # %s\n", width, s.Key, strconv.Quote(s.Value), s.Source); err != nil {
+			return err
+		}
+	}
+	ids := make([]string, 0, len(c.ClientAddrs))
+	for id := range c.ClientAddrs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	clients := make([]string, len(ids))
+	for i, id := range ids {
+		clients[i] = id + "-" + c.ClientAddrs[id]
+	}
+	if _, err := fmt.Fprintf(w, "# effective: client address %s, listening on %s, raft bind %s\n# effective: raft peers %s; client addresses %s; timing %s\n",
+		c.ClientAddr, c.ListenAddr, c.RaftBind, formatPeers(c.Peers), strings.Join(clients, ";"), c.Timing.Name); err != nil {
+		return err
+	}
+	for _, ig := range c.Ignored {
+		if _, err := fmt.Fprintf(w, "# ignored: %s\n", ig); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// loadWith writes file (if name is set) into a temp dir and loads the
+// configuration from it and args.
+func loadWith(t *testing.T, name, file string, args ...string) (*nodeConfig, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("broker", pflag.ContinueOnError)
+	addBrokerFlags(fs)
+	if name != "" {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--config", path)
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return loadBrokerConfig(fs, true)
+}
+
+func settingOf(c *nodeConfig, key string) setting {
+	for _, s := range c.Settings {
+		if s.Key == key {
+			return s
+		}
+	}
+	return setting{}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	tests := []struct {
+		name       string
+		file       string
+		env        string
+		flag       string
+		wantAddr   string
+		wantSource string
+	}{
+		{"default", "", "", "", "127.0.0.1:10911", "default"},
+		{"file", "listenPort=1001", "", "", "127.0.0.1:1001", "file"},
+		{"env beats file", "listenPort=1001", "1002", "", "127.0.0.1:1002", "env LEDGERMQ_LISTEN_PORT"},
+		{"flag beats env", "listenPort=1001", "1002", "1003", "127.0.0.1:1003", "flag --listen-port"},
+		{"flag beats file", "listen_port=1001", "", "1003", "127.0.0.1:1003", "flag --listen-port"},
+		{"env beats default", "", "1002", "", "127.0.0.1:1002", "env LEDGERMQ_LISTEN_PORT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("LEDGERMQ_LISTEN_PORT", tt.env)
+			}
+			var args []string
+			if tt.flag != "" {
+				args = append(args, "--listen-port", tt.flag)
+			}
+			name := ""
+			if tt.file != "" {
+				name = "broker.conf"
+			}
+			c, err := loadWith(t, name, tt.file, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ClientAddr != tt.wantAddr {
+				t.Fatalf("client address %s, want %s", c.ClientAddr, tt.wantAddr)
+			}
+			if got := settingOf(c, "listen_port").Source; got != tt.wantSource {
+				t.Fatalf("source %q, want %q", got, tt.wantSource)
+			}
+		})
+	}
+}
+
+func TestConfigNamesrvEnv(t *testing.T) {
+	t.Setenv("NAMESRV_ADDR", "127.0.0.1:1;127.0.0.1:2")
+	c, err := loadWith(t, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.NamesrvAddrs, ",") != "127.0.0.1:1,127.0.0.1:2" {
+		t.Fatalf("namesrv %v", c.NamesrvAddrs)
+	}
+	t.Setenv("LEDGERMQ_NAMESRV_ADDR", "127.0.0.1:3")
+	if c, err = loadWith(t, "", ""); err != nil || strings.Join(c.NamesrvAddrs, ",") != "127.0.0.1:3" {
+		t.Fatalf("namesrv %v, %v", c.NamesrvAddrs, err)
+	}
+}
+
+// rocketmqConf is RocketMQ's DLedger sample broker-n0.conf, plus the
+// client addresses of the other nodes.
+const rocketmqConf = `brokerClusterName = RaftCluster
+brokerName=RaftNode00
+listenPort=30911
+namesrvAddr=127.0.0.1:9876;127.0.0.1:9877
+storePathRootDir=/tmp/rmqstore/node00
+storePathCommitLog=/tmp/rmqstore/node00/commitlog
+enableDLegerCommitLog=true
+dLegerGroup=RaftNode00
+dLegerPeers=n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913
+## must be unique
+dLegerSelfId=n0
+sendMessageThreadPoolNums=16
+flushDiskType=SYNC_FLUSH
+fileReservedTime=48
+deleteWhen=03;04
+diskMaxUsedSpaceRatio=88
+mapedFileSizeCommitLog=67108864
+maxMessageSize=65536
+autoCreateTopicEnable=false
+autoCreateSubscriptionGroup=false
+defaultTopicQueueNums=4
+flushIntervalCommitLog=200
+preferredLeaderId=n1
+raft.client_addrs=n1-127.0.0.1:30912;n2-127.0.0.1:30913
+`
+
+func TestConfigRocketMQAliases(t *testing.T) {
+	c, err := loadWith(t, "broker.conf", rocketmqConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"brokerClusterName", c.ClusterName, "RaftCluster"},
+		{"brokerName", c.BrokerName, "RaftNode00"},
+		{"listenPort", c.ClientAddr, "127.0.0.1:30911"},
+		{"namesrvAddr", strings.Join(c.NamesrvAddrs, ";"), "127.0.0.1:9876;127.0.0.1:9877"},
+		{"storePathRootDir", c.DataDir, "/tmp/rmqstore/node00"},
+		{"dLegerSelfId", c.NodeID, "n0"},
+		{"dLegerPeers", formatPeers(c.Peers), "n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913"},
+		{"raft bind from peers", c.RaftBind, "127.0.0.1:40911"},
+		{"flushDiskType", c.FlushMode, store.FlushSync},
+		{"fileReservedTime", c.FileReservedTime, 48 * time.Hour},
+		{"deleteWhen", c.DeleteWhen, "03;04"},
+		{"diskMaxUsedSpaceRatio", c.DiskMaxUsedSpaceRatio, 0.88},
+		{"mapedFileSizeCommitLog", c.SegmentSize, int64(64 << 20)},
+		{"maxMessageSize", c.MaxMessageSize, 65536},
+		{"autoCreateTopicEnable", c.AutoCreateTopic, false},
+		{"autoCreateSubscriptionGroup", c.AutoCreateSubGroup, false},
+		{"defaultTopicQueueNums", c.DefaultTopicQueueNums, int32(4)},
+		{"flushIntervalCommitLog", c.FlushInterval, 200 * time.Millisecond},
+		{"preferredLeaderId", c.PreferredLeader, "n1"},
+		{"client addrs", c.ClientAddrs["n2"], "127.0.0.1:30913"},
+		{"ignored keys", len(c.Ignored), 2},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	dc := c.dledgerConfig(nil)
+	if dc.StoreHost.String() != "127.0.0.1:30911" || dc.Group != "RaftNode00" || dc.Store.SegmentSize != 64<<20 {
+		t.Fatalf("dledger config %+v", dc)
+	}
+	if bc := c.brokerConfig(); bc.Peers["n1"] != "127.0.0.1:30912" || bc.AdvertiseAddr != "127.0.0.1:30911" {
+		t.Fatalf("broker config %+v", bc)
+	}
+}
+
+func TestConfigFormats(t *testing.T) {
+	want := map[string]string{"node": "n1", "addr": "127.0.0.1:2000", "namesrv": "127.0.0.1:1;127.0.0.1:2"}
+	files := []struct{ name, text string }{
+		{"b.yaml", "listen_port: 2000\nnamesrv_addr: [\"127.0.0.1:1\", \"127.0.0.1:2\"]\nraft:\n  node_id: n1\n  peers: n1-127.0.0.1:3000\n"},
+		{"b.yml", "listenPort: 2000\nnamesrvAddr: 127.0.0.1:1;127.0.0.1:2\ndLegerSelfId: n1\ndLegerPeers: n1-127.0.0.1:3000\n"},
+		{"b.toml", "listen_port = 2000\nnamesrv_addr = \"127.0.0.1:1;127.0.0.1:2\"\n[raft]\nnode_id = \"n1\"\npeers = \"n1-127.0.0.1:3000\"\n"},
+		{"b.json", `{"listen_port": 2000, "namesrv_addr": "127.0.0.1:1,127.0.0.1:2", "raft": {"node_id": "n1", "peers": "n1-127.0.0.1:3000"}}`},
+		{"b.properties", "listen_port 2000\nnamesrv_addr : 127.0.0.1:1;\\\n   127.0.0.1:2\nraft.node_id=n1\nraft.peers=n1-127.0.0.1:3000\n"},
+	}
+	for _, f := range files {
+		t.Run(f.name, func(t *testing.T) {
+			c, err := loadWith(t, f.name, f.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{"node": c.NodeID, "addr": c.ClientAddr, "namesrv": strings.Join(c.NamesrvAddrs, ";")}
+			if !maps.Equal(got, want) {
+				t.Fatalf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestConfigRejects(t *testing.T) {
+	tests := []struct {
+		name, file, text string
+		env              [2]string
+		args             []string
+		want             error
+		mention          string
+	}{
+		{"unknown file key", "b.conf", "listenPort=1\nlistenPrt=2\n", [2]string{}, nil, errUnknownKey, "listenprt"},
+		{"unknown nested key", "b.yaml", "raft:\n  nodeid: n0\n", [2]string{}, nil, errUnknownKey, "raft.nodeid"},
+		{"unknown env", "", "", [2]string{"LEDGERMQ_LISTEN_PROT", "1"}, nil, errUnknownKey, "LEDGERMQ_LISTEN_PROT"},
+		{"alias and key", "b.conf", "listenPort=1\nlisten_port=2\n", [2]string{}, nil, errDuplicateKey, "listen_port"},
+		{"bad port", "", "", [2]string{}, []string{"--listen-port", "70000"}, errBadValue, "listen_port"},
+		{"bad bool env", "", "", [2]string{"LEDGERMQ_AUTO_CREATE_TOPIC", "yes please"}, nil, errBadValue, "auto_create_topic"},
+		{"dledger off", "b.conf", "enableDLegerCommitLog=false\n", [2]string{}, nil, errBadValue, "raft.enabled"},
+		{"group mismatch", "b.conf", "brokerName=a\ndLegerGroup=b\n", [2]string{}, nil, errBadValue, "raft.group"},
+		{"self not in peers", "b.conf", "dLegerSelfId=n9\ndLegerPeers=n0-127.0.0.1:1\n", [2]string{}, nil, errBadValue, "raft.peers"},
+		{"missing client addrs", "b.conf", "dLegerPeers=n0-127.0.0.1:1;n1-127.0.0.1:2\n", [2]string{}, nil, errBadValue, "n1"},
+		{"bad flush type", "", "", [2]string{}, []string{"--store-flush-disk-type", "SOMETIMES"}, errBadValue, "flush_disk_type"},
+		{"bad timing", "", "", [2]string{}, []string{"--raft-timing", "fast"}, errBadValue, "raft.timing"},
+		{"bad extension", "b.ini", "a=b\n", [2]string{}, nil, errConfigFile, "extension"},
+		{"bad yaml", "b.yaml", "a: [\n", [2]string{}, nil, errConfigFile, "b.yaml"},
+		{"bad escape", "b.conf", "brokerName=\\uZZZZ\n", [2]string{}, nil, errConfigFile, "escape"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env[0] != "" {
+				t.Setenv(tt.env[0], tt.env[1])
+			}
+			_, err := loadWith(t, tt.file, tt.text, tt.args...)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.mention) {
+				t.Fatalf("error %q does not mention %q", err, tt.mention)
+			}
+		})
+	}
+}
+
+func TestBrokerCheckConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broker.conf")
+	if err := os.WriteFile(path, []byte(rocketmqConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	cmd := newRootCmd()
+	cmd.SetArgs([]string{"broker", "--check-config", "--config", path, "--broker-ip", "127.0.0.2"})
+	cmd.SetOut(out)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`cluster_name`, `"RaftCluster"`, "# file",
+		`"127.0.0.2"`, "# flag --broker-ip",
+		"client address 127.0.0.2:30911",
+		"# ignored: storepathcommitlog",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check-config output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	cmd = newRootCmd()
+	cmd.SetArgs([]string{"broker", "--check-config", "--raft-timing", "warp"})
+	cmd.SetOut(&syncBuffer{})
+	if err := cmd.Execute(); !errors.Is(err, errBadValue) {
+		t.Fatalf("bad config: %v", err)
+	}
+}
+
+func TestPropertiesParse(t *testing.T) {
+	text := "# comment\n  ! also a comment\n\na=1\nb = two words  \nc:3\nd 4\n" +
+		"e=line\\\n    continued\nf=tab\\there\\u0041\ng\\ key=v\\ \nh=\nk=a\\\\\r\nl=x\ra=last\n"
+	got, err := parseProperties([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "last", "b": "two words", "c": "3", "d": "4", "e": "linecontinued",
+		"f": "tab\thereA", "g key": "v ", "h": "", "k": `a\`, "l": "x"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+func FuzzProperties(f *testing.F) {
+	f.Add([]byte(rocketmqConf))
+	f.Add([]byte("a=1\nb = two words  \nc:3\nd 4\ne=line\\\n  continued\nf=\\u0041\\t\ng\\ key=v\\ \n"))
+	f.Add([]byte("raft.node_id=n0\nraft=1\n"))
+	f.Add([]byte("\\u12"))
+	f.Add([]byte("=\n:\n \\\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flat, err := parseProperties(data)
+		if err != nil {
+			return
+		}
+		_ = nestKeys(flat, map[string]any{})
+		again, err := parseProperties(encodeProperties(flat))
+		if err != nil {
+			t.Fatalf("re-parse of encoded %q: %v", flat, err)
+		}
+		if !maps.Equal(flat, again) {
+			t.Fatalf("round trip: %q became %q", flat, again)
+		}
+	})
+}

@@ -1,0 +1,601 @@
+package main
+
+// `ledgermq dev`: a name server and an N-node broker group on loopback, as
+// separate OS processes of this same binary, supervised by PID.
+//
+// Layout of --dir (DIR is made absolute):
+//
+//	DIR/LOCK          flock held while dev runs (one dev per directory)
+//	DIR/n0.conf ...   each node's broker config (properties, RocketMQ key
+//	                  names where they exist); rewritten on every run
+//	DIR/n0/ ...       each node's data_dir (raft/, store/, metadata.json)
+//	DIR/namesrv.log   the name server's stdout and stderr (appended)
+//	DIR/n0.log ...    each node's stdout and stderr (appended)
+//	DIR/cluster.json  written atomically once the group's leader is
+//	                  registered with the name server, and again whenever
+//	                  a node is restarted:
+//
+//	{"namesrv":"127.0.0.1:9876",
+//	 "nodes":[{"id":"n0","pid":1234,"addr":"127.0.0.1:10911",
+//	           "raft":"127.0.0.1:10912","dir":"DIR/n0"}, ...]}
+//
+// Ports: every node's client and raft addresses are free loopback ports
+// picked on the first run and kept in DIR/nI.conf, because the raft group
+// remembers its members' addresses; a later run reuses them (and fails
+// clearly if one is taken). The name server listens on --namesrv.
+//
+// Processes: dev starts the name server, waits until it accepts
+// connections, then starts the nodes. Each child runs in its own process
+// group (a terminal's Ctrl-C reaches only dev) and, on Linux, gets SIGTERM
+// if dev dies. A child that exits is reported and, only with --restart,
+// started again after a growing delay. SIGTERM or SIGINT stop everything:
+// SIGTERM to the nodes, up to stopGrace for them to exit, SIGKILL to any
+// left, then the same for the name server; dev exits 0.
+//
+// Goroutines: the command's goroutine runs the supervision loop (signals,
+// exits, restarts, leader polling); one goroutine per running child waits
+// for its exit and is waited for before dev returns.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/remoting"
+	"github.com/ledgermq/ledgermq/routing"
+)
+
+// Errors of the dev command.
+var (
+	errDevConfig = errors.New("dev: bad setup")
+	errDevChild  = errors.New("dev: process failed")
+)
+
+const (
+	devBrokerName = "broker-a"
+	// stopGrace bounds how long a child has to exit after SIGTERM.
+	stopGrace = 20 * time.Second
+	// pollInterval paces restarts and leader polling.
+	pollInterval = 250 * time.Millisecond
+)
+
+// clusterFile is DIR/cluster.json.
+type clusterFile struct {
+	Namesrv string        `json:"namesrv"`
+	Nodes   []clusterNode `json:"nodes"`
+}
+
+// clusterNode is one node of clusterFile.
+type clusterNode struct {
+	ID   string `json:"id"`
+	PID  int    `json:"pid"`
+	Addr string `json:"addr"`
+	Raft string `json:"raft"`
+	Dir  string `json:"dir"`
+}
+
+// devNode is one node's fixed layout.
+type devNode struct {
+	id, addr, raft, dir, conf string
+}
+
+func newDevCmd() *cobra.Command {
+	var (
+		dir      string
+		namesrv  string
+		nodes    int
+		restart  bool
+		logLevel string
+		timing   string
+	)
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a name server and a local N-node broker group as supervised processes",
+		Long: "dev starts a name server on --namesrv and an N-node broker group on loopback ports, each a\n" +
+			"separate process of this binary, with data and logs in --dir. Once the group's leader is\n" +
+			"registered it writes DIR/cluster.json and prints the addresses. A process that dies stays\n" +
+			"down unless --restart. Ctrl-C (or SIGTERM) stops everything cleanly.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if nodes < 1 || nodes > 9 {
+				return fmt.Errorf("%w: --nodes %d: want 1..9", errDevConfig, nodes)
+			}
+			if err := checkLoopback(namesrv); err != nil {
+				return err
+			}
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			d := &devRun{
+				dir: abs, namesrv: namesrv, nodes: nodes, restart: restart, logLevel: logLevel, timing: timing,
+				out: cmd.OutOrStdout(),
+				log: newLogger("dev", logLevel, false),
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return d.run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", ".run", "directory for data, logs, configs and cluster.json")
+	f.StringVar(&namesrv, "namesrv", "127.0.0.1:9876", "loopback address of the name server")
+	f.IntVar(&nodes, "nodes", 3, "nodes in the broker group")
+	f.BoolVar(&restart, "restart", false, "restart a process that exits")
+	f.StringVar(&logLevel, "log-level", "info", "log level of dev and of every child")
+	f.StringVar(&timing, "timing", "lan", "raft timing profile of the nodes: default or lan")
+	return cmd
+}
+
+// checkLoopback accepts only a loopback ip:port.
+func checkLoopback(addr string) error {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().IsLoopback() || ap.Port() == 0 {
+		return fmt.Errorf("%w: %q must be a loopback ip:port such as 127.0.0.1:9876", errDevConfig, addr)
+	}
+	return nil
+}
+
+// devRun is one run of the dev command.
+type devRun struct {
+	dir, namesrv     string
+	nodes            int
+	restart          bool
+	logLevel, timing string
+	out              io.Writer
+	log              hclog.Logger
+	sup              *supervisor
+	layout           []devNode
+	nsChild          *child
+	nodeChildren     []*child
+	announced, stale bool
+	leaderID         string
+}
+
+func (d *devRun) run(ctx context.Context) error {
+	lock, err := fsutil.Lock(d.dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s is in use by another dev: %w", errDevConfig, d.dir, err)
+	}
+	defer lock.Release()
+	if d.layout, err = planLayout(d.dir, d.nodes); err != nil {
+		return err
+	}
+	if err := checkFree(d.namesrv); err != nil {
+		return fmt.Errorf("%w: name server address %s: %w", errDevConfig, d.namesrv, err)
+	}
+	for _, n := range d.layout {
+		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing)); err != nil {
+			return err
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	d.sup = newSupervisor(exe, childEnv(), d.log)
+	defer d.stopAll()
+
+	d.nsChild = &child{name: "namesrv", logPath: filepath.Join(d.dir, "namesrv.log"),
+		args: []string{"namesrv", "--listen", d.namesrv, "--log-level", d.logLevel}}
+	if err := d.sup.start(d.nsChild); err != nil {
+		return err
+	}
+	if err := waitListening(ctx, d.namesrv, d.nsChild, 15*time.Second); err != nil {
+		return err
+	}
+	for _, n := range d.layout {
+		c := &child{name: n.id, logPath: filepath.Join(d.dir, n.id+".log"),
+			args: []string{"broker", "--config", n.conf, "--log-level", d.logLevel}}
+		if err := d.sup.start(c); err != nil {
+			return err
+		}
+		d.nodeChildren = append(d.nodeChildren, c)
+	}
+	fmt.Fprintf(d.out, "dev: name server and %d nodes started in %s; waiting for a leader\n", d.nodes, d.dir)
+	return d.loop(ctx)
+}
+
+// loop supervises the children until ctx ends.
+func (d *devRun) loop(ctx context.Context) error {
+	client := remoting.NewClient(remoting.ClientConfig{})
+	defer client.Close()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	pending := map[*child]time.Time{} // restarts due
+	d.stale = true
+	waitingSince := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(d.out, "dev: stopping")
+			return nil
+		case ev := <-d.sup.exits:
+			if ev.cmd != ev.c.cmd {
+				continue // an earlier generation
+			}
+			fmt.Fprintf(d.out, "dev: %s (pid %d) exited: %v; log %s\n", ev.c.name, ev.cmd.Process.Pid, exitText(ev.err), ev.c.logPath)
+			if d.restart {
+				delay := time.Second << min(ev.c.restarts, 4)
+				pending[ev.c] = time.Now().Add(delay)
+				continue
+			}
+			if !d.anyAlive() {
+				return fmt.Errorf("%w: every process has exited", errDevChild)
+			}
+		case now := <-tick.C:
+			for c, due := range pending {
+				if now.Before(due) {
+					continue
+				}
+				delete(pending, c)
+				c.restarts++
+				if err := d.sup.start(c); err != nil {
+					d.log.Error("restart failed", "process", c.name, "error", err)
+					pending[c] = now.Add(5 * time.Second)
+					continue
+				}
+				fmt.Fprintf(d.out, "dev: restarted %s (pid %d)\n", c.name, c.cmd.Process.Pid)
+				d.stale = true
+			}
+			if d.stale {
+				d.pollLeader(ctx, client)
+			}
+			if !d.announced && time.Since(waitingSince) > 60*time.Second {
+				fmt.Fprintf(d.out, "dev: still no leader registered after 60s; see the logs in %s\n", d.dir)
+				waitingSince = time.Now()
+			}
+		}
+	}
+}
+
+// anyAlive reports whether a child is running.
+func (d *devRun) anyAlive() bool {
+	for _, c := range append([]*child{d.nsChild}, d.nodeChildren...) {
+		if c.alive() {
+			return true
+		}
+	}
+	return false
+}
+
+// pollLeader asks the name server for the group's leader; once there is
+// one it writes cluster.json (and announces the cluster the first time).
+func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	leader, err := leaderFromNamesrv(rctx, client, d.namesrv, devBrokerName)
+	if err != nil || leader == "" {
+		return
+	}
+	cf := clusterFile{Namesrv: d.namesrv}
+	for i, n := range d.layout {
+		pid := 0
+		if c := d.nodeChildren[i]; c.alive() {
+			pid = c.cmd.Process.Pid
+		}
+		cf.Nodes = append(cf.Nodes, clusterNode{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, Dir: n.dir})
+		if n.addr == leader {
+			d.leaderID = n.id
+		}
+	}
+	data, err := json.MarshalIndent(cf, "", "  ")
+	if err != nil {
+		return
+	}
+	path := filepath.Join(d.dir, "cluster.json")
+	if err := fsutil.WriteFileAtomic(path, append(data, '\n')); err != nil {
+		d.log.Error("writing cluster.json", "error", err)
+		return
+	}
+	d.stale = false
+	if d.announced {
+		fmt.Fprintf(d.out, "dev: %s updated\n", path)
+		return
+	}
+	d.announced = true
+	fmt.Fprintf(d.out, "dev: cluster %s is up (%s)\n", devBrokerName, path)
+	fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d log %s\n", "namesrv", d.namesrv, d.nsChild.cmd.Process.Pid, d.nsChild.logPath)
+	for i, n := range cf.Nodes {
+		role := "follower"
+		if n.ID == d.leaderID {
+			role = "leader"
+		}
+		fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d raft %-21s %-8s log %s\n", n.ID, n.Addr, n.PID, n.Raft, role, d.nodeChildren[i].logPath)
+	}
+	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
+}
+
+// leaderFromNamesrv returns the address registered as brokerId 0 of group,
+// or "" when there is none yet.
+func leaderFromNamesrv(ctx context.Context, c *remoting.Client, namesrv, group string) (string, error) {
+	resp, err := c.Invoke(ctx, namesrv, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+	if err != nil {
+		return "", err
+	}
+	if resp.Code != remoting.Success {
+		return "", fmt.Errorf("%w: cluster info: code %d %s", errDevChild, resp.Code, resp.Remark)
+	}
+	var info routing.ClusterInfo
+	if err := json.Unmarshal(resp.Body, &info); err != nil {
+		return "", fmt.Errorf("%w: cluster info: %w", errDevChild, err)
+	}
+	return info.BrokerAddrTable[group].BrokerAddrs[0], nil
+}
+
+// stopAll stops the nodes, then the name server, and waits for every
+// child's goroutine.
+func (d *devRun) stopAll() {
+	if d.sup == nil {
+		return
+	}
+	d.sup.stop(d.nodeChildren, d.out)
+	if d.nsChild != nil {
+		d.sup.stop([]*child{d.nsChild}, d.out)
+	}
+	d.sup.wg.Wait()
+	fmt.Fprintln(d.out, "dev: stopped")
+}
+
+// planLayout returns every node's addresses and paths: those of an earlier
+// run (from DIR/nI.conf) or, on the first run, free loopback ports.
+func planLayout(dir string, n int) ([]devNode, error) {
+	nodes := make([]devNode, n)
+	existing := 0
+	for i := range nodes {
+		id := fmt.Sprintf("n%d", i)
+		nodes[i] = devNode{id: id, dir: filepath.Join(dir, id), conf: filepath.Join(dir, id+".conf")}
+		if _, err := os.Stat(nodes[i].conf); err == nil {
+			existing++
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("n%d.conf", n))); err == nil || (existing > 0 && existing < n) {
+		return nil, fmt.Errorf("%w: %s holds a group of a different size; use its --nodes or another --dir", errDevConfig, dir)
+	}
+	if existing == n {
+		for i := range nodes {
+			fs := pflag.NewFlagSet("dev", pflag.ContinueOnError)
+			addBrokerFlags(fs)
+			if err := fs.Set("config", nodes[i].conf); err != nil {
+				return nil, err
+			}
+			cfg, err := loadBrokerConfig(fs, false)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", errDevConfig, nodes[i].conf, err)
+			}
+			nodes[i].addr, nodes[i].raft = cfg.ClientAddr, cfg.RaftBind
+			for _, a := range []string{nodes[i].addr, nodes[i].raft} {
+				if err := checkFree(a); err != nil {
+					return nil, fmt.Errorf("%w: %s keeps address %s from an earlier run, but: %w", errDevConfig, nodes[i].id, a, err)
+				}
+			}
+		}
+		return nodes, nil
+	}
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return nil, err
+	}
+	for i := range nodes {
+		nodes[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[2*i])
+		nodes[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
+	}
+	return nodes, nil
+}
+
+// freePorts picks n distinct free loopback ports (all held open until all
+// are picked).
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// checkFree reports whether addr can be listened on.
+func checkFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}
+
+// nodeConfText is node n's broker config file.
+func nodeConfText(n devNode, all []devNode, namesrv, timing string) []byte {
+	var peers, clients []string
+	for _, o := range all {
+		peers = append(peers, o.id+"-"+o.raft)
+		clients = append(clients, o.id+"-"+o.addr)
+	}
+	ap := netip.MustParseAddrPort(n.addr)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by `ledgermq dev` on every run; edits are lost.\n")
+	fmt.Fprintf(&b, "brokerClusterName=DefaultCluster\nbrokerName=%s\n", devBrokerName)
+	fmt.Fprintf(&b, "brokerIP1=%s\nlistenPort=%d\n", ap.Addr(), ap.Port())
+	fmt.Fprintf(&b, "namesrvAddr=%s\nstorePathRootDir=%s\n", namesrv, escapeProperty(n.dir, false))
+	fmt.Fprintf(&b, "registerNameServerPeriod=10000\n")
+	fmt.Fprintf(&b, "enableDLegerCommitLog=true\ndLegerGroup=%s\ndLegerSelfId=%s\n", devBrokerName, n.id)
+	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
+	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
+	return []byte(b.String())
+}
+
+// childEnv is dev's environment without the variables that would give
+// every child the same broker settings.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, envPrefix) || strings.HasPrefix(kv, "NAMESRV_ADDR=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// waitListening waits until addr accepts connections, c exits, ctx ends or
+// timeout passes.
+func waitListening(ctx context.Context, addr string, c *child, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s not listening on %s after %v; see %s", errDevChild, c.name, addr, timeout, c.logPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+			return fmt.Errorf("%w: %s exited at start-up; see %s", errDevChild, c.name, c.logPath)
+		case <-tick.C:
+		}
+	}
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// child is one supervised process. Its fields belong to the supervision
+// loop; the waiter goroutine of each run writes only that run's err, before
+// closing its done.
+type child struct {
+	name, logPath string
+	args          []string
+	cmd           *exec.Cmd     // the current run
+	done          chan struct{} // closed when the current run has exited
+	err           *error        // the current run's exit error, set before done closes
+	restarts      int
+}
+
+func (c *child) alive() bool {
+	if c.done == nil {
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// exitEvent reports that one run of a child exited.
+type exitEvent struct {
+	c   *child
+	cmd *exec.Cmd
+	err error
+}
+
+// supervisor starts children and reports their exits.
+type supervisor struct {
+	exe   string
+	env   []string
+	log   hclog.Logger
+	exits chan exitEvent
+	wg    sync.WaitGroup
+}
+
+func newSupervisor(exe string, env []string, log hclog.Logger) *supervisor {
+	return &supervisor{exe: exe, env: env, log: log, exits: make(chan exitEvent, 64)}
+}
+
+// start runs c again, its output appended to its log.
+func (s *supervisor) start(c *child) error {
+	f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(s.exe, c.args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = s.env
+	cmd.SysProcAttr = childSysProcAttr()
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: start %s: %w", errDevChild, c.name, err)
+	}
+	done := make(chan struct{})
+	exitErr := new(error)
+	c.cmd, c.done, c.err = cmd, done, exitErr
+	s.log.Debug("started", "process", c.name, "pid", cmd.Process.Pid)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := cmd.Wait()
+		f.Close()
+		*exitErr = err
+		close(done)
+		select {
+		case s.exits <- exitEvent{c: c, cmd: cmd, err: err}:
+		default: // nobody is listening any more (shutting down)
+		}
+	}()
+	return nil
+}
+
+// stop sends SIGTERM to every running child of cs, waits up to stopGrace
+// for them, kills the rest and reports how each stopped to out.
+func (s *supervisor) stop(cs []*child, out io.Writer) {
+	var stopping []*child
+	for _, c := range cs {
+		if c.alive() {
+			_ = c.cmd.Process.Signal(syscall.SIGTERM)
+			stopping = append(stopping, c)
+		}
+	}
+	defer func() {
+		for _, c := range stopping {
+			fmt.Fprintf(out, "dev: %s (pid %d) stopped: %s\n", c.name, c.cmd.Process.Pid, exitText(*c.err))
+		}
+	}()
+	deadline := time.NewTimer(stopGrace)
+	defer deadline.Stop()
+	for _, c := range stopping {
+		select {
+		case <-c.done:
+		case <-deadline.C:
+			deadline.Reset(0)
+			s.log.Warn("process did not stop in time; killing it", "process", c.name, "pid", c.cmd.Process.Pid)
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+	}
+}
