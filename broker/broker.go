@@ -163,7 +163,9 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 		Addr:   cfg.Addr,
 		Logger: b.log.Named("remoting"),
 		Pools: map[string]remoting.PoolConfig{
-			poolSend:      {Workers: 16, QueueSize: 4096},
+			// A send worker waits for its raft commit, so the pool is wide:
+			// its width bounds the proposals the batcher can coalesce.
+			poolSend:      {Workers: 256, QueueSize: 8192},
 			poolPull:      {Workers: 16, QueueSize: 4096},
 			poolAdmin:     {Workers: 4, QueueSize: 256},
 			poolHeartbeat: {Workers: 2, QueueSize: 1024},
