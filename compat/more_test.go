@@ -73,12 +73,15 @@ func (c *collector) per(name string) int {
 	return len(c.seen[name])
 }
 
+// describe, if set by a test, adds state to a timeout message.
+var describe = func() string { return "" }
+
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
 	for !cond() {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s (%s)", what, describe())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -259,11 +262,18 @@ func TestRealClientBroadcasting(t *testing.T) {
 		}
 	}
 	col := newCollector()
-	c1 := startPush(t, ns, "bc-cg", "bc-c1", "BcTopic", consumer.BroadCasting, col.handler("c1"))
+	describe = func() string { return fmt.Sprintf("c1 has %d, c2 has %d", col.per("c1"), col.per("c2")) }
+	defer func() { describe = func() string { return "" } }()
+	// Broadcasting offsets live in files under the client's home directory
+	// (~/.rocketmq_offsets, keyed by client and group): a group name of its
+	// own keeps an earlier run's offsets out of this one.
+	group := fmt.Sprintf("bc-cg-%d", time.Now().UnixNano())
+	c1 := startPush(t, ns, group, "bc-c1", "BcTopic", consumer.BroadCasting, col.handler("c1"))
 	defer c1.Shutdown()
-	c2 := startPush(t, ns, "bc-cg", "bc-c2", "BcTopic", consumer.BroadCasting, col.handler("c2"))
+	c2 := startPush(t, ns, group, "bc-c2", "BcTopic", consumer.BroadCasting, col.handler("c2"))
 	defer c2.Shutdown()
 	waitFor(t, ctx, "both broadcasting consumers get all 20", func() bool { return col.per("c1") >= 20 && col.per("c2") >= 20 })
+	t.Logf("c1 %d c2 %d", col.per("c1"), col.per("c2"))
 }
 
 func TestRealClientSurvivesLeaderKill(t *testing.T) {

@@ -91,6 +91,12 @@ type Config struct {
 	SnapshotInterval  time.Duration
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
+	// RaftSegmentSize is the size of the raft log's segment files (0:
+	// raft-wal's default, 64 MiB). Entries compacted after a snapshot stay
+	// readable until their whole segment is deleted: a lagging follower
+	// catches up from the log while that segment lives and through a
+	// snapshot afterwards.
+	RaftSegmentSize int
 	// PreferredLeader, if set, is the node leadership moves back to once it
 	// is up and caught up.
 	PreferredLeader string
@@ -112,8 +118,12 @@ func (c *Config) setDefaults() {
 	if c.AdvertiseAddr == "" {
 		c.AdvertiseAddr = c.BindAddr
 	}
+	if c.Store.Dir == "" && c.Store.SegmentSize == 0 {
+		c.Store = store.DefaultConfig("")
+	}
 	if c.MaxBatchBytes == 0 {
-		c.MaxBatchBytes = 1 << 20
+		// One entry must hold the largest message the store accepts.
+		c.MaxBatchBytes = max(1<<20, c.Store.MaxMessageSize+256<<10)
 	}
 	if c.MaxBatchMessages == 0 {
 		c.MaxBatchMessages = 1024
@@ -178,6 +188,9 @@ func (c Config) Validate() error {
 	t := c.Timing
 	if t.HeartbeatTimeout < 5*time.Millisecond || t.ElectionTimeout < t.HeartbeatTimeout || t.LeaderLease > t.HeartbeatTimeout {
 		bad("timing %+v: need ElectionTimeout >= HeartbeatTimeout >= LeaderLease", t)
+	}
+	if c.RaftSegmentSize != 0 && c.RaftSegmentSize < 64<<10 {
+		bad("RaftSegmentSize %d < 64 KiB", c.RaftSegmentSize)
 	}
 	if c.MaxBatchBytes < 64<<10 || c.MaxBatchMessages < 1 || c.QueueDepth < 1 || c.MaxInFlight < 1 {
 		bad("batch and queue bounds must be positive (MaxBatchBytes >= 64 KiB)")

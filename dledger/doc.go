@@ -40,10 +40,91 @@
 //
 // # Snapshots
 //
-// A snapshot is a small manifest (store sequence, CommitLog bounds,
-// metadata) taken after the CommitLog, queues and index are forced to disk,
-// so snapshots are cheap and the raft log stays short.
+// A local snapshot is cheap. FSM.Snapshot forces the CommitLog, queues and
+// index to disk and captures a manifest (store sequence, CommitLog bounds,
+// metadata); Persist writes the manifest JSON into a sink of the group's
+// own snapshot store (snapstore*.go), which on Close pins the CommitLog
+// segments holding the bytes below the manifest's CommitLogMax by
+// hard-linking them into the snapshot directory. Retention may delete the
+// originals; the links keep their data until the snapshot is reaped (the
+// newest two are kept). raft then compacts its log.
 //
+// A follower that needs entries the leader's log no longer holds (it was
+// down too long, or its disk was replaced) is sent the leader's newest
+// snapshot (InstallSnapshot): the manifest and the pinned segments' bytes
+// up to CommitLogMax, never what was appended to a linked segment later.
+// The snapshot's Size is the exact stream length, so raft's transport
+// deadline, max(Timeout, Timeout × Size / 256 KiB), scales with it. The
+// follower's sink parses the stream into <id>.tmp/, checks every bound and
+// the CRC, fsyncs and renames it to <id>/. FSM.Restore then gets the staged
+// files from the reader (StagedDir; a stream from anywhere else is staged
+// first), adopts and saves the manifest's metadata if newer, and, when the
+// store lacks the snapshot's data, calls store.RestoreFrom: the staged
+// segments replace the CommitLog and the store's one recovery path
+// rebuilds the queues and the index; the Store value stays the same. raft
+// then applies the entries after the snapshot's index.
+//
+// raft-wal keeps compacted entries readable until their whole log segment
+// (Config.RaftSegmentSize) is deleted, and raft sends a snapshot only when
+// it cannot read an entry, so a lagging follower catches up from the log
+// while that segment lives.
+//
+// Snapshot directory, DataDir/raft/snapshots/:
+//
+//	<term>-<index>-<unixmillis>/   a finalised snapshot
+//	  meta.json                    raft's SnapshotMeta (+ format, segment size,
+//	                               received); removed first when reaped
+//	  manifest.json                the manifest (state.bin in directories that
+//	                               raft's FileSnapshotStore wrote: read as
+//	                               manifest-only snapshots)
+//	  00000000000000000000 …       CommitLog segments named by start offset,
+//	                               SegmentSize bytes: hard links (local) or
+//	                               staged files (received)
+//	<id>.tmp/                      a snapshot being written; removed at start
+//	restore-*.tmp/                 a foreign stream staged by Restore
+//
+// Snapshot stream (big-endian):
+//
+//	offset  size  field
+//	------  ----  ------------------------------------------------------------
+//	0       4     magic "LMQS" (0x4C4D5153)
+//	4       2     version (1)
+//	6       2     flags (0)
+//	8       8     segment size S of the sender's CommitLog; must equal the
+//	              receiver's (64 KiB .. 2 GiB-1)
+//	16      4     manifest length M (1 .. 64 MiB)
+//	20      4     segment frame count K (<= 2^20, and no more than segments
+//	              up to the manifest's CommitLogMax)
+//	24      M     manifest JSON
+//	              K segment frames, oldest first:
+//	0       1     kind 'S' (0x53)
+//	1       8     start offset: a multiple of S, previous start + S
+//	9       8     byte count n, 1 .. S; S for every frame but the last, whose
+//	              bytes end at the manifest's CommitLogMax
+//	17      n     the segment's first n bytes
+//	              end frame:
+//	0       1     kind 'E' (0x45)
+//	1       4     CRC-32C (Castagnoli) of every stream byte before this field
+//
+// Size = 24 + M + sum(17 + n) + 5. The receiver writes each segment to a
+// file of S bytes (the streamed bytes, then zeros), fails on the first byte
+// that breaks a bound (ErrBadSnapshot) and accepts the snapshot only once
+// the CRC matches. A sink whose first byte is '{' receives a bare manifest:
+// a local snapshot from Persist.
+//
+// Snapshot invariants:
+//
+//   - A snapshot's segments hold the bytes below its CommitLogMax unchanged
+//     while it exists: local ones link segments that are only appended past
+//     that point (the CommitLog was flushed first), received ones are
+//     fsynced before the rename.
+//   - When raft starts, the store holds at least the newest snapshot: the
+//     snapshot store finishes an install that a crash or an error cut short
+//     (RestoreFrom leaves the old or the new CommitLog, never a mix, so it
+//     can be done again) and drops a dataless snapshot ahead of the store
+//     (its restore never succeeded, so raft's log was not compacted for it).
+//
+// # Leadership (I6)
 // # Leadership (I6)
 //
 // A new leader runs Barrier before it takes writes; only then is it
@@ -65,6 +146,22 @@
 // preferred-leader loop (if configured) and short-lived step-down and
 // failure goroutines; Close and Kill stop and wait for all of them, and for
 // raft's own.
+//
+// The snapshot store owns none. raft calls it from:
+//
+//	goroutine           calls
+//	------------------  -----------------------------------------------------
+//	NewRaft's caller    List (startup, bootstrap check)
+//	main loop           Create + Write + Close (InstallSnapshot from a leader)
+//	snapshot loop       Create, FSM Persist (Write, Close) for local snapshots
+//	replication (each   List, Open, Read, Close: streaming to a follower
+//	  follower)
+//	FSM                 Open, FSM.Restore, Close; FSM.Snapshot
+//
+// Its methods are safe for concurrent use; a sink or a reader is used by
+// one goroutine at a time. store.RestoreFrom runs on the FSM goroutine and
+// holds the store's lock in write mode while readers (the broker's pulls
+// and lookups) wait.
 //
 // # Testing
 //

@@ -27,4 +27,9 @@ var (
 	ErrTransfer = errors.New("dledger: leadership transfer failed")
 	// ErrBadConfig: the configuration is invalid.
 	ErrBadConfig = errors.New("dledger: bad config")
+	// ErrBadSnapshot: a snapshot stream or snapshot directory that cannot
+	// be decoded, fails its checksum or breaks a bound.
+	ErrBadSnapshot = errors.New("dledger: bad snapshot")
+	// ErrSnapshotNotFound: no snapshot with that id.
+	ErrSnapshotNotFound = errors.New("dledger: snapshot not found")
 )

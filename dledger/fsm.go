@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
@@ -39,6 +40,8 @@ type fsm struct {
 	applied atomic.Uint64
 	// afterApply, if set (tests), runs after each entry is applied.
 	afterApply atomic.Pointer[func(index uint64)]
+	// snaps is the snapshot store; it registers itself when it opens.
+	snaps *snapshotStore
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -94,8 +97,26 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 			return applyResult{err: fmt.Errorf("%w: %v", ErrFailed, err)}
 		}
 	case entryTypeMetadata:
-		if _, err := f.meta.Apply(l.Index, e.op); err != nil {
+		applied, err := f.meta.Apply(l.Index, e.op)
+		if err != nil {
 			return applyResult{err: err}
+		}
+		if applied && e.op.Kind == metadata.OpDeleteTopic && l.Index > f.store.LastSeq() {
+			// Every replica drops the topic's queues at the same point of
+			// the log, so a re-created topic starts at queue offset 0
+			// everywhere. An empty batch then records the index in the
+			// store, so a replay after a crash does not drop queues that
+			// later entries filled again.
+			if err := f.store.DeleteTopic(e.op.Name); err != nil {
+				return applyResult{err: err}
+			}
+			if _, err := f.store.Put(l.Index, nil); err != nil && !errors.Is(err, store.ErrSeqApplied) {
+				f.failed.Store(true)
+				if f.fail != nil {
+					f.fail(err)
+				}
+				return applyResult{err: fmt.Errorf("%w: %v", ErrFailed, err)}
+			}
 		}
 		return applyResult{}
 	}
@@ -143,29 +164,31 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 
 // Restore is called when the leader installs a snapshot on this node. The
 // node keeps its CommitLog when it already holds the snapshot's data;
-// otherwise it cannot catch up from a manifest alone.
+// otherwise the snapshot's CommitLog segments replace it (install). The
+// snapshot store's own reader points at the staged files; any other stream
+// is staged first.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	var m manifest
-	if err := json.NewDecoder(io.LimitReader(rc, 64<<20)).Decode(&m); err != nil {
-		return fmt.Errorf("dledger: restore: %w", err)
-	}
-	if m.Version != 1 {
-		return fmt.Errorf("dledger: restore: manifest version %d", m.Version)
-	}
-	if f.store.LastSeq() < m.StoreSeq {
-		return fmt.Errorf("%w: have seq %d, snapshot %d", ErrSnapshotNeedsData, f.store.LastSeq(), m.StoreSeq)
-	}
-	if len(m.Metadata) > 0 {
-		next := metadata.New()
-		if err := next.Unmarshal(m.Metadata); err != nil {
+	if st, ok := unwrapReader(rc).(stagedSnapshot); ok {
+		dir := st.StagedDir()
+		raw, err := readManifestFile(stagedManifestPath(dir))
+		if err != nil {
 			return fmt.Errorf("dledger: restore: %w", err)
 		}
-		if next.AppliedIndex() > f.meta.AppliedIndex() {
-			return f.meta.Unmarshal(m.Metadata)
+		m, err := decodeManifest(raw)
+		if err != nil {
+			return fmt.Errorf("dledger: restore: %w", err)
 		}
+		return f.install(dir, m, st.SnapshotIndex())
 	}
-	return nil
+	dir, m, err := f.stageStream(rc)
+	if dir != "" {
+		defer os.RemoveAll(dir)
+	}
+	if err != nil {
+		return err
+	}
+	return f.install(dir, m, 0)
 }
 
 type fsmSnapshot struct{ m manifest }

@@ -102,10 +102,11 @@ func (g *Group) open() error {
 	}
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail}
 	g.walMeta = &metadb.BoltMetaDB{}
-	if g.wal, err = wal.Open(filepath.Join(raftDir, "wal"), wal.WithLogger(g.log.Named("wal")), wal.WithMetaStore(g.walMeta)); err != nil {
+	if g.wal, err = wal.Open(filepath.Join(raftDir, "wal"), wal.WithLogger(g.log.Named("wal")), wal.WithMetaStore(g.walMeta),
+		wal.WithSegmentSize(cfg.RaftSegmentSize)); err != nil {
 		return fmt.Errorf("dledger: open raft log: %w", err)
 	}
-	if g.snaps, err = raft.NewFileSnapshotStoreWithLogger(raftDir, 2, g.log.Named("snapshots")); err != nil {
+	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
 	}
 	if cfg.StreamLayer != nil {

@@ -53,13 +53,35 @@
 // a crash, a power loss or a deleted file; only how much it replays
 // differs.
 //
+// # Restore
+//
+// RestoreFrom replaces the data with CommitLog segments staged elsewhere
+// (a raft snapshot install): it links them into commitlog.restore/, closes
+// the parts, removes the checkpoint, swaps commitlog.restore/ and
+// commitlog/ (renameat2 RENAME_EXCHANGE where available), removes the old
+// log, consumequeue/ and index/, reopens the parts and runs the recovery
+// above, which with no checkpoint rebuilds every queue and the index. A
+// crash at any step leaves the old or the new CommitLog and no checkpoint
+// that vouches for the other's queues, so the next Open recovers a
+// consistent store and the restore can be done again.
+//
+//	Dir/commitlog.restore/      the incoming segments; after the swap, the
+//	                            outgoing ones until removed
+//
 // # Concurrency
 //
 // Put may be called from any goroutine; batches are applied one at a time
 // under the store's write lock, in the order the lock is taken (the raft
 // FSM calls it from one goroutine). Get, MinOffset, MaxOffset,
 // OffsetByTime, MessageAt, MessageByID and QueryByKey may run concurrently
-// with Put and each other. The store owns two goroutines, the checkpoint
-// loop and the retention loop, which Close stops. OnDispatch runs on the
-// Put caller's goroutine after the write lock is released.
+// with Put and each other. RestoreFrom replaces the CommitLog, queues and
+// index under a read-write lock that those readers (and SegmentPaths,
+// Min/MaxPhysicalOffset, ScanCommitLog, Topics, Flush, Clean, DeleteTopic)
+// take in read mode, so they wait for it and then see the new data; it
+// must not overlap Put (the FSM runs both on its goroutine), and it stops
+// and restarts the background loops. Lock order: rw, then mu.
+//
+// The store owns two goroutines, the checkpoint loop and the retention
+// loop, which Close stops. OnDispatch runs on the Put caller's goroutine
+// after the write lock is released.
 package store

@@ -33,4 +33,8 @@ var (
 	// ErrWriteFailed marks a failed write to the CommitLog; the store stops
 	// accepting writes (the raft layer steps the node down).
 	ErrWriteFailed = errors.New("store: write failed")
+	// ErrRestore is returned by RestoreFrom: bad staged segments, an I/O
+	// failure while swapping them in, or restored data that does not end
+	// at the expected sequence number.
+	ErrRestore = errors.New("store: restore failed")
 )

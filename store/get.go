@@ -148,6 +148,8 @@ func (s *Store) Get(topic string, queueID int32, offset int64, max int, filter F
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	q, err := s.queue(topic, queueID)
 	if err != nil {
 		return nil, fmt.Errorf("store: get %s/%d: %w", topic, queueID, err)
@@ -253,6 +255,8 @@ func (s *Store) readRecord(u consumequeue.Unit, topic string, queueID int32, que
 // MinOffset and MaxOffset bound a queue's offsets (MaxOffset is the next
 // offset to be written).
 func (s *Store) MinOffset(topic string, queueID int32) (int64, error) {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	q, err := s.queue(topic, queueID)
 	if err != nil {
 		return 0, err
@@ -262,6 +266,8 @@ func (s *Store) MinOffset(topic string, queueID int32) (int64, error) {
 
 // MaxOffset is the queue's next offset to be written.
 func (s *Store) MaxOffset(topic string, queueID int32) (int64, error) {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	q, err := s.queue(topic, queueID)
 	if err != nil {
 		return 0, err
@@ -272,6 +278,8 @@ func (s *Store) MaxOffset(topic string, queueID int32) (int64, error) {
 // OffsetByTime returns the first queue offset whose message was stored at
 // or after ts (ms); MaxOffset if every message is older.
 func (s *Store) OffsetByTime(topic string, queueID int32, ts int64) (int64, error) {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	q, err := s.queue(topic, queueID)
 	if err != nil {
 		return 0, err
@@ -296,6 +304,8 @@ func (s *Store) storeTimeOf(phy int64, size int) (int64, error) {
 
 // EarliestMessageTime is the store time of the queue's oldest message.
 func (s *Store) EarliestMessageTime(topic string, queueID int32) (int64, error) {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	q, err := s.queue(topic, queueID)
 	if err != nil {
 		return 0, err
@@ -322,6 +332,13 @@ func (s *Store) MessageAt(phy int64) (*message.Ext, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
+	return s.messageAt(phy)
+}
+
+// messageAt is MessageAt for callers holding rw.
+func (s *Store) messageAt(phy int64) (*message.Ext, error) {
 	size, err := s.cl.EntrySize(phy)
 	if err != nil {
 		return nil, fmt.Errorf("%w: offset %d: %v", ErrNotFound, phy, err)
@@ -360,6 +377,8 @@ func (s *Store) QueryByKey(topic, key string, max int, begin, end int64) ([]*mes
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	offs, err := s.idx.Query(topic+"#"+key, begin, end, max*2+8)
 	if err != nil {
 		return nil, fmt.Errorf("store: query %s: %w", key, err)
@@ -372,7 +391,7 @@ func (s *Store) QueryByKey(topic, key string, max int, begin, end int64) ([]*mes
 		if off < s.cl.MinOffset() {
 			continue
 		}
-		m, err := s.MessageAt(off)
+		m, err := s.messageAt(off)
 		if err != nil {
 			continue
 		}

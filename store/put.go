@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/ledgermq/ledgermq/commitlog"
+	"github.com/ledgermq/ledgermq/index"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -182,6 +183,13 @@ func (s *Store) validate(msgs []*message.Ext) error {
 			return fmt.Errorf("%w: message %d: born and store hosts must be set", ErrBadMessage, i)
 		case len(m.Body) > s.cfg.MaxMessageSize:
 			return fmt.Errorf("%w: message %d: body of %d bytes exceeds %d", ErrBadMessage, i, len(m.Body), s.cfg.MaxMessageSize)
+		}
+		// Every key is indexed as topic#key: refuse what the IndexFile
+		// cannot hold before anything is written.
+		for _, k := range append(m.Keys(), m.UniqKey()) {
+			if len(m.Topic)+1+len(k) > index.MaxKeyLen {
+				return fmt.Errorf("%w: message %d: key of %d bytes exceeds %d", ErrBadMessage, i, len(k), index.MaxKeyLen-len(m.Topic)-1)
+			}
 		}
 	}
 	return nil

@@ -24,6 +24,8 @@ func (s *Store) Clean(force bool) (int, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	ratio := s.refreshDiskRatio()
 	hours, _ := parseDeleteWhen(s.cfg.DeleteWhen)
 	due := force || hours[s.cfg.Clock().Hour()] || ratio > s.cfg.DiskMaxUsedSpaceRatio
@@ -75,6 +77,8 @@ func (s *Store) DeleteTopic(topic string) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.cq.DeleteTopic(topic); err != nil {
@@ -96,5 +100,7 @@ func (s *Store) DeleteTopic(topic string) error {
 
 // Topics lists the topics that have queues in the store.
 func (s *Store) Topics() ([]string, error) {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	return s.cq.Topics()
 }

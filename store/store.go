@@ -37,9 +37,12 @@ type Store struct {
 	log hclog.Logger
 
 	lock *fsutil.DirLock
-	cl   *commitlog.Log
-	cq   *consumequeue.Store
-	idx  *index.Service
+	// rw guards the three parts below against RestoreFrom, which replaces
+	// them (write mode); readers take it in read mode. Lock order: rw, mu.
+	rw  sync.RWMutex
+	cl  *commitlog.Log
+	cq  *consumequeue.Store
+	idx *index.Service
 
 	// mu serializes writers: Put, checkpoint snapshots, DeleteTopic and
 	// retention's queue trimming.
@@ -185,13 +188,25 @@ func (s *Store) Close() error {
 func (s *Store) LastSeq() uint64 { return s.lastSeq.Load() }
 
 // MinPhysicalOffset and MaxPhysicalOffset bound the CommitLog's bytes.
-func (s *Store) MinPhysicalOffset() int64 { return s.cl.MinOffset() }
+func (s *Store) MinPhysicalOffset() int64 {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
+	return s.cl.MinOffset()
+}
 
 // MaxPhysicalOffset is the CommitLog write position.
-func (s *Store) MaxPhysicalOffset() int64 { return s.cl.MaxOffset() }
+func (s *Store) MaxPhysicalOffset() int64 {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
+	return s.cl.MaxOffset()
+}
 
 // Recovery describes what the last Open found and did.
-func (s *Store) Recovery() RecoveryReport { return s.recovery }
+func (s *Store) Recovery() RecoveryReport {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
+	return s.recovery
+}
 
 // CorruptRanges lists every corrupt CommitLog range found by recovery or by
 // a read since Open, in the order found.
@@ -218,6 +233,8 @@ func (s *Store) Flush() error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	return s.checkpoint(false)
 }
 
@@ -325,11 +342,14 @@ func (s *Store) MaxMessageSize() int { return s.cfg.MaxMessageSize }
 
 // ScanCommitLog visits every entry of the CommitLog from offset from, in
 // order, after verifying it (message records and batch markers alike), for
-// replica comparison and tools. payload is valid only during the call.
+// replica comparison and tools. payload is valid only during the call;
+// visit runs under the store's read lock and must not call the store.
 func (s *Store) ScanCommitLog(from int64, visit func(offset int64, payload []byte) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
 	return s.cl.Scan(from, visit, func(r commitlog.CorruptRange) { s.reportCorrupt(r) })
 }
 

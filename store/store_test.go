@@ -157,10 +157,15 @@ func TestStoreRejectsBadMessages(t *testing.T) {
 		long[i] = 'x'
 	}
 	cases := map[string]*message.Ext{
-		"empty topic":   testMsg("", 0, 1, 10),
-		"long topic":    testMsg(string(long), 0, 1, 10),
-		"negative qid":  testMsg("T", -1, 1, 10),
-		"body too big":  testMsg("T", 0, 1, 17<<10),
+		"empty topic":  testMsg("", 0, 1, 10),
+		"long topic":   testMsg(string(long), 0, 1, 10),
+		"negative qid": testMsg("T", -1, 1, 10),
+		"body too big": testMsg("T", 0, 1, 17<<10),
+		"key too long": func() *message.Ext {
+			m := testMsg("T", 0, 1, 10)
+			m.SetProperty(message.PropertyKeys, string(long)+string(long)+string(long)+string(long)+string(long)+string(long))
+			return m
+		}(),
 		"no store host": func() *message.Ext { m := testMsg("T", 0, 1, 10); m.StoreHost = netip.AddrPort{}; return m }(),
 	}
 	for name, m := range cases {

@@ -1,0 +1,185 @@
+package dledger
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// snapshotHeavy makes every node snapshot and compact its raft log often,
+// on small CommitLog segments, so catch-up needs a snapshot soon.
+func snapshotHeavy(_ int, c *Config) {
+	c.Store.SegmentSize = 256 << 10
+	c.Store.MaxMessageSize = 64 << 10
+	c.MaxBatchBytes = 64 << 10
+	c.SnapshotThreshold = 64
+	c.TrailingLogs = 32
+	c.SnapshotInterval = 20 * time.Millisecond
+	// Compacted entries stay readable until their raft log segment goes:
+	// small segments make compaction really drop them.
+	c.RaftSegmentSize = 64 << 10
+}
+
+// startPaddedLoad is startLoad with message bodies of about pad bytes, so
+// the CommitLog fills segments quickly. The body is also the message's key
+// (testMsg), so pad stays under the IndexFile's 1 KiB key limit.
+func startPaddedLoad(c *Cluster, writers, pad int, topic string) *load {
+	l := &load{c: c, acked: map[string]store.PutResult{}, unknown: map[string]bool{}, stop: make(chan struct{})}
+	padding := strings.Repeat("p", pad)
+	for w := 0; w < writers; w++ {
+		l.wg.Add(1)
+		go func(w int) {
+			defer l.wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				l.send(topic, int32(w%4), fmt.Sprintf("w%d-%d-%s", w, i, padding))
+			}
+		}(w)
+	}
+	return l
+}
+
+// waitUntil polls cond until it holds or ctx ends.
+func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting until %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
+// leaderGroup returns the current writable leader, or nil.
+func leaderGroup(c *Cluster) *Group {
+	for _, n := range c.Up() {
+		if g := n.Group(); g != nil && g.IsLeader() {
+			return g
+		}
+	}
+	return nil
+}
+
+// compactedPast reports whether the leader has taken a snapshot and its
+// raft log no longer holds index i.
+func compactedPast(c *Cluster, i uint64) bool {
+	g := leaderGroup(c)
+	if g == nil {
+		return false
+	}
+	first, err := g.wal.FirstIndex()
+	snap, _ := strconv.ParseUint(g.raft.Stats()["last_snapshot_index"], 10, 64)
+	return err == nil && snap > 0 && first > i
+}
+
+// catchUpThroughSnapshot restarts a stopped follower and checks that it
+// catches up, through a snapshot install, while the load goes on.
+func catchUpThroughSnapshot(t *testing.T, ctx context.Context, c *Cluster, l *load, id string) {
+	t.Helper()
+	start := time.Now()
+	if err := c.Restart(id); err != nil {
+		t.Fatal(err)
+	}
+	g := c.Node(id).Group()
+	waitUntil(t, ctx, id+" restored a snapshot", func() bool { return g.SnapshotStats().Restored > 0 })
+	restored := time.Since(start)
+	// Caught up while writes continue: it reaches what the leader had
+	// applied after its restore, and keeps up with new writes.
+	var target uint64
+	waitUntil(t, ctx, "a leader", func() bool {
+		if lg := leaderGroup(c); lg != nil {
+			target = lg.AppliedIndex()
+			return true
+		}
+		return false
+	})
+	before := l.ackedCount()
+	waitUntil(t, ctx, id+" caught up", func() bool { return g.AppliedIndex() >= target && l.ackedCount() > before+50 })
+	if s, _ := strconv.ParseUint(g.raft.Stats()["last_snapshot_index"], 10, 64); s == 0 {
+		t.Fatalf("%s has no installed snapshot in raft's stats", id)
+	}
+	st := g.SnapshotStats()
+	t.Logf("%s: restored after %v, caught up after %v; snapshots received %d, restored %d",
+		id, restored.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), st.Received, st.Restored)
+}
+
+func finishAndCompare(t *testing.T, ctx context.Context, c *Cluster, l *load) {
+	t.Helper()
+	l.halt()
+	if len(l.errs) > 0 {
+		t.Fatalf("unexpected errors: %v", l.errs)
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, c, l, "T")
+}
+
+func TestGroupWipedFollowerCatchesUpThroughSnapshot(t *testing.T) {
+	c := MakeCluster(t, 3, snapshotHeavy)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower *Node
+	for _, n := range c.Up() {
+		if n != leader {
+			follower = n
+		}
+	}
+	l := startPaddedLoad(c, 4, 900, "T")
+	waitUntil(t, ctx, "the leader has several segments and a compacted log", func() bool {
+		g := leaderGroup(c)
+		return g != nil && len(g.Store().SegmentPaths()) >= 4 && compactedPast(c, 1)
+	})
+	if err := c.Stop(follower.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wipe(follower.ID); err != nil {
+		t.Fatal(err)
+	}
+	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
+	catchUpThroughSnapshot(t, ctx, c, l, follower.ID)
+	finishAndCompare(t, ctx, c, l)
+}
+
+func TestGroupLaggingFollowerCatchesUpThroughSnapshot(t *testing.T) {
+	c := MakeCluster(t, 3, snapshotHeavy)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower *Node
+	for _, n := range c.Up() {
+		if n != leader {
+			follower = n
+		}
+	}
+	l := startPaddedLoad(c, 4, 900, "T")
+	l.waitAcked(t, 300, 30*time.Second)
+	if err := c.Kill(follower.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The follower holds no entry the leader did not have by now.
+	last := leader.Group().raft.LastIndex()
+	waitUntil(t, ctx, "the leader compacted past the killed follower", func() bool { return compactedPast(c, last+1) })
+	catchUpThroughSnapshot(t, ctx, c, l, follower.ID)
+	finishAndCompare(t, ctx, c, l)
+}
