@@ -109,7 +109,7 @@ func reopen(t testing.TB, cfg Config) (*Log, *recovered, int64) {
 
 // segPath returns the file of the segment holding offset.
 func segPath(cfg Config, offset int64) string {
-	return filepath.Join(cfg.Dir, segmentName(offset-offset%cfg.SegmentSize))
+	return filepath.Join(cfg.Dir, SegmentName(offset-offset%cfg.SegmentSize))
 }
 
 // patchFile writes b at global offset off of the log in cfg.Dir.

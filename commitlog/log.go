@@ -122,7 +122,7 @@ func (l *Log) loadSegments() error {
 	}
 	var files []file
 	for _, e := range entries {
-		start, ok := parseSegmentName(e.Name())
+		start, ok := ParseSegmentName(e.Name())
 		if !ok || e.IsDir() {
 			if e.Name() != "LOCK" {
 				l.log.Warn("ignoring unexpected file in commit log directory", "name", e.Name())

@@ -338,7 +338,7 @@ func TestOpenValidatesSegments(t *testing.T) {
 		}
 		return cfg
 	}
-	name := func(cfg Config, i int64) string { return filepath.Join(cfg.Dir, segmentName(i*cfg.SegmentSize)) }
+	name := func(cfg Config, i int64) string { return filepath.Join(cfg.Dir, SegmentName(i*cfg.SegmentSize)) }
 	tests := []struct {
 		name string
 		mut  func(t *testing.T, cfg Config)
@@ -348,7 +348,7 @@ func TestOpenValidatesSegments(t *testing.T) {
 		{"short middle segment", func(t *testing.T, cfg Config) { os.Truncate(name(cfg, 1), 100) }, ErrBadSegment},
 		{"long segment", func(t *testing.T, cfg Config) { os.Truncate(name(cfg, 0), cfg.SegmentSize+1) }, ErrBadSegment},
 		{"misaligned start", func(t *testing.T, cfg Config) {
-			os.WriteFile(filepath.Join(cfg.Dir, segmentName(cfg.SegmentSize*9+5)), make([]byte, cfg.SegmentSize), 0o644)
+			os.WriteFile(filepath.Join(cfg.Dir, SegmentName(cfg.SegmentSize*9+5)), make([]byte, cfg.SegmentSize), 0o644)
 		}, ErrBadSegment},
 		{"short last segment is extended", func(t *testing.T, cfg Config) {
 			os.WriteFile(name(cfg, 3), make([]byte, 10), 0o644)

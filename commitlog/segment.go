@@ -17,13 +17,15 @@ import (
 // 20-digit zero-padded decimal.
 const segmentNameLen = 20
 
-func segmentName(start int64) string {
+// SegmentName is the file name of the segment starting at start: 20
+// zero-padded decimal digits.
+func SegmentName(start int64) string {
 	return fmt.Sprintf("%020d", start)
 }
 
-// parseSegmentName returns the start offset encoded in name, or false if name
-// is not a segment file name.
-func parseSegmentName(name string) (int64, bool) {
+// ParseSegmentName returns the start offset encoded in name, or false if
+// name is not a segment file name.
+func ParseSegmentName(name string) (int64, bool) {
 	if len(name) != segmentNameLen {
 		return 0, false
 	}
@@ -88,7 +90,7 @@ func openSegment(path string, start, size int64, log hclog.Logger) (*segment, er
 // createSegment creates, pre-allocates and maps a new segment file. The
 // caller fsyncs the directory.
 func createSegment(dir string, start, size int64, log hclog.Logger) (*segment, error) {
-	path := filepath.Join(dir, segmentName(start))
+	path := filepath.Join(dir, SegmentName(start))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: create segment: %w", err)

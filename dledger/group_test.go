@@ -108,17 +108,7 @@ func TestGroupLeaderKillUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.waitAcked(t, before+400, 30*time.Second)
-	l.halt()
-	if len(l.errs) > 0 {
-		t.Fatalf("unexpected errors: %v", l.errs)
-	}
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CompareReplicas(); err != nil {
-		t.Fatal(err)
-	}
-	checkNoLoss(t, c, l, "T")
+	l.finish(t, ctx, "T")
 }
 
 func TestGroupFollowerRestartCatchesUp(t *testing.T) {
@@ -144,14 +134,7 @@ func TestGroupFollowerRestartCatchesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
-	l.halt()
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CompareReplicas(); err != nil {
-		t.Fatal(err)
-	}
-	checkNoLoss(t, c, l, "T")
+	l.finish(t, ctx, "T")
 }
 
 func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
@@ -188,14 +171,7 @@ func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
 	l.waitAcked(t, l.ackedCount()+200, 30*time.Second)
 	c.Net.Heal()
 	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
-	l.halt()
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CompareReplicas(); err != nil {
-		t.Fatal(err)
-	}
-	checkNoLoss(t, c, l, "T")
+	l.finish(t, ctx, "T")
 	for _, n := range c.Up() {
 		if got := bodies(t, n.Group(), "T")["during-partition"]; got != 0 {
 			// It may have been committed later only if its outcome was
@@ -238,14 +214,7 @@ func TestGroupLeadershipTransferUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
-	l.halt()
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CompareReplicas(); err != nil {
-		t.Fatal(err)
-	}
-	checkNoLoss(t, c, l, "T")
+	l.finish(t, ctx, "T")
 }
 
 func TestGroupPreferredLeaderReturns(t *testing.T) {
@@ -374,14 +343,7 @@ func TestGroupIdempotentApplyAcrossRepeatedKills(t *testing.T) {
 		}
 		l.waitAcked(t, l.ackedCount()+50, 30*time.Second)
 	}
-	l.halt()
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CompareReplicas(); err != nil {
-		t.Fatal(err)
-	}
-	checkNoLoss(t, c, l, "T")
+	l.finish(t, ctx, "T")
 }
 
 func TestGroupMembershipAddAndRemoveUnderLoad(t *testing.T) {
@@ -416,14 +378,7 @@ func TestGroupMembershipAddAndRemoveUnderLoad(t *testing.T) {
 		t.Logf("stopping removed node: %v", err)
 	}
 	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
-	l.halt()
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CompareReplicas(); err != nil {
-		t.Fatal(err)
-	}
-	checkNoLoss(t, c, l, "T")
+	l.finish(t, ctx, "T")
 }
 
 func TestGroupLeaderWithBrokenStoreStepsDown(t *testing.T) {

@@ -187,3 +187,21 @@ func checkNoLoss(t *testing.T, c *Cluster, l *load, topic string) {
 		t.Logf("%s: %d acknowledged, %d unknown outcome, %d stored, %d duplicated", n.ID, len(l.acked), len(l.unknown), len(got), dups)
 	}
 }
+
+// finish stops the load, waits for every running node to apply everything,
+// and checks that replicas are byte-identical and no acknowledged message
+// was lost.
+func (l *load) finish(t *testing.T, ctx context.Context, topic string) {
+	t.Helper()
+	l.halt()
+	if len(l.errs) > 0 {
+		t.Fatalf("unexpected errors: %v", l.errs)
+	}
+	if err := l.c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLoss(t, l.c, l, topic)
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
@@ -254,7 +255,7 @@ func segmentsIn(dir string, segSize, end int64) ([]snapSegment, error) {
 	}
 	var segs []snapSegment
 	for _, e := range ents {
-		start, ok := parseSegmentName(e.Name())
+		start, ok := commitlog.ParseSegmentName(e.Name())
 		if !ok {
 			continue
 		}
@@ -279,21 +280,6 @@ func segmentsIn(dir string, segSize, end int64) ([]snapSegment, error) {
 	}
 	return segs, nil
 }
-
-func parseSegmentName(name string) (int64, bool) {
-	if len(name) != 20 {
-		return 0, false
-	}
-	for _, c := range []byte(name) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	v, err := strconv.ParseInt(name, 10, 64)
-	return v, err == nil
-}
-
-func segmentName(start int64) string { return fmt.Sprintf("%020d", start) }
 
 func readManifestFile(path string) ([]byte, error) {
 	f, err := os.Open(path)

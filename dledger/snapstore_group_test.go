@@ -117,17 +117,7 @@ func catchUpThroughSnapshot(t *testing.T, ctx context.Context, c *Cluster, l *lo
 
 func finishAndCompare(t *testing.T, ctx context.Context, c *Cluster, l *load) {
 	t.Helper()
-	l.halt()
-	if len(l.errs) > 0 {
-		t.Fatalf("unexpected errors: %v", l.errs)
-	}
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CompareReplicas(); err != nil {
-		t.Fatal(err)
-	}
-	checkNoLoss(t, c, l, "T")
+	l.finish(t, ctx, "T")
 }
 
 func TestGroupWipedFollowerCatchesUpThroughSnapshot(t *testing.T) {

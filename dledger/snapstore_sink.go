@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	"golang.org/x/sys/unix"
 
+	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
@@ -120,7 +121,7 @@ func (s *snapshotStore) pin(dir string, m manifest) error {
 		if seg.Start >= m.CommitLogMax {
 			break
 		}
-		dst := filepath.Join(dir, segmentName(seg.Start))
+		dst := filepath.Join(dir, commitlog.SegmentName(seg.Start))
 		if err := os.Link(seg.Path, dst); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				for _, p := range pinned {
@@ -261,7 +262,7 @@ func (t *dirTarget) beginSegment(start, n int64) error {
 	if start+n > t.m.CommitLogMax {
 		return fmt.Errorf("%w: segment at %d with %d bytes passes the manifest's end %d", ErrBadSnapshot, start, n, t.m.CommitLogMax)
 	}
-	f, err := os.OpenFile(filepath.Join(t.dir, segmentName(start)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(filepath.Join(t.dir, commitlog.SegmentName(start)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

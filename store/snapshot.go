@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -123,7 +122,7 @@ func stagedSegments(dir string, segSize int64) ([]stagedSegment, error) {
 	}
 	var out []stagedSegment
 	for _, e := range ents {
-		start, ok := parseSegmentFileName(e.Name())
+		start, ok := commitlog.ParseSegmentName(e.Name())
 		if !ok {
 			continue
 		}
@@ -144,19 +143,6 @@ func stagedSegments(dir string, segSize int64) ([]stagedSegment, error) {
 		}
 	}
 	return out, nil
-}
-
-func parseSegmentFileName(name string) (int64, bool) {
-	if len(name) != 20 {
-		return 0, false
-	}
-	for _, c := range []byte(name) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	v, err := strconv.ParseInt(name, 10, 64)
-	return v, err == nil
 }
 
 // swapCommitLog does steps 2 to 6 up to the reopen. Called with rw held.
