@@ -47,36 +47,50 @@ func processAlive(pid int) bool {
 	return pid > 0 && syscall.Kill(pid, 0) == nil
 }
 
-func TestDevClusterEndToEnd(t *testing.T) {
+// devProcess is a `ledgermq dev` process started by a test.
+type devProcess struct {
+	dir, namesrv string
+	cmd          *exec.Cmd
+	out          *syncBuffer
+	exited       chan error
+	cf           clusterFile
+}
+
+// startDev runs `ledgermq dev` on a temporary directory and a free name
+// server port and waits for cluster.json. The process is killed at cleanup
+// if the test has not stopped it.
+func startDev(t *testing.T) *devProcess {
+	t.Helper()
 	bin := buildBinary(t)
-	dir := t.TempDir()
+	d := &devProcess{dir: t.TempDir(), out: &syncBuffer{}, exited: make(chan error, 1)}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	namesrv := l.Addr().String()
+	d.namesrv = l.Addr().String()
 	l.Close()
-
-	out := &syncBuffer{}
-	dev := exec.Command(bin, "dev", "--dir", dir, "--namesrv", namesrv, "--log-level", "warn")
-	dev.Stdout, dev.Stderr = out, out
-	if err := dev.Start(); err != nil {
+	d.cmd = exec.Command(bin, "dev", "--dir", d.dir, "--namesrv", d.namesrv, "--log-level", "warn")
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- dev.Wait() }()
+	go func() { d.exited <- d.cmd.Wait() }()
 	t.Cleanup(func() {
-		if dev.ProcessState == nil {
-			_ = dev.Process.Kill()
-			<-exited
+		if d.cmd.ProcessState == nil {
+			_ = d.cmd.Process.Kill()
+			<-d.exited
 		}
 	})
-
-	var cf clusterFile
 	waitFor(t, 45*time.Second, "cluster.json", func() bool {
-		data, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
-		return err == nil && json.Unmarshal(data, &cf) == nil
+		data, err := os.ReadFile(filepath.Join(d.dir, "cluster.json"))
+		return err == nil && json.Unmarshal(data, &d.cf) == nil
 	})
+	return d
+}
+
+func TestDevClusterEndToEnd(t *testing.T) {
+	d := startDev(t)
+	dir, namesrv, out, dev, exited, cf := d.dir, d.namesrv, d.out, d.cmd, d.exited, d.cf
 	t.Logf("dev output:\n%s", out.String())
 	if cf.Namesrv != namesrv || len(cf.Nodes) != 3 {
 		t.Fatalf("cluster.json %+v", cf)

@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -32,36 +27,16 @@ func sendRequest(topic, body string) *remoting.Command {
 // leader's process, and checks that a new leader takes sends and still
 // serves every message acknowledged before the kill.
 func TestDevLeaderKill9(t *testing.T) {
-	bin := buildBinary(t)
-	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	namesrv := l.Addr().String()
-	l.Close()
-	out := &syncBuffer{}
-	dev := exec.Command(bin, "dev", "--dir", dir, "--namesrv", namesrv, "--log-level", "warn")
-	dev.Stdout, dev.Stderr = out, out
-	if err := dev.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- dev.Wait() }()
+	d := startDev(t)
+	namesrv, cf := d.namesrv, d.cf
 	defer func() {
-		_ = dev.Process.Signal(syscall.SIGTERM)
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-d.exited:
 		case <-time.After(45 * time.Second):
-			_ = dev.Process.Kill()
-			<-exited
+			_ = d.cmd.Process.Kill()
 		}
 	}()
-	var cf clusterFile
-	waitFor(t, 45*time.Second, "cluster.json", func() bool {
-		data, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
-		return err == nil && json.Unmarshal(data, &cf) == nil
-	})
 	client := remoting.NewClient(remoting.ClientConfig{})
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
