@@ -132,7 +132,10 @@ func (g *Group) open() error {
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.TrailingLogs = cfg.TrailingLogs
 	rc.NoSnapshotRestoreOnStart = true
-	rc.BatchApplyCh = true
+	// Unbuffered: with a buffered apply channel raft can accept an Apply
+	// after Shutdown and never resolve its future (the proposer batches
+	// entries itself, so nothing is lost by this).
+	rc.BatchApplyCh = false
 	rc.MaxAppendEntries = 256
 	rc.NotifyCh = g.notifyCh
 	rc.Logger = g.log.Named("raft")
