@@ -138,19 +138,12 @@ func TestGroupFollowerRestartCatchesUp(t *testing.T) {
 }
 
 func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
-	c := MakeCluster(t, 3)
-	ctx := ctxT(t, 60*time.Second)
-	old, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := startLoad(t, c, 4, "T")
-	l.waitAcked(t, 100, 30*time.Second)
+	c, ctx, old, l := loadedCluster(t)
 	c.Net.Isolate(old.ID)
 	// The isolated leader cannot commit: anything it is asked now ends
 	// failed or unknown, never acknowledged.
 	cut, cancel := context.WithTimeout(ctx, 3*time.Second)
-	_, err = old.Group().Propose(cut, []*message.Ext{testMsg("T", 0, "during-partition")})
+	_, err := old.Group().Propose(cut, []*message.Ext{testMsg("T", 0, "during-partition")})
 	cancel()
 	if err == nil {
 		t.Fatal("an isolated leader acknowledged a write")
@@ -184,14 +177,7 @@ func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
 }
 
 func TestGroupLeadershipTransferUnderLoad(t *testing.T) {
-	c := MakeCluster(t, 3)
-	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := startLoad(t, c, 4, "T")
-	l.waitAcked(t, 100, 30*time.Second)
+	c, ctx, leader, l := loadedCluster(t)
 	var target *Node
 	for _, n := range c.Up() {
 		if n != leader {
@@ -347,14 +333,7 @@ func TestGroupIdempotentApplyAcrossRepeatedKills(t *testing.T) {
 }
 
 func TestGroupMembershipAddAndRemoveUnderLoad(t *testing.T) {
-	c := MakeCluster(t, 3)
-	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := startLoad(t, c, 4, "T")
-	l.waitAcked(t, 100, 30*time.Second)
+	c, ctx, leader, l := loadedCluster(t)
 	n3 := c.AddNode("n3")
 	if err := leader.Group().AddNode(ctx, n3.ID, n3.Addr, 16, func(context.Context) (uint64, error) {
 		return c.Node("n3").Group().Status().AppliedIndex, nil

@@ -205,3 +205,18 @@ func (l *load) finish(t *testing.T, ctx context.Context, topic string) {
 	}
 	checkNoLoss(t, l.c, l, topic)
 }
+
+// loadedCluster starts a 3-node group, waits for its leader and starts 4
+// writers, returning once 100 messages are acknowledged.
+func loadedCluster(t *testing.T) (*Cluster, context.Context, *Node, *load) {
+	t.Helper()
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(t, c, 4, "T")
+	l.waitAcked(t, 100, 30*time.Second)
+	return c, ctx, leader, l
+}
