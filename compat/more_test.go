@@ -67,6 +67,17 @@ func (c *collector) union() map[string]int {
 	return out
 }
 
+// consumedAll reports whether every body in want was consumed by anyone.
+func (c *collector) consumedAll(want map[string]bool) bool {
+	u := c.union()
+	for b := range want {
+		if u[b] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *collector) per(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -165,15 +176,7 @@ func TestRealClientSendKinds(t *testing.T) {
 	col := newCollector()
 	c := startPush(t, ns, "kinds-cg", "kinds-c1", topic, consumer.Clustering, col.handler("c1"))
 	defer c.Shutdown()
-	waitFor(t, ctx, "every kind of send consumed", func() bool {
-		u := col.union()
-		for b := range want {
-			if u[b] == 0 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, ctx, "every kind of send consumed", func() bool { return col.consumedAll(want) })
 }
 
 func TestRealClientConsumerGroupSharesAndResumes(t *testing.T) {
@@ -329,15 +332,7 @@ func TestRealClientSurvivesLeaderKill(t *testing.T) {
 			t.Fatalf("send after failover: %v", err)
 		}
 	}
-	waitFor(t, ctx, "every acknowledged message consumed", func() bool {
-		u := col.union()
-		for b := range acked {
-			if u[b] == 0 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, ctx, "every acknowledged message consumed", func() bool { return col.consumedAll(acked) })
 	dups := 0
 	for _, n := range col.union() {
 		if n > 1 {

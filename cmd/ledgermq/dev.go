@@ -57,9 +57,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/routing"
 )
 
 // Errors of the dev command.
@@ -69,27 +69,12 @@ var (
 )
 
 const (
-	devBrokerName = "broker-a"
+	devBrokerName = devcluster.GroupName
 	// stopGrace bounds how long a child has to exit after SIGTERM.
 	stopGrace = 20 * time.Second
 	// pollInterval paces restarts and leader polling.
 	pollInterval = 250 * time.Millisecond
 )
-
-// clusterFile is DIR/cluster.json.
-type clusterFile struct {
-	Namesrv string        `json:"namesrv"`
-	Nodes   []clusterNode `json:"nodes"`
-}
-
-// clusterNode is one node of clusterFile.
-type clusterNode struct {
-	ID   string `json:"id"`
-	PID  int    `json:"pid"`
-	Addr string `json:"addr"`
-	Raft string `json:"raft"`
-	Dir  string `json:"dir"`
-}
 
 // devNode is one node's fixed layout.
 type devNode struct {
@@ -281,17 +266,17 @@ func (d *devRun) anyAlive() bool {
 func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	leader, err := leaderFromNamesrv(rctx, client, d.namesrv, devBrokerName)
+	leader, err := devcluster.Leader(rctx, client, d.namesrv, devBrokerName)
 	if err != nil || leader == "" {
 		return
 	}
-	cf := clusterFile{Namesrv: d.namesrv}
+	cf := devcluster.File{Namesrv: d.namesrv}
 	for i, n := range d.layout {
 		pid := 0
 		if c := d.nodeChildren[i]; c.alive() {
 			pid = c.cmd.Process.Pid
 		}
-		cf.Nodes = append(cf.Nodes, clusterNode{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, Dir: n.dir})
+		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, Dir: n.dir})
 		if n.addr == leader {
 			d.leaderID = n.id
 		}
@@ -300,7 +285,7 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	if err != nil {
 		return
 	}
-	path := filepath.Join(d.dir, "cluster.json")
+	path := filepath.Join(d.dir, devcluster.FileName)
 	if err := fsutil.WriteFileAtomic(path, append(data, '\n')); err != nil {
 		d.log.Error("writing cluster.json", "error", err)
 		return
@@ -321,23 +306,6 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d raft %-21s %-8s log %s\n", n.ID, n.Addr, n.PID, n.Raft, role, d.nodeChildren[i].logPath)
 	}
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
-}
-
-// leaderFromNamesrv returns the address registered as brokerId 0 of group,
-// or "" when there is none yet.
-func leaderFromNamesrv(ctx context.Context, c *remoting.Client, namesrv, group string) (string, error) {
-	resp, err := c.Invoke(ctx, namesrv, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
-	if err != nil {
-		return "", err
-	}
-	if resp.Code != remoting.Success {
-		return "", fmt.Errorf("%w: cluster info: code %d %s", errDevChild, resp.Code, resp.Remark)
-	}
-	var info routing.ClusterInfo
-	if err := json.Unmarshal(resp.Body, &info); err != nil {
-		return "", fmt.Errorf("%w: cluster info: %w", errDevChild, err)
-	}
-	return info.BrokerAddrTable[group].BrokerAddrs[0], nil
 }
 
 // stopAll stops the nodes, then the name server, and waits for every

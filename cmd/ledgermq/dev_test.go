@@ -2,33 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
 )
-
-// buildBinary builds this command into a temp dir.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ledgermq")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // waitFor polls cond every 50 ms until it holds or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
@@ -42,61 +28,21 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// processAlive reports whether pid exists (signal 0).
-func processAlive(pid int) bool {
-	return pid > 0 && syscall.Kill(pid, 0) == nil
-}
-
-// devProcess is a `ledgermq dev` process started by a test.
-type devProcess struct {
-	dir, namesrv string
-	cmd          *exec.Cmd
-	out          *syncBuffer
-	exited       chan error
-	cf           clusterFile
-}
-
-// startDev runs `ledgermq dev` on a temporary directory and a free name
-// server port and waits for cluster.json. The process is killed at cleanup
-// if the test has not stopped it.
-func startDev(t *testing.T) *devProcess {
+// startDev runs `ledgermq dev`, built from this package, until the test ends.
+func startDev(t *testing.T) *devcluster.Process {
 	t.Helper()
-	bin := buildBinary(t)
-	d := &devProcess{dir: t.TempDir(), out: &syncBuffer{}, exited: make(chan error, 1)}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.namesrv = l.Addr().String()
-	l.Close()
-	d.cmd = exec.Command(bin, "dev", "--dir", d.dir, "--namesrv", d.namesrv, "--log-level", "warn")
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.exited <- d.cmd.Wait() }()
-	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Kill()
-			<-d.exited
-		}
-	})
-	waitFor(t, 45*time.Second, "cluster.json", func() bool {
-		data, err := os.ReadFile(filepath.Join(d.dir, "cluster.json"))
-		return err == nil && json.Unmarshal(data, &d.cf) == nil
-	})
-	return d
+	return devcluster.Start(t, devcluster.Build(t), devcluster.Options{})
 }
 
 func TestDevClusterEndToEnd(t *testing.T) {
 	d := startDev(t)
-	dir, namesrv, out, dev, exited, cf := d.dir, d.namesrv, d.out, d.cmd, d.exited, d.cf
-	t.Logf("dev output:\n%s", out.String())
+	dir, namesrv, cf := d.Dir, d.Namesrv, d.File
+	t.Logf("dev output:\n%s", d.Output())
 	if cf.Namesrv != namesrv || len(cf.Nodes) != 3 {
 		t.Fatalf("cluster.json %+v", cf)
 	}
 	for i, n := range cf.Nodes {
-		if n.ID != fmt.Sprintf("n%d", i) || !processAlive(n.PID) || n.Dir != filepath.Join(dir, n.ID) {
+		if n.ID != fmt.Sprintf("n%d", i) || !devcluster.Alive(n.PID) || n.Dir != filepath.Join(dir, n.ID) {
 			t.Fatalf("node %+v: not as expected or not running", n)
 		}
 	}
@@ -105,7 +51,7 @@ func TestDevClusterEndToEnd(t *testing.T) {
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	leader, err := leaderFromNamesrv(ctx, client, namesrv, devBrokerName)
+	leader, err := d.Leader(ctx, client)
 	if err != nil || leader == "" {
 		t.Fatalf("leader in cluster info: %q, %v", leader, err)
 	}
@@ -133,24 +79,16 @@ func TestDevClusterEndToEnd(t *testing.T) {
 		t.Fatalf("SEND_MESSAGE: code %d %s", resp.Code, resp.Remark)
 	}
 
-	if err := dev.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("dev exited with %v:\n%s", err, out.String())
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatalf("dev did not stop:\n%s", out.String())
+	if err := d.Stop(45 * time.Second); err != nil {
+		t.Fatalf("dev stop: %v:\n%s", err, d.Output())
 	}
 	for _, n := range cf.Nodes {
-		if processAlive(n.PID) {
+		if devcluster.Alive(n.PID) {
 			t.Errorf("node %s (pid %d) still running after dev stopped", n.ID, n.PID)
 		}
 		// Graceful: every node exited 0 on SIGTERM.
-		if want := fmt.Sprintf("dev: %s (pid %d) stopped: exit status 0", n.ID, n.PID); !strings.Contains(out.String(), want) {
-			t.Errorf("dev output lacks %q:\n%s", want, out.String())
+		if want := fmt.Sprintf("dev: %s (pid %d) stopped: exit status 0", n.ID, n.PID); !strings.Contains(d.Output(), want) {
+			t.Errorf("dev output lacks %q:\n%s", want, d.Output())
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,20 +27,11 @@ func sendRequest(topic, body string) *remoting.Command {
 // serves every message acknowledged before the kill.
 func TestDevLeaderKill9(t *testing.T) {
 	d := startDev(t)
-	namesrv, cf := d.namesrv, d.cf
-	defer func() {
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.exited:
-		case <-time.After(45 * time.Second):
-			_ = d.cmd.Process.Kill()
-		}
-	}()
 	client := remoting.NewClient(remoting.ClientConfig{})
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	leader, err := leaderFromNamesrv(ctx, client, namesrv, devBrokerName)
+	leader, err := d.Leader(ctx, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +43,8 @@ func TestDevLeaderKill9(t *testing.T) {
 		}
 		acked = append(acked, resp.ExtFields["msgId"])
 	}
-	var victim int
-	for _, n := range cf.Nodes {
-		if n.Addr == leader {
-			victim = n.PID
-		}
-	}
-	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+	victim, _ := d.File.NodeByAddr(leader)
+	if err := d.Kill9(victim.PID); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -67,7 +52,7 @@ func TestDevLeaderKill9(t *testing.T) {
 	waitFor(t, 30*time.Second, "a new leader in the name server", func() bool {
 		rctx, rcancel := context.WithTimeout(ctx, time.Second)
 		defer rcancel()
-		next, err = leaderFromNamesrv(rctx, client, namesrv, devBrokerName)
+		next, err = d.Leader(rctx, client)
 		return err == nil && next != "" && next != leader
 	})
 	var acceptedAfter time.Duration
