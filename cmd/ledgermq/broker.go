@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/ledgermq/ledgermq/broker"
@@ -98,9 +99,31 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	log.Info("shutting down", "role", group.Role().Role)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	handOver(sctx, group, 4*cfg.Timing.ElectionTimeout, log)
 	err = errors.Join(b.Close(sctx), closeGroup(group))
 	log.Info("stopped", "error", err)
 	return err
+}
+
+// handOver moves leadership to a caught-up follower while this node still
+// serves, so a rolling restart costs clients one leader change and no
+// election timeout: sends arriving meanwhile are forwarded to the new
+// leader, which registers with the name server as brokerId 0. The group's
+// Close tries again if this fails. It waits at most wait, so that when the
+// whole group stops at once (the new leader stopping too) this node still
+// closes in time.
+func handOver(ctx context.Context, g *dledger.Group, wait time.Duration, log hclog.Logger) {
+	if !g.IsLeader() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := g.TransferLeadership(ctx, ""); err != nil {
+		log.Warn("leadership transfer before shutdown failed", "error", err)
+		return
+	}
+	leader, _, _ := g.WaitLeader(ctx)
+	log.Info("leadership handed over before shutdown", "leader", leader)
 }
 
 // closeGroup closes the raft group (transferring leadership first).

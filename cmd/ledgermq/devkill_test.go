@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -22,59 +27,113 @@ func sendRequest(topic, body string) *remoting.Command {
 	}, []byte(body))
 }
 
-// TestDevLeaderKill9 runs the local cluster as real processes, kill -9s the
-// leader's process, and checks that a new leader takes sends and still
-// serves every message acknowledged before the kill.
-func TestDevLeaderKill9(t *testing.T) {
-	d := startDev(t)
+// leaderChange is a dev cluster whose leader is about to be stopped: the
+// messages acknowledged before, and a client to check them afterwards.
+type leaderChange struct {
+	d      *devcluster.Process
+	client *remoting.Client
+	ctx    context.Context
+	leader devcluster.Node
+	acked  []string // offset msgIds
+}
+
+// beforeLeaderStop starts dev with extra args, finds the leader and has it
+// acknowledge 20 sends.
+func beforeLeaderStop(t *testing.T, args ...string) *leaderChange {
+	t.Helper()
+	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{Args: args})
 	client := remoting.NewClient(remoting.ClientConfig{})
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	leader, err := d.Leader(ctx, client)
+	t.Cleanup(cancel)
+	addr, err := d.Leader(ctx, client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acked []string
+	leader, ok := d.File.NodeByAddr(addr)
+	if !ok {
+		t.Fatalf("leader %s is not in %+v", addr, d.File)
+	}
+	lc := &leaderChange{d: d, client: client, ctx: ctx, leader: leader}
 	for i := 0; i < 20; i++ {
-		resp, err := client.Invoke(ctx, leader, sendRequest("KillTopic", fmt.Sprintf("before-%d", i)))
+		resp, err := client.Invoke(ctx, addr, sendRequest("KillTopic", fmt.Sprintf("before-%d", i)))
 		if err != nil || resp.Code != remoting.Success {
 			t.Fatalf("send %d: %v %+v", i, err, resp)
 		}
-		acked = append(acked, resp.ExtFields["msgId"])
+		lc.acked = append(lc.acked, resp.ExtFields["msgId"])
 	}
-	victim, _ := d.File.NodeByAddr(leader)
-	if err := d.Kill9(victim.PID); err != nil {
-		t.Fatal(err)
-	}
-	killed := time.Now()
+	return lc
+}
+
+// afterLeaderStop waits for another node to be listed as leader, for it to
+// acknowledge a send, and checks it serves every message acknowledged
+// before. It returns the new leader's address and how long after stopped
+// the send was acknowledged.
+func (lc *leaderChange) afterLeaderStop(t *testing.T, stopped time.Time) (string, time.Duration) {
+	t.Helper()
 	var next string
+	var err error
 	waitFor(t, 30*time.Second, "a new leader in the name server", func() bool {
-		rctx, rcancel := context.WithTimeout(ctx, time.Second)
+		rctx, rcancel := context.WithTimeout(lc.ctx, time.Second)
 		defer rcancel()
-		next, err = d.Leader(rctx, client)
-		return err == nil && next != "" && next != leader
+		next, err = lc.d.Leader(rctx, lc.client)
+		return err == nil && next != "" && next != lc.leader.Addr
 	})
 	var acceptedAfter time.Duration
 	waitFor(t, 30*time.Second, "a send acknowledged by the new leader", func() bool {
-		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+		rctx, rcancel := context.WithTimeout(lc.ctx, 2*time.Second)
 		defer rcancel()
-		resp, err := client.Invoke(rctx, next, sendRequest("KillTopic", "after"))
+		resp, err := lc.client.Invoke(rctx, next, sendRequest("KillTopic", "after"))
 		if err == nil && resp.Code == remoting.Success {
-			acceptedAfter = time.Since(killed)
+			acceptedAfter = time.Since(stopped)
 			return true
 		}
 		return false
 	})
-	t.Logf("leader process killed; new leader %s acknowledged a send %v later", next, acceptedAfter)
-	for _, id := range acked {
+	for _, id := range lc.acked {
 		_, off, err := message.ParseOffsetMsgID(id)
 		if err != nil {
 			t.Fatalf("msgId %q: %v", id, err)
 		}
-		resp, err := client.Invoke(ctx, next, remoting.NewRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(off, 10)}, nil))
+		resp, err := lc.client.Invoke(lc.ctx, next, remoting.NewRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(off, 10)}, nil))
 		if err != nil || resp.Code != remoting.Success {
-			t.Fatalf("acknowledged message %s lost after the kill: %v %+v", id, err, resp)
+			t.Fatalf("acknowledged message %s lost after the leader stopped: %v %+v", id, err, resp)
 		}
 	}
+	return next, acceptedAfter
+}
+
+// TestDevLeaderKill9 runs the local cluster as real processes, kill -9s the
+// leader's process, and checks that a new leader takes sends and still
+// serves every message acknowledged before the kill.
+func TestDevLeaderKill9(t *testing.T) {
+	lc := beforeLeaderStop(t)
+	if err := lc.d.Kill9(lc.leader.PID); err != nil {
+		t.Fatal(err)
+	}
+	next, after := lc.afterLeaderStop(t, time.Now())
+	t.Logf("leader process killed; new leader %s acknowledged a send %v later", next, after)
+}
+
+// TestDevLeaderSIGTERMHandsOver stops the leader's process with SIGTERM, as
+// a rolling restart does: it hands leadership to a follower before it
+// stops serving, exits 0, and nothing acknowledged is lost.
+func TestDevLeaderSIGTERMHandsOver(t *testing.T) {
+	lc := beforeLeaderStop(t, "--log-level", "info")
+	if err := lc.d.SignalNode(lc.leader.PID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	next, after := lc.afterLeaderStop(t, time.Now())
+	exited := fmt.Sprintf("dev: %s (pid %d) exited: exit status 0", lc.leader.ID, lc.leader.PID)
+	waitFor(t, 30*time.Second, "the old leader's process to exit 0", func() bool {
+		return strings.Contains(lc.d.Output(), exited)
+	})
+	logText, err := os.ReadFile(filepath.Join(lc.d.Dir, lc.leader.ID+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logText), "leadership handed over before shutdown") {
+		t.Fatalf("%s's log does not show a hand-over:\n%s", lc.leader.ID, logText)
+	}
+	t.Logf("leader process stopped by SIGTERM; new leader %s acknowledged a send %v later", next, after)
 }

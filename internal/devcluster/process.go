@@ -116,11 +116,14 @@ func (p *Process) Leader(ctx context.Context, c *remoting.Client) (string, error
 }
 
 // Kill9 sends SIGKILL to the node process pid (from File).
-func (p *Process) Kill9(pid int) error {
+func (p *Process) Kill9(pid int) error { return p.SignalNode(pid, syscall.SIGKILL) }
+
+// SignalNode sends sig to the node process pid (from File).
+func (p *Process) SignalNode(pid int, sig syscall.Signal) error {
 	if pid <= 0 {
 		return errors.New("devcluster: no such process")
 	}
-	return syscall.Kill(pid, syscall.SIGKILL)
+	return syscall.Kill(pid, sig)
 }
 
 // Signal sends sig to the dev process itself.
