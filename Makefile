@@ -46,6 +46,7 @@ staticcheck: $(STATICCHECK)
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
 	$(GO) test -count=1 -timeout 10m -run '^TestManyTopics$$' -v ./store/ | grep -E '^(---|ok|FAIL|\s+manytopics)'
+	$(GO) test -count=1 -timeout 5m -run '^TestRealClientOrderly' ./compat/
 
 # Every Fuzz* target, briefly (part of make test): a count, not a duration,
 # because a timed run can end in a spurious "context deadline exceeded" from

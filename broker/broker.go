@@ -137,6 +137,7 @@ type Broker struct {
 	consumers *consumerManager
 	pulls     *pullHolder
 	offsets   *offsetCommitter
+	locks     *lockTable // orderly consumers' queue leases (locks.go)
 
 	closed atomic.Bool
 	ctx    context.Context
@@ -176,6 +177,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.registerProducerProcessors()
 	b.registerConsumerProcessors()
 	b.registerAdminProcessors()
+	b.registerLockProcessors()
 	return b, nil
 }
 

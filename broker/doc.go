@@ -98,6 +98,13 @@
 // (store.DeleteTopic called by the FSM when it applies the deleteTopic op),
 // or a re-created topic's queue offsets would differ between replicas.
 //
+// Consumer side: consumer.go (34, 35, 38, 40), pull.go (11), offsets.go
+// (14, 15, 29–32) and locks.go: LOCK_BATCH_MQ (41) and UNLOCK_BATCH_MQ (42)
+// for orderly consumers, served on the heartbeat pool by the leader (a
+// follower forwards). A queue lock is a 60 s lease in the leader's memory,
+// granted when free, held by the same clientId or expired, and forgotten
+// when the raft term changes; the client renews it every 20 s.
+//
 // Goroutines: handlers run on the remoting pools (send, admin) and may
 // block on a proposal (at most 10 s) or a forward (3 s). The registration
 // loop is owned by the Broker (b.wg); each round runs one short-lived

@@ -25,11 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestRealClientSendAndPushConsume(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
-	ns := []string{tc.NamesrvAddr()}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	waitRoute(t, ctx, tc, "TBW102")
+	_, ns, ctx := startGroup(t, 60*time.Second)
 
 	p, err := rocketmq.NewProducer(producer.WithNameServer(ns), producer.WithGroupName("compat-pg"), producer.WithRetry(3),
 		producer.WithInstanceName("compat-send"))
@@ -113,6 +109,18 @@ func TestRealClientSendAndPushConsume(t *testing.T) {
 
 // waitRoute waits until the name server has a route for topic with a
 // leader (brokerId 0), as a client needs before it can send.
+// startGroup starts a name server and a 3-node group, waits until the
+// leader's TBW102 route is listed, and returns a context that ends after
+// timeout or with the test.
+func startGroup(t *testing.T, timeout time.Duration) (*broker.TestCluster, []string, context.Context) {
+	t.Helper()
+	tc := broker.StartTestCluster(t, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	waitRoute(t, ctx, tc, "TBW102")
+	return tc, []string{tc.NamesrvAddr()}, ctx
+}
+
 func waitRoute(t *testing.T, ctx context.Context, tc *broker.TestCluster, topic string) {
 	t.Helper()
 	for {

@@ -14,8 +14,6 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-
-	"github.com/ledgermq/ledgermq/broker"
 )
 
 func startProducer(t *testing.T, ns []string, name string) rocketmq.Producer {
@@ -116,11 +114,7 @@ func startPush(t *testing.T, ns []string, group, instance, topic string, model c
 }
 
 func TestRealClientSendKinds(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
-	ns := []string{tc.NamesrvAddr()}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	waitRoute(t, ctx, tc, "TBW102")
+	_, ns, ctx := startGroup(t, 90*time.Second)
 	p := startProducer(t, ns, "kinds-pg")
 	const topic = "KindsTopic"
 	want := map[string]bool{}
@@ -180,11 +174,7 @@ func TestRealClientSendKinds(t *testing.T) {
 }
 
 func TestRealClientConsumerGroupSharesAndResumes(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
-	ns := []string{tc.NamesrvAddr()}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	waitRoute(t, ctx, tc, "TBW102")
+	tc, ns, ctx := startGroup(t, 120*time.Second)
 	p := startProducer(t, ns, "share-pg")
 	const topic = "ShareTopic"
 	send := func(prefix string, n int) {
@@ -253,11 +243,7 @@ func TestRealClientConsumerGroupSharesAndResumes(t *testing.T) {
 }
 
 func TestRealClientBroadcasting(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
-	ns := []string{tc.NamesrvAddr()}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	waitRoute(t, ctx, tc, "TBW102")
+	_, ns, ctx := startGroup(t, 90*time.Second)
 	p := startProducer(t, ns, "bc-pg")
 	for i := 0; i < 20; i++ {
 		if _, err := p.SendSync(ctx, primitive.NewMessage("BcTopic", []byte(fmt.Sprintf("bc-%d", i)))); err != nil {
@@ -280,11 +266,7 @@ func TestRealClientBroadcasting(t *testing.T) {
 }
 
 func TestRealClientSurvivesLeaderKill(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
-	ns := []string{tc.NamesrvAddr()}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	waitRoute(t, ctx, tc, "TBW102")
+	tc, ns, ctx := startGroup(t, 120*time.Second)
 	p := startProducer(t, ns, "kill-pg")
 	col := newCollector()
 	acked := map[string]bool{}

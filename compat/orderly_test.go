@@ -1,0 +1,165 @@
+//go:build !race
+
+// The client's orderly push consumer reads a queue's message tree without
+// its lock (consumer/process_queue.go takeMessages) while the pull
+// goroutine writes it, which the race detector reports in the client
+// itself; `make test` runs this file in its pass without -race.
+
+package compat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2"
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// lockBatch sends LOCK_BATCH_MQ for queues 0..n-1 of topic as clientID and
+// returns the queue ids granted.
+func lockBatch(t *testing.T, ctx context.Context, c *remoting.Client, addr, brokerName, group, clientID, topic string, n int) []int {
+	t.Helper()
+	type mq struct {
+		Topic      string `json:"topic"`
+		BrokerName string `json:"brokerName"`
+		QueueID    int    `json:"queueId"`
+	}
+	req := struct {
+		ConsumerGroup string `json:"consumerGroup"`
+		ClientID      string `json:"clientId"`
+		MQSet         []mq   `json:"mqSet"`
+	}{ConsumerGroup: group, ClientID: clientID}
+	for i := 0; i < n; i++ {
+		req.MQSet = append(req.MQSet, mq{topic, brokerName, i})
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Invoke(ctx, addr, &remoting.Command{Code: remoting.LockBatchMQ, Body: body})
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("LOCK_BATCH_MQ: %v %+v", err, resp)
+	}
+	var res struct {
+		LockOKMQSet []mq `json:"lockOKMQSet"`
+	}
+	if err := json.Unmarshal(resp.Body, &res); err != nil {
+		t.Fatalf("LOCK_BATCH_MQ answer %q: %v", resp.Body, err)
+	}
+	var ids []int
+	for _, q := range res.LockOKMQSet {
+		ids = append(ids, q.QueueID)
+	}
+	return ids
+}
+
+// TestRealClientOrderlyConsumer sends ordered messages (one sharding key
+// per order, hashed to a queue) and consumes them with an orderly push
+// consumer, which locks its queues on the leader (41) before it consumes:
+// every order's steps arrive once each and in order, and another client
+// cannot take the locked queues.
+func TestRealClientOrderlyConsumer(t *testing.T) {
+	tc, ns, ctx := startGroup(t, 90*time.Second)
+	const topic, orders, steps = "OrderTopic", 8, 15
+
+	p, err := rocketmq.NewProducer(producer.WithNameServer(ns), producer.WithGroupName("order-pg"),
+		producer.WithInstanceName("order-pg"), producer.WithQueueSelector(producer.NewHashQueueSelector()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	queueOf := map[int]int{}
+	for s := 0; s < steps; s++ {
+		for o := 0; o < orders; o++ {
+			msg := primitive.NewMessage(topic, []byte(fmt.Sprintf("order-%d/step-%d", o, s)))
+			msg.WithShardingKey(fmt.Sprintf("order-%d", o))
+			res, err := p.SendSync(ctx, msg)
+			if err != nil {
+				t.Fatalf("send order %d step %d: %v", o, s, err)
+			}
+			if q, ok := queueOf[o]; ok && q != res.MessageQueue.QueueId {
+				t.Fatalf("order %d moved from queue %d to %d", o, q, res.MessageQueue.QueueId)
+			}
+			queueOf[o] = res.MessageQueue.QueueId
+		}
+	}
+
+	var mu sync.Mutex
+	next := map[int]int{} // order -> next expected step
+	var disorder []string
+	group := fmt.Sprintf("order-cg-%d", time.Now().UnixNano())
+	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName(group),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset), consumer.WithInstance("order-c1"),
+		consumer.WithConsumerOrder(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			var o, s int
+			if _, err := fmt.Sscanf(string(m.Body), "order-%d/step-%d", &o, &s); err != nil {
+				disorder = append(disorder, "unparsable "+string(m.Body))
+				continue
+			}
+			if s != next[o] {
+				disorder = append(disorder, fmt.Sprintf("order %d: step %d after %d", o, s, next[o]-1))
+			}
+			next[o] = s + 1
+		}
+		return consumer.ConsumeSuccess, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown()
+	waitFor(t, ctx, "every order's steps consumed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for o := 0; o < orders; o++ {
+			if next[o] < steps {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	if len(disorder) > 0 {
+		t.Fatalf("out of order or repeated: %s", strings.Join(disorder, "; "))
+	}
+	mu.Unlock()
+
+	// The consumer holds its queues on the leader: another client gets none
+	// of them, and the broker's answer is the shape the client reads.
+	leader, err := tc.Raft.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := remoting.NewClient(remoting.ClientConfig{})
+	defer rc.Close()
+	addr := tc.Peers[leader.ID]
+	if got := lockBatch(t, ctx, rc, addr, "broker-a", group, "intruder@1", topic, 4); len(got) != 0 {
+		t.Fatalf("another client locked queues %v the orderly consumer holds", got)
+	}
+	if got := lockBatch(t, ctx, rc, addr, "broker-a", group+"-other", "intruder@1", topic, 4); len(got) != 4 {
+		t.Fatalf("a different group got queues %v, want all 4", got)
+	}
+	t.Logf("%d orders × %d steps consumed in order over queues %s", orders, steps, strconv.Quote(fmt.Sprint(queueOf)))
+}
