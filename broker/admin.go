@@ -170,13 +170,7 @@ func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, req *rem
 		}
 		w.TopicConfigTable[t.TopicName] = t
 	}
-	body, err := json.Marshal(w)
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = body
-	return resp
+	return jsonResponse(req, w)
 }
 
 // kvTable is Java's KVTable, the body of GET_BROKER_RUNTIME_INFO.

@@ -178,6 +178,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.registerConsumerProcessors()
 	b.registerAdminProcessors()
 	b.registerLockProcessors()
+	b.registerGroupProcessors()
 	return b, nil
 }
 

@@ -105,6 +105,9 @@
 // granted when free, held by the same clientId or expired, and forgotten
 // when the raft term changes; the client renews it every 20 s.
 //
+// Subscription groups (groups.go): 200 and 207 on the leader (followers
+// forward), 201 and 352 from any replica; groups are replicated metadata.
+//
 // Goroutines: handlers run on the remoting pools (send, admin) and may
 // block on a proposal (at most 10 s) or a forward (3 s). The registration
 // loop is owned by the Broker (b.wg); each round runs one short-lived

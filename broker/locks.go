@@ -158,13 +158,7 @@ func (b *Broker) lockBatchMQ(_ context.Context, req *remoting.Command) (*remotin
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(lockBatchResult{LockOKMQSet: b.locks.lock(b.group.Role().Term, lr.ConsumerGroup, lr.ClientID, lr.MQSet)})
-	if err != nil {
-		return nil, err
-	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = body
-	return resp, nil
+	return jsonResponse(req, lockBatchResult{LockOKMQSet: b.locks.lock(b.group.Role().Term, lr.ConsumerGroup, lr.ClientID, lr.MQSet)}), nil
 }
 
 func (b *Broker) unlockBatchMQ(_ context.Context, req *remoting.Command) (*remoting.Command, error) {

@@ -142,6 +142,7 @@ func TestProducerSide(t *testing.T) {
 	t.Run("HostileSend", func(t *testing.T) { testHostileSend(t, tc, c) })
 	t.Run("Registration", func(t *testing.T) { testRegistration(t, tc) })
 	t.Run("AdminRoundTrips", func(t *testing.T) { testAdminRoundTrips(t, tc, c) })
+	t.Run("SubscriptionGroups", func(t *testing.T) { testSubscriptionGroups(t, tc, c) })
 }
 
 func testSingleSend(t *testing.T, tc *TestCluster, c *remoting.Client) {

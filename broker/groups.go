@@ -1,0 +1,144 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
+	"github.com/ledgermq/ledgermq/routing"
+)
+
+// Subscription-group administration, as RocketMQ's admin tools use it:
+//
+//	code  request                              node
+//	----  -----------------------------------  ------------------------------
+//	200   UPDATE_AND_CREATE_SUBSCRIPTIONGROUP  leader; a follower forwards
+//	201   GET_ALL_SUBSCRIPTIONGROUP_CONFIG     any node, from its replica
+//	207   DELETE_SUBSCRIPTIONGROUP             leader; a follower forwards
+//	352   GET_SUBSCRIPTIONGROUP_CONFIG         any node, from its replica
+//
+// Groups are replicated metadata (putGroup/deleteGroup ops), so every
+// replica answers the reads alike. Deleting a group also drops its
+// committed offsets (Java's cleanOffset=true): a group created again
+// starts as a new group. A group with consumeEnable=false gets
+// NO_PERMISSION on pulls.
+
+// subscriptionGroupWrapper is the body of 201 (Java
+// SubscriptionGroupWrapper). dataVersion.counter is the raft index of the
+// metadata the answer was read from.
+type subscriptionGroupWrapper struct {
+	SubscriptionGroupTable map[string]metadata.SubscriptionGroup `json:"subscriptionGroupTable"`
+	DataVersion            routing.DataVersion                   `json:"dataVersion"`
+}
+
+func (b *Broker) registerGroupProcessors() {
+	b.srv.Handle(remoting.UpdateAndCreateSubscriptionGroup, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.putSubscriptionGroup)))
+	b.srv.Handle(remoting.DeleteSubscriptionGroup, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.deleteSubscriptionGroup)))
+	b.srv.Handle(remoting.GetAllSubscriptionGroupConfig, poolAdmin, remoting.HandlerFunc(b.getAllSubscriptionGroups))
+	b.srv.Handle(remoting.GetSubscriptionGroupConfig, poolAdmin, remoting.HandlerFunc(b.getSubscriptionGroup))
+}
+
+// parseSubscriptionGroup decodes 200's body: a SubscriptionGroupConfig in
+// JSON. Fields left out take RocketMQ's defaults.
+func parseSubscriptionGroup(body []byte) (metadata.SubscriptionGroup, error) {
+	var probe struct {
+		GroupName string `json:"groupName"`
+	}
+	if err := json.Unmarshal(body, &probe); err != nil {
+		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: subscription group body: %v", ErrBadRequest, err)
+	}
+	if err := validateGroup(probe.GroupName); err != nil {
+		return metadata.SubscriptionGroup{}, err
+	}
+	cfg := defaultSubscriptionGroup(probe.GroupName)
+	if err := json.Unmarshal(body, &cfg); err != nil {
+		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: subscription group body: %v", ErrBadRequest, err)
+	}
+	if cfg.RetryQueueNums < 0 || cfg.RetryQueueNums > routing.MaxQueueNums || cfg.RetryMaxTimes < -1 {
+		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: retryQueueNums %d, retryMaxTimes %d", ErrInvalidParameter, cfg.RetryQueueNums, cfg.RetryMaxTimes)
+	}
+	return cfg, nil
+}
+
+// validateGroup checks a consumer group name as RocketMQ does for topics:
+// non-empty, at most 255 characters of [A-Za-z0-9_%|-].
+func validateGroup(name string) error {
+	if name == "" || len(name) > 255 {
+		return fmt.Errorf("%w: group name %q", ErrInvalidParameter, name)
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '%' || r == '|'
+		if !ok {
+			return fmt.Errorf("%w: group name %q has %q", ErrInvalidParameter, name, r)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) putSubscriptionGroup(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
+	cfg, err := parseSubscriptionGroup(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if cur, ok := b.group.Metadata().Group(cfg.GroupName); !ok || cur != cfg {
+		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
+		defer cancel()
+		if err := b.group.ProposeMetadata(pctx, metadata.Op{Kind: metadata.OpPutGroup, Group: &cfg}); err != nil {
+			return nil, err
+		}
+		b.log.Info("subscription group created or updated", "group", cfg.GroupName)
+	}
+	return remoting.NewResponse(req, remoting.Success, ""), nil
+}
+
+func (b *Broker) deleteSubscriptionGroup(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
+	name, err := remoting.ExtString(req.ExtFields, "groupName")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	if _, ok := b.group.Metadata().Group(name); ok {
+		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
+		defer cancel()
+		if err := b.group.ProposeMetadata(pctx, metadata.Op{Kind: metadata.OpDeleteGroup, Name: name}); err != nil {
+			return nil, err
+		}
+		b.log.Info("subscription group deleted", "group", name)
+	}
+	return remoting.NewResponse(req, remoting.Success, ""), nil
+}
+
+func (b *Broker) getAllSubscriptionGroups(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	md := b.group.Metadata()
+	w := subscriptionGroupWrapper{SubscriptionGroupTable: map[string]metadata.SubscriptionGroup{},
+		DataVersion: routing.DataVersion{Counter: int64(md.AppliedIndex())}}
+	for _, g := range md.Groups() {
+		w.SubscriptionGroupTable[g.GroupName] = g
+	}
+	return jsonResponse(req, w)
+}
+
+func (b *Broker) getSubscriptionGroup(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	name, err := remoting.ExtString(req.ExtFields, "group")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	g, ok := b.group.Metadata().Group(name)
+	if !ok {
+		return remoting.NewResponse(req, remoting.SubscriptionGroupNotExist, "subscription group "+name+" does not exist")
+	}
+	return jsonResponse(req, g)
+}
+
+// jsonResponse answers req with v as a JSON body, or SYSTEM_ERROR if v does
+// not marshal.
+func jsonResponse(req *remoting.Command, v any) *remoting.Command {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body
+	return resp
+}
