@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -45,11 +44,16 @@ func TestRealClientAdmin(t *testing.T) {
 	// A push consumer's heartbeat creates its group; the admin lists it
 	// from a follower's replica as well.
 	group := freshGroup("admin-compat-cg")
-	c := startPush(t, ns, group, "admin-c1", topic, consumer.Clustering,
-		func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			return consumer.ConsumeSuccess, nil
-		})
+	col := newCollector()
+	c := startPush(t, ns, group, "admin-c1", topic, consumer.Clustering, col.handler("c1"))
 	defer c.Shutdown()
+	// The client's Shutdown races with its own first rebalance (a data race
+	// inside the client); consuming one message first lets that finish.
+	p := startProducer(t, ns, "admin-compat-pg")
+	if _, err := p.SendSync(ctx, primitive.NewMessage(topic, []byte("admin-1"))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the consumer to receive a message", func() bool { return col.consumedAll(map[string]bool{"admin-1": true}) })
 	for _, n := range tc.Raft.Up() {
 		waitFor(t, ctx, "the consumer group listed by "+n.ID, func() bool {
 			w, err := adm.GetAllSubscriptionGroup(ctx, tc.Peers[n.ID], 3*time.Second)
