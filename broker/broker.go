@@ -46,6 +46,9 @@ type Config struct {
 	// AutoCreateSubscriptionGroup (RocketMQ autoCreateSubscriptionGroup).
 	// Default true.
 	AutoCreateSubscriptionGroup bool
+	// DisablePropertyFilter refuses SQL92 subscriptions (RocketMQ's
+	// enablePropertyFilter=false). Default: SQL92 is served.
+	DisablePropertyFilter bool
 	// MaxMessageSize bounds one message body. Default 4 MiB.
 	MaxMessageSize int
 	Logger         hclog.Logger

@@ -33,6 +33,11 @@ var (
 	ErrNoLeader = errors.New("broker: no leader to serve the request")
 	// ErrNotFound: a query found no message.
 	ErrNotFound = errors.New("broker: not found")
+	// ErrSubscriptionParse: a subscription expression does not compile.
+	ErrSubscriptionParse = errors.New("broker: subscription expression does not parse")
+	// ErrFilterNotSupported: an expression type this broker does not
+	// filter by (SQL92 with the property filter off, or an unknown type).
+	ErrFilterNotSupported = errors.New("broker: the broker does not support consumer to filter message by")
 )
 
 // busyRemark prefixes the remark of SYSTEM_BUSY answers: clients and
@@ -56,6 +61,8 @@ const busyRemark = "[TOO_MANY_REQUESTS] "
 //	ErrNoPermission                              16 NO_PERMISSION
 //	ErrInvalidParameter, metadata.ErrBadOp       29 INVALID_PARAMETER
 //	ErrNotFound                                  22 QUERY_NOT_FOUND
+//	ErrSubscriptionParse                         23 SUBSCRIPTION_PARSE_FAILED
+//	ErrFilterNotSupported                        1  SYSTEM_ERROR (as Java)
 //	ErrBadRequest, remoting.ErrBadHeader,        1  SYSTEM_ERROR
 //	  remoting.ErrMissingField, anything else
 //
@@ -91,6 +98,8 @@ func responseFor(err error) (code int16, remark string) {
 		return remoting.InvalidParameter, remark
 	case errors.Is(err, ErrNotFound):
 		return remoting.QueryNotFound, remark
+	case errors.Is(err, ErrSubscriptionParse):
+		return remoting.SubscriptionParseFailed, remark
 	}
 	return remoting.SystemError, remark
 }

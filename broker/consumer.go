@@ -36,7 +36,6 @@ import (
 
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/store"
 )
 
 const (
@@ -158,7 +157,8 @@ type subscription struct {
 	expr     string
 	exprType string
 	version  int64
-	filter   *store.TagFilter
+	filter   msgFilter
+	err      error // the expression does not compile: pulls answer with it
 }
 
 // consumerGroupInfo is what the broker knows of one consumer group (Java
@@ -232,10 +232,10 @@ func (m *consumerManager) register(conn *remoting.Conn, hb heartbeatData) []stri
 		seen := make(map[string]bool, len(cd.SubscriptionDataSet))
 		for _, sd := range cd.SubscriptionDataSet {
 			seen[sd.Topic] = true
-			if old, ok := g.subs[sd.Topic]; ok && old.version >= sd.SubVersion && old.expr == sd.SubString {
+			if old, ok := g.subs[sd.Topic]; ok && old.version >= sd.SubVersion && old.expr == sd.SubString && old.exprType == sd.ExpressionType {
 				continue
 			}
-			g.subs[sd.Topic] = newSubscription(sd)
+			g.subs[sd.Topic] = m.newSubscription(sd)
 		}
 		for topic := range g.subs {
 			if !seen[topic] {
@@ -258,12 +258,13 @@ func (m *consumerManager) register(conn *remoting.Conn, hb heartbeatData) []stri
 	return joined
 }
 
-func newSubscription(sd subscriptionData) subscription {
+func (m *consumerManager) newSubscription(sd subscriptionData) subscription {
 	expr := sd.SubString
 	if expr == "" && len(sd.TagsSet) > 0 {
 		expr = joinTags(sd.TagsSet)
 	}
-	return subscription{expr: expr, exprType: sd.ExpressionType, version: sd.SubVersion, filter: store.NewTagFilter(expr)}
+	f, err := newMsgFilter(expr, sd.ExpressionType, !m.b.cfg.DisablePropertyFilter)
+	return subscription{expr: expr, exprType: sd.ExpressionType, version: sd.SubVersion, filter: f, err: err}
 }
 
 func joinTags(tags []string) string { return strings.Join(tags, " || ") }

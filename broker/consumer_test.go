@@ -296,7 +296,7 @@ func TestSubscriptionFromHeartbeat(t *testing.T) {
 	hb := heartbeatData{ClientID: "c1", ConsumerDataSet: []consumerData{{GroupName: "g",
 		SubscriptionDataSet: []subscriptionData{{Topic: "T", SubString: "A || B", SubVersion: 2, ExpressionType: "TAG"}, {Topic: "U", SubString: "*", SubVersion: 2}}}}}
 	m.register(nil, hb)
-	if s, ok := m.subscription("g", "T"); !ok || s.expr != "A || B" || !slices.Equal(s.filter.Tags, []string{"A", "B"}) {
+	if s, ok := m.subscription("g", "T"); !ok || s.expr != "A || B" || !slices.Equal(s.filter.tags.Tags, []string{"A", "B"}) {
 		t.Fatalf("T subscription = %+v %v", s, ok)
 	}
 	// A later heartbeat without U drops it; a newer version of T replaces it.

@@ -105,6 +105,15 @@
 // granted when free, held by the same clientId or expired, and forgotten
 // when the raft term changes; the client renews it every 20 s.
 //
+// Filters (msgfilter.go): a pull delivers what its subscription selects —
+// the request's own (pull consumers) or the one the group's heartbeat
+// registered. TAG expressions skip queue units by tag hash in the store
+// and check each record's tag exactly; SQL92 selectors (package filter)
+// are evaluated against every record's properties, unless
+// DisablePropertyFilter (enablePropertyFilter=false) refuses them with
+// SYSTEM_ERROR as RocketMQ does. An expression that does not compile is
+// answered SUBSCRIPTION_PARSE_FAILED (23).
+//
 // Subscription groups (groups.go): 200 and 207 on the leader (followers
 // forward), 201 and 352 from any replica; groups are replicated metadata.
 //

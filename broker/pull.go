@@ -177,7 +177,7 @@ type pullRequest struct {
 	key      pullKey
 	offset   int64 // where the next read starts; advances past filtered units
 	maxNums  int
-	filter   *store.TagFilter
+	filter   msgFilter
 	deadline time.Time
 	heapIdx  int // position in pullHolder.byDeadline; -1 when not held
 }
@@ -209,15 +209,18 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 		return errorResponse(req, fmt.Errorf("%w: queueId %d out of range [0, %d) of topic %s",
 			ErrInvalidParameter, h.QueueID, max(tc.ReadQueueNums, tc.WriteQueueNums), h.Topic))
 	}
-	expr, exprType := "*", expressionTypeTag
+	// The request's own subscription when it carries one (pull
+	// consumers), else the one the group's heartbeat registered, else all.
+	f := msgFilter{tags: store.NewTagFilter("*")}
 	if h.SysFlag&pullFlagSubscription != 0 {
-		expr, exprType = h.Subscription, h.ExpressionType
+		if f, err = newMsgFilter(h.Subscription, h.ExpressionType, !b.cfg.DisablePropertyFilter); err != nil {
+			return errorResponse(req, err)
+		}
 	} else if s, ok := b.consumers.subscription(h.ConsumerGroup, h.Topic); ok {
-		expr, exprType = s.expr, s.exprType
-	}
-	if exprType != "" && exprType != expressionTypeTag {
-		return remoting.NewResponse(req, remoting.SystemError,
-			"The broker does not support consumer to filter message by "+exprType)
+		if s.err != nil {
+			return errorResponse(req, s.err)
+		}
+		f = s.filter
 	}
 	if h.SysFlag&pullFlagCommitOffset != 0 && h.CommitOffset >= 0 {
 		b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset, "")
@@ -228,7 +231,7 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 		key:     pullKey{h.Topic, h.QueueID},
 		offset:  h.QueueOffset,
 		maxNums: int(min(max(h.MaxMsgNums, 1), maxPullMsgNums)),
-		filter:  store.NewTagFilter(expr),
+		filter:  f,
 		heapIdx: -1,
 	}
 	suspend := h.SysFlag&pullFlagSuspend != 0
@@ -253,7 +256,7 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 // true when the pull should wait for new messages (only if mayHold).
 func (b *Broker) pullOnce(p *pullRequest, mayHold bool) (*remoting.Command, bool) {
 	st := b.group.Store()
-	res, err := st.Get(p.key.topic, p.key.queueID, p.offset, p.maxNums, p.filter)
+	res, err := st.Get(p.key.topic, p.key.queueID, p.offset, p.maxNums, p.filter.tags)
 	if err != nil {
 		return errorResponse(p.req, err), false
 	}
@@ -312,16 +315,16 @@ func (b *Broker) pullOnce(p *pullRequest, mayHold bool) (*remoting.Command, bool
 	return errorResponse(p.req, fmt.Errorf("store: unexpected get status %v", res.Status)), false
 }
 
-// filterRecords concatenates the records whose tag matches f exactly and
-// returns the body and the next offset (past every record examined).
-func filterRecords(res *store.GetResult, f *store.TagFilter) ([]byte, int64) {
+// filterRecords concatenates the records f matches and returns the body
+// and the next offset (past every record examined).
+func filterRecords(res *store.GetResult, f msgFilter) ([]byte, int64) {
 	size := 0
 	for _, r := range res.Records {
 		size += len(r.Bytes)
 	}
 	body := make([]byte, 0, size)
 	for _, r := range res.Records {
-		if !recordMatches(r.Bytes, f) {
+		if !f.match(r.Bytes) {
 			continue
 		}
 		body = append(body, r.Bytes...)

@@ -71,9 +71,9 @@ func TestPullStatuses(t *testing.T) {
 		{"overflow badly", pullExt("g", "PT", 0, 10, 0, 0, ""), remoting.PullOffsetMoved, 3, 0},
 		{"unknown topic", pullExt("g", "NoSuchTopic", 0, 0, 0, 0, ""), remoting.TopicNotExist, -1, 0},
 		{"queue out of range", pullExt("g", "PT", 7, 0, 0, 0, ""), remoting.InvalidParameter, -1, 0},
-		{"sql92 filter", func() map[string]string {
+		{"unknown expression type", func() map[string]string {
 			e := pullExt("g", "PT", 0, 0, pullFlagSubscription, 0, "a > 1")
-			e["expressionType"] = "SQL92"
+			e["expressionType"] = "XPATH"
 			return e
 		}(), remoting.SystemError, -1, 0},
 		{"missing field", map[string]string{"topic": "PT"}, remoting.SystemError, -1, 0},

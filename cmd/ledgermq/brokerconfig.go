@@ -76,6 +76,7 @@ var brokerKeys = []keySpec{
 	{key: "data_dir", aliases: []string{"storePathRootDir"}, def: "data", usage: "node data directory (raft/ and store/)"},
 	{key: "auto_create_topic", aliases: []string{"autoCreateTopicEnable"}, def: "true", isBool: true, usage: "create unknown topics on first send"},
 	{key: "auto_create_subscription_group", aliases: []string{"autoCreateSubscriptionGroup"}, def: "true", isBool: true, usage: "create unknown consumer groups"},
+	{key: "enable_property_filter", aliases: []string{"enablePropertyFilter"}, def: "true", isBool: true, usage: "serve SQL92 subscriptions (RocketMQ's default is false)"},
 	{key: "default_topic_queue_nums", aliases: []string{"defaultTopicQueueNums"}, def: "8", usage: "queues of auto-created topics"},
 	{key: "max_message_size", aliases: []string{"maxMessageSize"}, def: "4194304", usage: "largest message body in bytes"},
 	{key: "register_interval", aliases: []string{"registerNameServerPeriod"}, def: "30s", usage: "name-server heartbeat (bare number: ms)"},
@@ -152,6 +153,7 @@ type nodeConfig struct {
 	DataDir                 string
 	AutoCreateTopic         bool
 	AutoCreateSubGroup      bool
+	PropertyFilter          bool
 	DefaultTopicQueueNums   int32
 	MaxMessageSize          int
 	RegisterInterval        time.Duration
@@ -425,6 +427,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		DataDir:               str("data_dir"),
 		AutoCreateTopic:       boolean("auto_create_topic"),
 		AutoCreateSubGroup:    boolean("auto_create_subscription_group"),
+		PropertyFilter:        boolean("enable_property_filter"),
 		DefaultTopicQueueNums: int32(integer("default_topic_queue_nums", 1, 1024)),
 		MaxMessageSize:        int(integer("max_message_size", 1, 1<<30)),
 		RegisterInterval:      duration("register_interval"),
@@ -643,6 +646,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		AutoCreateTopic:             c.AutoCreateTopic,
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,
+		DisablePropertyFilter:       !c.PropertyFilter,
 		MaxMessageSize:              c.MaxMessageSize,
 	}
 }

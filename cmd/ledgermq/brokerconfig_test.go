@@ -122,6 +122,7 @@ mapedFileSizeCommitLog=67108864
 maxMessageSize=65536
 autoCreateTopicEnable=false
 autoCreateSubscriptionGroup=false
+enablePropertyFilter=false
 defaultTopicQueueNums=4
 flushIntervalCommitLog=200
 preferredLeaderId=n1
@@ -153,6 +154,7 @@ func TestConfigRocketMQAliases(t *testing.T) {
 		{"maxMessageSize", c.MaxMessageSize, 65536},
 		{"autoCreateTopicEnable", c.AutoCreateTopic, false},
 		{"autoCreateSubscriptionGroup", c.AutoCreateSubGroup, false},
+		{"enablePropertyFilter", c.PropertyFilter, false},
 		{"defaultTopicQueueNums", c.DefaultTopicQueueNums, int32(4)},
 		{"flushIntervalCommitLog", c.FlushInterval, 200 * time.Millisecond},
 		{"preferredLeaderId", c.PreferredLeader, "n1"},
@@ -168,7 +170,7 @@ func TestConfigRocketMQAliases(t *testing.T) {
 	if dc.StoreHost.String() != "127.0.0.1:30911" || dc.Group != "RaftNode00" || dc.Store.SegmentSize != 64<<20 {
 		t.Fatalf("dledger config %+v", dc)
 	}
-	if bc := c.brokerConfig(); bc.Peers["n1"] != "127.0.0.1:30912" || bc.AdvertiseAddr != "127.0.0.1:30911" {
+	if bc := c.brokerConfig(); bc.Peers["n1"] != "127.0.0.1:30912" || bc.AdvertiseAddr != "127.0.0.1:30911" || !bc.DisablePropertyFilter {
 		t.Fatalf("broker config %+v", bc)
 	}
 }
