@@ -10,11 +10,13 @@ import (
 )
 
 // AppendBatch reserves space for len(sizes) entries contiguously in one
-// segment and has the caller write them in place: fill(i, offset, dst) gets
-// exactly sizes[i] bytes of the mapped file (zero copy) and must write the
+// segment and has the caller write them: fill(i, offset, dst) gets exactly
+// sizes[i] zeroed bytes of the batch's staging buffer and must write the
 // whole payload, starting with its int32 big-endian length (== sizes[i]) and
-// a magic other than BlankMagic. AppendBatch then writes the CRC trailers and
-// publishes the new write position, and returns each entry's offset.
+// a magic other than BlankMagic. AppendBatch then writes the CRC trailers,
+// writes the batch to the segment file with one pwrite (see Writes in the
+// package documentation), publishes the new write position, and returns each
+// entry's offset.
 //
 // When the batch does not fit in the rest of the active segment it goes to a
 // new, pre-allocated segment (the directory is fsynced after creating it)
@@ -22,8 +24,8 @@ import (
 // than SegmentSize-8 bytes (payloads plus trailers) is ErrTooLarge; a size
 // below MinEntrySize, or a payload whose header fill wrote wrongly, is
 // ErrInvalidEntry. If fill returns an error (or writes a bad header)
-// nothing is published: the reserved bytes are zeroed, the write position
-// stays, and the error is returned. A roll to a new segment that happened
+// nothing is written or published: the write position stays, and the error
+// is returned. A failed write of the batch is ErrWrite. A roll to a new segment that happened
 // before fill stays (the marker is published with it).
 //
 // Concurrent calls are serialized; fill runs with the append lock held and
@@ -82,6 +84,14 @@ func (l *Log) appendBatch(sizes []int, offsets []int64, fill func(int, int64, []
 
 // appendLocked does the work of AppendBatch under the append lock and
 // returns the new write position.
+//
+// The batch is assembled in a staging buffer and written to the file with
+// one pwrite, not stored through the mapping: a store to a page of a shared
+// file mapping faults it in (and, on ext4, starts a journal handle per page),
+// and every later writeback must write-protect the mapped pages again
+// (rmap walk and TLB shootdown), which together cost more than the write
+// itself. The mapping and pwrite share the page cache, so readers see the
+// bytes through the mapping once the write position is published.
 func (l *Log) appendLocked(sizes []int, offsets []int64, total int64, fill func(int, int64, []byte) error) (int64, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
@@ -96,16 +106,7 @@ func (l *Log) appendLocked(sizes []int, offsets []int64, total int64, fill func(
 		return 0, err
 	}
 	start := l.wpos.Load()
-	base := int(start - seg.start)
-	region := seg.data[base : base+int(total)]
-	published := false
-	defer func() {
-		if !published {
-			// fill failed or panicked: the bytes past the write
-			// position must stay zero.
-			clear(region)
-		}
-	}()
+	region := l.staging(int(total))
 	pos := 0
 	for i, n := range sizes {
 		dst := region[pos : pos+n : pos+n]
@@ -127,10 +128,32 @@ func (l *Log) appendLocked(sizes []int, offsets []int64, total int64, fill func(
 		binary.BigEndian.PutUint32(region[pos+n:], EntryCRC(region[pos:pos+n]))
 		pos += n + TrailerSize
 	}
+	if err := seg.writeAt(region, start-seg.start); err != nil {
+		return 0, err
+	}
 	end := start + total
-	published = true
 	l.wpos.Store(end)
 	return end, nil
+}
+
+// maxKeptStaging bounds the staging buffer kept between appends; a larger
+// batch gets a buffer of its own.
+const maxKeptStaging = 8 << 20
+
+// staging returns a zeroed buffer of n bytes for one batch (zeroed, so a
+// fill that skips bytes leaves zeros, as the file had, on every replica).
+// The caller holds appendMu.
+func (l *Log) staging(n int) []byte {
+	if n > maxKeptStaging {
+		return make([]byte, n)
+	}
+	if cap(l.stage) < n {
+		l.stage = make([]byte, n, max(n, min(2*cap(l.stage), maxKeptStaging)))
+		return l.stage[:n]
+	}
+	b := l.stage[:n]
+	clear(b)
+	return b
 }
 
 // activeFor returns the segment the next total bytes go to, rolling to a new
@@ -164,7 +187,13 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 	}
 	if active != nil {
 		if rest := active.end() - wpos; rest >= MinEntrySize {
-			putBlank(active.data[wpos-active.start:])
+			var blank [MinEntrySize]byte
+			putBlankHeader(blank[:], rest)
+			if err := active.writeAt(blank[:], wpos-active.start); err != nil {
+				seg.release()
+				os.Remove(seg.path)
+				return nil, err
+			}
 		}
 	}
 	l.segMu.Lock()

@@ -19,8 +19,9 @@
 // Offsets are global and contiguous: segment i+1 starts at segment i's start
 // plus SegmentSize, so every start is a multiple of SegmentSize. Every
 // segment file is exactly SegmentSize bytes, pre-allocated with fallocate
-// (so a write through the mapping cannot run out of disk space) and mapped
-// MAP_SHARED read/write. Only the last file may be shorter when Open finds
+// (so writing the data cannot run out of disk space) and mapped MAP_SHARED.
+// Reads go through the mapping; appends do not (see Writes). Only the last
+// file may be shorter when Open finds
 // it (a creation cut short by a crash); Open extends it. A gap, a misaligned
 // start or a wrong size elsewhere is ErrBadSegment.
 //
@@ -113,14 +114,30 @@
 // below MaxOffset. Read verifies the one entry it returns (length prefix,
 // magic, trailer) and never serves a corrupt one.
 //
+// # Writes
+//
+// AppendBatch assembles a batch (payloads, trailers) in a staging buffer
+// owned by the append lock and writes it to the segment file with one
+// pwrite, then publishes the write position. It does not store through the
+// mapping: every first store to a page of a shared file mapping takes a
+// page fault (on ext4 with a journal handle for the block), and every
+// writeback then has to write-protect the mapped pages again (an rmap walk
+// and a TLB shootdown), so writing through the mapping cost more than the
+// copy it saves (BenchmarkAppendBatch44x1KiB). The mapping and the file
+// share the page cache, so readers see the bytes through the mapping once
+// the write position, published after the pwrite returned, covers them. A
+// failed pwrite (an I/O error; the space is pre-allocated) is ErrWrite:
+// the range is zeroed again (FALLOC_FL_ZERO_RANGE, best effort) and
+// nothing is published. Recovery and Truncate still zero a cut tail
+// through the mapping.
+//
 // # Flushing
 //
 // One flusher goroutine per Log, started by Open and stopped (after a final
 // flush) by Close, which waits for it. A flush takes the range
 // [FlushedOffset, MaxOffset), calls msync(MS_SYNC) on the page-aligned part
 // of each segment it covers (on Linux that writes back and waits for the
-// range's dirty pages of the shared mapping, like fdatasync limited to the
-// range), then advances FlushedOffset and wakes every waiter. In FlushAsync
+// range's dirty pages of the file, like fdatasync limited to the range), then advances FlushedOffset and wakes every waiter. In FlushAsync
 // mode the flusher runs every FlushInterval; in FlushSync mode AppendBatch,
 // after releasing the append lock, kicks it and waits for its end offset, so
 // appends that arrive while an msync runs are all covered by the next one
@@ -164,7 +181,7 @@
 // # Limits
 //
 // Segments are at most 2 GiB - 1 (the marker's length is an int32). On a file
-// system without fallocate the files are sparse and running out of disk
-// space while writing through the mapping raises SIGBUS. Modifying segment
-// files behind an open Log is not supported.
+// system without fallocate the files are sparse and an append can run out
+// of disk space (ErrWrite). Modifying segment files behind an open Log is
+// not supported.
 package commitlog

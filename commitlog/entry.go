@@ -79,7 +79,13 @@ func inspect(b []byte, segLen, pos int) (k kind, size int, why error) {
 // putBlank writes the end-of-segment marker at the start of b, which must be
 // the whole rest of the segment and at least MinEntrySize long.
 func putBlank(b []byte) {
-	binary.BigEndian.PutUint32(b, uint32(len(b)))
+	putBlankHeader(b, int64(len(b)))
+}
+
+// putBlankHeader writes the 8-byte header of an end-of-segment marker that
+// covers rest bytes into b.
+func putBlankHeader(b []byte, rest int64) {
+	binary.BigEndian.PutUint32(b, uint32(rest))
 	binary.BigEndian.PutUint32(b[4:], BlankMagic)
 }
 

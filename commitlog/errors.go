@@ -40,6 +40,9 @@ var (
 	// log is closed anyway; the mappings of the segments those Refs point
 	// into stay valid until the last of them is released.
 	ErrRefsOutstanding = errors.New("commitlog: closed with outstanding refs")
+	// ErrWrite is returned by AppendBatch when writing the batch to its
+	// segment file failed (an I/O error); nothing was published.
+	ErrWrite = errors.New("commitlog: write failed")
 	// ErrFlush wraps the error of a failed msync. It is sticky: once a flush
 	// has failed the log no longer claims durability for anything newer, and
 	// every later Flush, WaitFlushed and FlushSync append returns it.

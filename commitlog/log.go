@@ -25,6 +25,7 @@ type Log struct {
 	// appendMu serializes AppendBatch, Truncate, the end of Recover and
 	// Close. Lock order: appendMu, flushMu, segMu, sigMu.
 	appendMu  sync.Mutex
+	stage     []byte // the batch staging buffer of appendLocked; appendMu
 	recovered atomic.Bool
 	closed    atomic.Bool
 

@@ -381,3 +381,46 @@ func TestOpenValidatesSegments(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendWriteError: when the batch cannot be written to its segment
+// file, AppendBatch returns ErrWrite and publishes nothing, and the Log
+// keeps serving what it had.
+func TestAppendWriteError(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	l := openLog(t, cfg)
+	rng := rand.New(rand.NewPCG(7, 7))
+	ws := appendRandom(t, l, rng, 3, 16, 64)
+	before := l.MaxOffset()
+
+	// A read-only descriptor makes the next pwrite fail with EBADF.
+	l.segMu.RLock()
+	seg := l.segs[len(l.segs)-1]
+	l.segMu.RUnlock()
+	ro, err := os.Open(seg.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := seg.f
+	seg.f = ro
+	_, err = l.Append(makeEntry(rng, 32))
+	seg.f = rw
+	ro.Close()
+	if !errors.Is(err, ErrWrite) {
+		t.Fatalf("Append error %v, want ErrWrite", err)
+	}
+	if l.MaxOffset() != before {
+		t.Fatalf("MaxOffset moved from %d to %d on a failed write", before, l.MaxOffset())
+	}
+	for _, w := range ws {
+		ref, err := l.Read(w.off, len(w.payload))
+		if err != nil {
+			t.Fatalf("read %d after a failed write: %v", w.off, err)
+		}
+		ref.Release()
+	}
+	// The next append goes where the failed one would have.
+	off, err := l.Append(makeEntry(rng, 32))
+	if err != nil || off != before {
+		t.Fatalf("append after a failed write: offset %d (want %d), %v", off, before, err)
+	}
+}

@@ -155,6 +155,22 @@ func (s *segment) release() {
 	}
 }
 
+// writeAt writes b at offset off of the file (pwrite). On failure it zeroes
+// the range again, best effort, so that nothing past the write position is
+// left non-zero, and returns ErrWrite.
+func (s *segment) writeAt(b []byte, off int64) error {
+	if off < 0 || off+int64(len(b)) > s.size {
+		return fmt.Errorf("%w: %d bytes at %d of %s (%d bytes)", ErrWrite, len(b), off, s.path, s.size)
+	}
+	if _, err := s.f.WriteAt(b, off); err != nil {
+		if zerr := unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_ZERO_RANGE|unix.FALLOC_FL_KEEP_SIZE, off, int64(len(b))); zerr != nil {
+			s.log.Error("cannot zero a failed write", "path", s.path, "offset", off, "error", zerr)
+		}
+		return fmt.Errorf("%w: %s: %w", ErrWrite, s.path, err)
+	}
+	return nil
+}
+
 // sync makes data[lo:hi] durable with msync(MS_SYNC). On Linux that writes
 // the dirty pages of the range back through the file and waits, like
 // fdatasync restricted to the range.

@@ -58,6 +58,9 @@ func TestStoreConfig() store.Config {
 // t.Cleanup. Set LEDGERMQ_TEST_LOG=debug (or info) to see the nodes' logs.
 func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 	t.Helper()
+	// The directory is taken before Close is registered: cleanups run last
+	// in, first out, so the nodes stop before their files are removed.
+	base := t.TempDir()
 	c := &Cluster{T: t, Net: faultnet.NewNetwork()}
 	t.Cleanup(c.Close)
 	layers := make([]*faultnet.Layer, n)
@@ -71,7 +74,6 @@ func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 		layers[i] = l
 		peers = append(peers, Peer{ID: id, Addr: l.Addr().String()})
 	}
-	base := t.TempDir()
 	var logger hclog.Logger = hclog.NewNullLogger()
 	if lvl := os.Getenv("LEDGERMQ_TEST_LOG"); lvl != "" {
 		logger = hclog.New(&hclog.LoggerOptions{Level: hclog.LevelFromString(lvl), Output: os.Stderr})

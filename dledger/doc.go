@@ -8,15 +8,27 @@
 //	broker ──Propose──▶ proposer ──raft.Apply──▶ raft log (fsync) ──▶ quorum commit
 //	                                                                   │
 //	        ◀── PutResults ◀── completer ◀── FSM.ApplyBatch ◀──────────┘
-//	                                          store.Put(raft index, msgs)
+//	                                          store.PutEncoded(raft index, records)
 //
 // Propose runs on the leader. It stamps what varies between machines into
 // each message before it is agreed on (store time from the leader's clock,
 // store host = the group's identity, UNIQ_KEY if missing) and encodes it as
-// a RocketMQ record. The proposer coalesces concurrent proposals into one
-// raft entry (bounded by MaxBatchBytes and MaxBatchMessages) while at most
-// MaxInFlight entries wait for commit: group commit, one fsync per entry
-// on each node. A full queue answers ErrBusy; nothing queues without bound.
+// a RocketMQ record, once: that record is what the raft log, the network
+// and every replica's CommitLog carry. The proposer coalesces concurrent
+// proposals into one raft entry (bounded by MaxBatchBytes and
+// MaxBatchMessages): group commit, one fsync per entry on each node. At
+// most MaxInFlight entries are proposed and not yet answered; the batcher
+// closes the next entry only when a slot is free, after yielding briefly
+// while answered proposers queue their next proposals, so under load
+// entries grow rather than multiply (each entry costs an fsync on every
+// node and a network round whatever its size). A full queue answers
+// ErrBusy; nothing queues without bound.
+//
+// The leader keeps the last 64 entries in memory for replication
+// (raft.LogCache); a follower further behind reads them from the log.
+// AppendEntries are not pipelined (the transport's MaxRPCsInFlight is 1):
+// raft's pipeline can deadlock after a follower rejects a request, and
+// with few, large entries in flight it gains nothing measurable.
 //
 // # Entry format
 //
@@ -29,7 +41,10 @@
 // # FSM (invariants I2, I3)
 //
 // The FSM applies entries in log order on raft's FSM goroutine. Messages go
-// to store.Put with the entry's raft index as the batch's sequence number:
+// to store.PutEncoded as the encoded records the entry carries (checked,
+// not decoded; the store copies them and patches in their offsets, giving
+// the bytes store.Put would write for the decoded messages), with the
+// entry's raft index as the batch's sequence number:
 // physical and queue offsets come from apply order, nothing local enters
 // the store, and the store skips an index at or below the last one it holds
 // durably, so entries re-delivered after a crash (raft replays the log after

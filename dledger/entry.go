@@ -46,6 +46,19 @@ func encodeMessagesEntry(records [][]byte) []byte {
 	return b
 }
 
+// checkRecord checks what DecodeRecord would check of one record without
+// decoding it: its structure, that it is exactly rec long, and its body CRC.
+func checkRecord(rec []byte) error {
+	v, err := message.ParseView(rec)
+	if err != nil {
+		return err
+	}
+	if v.Size() != len(rec) {
+		return fmt.Errorf("record of %d bytes in a frame of %d", v.Size(), len(rec))
+	}
+	return v.VerifyBodyCRC()
+}
+
 func encodeMetadataEntry(op metadata.Op) ([]byte, error) {
 	p, err := metadata.EncodeOp(op)
 	if err != nil {
@@ -56,8 +69,11 @@ func encodeMetadataEntry(op metadata.Op) ([]byte, error) {
 
 // entry is a decoded raft entry.
 type entry struct {
-	typ  byte
-	msgs []*message.Ext
+	typ byte
+	// recs are the records of a messages entry, checked (structure, body
+	// CRC) but not decoded; they alias the entry's bytes. The store copies
+	// them into the CommitLog as they are (store.PutEncoded).
+	recs [][]byte
 	op   metadata.Op
 }
 
@@ -81,7 +97,7 @@ func decodeEntry(b []byte) (entry, error) {
 		if uint64(n)*(4+message.MinRecordSize) > uint64(len(p)) {
 			return entry{}, fmt.Errorf("%w: %d messages in %d bytes", ErrBadEntry, n, len(p))
 		}
-		e.msgs = make([]*message.Ext, 0, n)
+		e.recs = make([][]byte, 0, n)
 		for i := uint32(0); i < n; i++ {
 			if len(p) < 4 {
 				return entry{}, fmt.Errorf("%w: message %d: truncated", ErrBadEntry, i)
@@ -90,11 +106,11 @@ func decodeEntry(b []byte) (entry, error) {
 			if uint64(l) > uint64(len(p)-4) {
 				return entry{}, fmt.Errorf("%w: message %d: length %d", ErrBadEntry, i, l)
 			}
-			m, used, err := message.DecodeRecord(p[4 : 4+l])
-			if err != nil || used != int(l) {
+			rec := p[4 : 4+l : 4+l]
+			if err := checkRecord(rec); err != nil {
 				return entry{}, fmt.Errorf("%w: message %d: %v", ErrBadEntry, i, err)
 			}
-			e.msgs = append(e.msgs, m)
+			e.recs = append(e.recs, rec)
 			p = p[4+l:]
 		}
 		if len(p) != 0 {

@@ -77,7 +77,7 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 	}
 	switch e.typ {
 	case entryTypeMessages:
-		res, err := f.store.Put(l.Index, e.msgs)
+		res, err := f.store.PutEncoded(l.Index, e.recs)
 		switch {
 		case err == nil:
 			return applyResult{results: res}

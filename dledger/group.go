@@ -22,6 +22,20 @@ import (
 	"github.com/ledgermq/ledgermq/store"
 )
 
+// raftRPCsInFlight is the transport's MaxRPCsInFlight. Below 2 raft does not
+// pipeline AppendEntries: each follower gets one request at a time, carrying
+// every entry it lacks. raft's pipeline (v1.8.0) can deadlock: when a
+// follower answers Success=false the response decoder exits, and a send
+// racing with that blocks forever on the transport's unbuffered channels,
+// which then hangs Shutdown (and, before that, stops replication to that
+// follower while heartbeats go on). With at most MaxInFlight entries
+// proposed at a time the pipeline adds little.
+const raftRPCsInFlight = 1
+
+// logCacheEntries is how many recent raft entries the leader keeps in
+// memory for replication (at most logCacheEntries × MaxBatchBytes bytes).
+const logCacheEntries = 64
+
 // Group is this node's member of a broker group: a hashicorp/raft node
 // whose FSM is the message store and the replicated metadata.
 type Group struct {
@@ -109,16 +123,18 @@ func (g *Group) open() error {
 	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
 	}
+	tcfg := &raft.NetworkTransportConfig{
+		Stream: cfg.StreamLayer, MaxPool: 3, Timeout: 10 * time.Second, Logger: g.log.Named("transport"),
+		MaxRPCsInFlight: raftRPCsInFlight,
+	}
 	if cfg.StreamLayer != nil {
-		g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-			Stream: cfg.StreamLayer, MaxPool: 3, Timeout: 10 * time.Second, Logger: g.log.Named("transport"),
-		})
+		g.trans = raft.NewNetworkTransportWithConfig(tcfg)
 	} else {
 		adv, err := net.ResolveTCPAddr("tcp", cfg.AdvertiseAddr)
 		if err != nil {
 			return fmt.Errorf("dledger: advertise address: %w", err)
 		}
-		if g.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, adv, 3, 10*time.Second, g.log.Named("transport")); err != nil {
+		if g.trans, err = raft.NewTCPTransportWithConfig(cfg.BindAddr, adv, tcfg); err != nil {
 			return fmt.Errorf("dledger: raft transport: %w", err)
 		}
 	}
@@ -155,8 +171,10 @@ func (g *Group) open() error {
 		}
 	}
 	// Recent entries are served to replication from memory, not re-read
-	// from the log files.
-	logs, err := raft.NewLogCache(1024, g.wal)
+	// from the log files. The cache counts entries, and an entry carries up
+	// to MaxBatchBytes, so it is kept small: followers in step need only
+	// the last MaxInFlight entries, and one further behind reads the log.
+	logs, err := raft.NewLogCache(logCacheEntries, g.wal)
 	if err != nil {
 		return fmt.Errorf("dledger: log cache: %w", err)
 	}

@@ -9,9 +9,10 @@ import (
 )
 
 // dispatchReq is what the dispatcher needs of one stored record to keep the
-// ConsumeQueue and the IndexFile in step with the CommitLog. Put builds it
-// from the message it just wrote; recovery builds it from the record bytes;
-// both then go through dispatchLocked, the one dispatch path.
+// ConsumeQueue and the IndexFile in step with the CommitLog. Put and
+// PutEncoded build it from the batch they write (putBatch); recovery builds
+// it from the record bytes; both then go through dispatchLocked, the one
+// dispatch path.
 type dispatchReq struct {
 	topic       string
 	queueID     int32
@@ -23,21 +24,6 @@ type dispatchReq struct {
 	tags        string
 	keys        []string
 	uniq        string
-}
-
-func dispatchFromExt(m *message.Ext) dispatchReq {
-	return dispatchReq{
-		topic:       m.Topic,
-		queueID:     m.QueueID,
-		queueOffset: m.QueueOffset,
-		phy:         m.PhysicalOffset,
-		size:        m.StoreSize,
-		sysFlag:     m.SysFlag,
-		storeTime:   m.StoreTimestamp,
-		tags:        m.Tags(),
-		keys:        m.Keys(),
-		uniq:        m.UniqKey(),
-	}
 }
 
 // dispatchFromRecord decodes what dispatch needs from an encoded record at

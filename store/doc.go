@@ -24,6 +24,14 @@
 // whole batch is in the CommitLog; recovery dispatches a batch only when
 // its marker is found and cuts an incomplete batch off the tail.
 //
+// PutEncoded takes the batch as encoded records (a raft entry's) instead
+// of messages. A record in the encoder's canonical form (properties sorted
+// by name, no name twice) is copied as it is with its queue and physical
+// offsets patched in; any other valid record is decoded and encoded like
+// Put's. Either way the CommitLog gets the bytes Put would write for the
+// decoded messages (FuzzPutEncoded holds it to that), so replicas agree
+// whichever of the two a node used.
+//
 // Put assigns physical offsets and queue offsets from apply order and takes
 // nothing from the local machine (store time and store host come with the
 // message), so replicas applying the same batches hold byte-identical
@@ -70,9 +78,9 @@
 //
 // # Concurrency
 //
-// Put may be called from any goroutine; batches are applied one at a time
-// under the store's write lock, in the order the lock is taken (the raft
-// FSM calls it from one goroutine). Get, MinOffset, MaxOffset,
+// Put and PutEncoded may be called from any goroutine; batches are applied
+// one at a time under the store's write lock, in the order the lock is
+// taken (the raft FSM calls them from one goroutine). Get, MinOffset, MaxOffset,
 // OffsetByTime, MessageAt, MessageByID and QueryByKey may run concurrently
 // with Put and each other. RestoreFrom replaces the CommitLog, queues and
 // index under a read-write lock that those readers (and SegmentPaths,

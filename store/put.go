@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 
 	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/index"
@@ -45,16 +46,61 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 	if err := s.validate(msgs); err != nil {
 		return nil, err
 	}
-	props := make([][]byte, len(msgs))
-	sizes := make([]int, len(msgs)+1)
+	items := make([]batchItem, len(msgs))
 	for i, m := range msgs {
-		props[i] = message.EncodeProperties(m.Properties)
-		if len(props[i]) > message.MaxPropertiesLength {
-			return nil, fmt.Errorf("%w: properties of message %d are %d bytes", ErrBadMessage, i, len(props[i]))
+		if err := items[i].fromExt(m); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %v", ErrBadMessage, i, err)
 		}
-		sizes[i] = message.RecordSize(m, len(props[i]))
 	}
-	sizes[len(msgs)] = markerSize
+	return s.putBatch(seq, items)
+}
+
+// batchItem is one record of a batch on its way into the CommitLog: either
+// a message that is encoded in place (Put) or a canonical encoded record
+// that is copied as it is (PutEncoded). Both give the same bytes.
+type batchItem struct {
+	m     *message.Ext // encoded at append time from m and props
+	props []byte       // m's encoded properties
+	rec   []byte       // copied at append time, offsets patched
+	size  int
+	// req holds what dispatch needs; phy, queueOffset and size are set
+	// when the record's place is known.
+	req       dispatchReq
+	storeHost netip.AddrPort
+}
+
+// fromExt prepares a message for Put.
+func (it *batchItem) fromExt(m *message.Ext) error {
+	props := message.EncodeProperties(m.Properties)
+	if len(props) > message.MaxPropertiesLength {
+		return fmt.Errorf("properties are %d bytes", len(props))
+	}
+	*it = batchItem{
+		m:     m,
+		props: props,
+		size:  message.RecordSize(m, len(props)),
+		req: dispatchReq{
+			topic:     m.Topic,
+			queueID:   m.QueueID,
+			sysFlag:   m.SysFlag,
+			storeTime: m.StoreTimestamp,
+			tags:      m.Tags(),
+			keys:      m.Keys(),
+			uniq:      m.UniqKey(),
+		},
+		storeHost: m.StoreHost,
+	}
+	return nil
+}
+
+// putBatch appends validated items and the batch marker as one CommitLog
+// append, dispatches them and answers their positions (see Put).
+func (s *Store) putBatch(seq uint64, items []batchItem) ([]PutResult, error) {
+	sizes := make([]int, len(items)+1)
+	for i := range items {
+		sizes[i] = items[i].size
+	}
+	sizes[len(items)] = markerSize
 	if math.Float64frombits(s.diskRatio.Load()) > s.cfg.DiskRefuseRatio {
 		return nil, fmt.Errorf("%w: more than %.0f%% of the disk is used", ErrDiskFull, s.cfg.DiskRefuseRatio*100)
 	}
@@ -76,10 +122,11 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 		return nil, fmt.Errorf("%w: %d <= %d", ErrSeqApplied, seq, last)
 	}
 	// Assign queue offsets; a queue may appear more than once in a batch.
-	states := make([]*queueState, len(msgs))
+	states := make([]*queueState, len(items))
 	pending := map[*queueState]int64{}
-	for i, m := range msgs {
-		st, err := s.queueLocked(m.Topic, m.QueueID)
+	for i := range items {
+		r := &items[i].req
+		st, err := s.queueLocked(r.topic, r.queueID)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, err
@@ -88,13 +135,11 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 		if _, ok := pending[st]; !ok {
 			pending[st] = st.next
 		}
-		if dispatchesToQueue(m.SysFlag) {
-			m.QueueOffset = pending[st]
+		// Prepared and rolled-back transaction messages get no queue slot;
+		// RocketMQ records the would-be offset.
+		r.queueOffset = pending[st]
+		if dispatchesToQueue(r.sysFlag) {
 			pending[st]++
-		} else {
-			// Prepared and rolled-back transaction messages get no queue
-			// slot; RocketMQ records the would-be offset.
-			m.QueueOffset = pending[st]
 		}
 	}
 	first := int64(-1)
@@ -103,13 +148,19 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 		if first < 0 {
 			first = off
 		}
-		if i == len(msgs) {
-			encodeMarker(dst, marker{count: len(msgs), seq: seq, first: first})
+		if i == len(items) {
+			encodeMarker(dst, marker{count: len(items), seq: seq, first: first})
 			return nil
 		}
-		m := msgs[i]
-		m.PhysicalOffset = off
-		fillErr = message.EncodeRecordInto(dst, m, props[i])
+		it := &items[i]
+		if it.m == nil {
+			copy(dst, it.rec)
+			fillErr = message.PatchOffsets(dst, it.req.queueOffset, off)
+			return fillErr
+		}
+		it.m.QueueOffset = it.req.queueOffset
+		it.m.PhysicalOffset = off
+		fillErr = message.EncodeRecordInto(dst, it.m, it.props)
 		return fillErr
 	})
 	if err != nil {
@@ -124,9 +175,12 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 		s.log.Error("commitlog append failed; refusing further writes", "error", err)
 		return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
 	}
-	reqs := make([]dispatchReq, len(msgs))
-	for i, m := range msgs {
-		reqs[i] = dispatchFromExt(m)
+	reqs := make([]dispatchReq, len(items))
+	for i := range items {
+		r := &items[i].req
+		r.phy = offsets[i]
+		r.size = int32(sizes[i])
+		reqs[i] = *r
 	}
 	all := func(int) bool { return true }
 	if err := s.dispatchLocked(reqs, states, all, all); err != nil {
@@ -135,16 +189,16 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 		s.log.Error("dispatch failed; refusing further writes", "error", err)
 		return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
 	}
-	res := make([]PutResult, len(msgs))
-	for i, m := range msgs {
+	res := make([]PutResult, len(items))
+	for i := range items {
 		res[i] = PutResult{
 			PhysicalOffset: offsets[i],
-			QueueOffset:    m.QueueOffset,
+			QueueOffset:    reqs[i].queueOffset,
 			Size:           int32(sizes[i]),
-			MsgID:          message.OffsetMsgID(m.StoreHost, offsets[i]),
+			MsgID:          message.OffsetMsgID(items[i].storeHost, offsets[i]),
 		}
 	}
-	end := offsets[len(msgs)] + markerSize + commitlog.TrailerSize
+	end := offsets[len(items)] + markerSize + commitlog.TrailerSize
 	s.lastSeq.Store(seq)
 	s.dirty = true
 	type touch struct {
@@ -153,8 +207,8 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 	}
 	var touched []touch
 	if s.cfg.OnDispatch != nil {
-		for i, m := range msgs {
-			touched = append(touched, touch{queueKey{m.Topic, m.QueueID}, states[i].next})
+		for i := range items {
+			touched = append(touched, touch{queueKey{reqs[i].topic, reqs[i].queueID}, states[i].next})
 		}
 	}
 	s.mu.Unlock()
