@@ -46,6 +46,12 @@ type Config struct {
 	// AutoCreateSubscriptionGroup (RocketMQ autoCreateSubscriptionGroup).
 	// Default true.
 	AutoCreateSubscriptionGroup bool
+	// Listener, if set, is the bound client socket to serve (Addr must be
+	// its address); otherwise the broker listens on Addr.
+	Listener net.Listener
+	// DelayLevels are the delays of levels 1, 2, … (RocketMQ's
+	// messageDelayLevel). Default: ParseDelayLevels(DefaultDelayLevels).
+	DelayLevels []time.Duration
 	// DisablePropertyFilter refuses SQL92 subscriptions (RocketMQ's
 	// enablePropertyFilter=false). Default: SQL92 is served.
 	DisablePropertyFilter bool
@@ -70,6 +76,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxMessageSize == 0 {
 		c.MaxMessageSize = 4 << 20
+	}
+	if len(c.DelayLevels) == 0 {
+		c.DelayLevels, _ = ParseDelayLevels(DefaultDelayLevels)
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -164,8 +173,9 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client")})
 	b.srv = remoting.NewServer(remoting.ServerConfig{
-		Addr:   cfg.Addr,
-		Logger: b.log.Named("remoting"),
+		Addr:     cfg.Addr,
+		Listener: cfg.Listener,
+		Logger:   b.log.Named("remoting"),
 		Pools: map[string]remoting.PoolConfig{
 			// A send worker waits for its raft commit, so the pool is wide:
 			// its width bounds the proposals the batcher can coalesce.
@@ -182,6 +192,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.registerAdminProcessors()
 	b.registerLockProcessors()
 	b.registerGroupProcessors()
+	b.registerSendBackProcessor()
 	return b, nil
 }
 
@@ -200,8 +211,9 @@ func (b *Broker) Start() error {
 	}
 	b.hooks.b.Store(b)
 	b.startConsumerSide()
-	b.wg.Add(1)
+	b.wg.Add(2)
 	go b.registerLoop()
+	go b.scheduleLoop()
 	b.log.Info("broker serving", "addr", b.srv.Addr().String(), "role", b.group.Role().Role)
 	return nil
 }

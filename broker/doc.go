@@ -114,6 +114,16 @@
 // SYSTEM_ERROR as RocketMQ does. An expression that does not compile is
 // answered SUBSCRIPTION_PARSE_FAILED (23).
 //
+// Delayed messages (delay.go) and CONSUMER_SEND_MSG_BACK (36,
+// sendback.go): a send with a DELAY level is parked in
+// SCHEDULE_TOPIC_XXXX (queue level-1, REAL_TOPIC/REAL_QID kept) and the
+// leader's scheduler delivers it when due, proposing the delivered copies
+// and the level's progress in one raft entry (dledger.ProposeWithOp), so a
+// failover neither repeats nor loses a delivery. 36 copies a failed
+// message into %RETRY%<group> delayed by level 3 + reconsumeTimes (or the
+// requested level), or into %DLQ%<group> after the maximum. Timer messages
+// (TIMER_DELIVER_MS …) are refused with SYSTEM_ERROR.
+//
 // Subscription groups (groups.go): 200 and 207 on the leader (followers
 // forward), 201 and 352 from any replica; groups are replicated metadata.
 //

@@ -229,6 +229,9 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
 	}
+	if err := refuseTimer(props); err != nil {
+		return nil, err
+	}
 	if batch && strings.HasPrefix(h.Topic, retryPrefix) {
 		return nil, fmt.Errorf("%w: batch request does not support retry group %s", ErrMessageIllegal, h.Topic)
 	}
@@ -241,13 +244,21 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	if err != nil {
 		return nil, err
 	}
+	deadLettered := false
 	if !batch && strings.HasPrefix(topic, retryPrefix) {
 		if dlq, ok := b.deadLetter(&h); ok {
 			if tc, err = b.ensureTopic(ctx, metadata.TopicConfig{TopicName: dlq, ReadQueueNums: 1, WriteQueueNums: 1,
 				Perm: metadata.PermRead | metadata.PermWrite}); err != nil {
 				return nil, err
 			}
-			topic, queueID = tc.TopicName, 0
+			topic, queueID, deadLettered = tc.TopicName, 0, true
+		}
+	}
+	// A delayed message waits in the schedule topic (delay.go); a batch
+	// is stored at once, as RocketMQ does not delay batches.
+	if level := b.delayLevelOf(props, h.SysFlag); !batch && !deadLettered && level > 0 {
+		if topic, queueID, err = b.park(ctx, level, topic, queueID, props); err != nil {
+			return nil, err
 		}
 	}
 
@@ -261,6 +272,9 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		msgs = make([]*message.Ext, len(items))
 		for i, it := range items {
 			p := it.Properties
+			if err := refuseTimer(p); err != nil {
+				return nil, err
+			}
 			for k, v := range props {
 				if _, own := p[k]; !own {
 					p[k] = v
@@ -388,17 +402,23 @@ func (b *Broker) autoCreateConfig(h *sendHeader) (metadata.TopicConfig, error) {
 // positive, else the group's retryMaxTimes, else 16.
 func (b *Broker) deadLetter(h *sendHeader) (string, bool) {
 	group := strings.TrimPrefix(h.Topic, retryPrefix)
-	maxTimes := h.MaxReconsumeTimes
-	if maxTimes <= 0 {
-		maxTimes = defaultMaxReconsumeTimes
-		if g, ok := b.group.Metadata().Group(group); ok && g.RetryMaxTimes > 0 {
-			maxTimes = g.RetryMaxTimes
-		}
-	}
-	if h.ReconsumeTimes < maxTimes {
+	if h.ReconsumeTimes < b.maxReconsumeTimes(group, h.MaxReconsumeTimes) {
 		return "", false
 	}
 	return dlqPrefix + group, true
+}
+
+// maxReconsumeTimes is how often a group's message is retried before it
+// goes to the DLQ: the request's value when positive, else the group's
+// retryMaxTimes, else 16.
+func (b *Broker) maxReconsumeTimes(group string, requested int32) int32 {
+	if requested > 0 {
+		return requested
+	}
+	if g, ok := b.group.Metadata().Group(group); ok && g.RetryMaxTimes > 0 {
+		return g.RetryMaxTimes
+	}
+	return defaultMaxReconsumeTimes
 }
 
 // bornHost is the producer's address: the connection's peer, or, for a

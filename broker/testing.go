@@ -22,20 +22,11 @@ type TestCluster struct {
 	Namesrv *routing.Server
 	Peers   map[string]string // node id -> client address
 
+	opt func(i int, c *Config) // each broker's adjustments, kept for restarts
+
 	mu      sync.Mutex
 	brokers map[string]*Broker
 	hooks   map[string]*Hooks
-}
-
-// freePort reserves a loopback port (closed again before use; tests only).
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // StartTestCluster starts a name server and an n-node group and waits for
@@ -49,12 +40,18 @@ func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestClus
 	if err := ns.Start(); err != nil {
 		t.Fatal(err)
 	}
-	tc := &TestCluster{T: t, Namesrv: ns, Peers: map[string]string{}, brokers: map[string]*Broker{}, hooks: map[string]*Hooks{}}
-	ports := make([]int, n)
-	for i := range ports {
-		ports[i] = freePort(t)
+	tc := &TestCluster{T: t, Namesrv: ns, Peers: map[string]string{}, opt: opt, brokers: map[string]*Broker{}, hooks: map[string]*Hooks{}}
+	// The client sockets are bound before anything else needs their
+	// addresses, so no other test can take a port in between.
+	listeners := map[string]net.Listener{}
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
 		id := fmt.Sprintf("n%d", i)
-		tc.Peers[id] = fmt.Sprintf("127.0.0.1:%d", ports[i])
+		listeners[id] = l
+		tc.Peers[id] = l.Addr().String()
 		tc.hooks[id] = NewHooks()
 	}
 	tc.Raft = dledger.MakeCluster(t, n, func(i int, c *dledger.Config) {
@@ -66,7 +63,8 @@ func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestClus
 	})
 	t.Cleanup(tc.Close)
 	for i := 0; i < n; i++ {
-		tc.startBroker(fmt.Sprintf("n%d", i), opt, i)
+		id := fmt.Sprintf("n%d", i)
+		tc.startBroker(id, i, listeners[id])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -76,7 +74,9 @@ func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestClus
 	return tc
 }
 
-func (tc *TestCluster) startBroker(id string, opt func(int, *Config), i int) {
+// startBroker starts node id's broker on l, or on its address when l is
+// nil (a restart).
+func (tc *TestCluster) startBroker(id string, i int, l net.Listener) {
 	tc.T.Helper()
 	g := tc.Raft.Node(id).Group()
 	cfg := Config{
@@ -88,9 +88,10 @@ func (tc *TestCluster) startBroker(id string, opt func(int, *Config), i int) {
 		RegisterInterval:            time.Second,
 		AutoCreateTopic:             true,
 		AutoCreateSubscriptionGroup: true,
+		Listener:                    l,
 	}
-	if opt != nil {
-		opt(i, &cfg)
+	if tc.opt != nil {
+		tc.opt(i, &cfg)
 	}
 	b, err := New(cfg, g, tc.hooks[id])
 	if err != nil {
@@ -146,7 +147,11 @@ func (tc *TestCluster) Restart(id string) {
 	if err := tc.Raft.Restart(id); err != nil {
 		tc.T.Fatal(err)
 	}
-	tc.startBroker(id, nil, 0)
+	var i int
+	if _, err := fmt.Sscanf(id, "n%d", &i); err != nil {
+		tc.T.Fatal(err)
+	}
+	tc.startBroker(id, i, nil)
 }
 
 // Close stops every broker, the group and the name server.

@@ -34,9 +34,11 @@
 //
 //	offset size field
 //	0      1    version (1)
-//	1      1    type: 1 messages, 2 metadata op
+//	1      1    type: 1 messages, 2 metadata op, 3 messages and an op
 //	2           messages: count uint32, then count × (length uint32, record)
 //	            metadata: a metadata.Op as JSON
+//	            messages and an op: op length uint32, the op as JSON, then
+//	            a messages payload (ProposeWithOp: both parts or neither)
 //
 // # FSM (invariants I2, I3)
 //
@@ -49,7 +51,9 @@
 // the store, and the store skips an index at or below the last one it holds
 // durably, so entries re-delivered after a crash (raft replays the log after
 // the last snapshot: NoSnapshotRestoreOnStart) are applied exactly once.
-// Metadata ops go to metadata.State, which skips indexes the same way. A
+// Metadata ops go to metadata.State, which skips indexes the same way; an
+// entry of both kinds applies its messages first and its op only if the
+// store took them, and a replay completes whichever part a crash left. A
 // store that cannot write stops the node (it is not allowed to skip an
 // entry); a leader whose store refuses writes hands leadership away.
 //

@@ -12,7 +12,7 @@ import (
 //
 //	offset size field
 //	0      1    version (1)
-//	1      1    type: 1 messages, 2 metadata op
+//	1      1    type: 1 messages, 2 metadata op, 3 messages and an op
 //	2           payload
 //
 // messages payload:  count uint32, then count × (length uint32, record)
@@ -22,12 +22,19 @@ import (
 //	the FSM assigns those at apply.
 //
 // metadata payload:  a metadata.Op as JSON.
+//
+// messages-and-op payload: op length uint32, the op as JSON, then a
+// messages payload. Both parts are applied or neither (work whose
+// progress must move with its output, such as delayed deliveries).
 const (
-	entryVersion       byte = 1
-	entryTypeMessages  byte = 1
-	entryTypeMetadata  byte = 2
-	entryHeaderSize         = 2
-	messagesHeaderSize      = 4
+	entryVersion        byte = 1
+	entryTypeMessages   byte = 1
+	entryTypeMetadata   byte = 2
+	entryTypeMessagesOp byte = 3
+	entryHeaderSize          = 2
+	messagesHeaderSize       = 4
+	opLengthSize             = 4
+	maxEntryOpSize           = 1 << 20
 )
 
 // encodeMessagesEntry concatenates encoded records into one entry.
@@ -57,6 +64,20 @@ func checkRecord(rec []byte) error {
 		return fmt.Errorf("record of %d bytes in a frame of %d", v.Size(), len(rec))
 	}
 	return v.VerifyBodyCRC()
+}
+
+// encodeMessagesOpEntry builds a messages-and-op entry.
+func encodeMessagesOpEntry(records [][]byte, op metadata.Op) ([]byte, error) {
+	p, err := metadata.EncodeOp(op)
+	if err != nil {
+		return nil, err
+	}
+	msgs := encodeMessagesEntry(records)
+	b := make([]byte, 0, entryHeaderSize+opLengthSize+len(p)+len(msgs)-entryHeaderSize)
+	b = append(b, entryVersion, entryTypeMessagesOp)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
+	b = append(b, p...)
+	return append(b, msgs[entryHeaderSize:]...), nil
 }
 
 func encodeMetadataEntry(op metadata.Op) ([]byte, error) {
@@ -89,33 +110,28 @@ func decodeEntry(b []byte) (entry, error) {
 	p := b[entryHeaderSize:]
 	switch e.typ {
 	case entryTypeMessages:
-		if len(p) < messagesHeaderSize {
-			return entry{}, fmt.Errorf("%w: short messages header", ErrBadEntry)
+		recs, err := decodeRecords(p)
+		if err != nil {
+			return entry{}, err
+		}
+		e.recs = recs
+	case entryTypeMessagesOp:
+		if len(p) < opLengthSize {
+			return entry{}, fmt.Errorf("%w: short op length", ErrBadEntry)
 		}
 		n := binary.BigEndian.Uint32(p)
-		p = p[messagesHeaderSize:]
-		if uint64(n)*(4+message.MinRecordSize) > uint64(len(p)) {
-			return entry{}, fmt.Errorf("%w: %d messages in %d bytes", ErrBadEntry, n, len(p))
+		if n > maxEntryOpSize || uint64(n) > uint64(len(p)-opLengthSize) {
+			return entry{}, fmt.Errorf("%w: op of %d bytes", ErrBadEntry, n)
 		}
-		e.recs = make([][]byte, 0, n)
-		for i := uint32(0); i < n; i++ {
-			if len(p) < 4 {
-				return entry{}, fmt.Errorf("%w: message %d: truncated", ErrBadEntry, i)
-			}
-			l := binary.BigEndian.Uint32(p)
-			if uint64(l) > uint64(len(p)-4) {
-				return entry{}, fmt.Errorf("%w: message %d: length %d", ErrBadEntry, i, l)
-			}
-			rec := p[4 : 4+l : 4+l]
-			if err := checkRecord(rec); err != nil {
-				return entry{}, fmt.Errorf("%w: message %d: %v", ErrBadEntry, i, err)
-			}
-			e.recs = append(e.recs, rec)
-			p = p[4+l:]
+		op, err := metadata.DecodeOp(p[opLengthSize : opLengthSize+n])
+		if err != nil {
+			return entry{}, fmt.Errorf("%w: %v", ErrBadEntry, err)
 		}
-		if len(p) != 0 {
-			return entry{}, fmt.Errorf("%w: %d trailing bytes", ErrBadEntry, len(p))
+		recs, err := decodeRecords(p[opLengthSize+n:])
+		if err != nil {
+			return entry{}, err
 		}
+		e.op, e.recs = op, recs
 	case entryTypeMetadata:
 		op, err := metadata.DecodeOp(p)
 		if err != nil {
@@ -126,4 +142,37 @@ func decodeEntry(b []byte) (entry, error) {
 		return entry{}, fmt.Errorf("%w: type %d", ErrBadEntry, e.typ)
 	}
 	return e, nil
+}
+
+// decodeRecords parses a messages payload: count, then length-prefixed
+// records, each checked (structure, body CRC), aliasing p.
+func decodeRecords(p []byte) ([][]byte, error) {
+	if len(p) < messagesHeaderSize {
+		return nil, fmt.Errorf("%w: short messages header", ErrBadEntry)
+	}
+	n := binary.BigEndian.Uint32(p)
+	p = p[messagesHeaderSize:]
+	if uint64(n)*(4+message.MinRecordSize) > uint64(len(p)) {
+		return nil, fmt.Errorf("%w: %d messages in %d bytes", ErrBadEntry, n, len(p))
+	}
+	recs := make([][]byte, 0, n)
+	for i := uint32(0); i < n; i++ {
+		if len(p) < 4 {
+			return nil, fmt.Errorf("%w: message %d: truncated", ErrBadEntry, i)
+		}
+		l := binary.BigEndian.Uint32(p)
+		if uint64(l) > uint64(len(p)-4) {
+			return nil, fmt.Errorf("%w: message %d: length %d", ErrBadEntry, i, l)
+		}
+		rec := p[4 : 4+l : 4+l]
+		if err := checkRecord(rec); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %v", ErrBadEntry, i, err)
+		}
+		recs = append(recs, rec)
+		p = p[4+l:]
+	}
+	if len(p) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadEntry, len(p))
+	}
+	return recs, nil
 }

@@ -77,25 +77,20 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 	}
 	switch e.typ {
 	case entryTypeMessages:
-		res, err := f.store.PutEncoded(l.Index, e.recs)
-		switch {
-		case err == nil:
-			return applyResult{results: res}
-		case errors.Is(err, store.ErrSeqApplied):
-			return applyResult{err: errApplied}
-		case errors.Is(err, store.ErrBadMessage), errors.Is(err, store.ErrBatchTooLarge):
-			// Deterministic rejection (replicas share the store limits).
-			return applyResult{err: err}
-		default:
-			// The store cannot write: applying later entries would leave a
-			// hole. Stop this node; it re-applies from the raft log once
-			// the disk is fixed.
-			f.failed.Store(true)
-			if f.fail != nil {
-				f.fail(err)
-			}
-			return applyResult{err: fmt.Errorf("%w: %v", ErrFailed, err)}
+		return f.putMessages(l.Index, e.recs)
+	case entryTypeMessagesOp:
+		// The messages first: if the store refuses them (the same way on
+		// every replica) the op is not applied either. On a replay the
+		// store skips what it holds and the metadata what it applied, so
+		// a crash between the two parts completes the entry.
+		res := f.putMessages(l.Index, e.recs)
+		if res.err != nil && !errors.Is(res.err, errApplied) {
+			return res
 		}
+		if _, err := f.meta.Apply(l.Index, e.op); err != nil {
+			return applyResult{err: err}
+		}
+		return res
 	case entryTypeMetadata:
 		applied, err := f.meta.Apply(l.Index, e.op)
 		if err != nil {
@@ -121,6 +116,29 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 		return applyResult{}
 	}
 	return applyResult{err: fmt.Errorf("%w: type %d", ErrBadEntry, e.typ)}
+}
+
+// putMessages stores the records of entry index.
+func (f *fsm) putMessages(index uint64, recs [][]byte) applyResult {
+	res, err := f.store.PutEncoded(index, recs)
+	switch {
+	case err == nil:
+		return applyResult{results: res}
+	case errors.Is(err, store.ErrSeqApplied):
+		return applyResult{err: errApplied}
+	case errors.Is(err, store.ErrBadMessage), errors.Is(err, store.ErrBatchTooLarge):
+		// Deterministic rejection (replicas share the store limits).
+		return applyResult{err: err}
+	default:
+		// The store cannot write: applying later entries would leave a
+		// hole. Stop this node; it re-applies from the raft log once the
+		// disk is fixed.
+		f.failed.Store(true)
+		if f.fail != nil {
+			f.fail(err)
+		}
+		return applyResult{err: fmt.Errorf("%w: %v", ErrFailed, err)}
+	}
 }
 
 // manifest is the content of a snapshot: small, because the CommitLog

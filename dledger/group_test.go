@@ -263,21 +263,7 @@ func TestGroupMetadataReplicatedAndDurable(t *testing.T) {
 		}
 	}
 	// A killed node keeps it after restart (re-applied from the raft log).
-	var victim *Node
-	for _, n := range c.Up() {
-		if n != leader {
-			victim = n
-		}
-	}
-	if err := c.Kill(victim.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Restart(victim.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
+	victim := restartFollower(t, ctx, c, leader)
 	if o, ok := c.Node(victim.ID).Group().Metadata().Offset("cg", "Orders", 3); !ok || o != 42 {
 		t.Fatalf("after restart: offset %d %v", o, ok)
 	}
@@ -400,11 +386,18 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add(encodeMessagesEntry([][]byte{rec, rec}))
 	meta, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
 	f.Add(meta)
+	both, _ := encodeMessagesOpEntry([][]byte{rec}, metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
+	f.Add(both)
 	f.Add([]byte{1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := decodeEntry(b)
 		if err != nil {
 			return
+		}
+		if e.typ == entryTypeMessagesOp {
+			if _, err := encodeMessagesOpEntry(e.recs, e.op); err != nil {
+				t.Fatalf("a decoded op does not encode: %v", err)
+			}
 		}
 		if e.typ == entryTypeMessages {
 			// The records round-trip byte for byte, and each decodes.
@@ -418,4 +411,57 @@ func FuzzDecodeEntry(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGroupProposeWithOp replicates messages and an offset commit in one
+// entry: every replica holds both, also a node restarted from its raft log.
+func TestGroupProposeWithOp(t *testing.T) {
+	c := MakeCluster(t, 3)
+	ctx := ctxT(t, 30*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := metadata.Op{Kind: metadata.OpCommitOffsets, Offsets: []metadata.OffsetCommit{{Group: "sched", Topic: "S", QueueID: 1, Offset: 2}}}
+	res, err := leader.Group().ProposeWithOp(ctx, []*message.Ext{testMsg("T", 0, "a"), testMsg("T", 0, "b")}, op)
+	if err != nil || len(res) != 2 || res[1].QueueOffset != 1 {
+		t.Fatalf("ProposeWithOp: %+v %v", res, err)
+	}
+	if _, err := leader.Group().ProposeWithOp(ctx, nil, metadata.Op{Kind: "bogus"}); !errors.Is(err, metadata.ErrBadOp) {
+		t.Fatalf("bad op: %v", err)
+	}
+	restartFollower(t, ctx, c, leader)
+	for _, n := range c.Up() {
+		if o, ok := n.Group().Metadata().Offset("sched", "S", 1); !ok || o != 2 {
+			t.Fatalf("%s: offset %d %v", n.ID, o, ok)
+		}
+		if max, err := n.Group().Store().MaxOffset("T", 0); err != nil || max != 2 {
+			t.Fatalf("%s: T-0 holds %d messages", n.ID, max)
+		}
+	}
+	if err := c.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restartFollower kills a follower of leader, restarts it and waits until
+// every node has applied the same log; it returns the follower.
+func restartFollower(t *testing.T, ctx context.Context, c *Cluster, leader *Node) *Node {
+	t.Helper()
+	var victim *Node
+	for _, n := range c.Up() {
+		if n != leader {
+			victim = n
+		}
+	}
+	if err := c.Kill(victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return victim
 }

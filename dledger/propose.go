@@ -20,7 +20,7 @@ import (
 type proposal struct {
 	records [][]byte // stamped, encoded messages
 	size    int
-	entry   []byte // a metadata entry, proposed on its own
+	entry   []byte // an entry proposed on its own (metadata, messages and an op)
 	done    chan proposalResult
 }
 
@@ -246,6 +246,39 @@ func (g *Group) Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutRe
 	if len(msgs) == 0 {
 		return nil, nil
 	}
+	pr, err := g.encodeProposal(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return g.await(ctx, pr)
+}
+
+// ProposeWithOp replicates msgs and a metadata op in one raft entry, applied
+// together or not at all: a message the store refuses fails the whole
+// entry on every replica. It is for work whose progress must move with its
+// output (the delay scheduler's deliveries and its offsets), so a failover
+// neither repeats nor loses any of it. msgs are stamped as Propose stamps
+// them; errors are Propose's.
+func (g *Group) ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metadata.Op) ([]store.PutResult, error) {
+	if err := g.writable(); err != nil {
+		return nil, err
+	}
+	pr, err := g.encodeProposal(msgs)
+	if err != nil {
+		return nil, err
+	}
+	if pr.entry, err = encodeMessagesOpEntry(pr.records, op); err != nil {
+		return nil, err
+	}
+	if pr.size = len(pr.entry); pr.size > g.cfg.MaxBatchBytes {
+		return nil, fmt.Errorf("%w: %d bytes, entries hold %d", ErrTooLarge, pr.size, g.cfg.MaxBatchBytes)
+	}
+	return g.await(ctx, pr)
+}
+
+// encodeProposal stamps msgs (store time, store host, born host and
+// UNIQ_KEY when missing) and encodes them as stored records.
+func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 	now := g.cfg.Clock().UnixMilli()
 	pr := &proposal{records: make([][]byte, len(msgs)), done: make(chan proposalResult, 1)}
 	for i, m := range msgs {
@@ -271,8 +304,7 @@ func (g *Group) Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutRe
 	if pr.size > g.cfg.MaxBatchBytes {
 		return nil, fmt.Errorf("%w: %d bytes, entries hold %d", ErrTooLarge, pr.size, g.cfg.MaxBatchBytes)
 	}
-	res, err := g.await(ctx, pr)
-	return res, err
+	return pr, nil
 }
 
 // ProposeMetadata replicates a metadata change and returns once this node

@@ -27,6 +27,10 @@ const (
 type ServerConfig struct {
 	// Addr is the TCP address to listen on; "127.0.0.1:0" picks a port.
 	Addr string
+	// Listener, if set, is served instead of listening on Addr (a caller
+	// that must know the address before the server starts binds it
+	// first). The server closes it on Close.
+	Listener net.Listener
 	// MaxFrameSize bounds every frame read or written, length prefix
 	// included (DefaultMaxFrameSize). A peer that announces a larger frame
 	// is disconnected.
@@ -158,9 +162,12 @@ func (s *Server) Start() error {
 	if s.started {
 		return errors.New("remoting: server already started")
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("remoting: listen on %q: %w", s.cfg.Addr, err)
+	ln := s.cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.Addr); err != nil {
+			return fmt.Errorf("remoting: listen on %q: %w", s.cfg.Addr, err)
+		}
 	}
 	s.ln = ln
 	s.started = true

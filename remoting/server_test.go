@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -741,4 +742,34 @@ func ExampleServer() {
 	}
 	fmt.Println(ResponseCodeName(resp.Code), string(resp.Body))
 	// Output: SUCCESS {"brokerAddrTable":{},"clusterAddrTable":{}}
+}
+
+// A server given a bound listener serves it (its address known before
+// Start) and closes it on Close.
+func TestServerOnGivenListener(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:1", Listener: l})
+	s.Handle(SendMessage, "", echo)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr().String() != l.Addr().String() {
+		t.Fatalf("serving %s, listener %s", s.Addr(), l.Addr())
+	}
+	c := newClient(t, ClientConfig{})
+	resp, err := c.Invoke(ctxGuard(t), l.Addr().String(), NewRequest(SendMessage, nil, []byte("x")))
+	if err != nil || string(resp.Body) != "x" {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Accept(); err == nil {
+		t.Fatal("listener still open after Close")
+	}
 }

@@ -77,6 +77,7 @@ var brokerKeys = []keySpec{
 	{key: "auto_create_topic", aliases: []string{"autoCreateTopicEnable"}, def: "true", isBool: true, usage: "create unknown topics on first send"},
 	{key: "auto_create_subscription_group", aliases: []string{"autoCreateSubscriptionGroup"}, def: "true", isBool: true, usage: "create unknown consumer groups"},
 	{key: "enable_property_filter", aliases: []string{"enablePropertyFilter"}, def: "true", isBool: true, usage: "serve SQL92 subscriptions (RocketMQ's default is false)"},
+	{key: "message_delay_level", aliases: []string{"messageDelayLevel"}, def: broker.DefaultDelayLevels, usage: "delays of levels 1, 2, … (s, m, h, d units)"},
 	{key: "default_topic_queue_nums", aliases: []string{"defaultTopicQueueNums"}, def: "8", usage: "queues of auto-created topics"},
 	{key: "max_message_size", aliases: []string{"maxMessageSize"}, def: "4194304", usage: "largest message body in bytes"},
 	{key: "register_interval", aliases: []string{"registerNameServerPeriod"}, def: "30s", usage: "name-server heartbeat (bare number: ms)"},
@@ -154,6 +155,7 @@ type nodeConfig struct {
 	AutoCreateTopic         bool
 	AutoCreateSubGroup      bool
 	PropertyFilter          bool
+	DelayLevels             []time.Duration
 	DefaultTopicQueueNums   int32
 	MaxMessageSize          int
 	RegisterInterval        time.Duration
@@ -440,6 +442,11 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		NodeID:                str("raft.node_id"),
 		PreferredLeader:       str("raft.preferred_leader"),
 	}
+	levels, err := broker.ParseDelayLevels(str("message_delay_level"))
+	if err != nil {
+		bad("message_delay_level", "%v", err)
+	}
+	c.DelayLevels = levels
 	if c.ClusterName == "" || c.BrokerName == "" || c.NodeID == "" || c.DataDir == "" {
 		bad("cluster_name, broker_name, raft.node_id, data_dir", "must not be empty")
 	}
@@ -647,6 +654,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,
 		DisablePropertyFilter:       !c.PropertyFilter,
+		DelayLevels:                 c.DelayLevels,
 		MaxMessageSize:              c.MaxMessageSize,
 	}
 }

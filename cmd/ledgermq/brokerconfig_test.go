@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -123,6 +124,7 @@ maxMessageSize=65536
 autoCreateTopicEnable=false
 autoCreateSubscriptionGroup=false
 enablePropertyFilter=false
+messageDelayLevel=1s 5s 2m 1d
 defaultTopicQueueNums=4
 flushIntervalCommitLog=200
 preferredLeaderId=n1
@@ -155,6 +157,7 @@ func TestConfigRocketMQAliases(t *testing.T) {
 		{"autoCreateTopicEnable", c.AutoCreateTopic, false},
 		{"autoCreateSubscriptionGroup", c.AutoCreateSubGroup, false},
 		{"enablePropertyFilter", c.PropertyFilter, false},
+		{"messageDelayLevel", fmt.Sprint(c.DelayLevels), "[1s 5s 2m0s 24h0m0s]"},
 		{"defaultTopicQueueNums", c.DefaultTopicQueueNums, int32(4)},
 		{"flushIntervalCommitLog", c.FlushInterval, 200 * time.Millisecond},
 		{"preferredLeaderId", c.PreferredLeader, "n1"},
@@ -217,6 +220,7 @@ func TestConfigRejects(t *testing.T) {
 		{"self not in peers", "b.conf", "dLegerSelfId=n9\ndLegerPeers=n0-127.0.0.1:1\n", [2]string{}, nil, errBadValue, "raft.peers"},
 		{"missing client addrs", "b.conf", "dLegerPeers=n0-127.0.0.1:1;n1-127.0.0.1:2\n", [2]string{}, nil, errBadValue, "n1"},
 		{"bad flush type", "", "", [2]string{}, []string{"--store-flush-disk-type", "SOMETIMES"}, errBadValue, "flush_disk_type"},
+		{"bad delay levels", "b.conf", "messageDelayLevel=1s 2x\n", [2]string{}, nil, errBadValue, "message_delay_level"},
 		{"bad timing", "", "", [2]string{}, []string{"--raft-timing", "fast"}, errBadValue, "raft.timing"},
 		{"bad extension", "b.ini", "a=b\n", [2]string{}, nil, errConfigFile, "extension"},
 		{"bad yaml", "b.yaml", "a: [\n", [2]string{}, nil, errConfigFile, "b.yaml"},
