@@ -118,6 +118,11 @@ func (b *Broker) scheduleLoop() {
 	defer b.wg.Done()
 	t := time.NewTicker(scheduleTick)
 	defer t.Stop()
+	// unsettled: a delivery failed, perhaps with an unknown outcome (its
+	// entry may still commit). Progress read before that entry applies
+	// would deliver its messages again, so deliveries wait for a raft
+	// barrier, after which every earlier entry has been applied here.
+	unsettled := false
 	for {
 		select {
 		case <-b.ctx.Done():
@@ -130,13 +135,22 @@ func (b *Broker) scheduleLoop() {
 		if _, ok := b.group.Metadata().Topic(scheduleTopic); !ok {
 			continue
 		}
+		if unsettled {
+			if err := b.group.Raft().Barrier(proposeTimeout).Error(); err != nil {
+				continue
+			}
+			unsettled = false
+		}
+	levels:
 		for level := range b.cfg.DelayLevels {
 			for b.ctx.Err() == nil {
 				n, err := b.deliverDue(int32(level))
 				if err != nil {
 					b.log.Warn("delayed delivery failed; retrying", "level", level+1, "error", err)
+					unsettled = true
+					break levels
 				}
-				if err != nil || n < scheduleBatch {
+				if n < scheduleBatch {
 					break
 				}
 			}
