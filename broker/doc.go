@@ -129,6 +129,10 @@
 //
 // Goroutines: handlers run on the remoting pools (send, admin) and may
 // block on a proposal (at most 10 s) or a forward (3 s). The registration
-// loop is owned by the Broker (b.wg); each round runs one short-lived
-// goroutine per name server and waits for them. Nothing else is started.
+// loop and the delay scheduler (scheduleLoop, active only on the writable
+// leader) are owned by the Broker (b.wg) and stop on Close; each
+// registration round runs one short-lived goroutine per name server and
+// waits for them. The consumer side's goroutines (consumer.go, pull.go,
+// offsets.go) are started by startConsumerSide and stopped by
+// stopConsumerSide.
 package broker
