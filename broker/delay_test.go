@@ -216,3 +216,16 @@ func TestTimerMessagesRefused(t *testing.T) {
 		}
 	}
 }
+
+// A batch with a DELAY, in its header or in one message, is refused
+// rather than stored at once (which would deliver it early).
+func TestDelayedBatchRefused(t *testing.T) {
+	tc := StartTestCluster(t, 1, nil)
+	c := newProdClient(t)
+	_, addr, _ := leaderOf(t, tc)
+	req := batchRequest("DelayBatch", 0, capturedBatch())
+	req.ExtFields["i"] = string(message.EncodeProperties(map[string]string{message.PropertyDelayLevel: "2"}))
+	if resp := invoke(t, c, addr, req); resp.Code != remoting.MessageIllegal {
+		t.Fatalf("delayed batch: %d %s", resp.Code, resp.Remark)
+	}
+}

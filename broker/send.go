@@ -254,8 +254,8 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 			topic, queueID, deadLettered = tc.TopicName, 0, true
 		}
 	}
-	// A delayed message waits in the schedule topic (delay.go); a batch
-	// is stored at once, as RocketMQ does not delay batches.
+	// A delayed message waits in the schedule topic (delay.go); a delayed
+	// batch was refused above rather than delivered early.
 	if level := b.delayLevelOf(props, h.SysFlag); !batch && !deadLettered && level > 0 {
 		if topic, queueID, err = b.park(ctx, level, topic, queueID, props); err != nil {
 			return nil, err
@@ -274,6 +274,9 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 			p := it.Properties
 			if err := refuseTimer(p); err != nil {
 				return nil, err
+			}
+			if b.delayLevelOf(p, h.SysFlag) > 0 || b.delayLevelOf(props, h.SysFlag) > 0 {
+				return nil, fmt.Errorf("%w: a batch cannot be delayed; send delayed messages one by one", ErrMessageIllegal)
 			}
 			for k, v := range props {
 				if _, own := p[k]; !own {
