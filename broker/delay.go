@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -192,13 +193,17 @@ func (b *Broker) deliverDue(queueID int32) (int, error) {
 		if m.StoreTimestamp+delay > now {
 			break
 		}
-		out = append(out, unpark(m))
+		if d, ok := unpark(m); ok {
+			out = append(out, d)
+		} else {
+			b.log.Warn("parked message without a destination dropped", "level", queueID+1, "offset", next)
+		}
 		next++
 	}
-	if len(out) == 0 {
+	if next == from {
 		return 0, nil
 	}
-	return len(out), b.commitDelivery(queueID, out, next)
+	return int(next - from), b.commitDelivery(queueID, out, next)
 }
 
 // commitDelivery proposes the delivered messages and the level's new
@@ -217,10 +222,17 @@ func (b *Broker) commitDelivery(queueID int32, msgs []*message.Ext, next int64) 
 
 // unpark is the delivered copy of a parked message: its real topic and
 // queue, without DELAY; body, flags, born time and host, reconsume times
-// and every other property (UNIQ_KEY, REAL_TOPIC, REAL_QID) kept.
-func unpark(m *message.Ext) *message.Ext {
+// and every other property (UNIQ_KEY, REAL_TOPIC, REAL_QID) kept. ok is
+// false for a record that names no valid destination (sends to the
+// schedule topic itself are refused, so only damage makes one).
+func unpark(m *message.Ext) (*message.Ext, bool) {
+	real := m.Properties[message.PropertyRealTopic]
+	q, err := strconv.Atoi(m.Properties[message.PropertyRealQueueID])
+	if validateTopic(real) != nil || real == scheduleTopic || err != nil || q < 0 || q > math.MaxInt32 {
+		return nil, false
+	}
 	d := &message.Ext{
-		Message:                   message.Message{Topic: m.Properties[message.PropertyRealTopic], Flag: m.Flag, Body: m.Body},
+		Message:                   message.Message{Topic: real, Flag: m.Flag, Body: m.Body},
 		SysFlag:                   m.SysFlag,
 		BornTimestamp:             m.BornTimestamp,
 		BornHost:                  m.BornHost,
@@ -233,11 +245,6 @@ func unpark(m *message.Ext) *message.Ext {
 			d.Properties[k] = v
 		}
 	}
-	if q, err := strconv.Atoi(m.Properties[message.PropertyRealQueueID]); err == nil && q >= 0 {
-		d.QueueID = int32(q)
-	}
-	if d.Topic == "" {
-		d.Topic = scheduleTopic // a parked message without REAL_TOPIC stays where it was
-	}
-	return d
+	d.QueueID = int32(q)
+	return d, true
 }

@@ -205,10 +205,13 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	}
 }
 
-func TestTimerMessagesRefused(t *testing.T) {
+func TestTimerMessagesAndScheduleTopicRefused(t *testing.T) {
 	tc := StartTestCluster(t, 1, nil)
 	c := newProdClient(t)
 	_, addr, _ := leaderOf(t, tc)
+	if resp := invoke(t, c, addr, sendRequest(scheduleTopic, 0, nil, "x")); resp.Code != remoting.InvalidParameter {
+		t.Errorf("a send to %s: %d %s", scheduleTopic, resp.Code, resp.Remark)
+	}
 	for _, k := range []string{message.PropertyTimerDeliverMS, message.PropertyTimerDelaySec, message.PropertyTimerDelayMS} {
 		resp := invoke(t, c, addr, sendRequest("TimerTopic", 0, map[string]string{k: "1000"}, "x"))
 		if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, k) {
@@ -227,5 +230,28 @@ func TestDelayedBatchRefused(t *testing.T) {
 	req.ExtFields["i"] = string(message.EncodeProperties(map[string]string{message.PropertyDelayLevel: "2"}))
 	if resp := invoke(t, c, addr, req); resp.Code != remoting.MessageIllegal {
 		t.Fatalf("delayed batch: %d %s", resp.Code, resp.Remark)
+	}
+}
+
+func TestUnpark(t *testing.T) {
+	m := &message.Ext{Message: message.Message{Topic: scheduleTopic, Body: []byte("b"), Properties: map[string]string{
+		message.PropertyRealTopic: "T", message.PropertyRealQueueID: "3", message.PropertyDelayLevel: "2", message.PropertyUniqKey: "U"}},
+		ReconsumeTimes: 2, BornTimestamp: 7}
+	d, ok := unpark(m)
+	if !ok || d.Topic != "T" || d.QueueID != 3 || d.Properties[message.PropertyDelayLevel] != "" || d.UniqKey() != "U" ||
+		d.ReconsumeTimes != 2 || d.BornTimestamp != 7 || string(d.Body) != "b" {
+		t.Fatalf("unpark: %+v %v", d, ok)
+	}
+	for _, props := range []map[string]string{
+		{},
+		{message.PropertyRealTopic: "T"},
+		{message.PropertyRealTopic: "T", message.PropertyRealQueueID: "-1"},
+		{message.PropertyRealTopic: "T", message.PropertyRealQueueID: "x"},
+		{message.PropertyRealTopic: scheduleTopic, message.PropertyRealQueueID: "0"},
+		{message.PropertyRealTopic: "bad topic", message.PropertyRealQueueID: "0"},
+	} {
+		if _, ok := unpark(&message.Ext{Message: message.Message{Properties: props}}); ok {
+			t.Errorf("unparked %v", props)
+		}
 	}
 }

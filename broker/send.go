@@ -216,7 +216,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	if err := validateTopic(h.Topic); err != nil {
 		return nil, err
 	}
-	if h.Topic == autoCreateTopic {
+	if h.Topic == autoCreateTopic || h.Topic == scheduleTopic {
 		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
 	}
 	if len(req.Body) > b.cfg.MaxMessageSize {
