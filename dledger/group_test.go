@@ -119,12 +119,7 @@ func TestGroupFollowerRestartCatchesUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var follower *Node
-	for _, n := range c.Up() {
-		if n != leader {
-			follower = n
-		}
-	}
+	follower := followerOf(c, leader)
 	l := startLoad(t, c, 4, "T")
 	l.waitAcked(t, 100, 30*time.Second)
 	if err := c.Kill(follower.ID); err != nil {
@@ -448,12 +443,7 @@ func TestGroupProposeWithOp(t *testing.T) {
 // every node has applied the same log; it returns the follower.
 func restartFollower(t *testing.T, ctx context.Context, c *Cluster, leader *Node) *Node {
 	t.Helper()
-	var victim *Node
-	for _, n := range c.Up() {
-		if n != leader {
-			victim = n
-		}
-	}
+	victim := followerOf(c, leader)
 	if err := c.Kill(victim.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -220,3 +220,14 @@ func loadedCluster(t *testing.T) (*Cluster, context.Context, *Node, *load) {
 	l.waitAcked(t, 100, 30*time.Second)
 	return c, ctx, leader, l
 }
+
+// followerOf returns a running node other than leader.
+func followerOf(c *Cluster, leader *Node) *Node {
+	var f *Node
+	for _, n := range c.Up() {
+		if n != leader {
+			f = n
+		}
+	}
+	return f
+}

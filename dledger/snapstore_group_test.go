@@ -127,12 +127,7 @@ func TestGroupWipedFollowerCatchesUpThroughSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var follower *Node
-	for _, n := range c.Up() {
-		if n != leader {
-			follower = n
-		}
-	}
+	follower := followerOf(c, leader)
 	l := startPaddedLoad(c, 4, 900, "T")
 	waitUntil(t, ctx, "the leader has several segments and a compacted log", func() bool {
 		g := leaderGroup(c)
@@ -156,12 +151,7 @@ func TestGroupLaggingFollowerCatchesUpThroughSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var follower *Node
-	for _, n := range c.Up() {
-		if n != leader {
-			follower = n
-		}
-	}
+	follower := followerOf(c, leader)
 	l := startPaddedLoad(c, 4, 900, "T")
 	l.waitAcked(t, 300, 30*time.Second)
 	if err := c.Kill(follower.ID); err != nil {
