@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,8 +52,19 @@ type load struct {
 	wg      sync.WaitGroup
 }
 
-func startLoad(t *testing.T, c *Cluster, writers int, topic string) *load {
+func startLoad(_ *testing.T, c *Cluster, writers int, topic string) *load {
+	return startPaddedLoad(c, writers, 0, topic)
+}
+
+// startPaddedLoad is startLoad with message bodies of about pad bytes, so
+// the CommitLog fills segments quickly. The body is also the message's key
+// (testMsg), so pad stays under the IndexFile's 1 KiB key limit.
+func startPaddedLoad(c *Cluster, writers, pad int, topic string) *load {
 	l := &load{c: c, acked: map[string]store.PutResult{}, unknown: map[string]bool{}, stop: make(chan struct{})}
+	suffix := ""
+	if pad > 0 {
+		suffix = "-" + strings.Repeat("p", pad)
+	}
 	for w := 0; w < writers; w++ {
 		l.wg.Add(1)
 		go func(w int) {
@@ -63,8 +75,7 @@ func startLoad(t *testing.T, c *Cluster, writers int, topic string) *load {
 					return
 				default:
 				}
-				body := fmt.Sprintf("w%d-%d", w, i)
-				l.send(topic, int32(w%4), body)
+				l.send(topic, int32(w%4), fmt.Sprintf("w%d-%d%s", w, i, suffix))
 			}
 		}(w)
 	}

@@ -2,13 +2,9 @@ package dledger
 
 import (
 	"context"
-	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/ledgermq/ledgermq/store"
 )
 
 // snapshotHeavy makes every node snapshot and compact its raft log often,
@@ -23,29 +19,6 @@ func snapshotHeavy(_ int, c *Config) {
 	// Compacted entries stay readable until their raft log segment goes:
 	// small segments make compaction really drop them.
 	c.RaftSegmentSize = 64 << 10
-}
-
-// startPaddedLoad is startLoad with message bodies of about pad bytes, so
-// the CommitLog fills segments quickly. The body is also the message's key
-// (testMsg), so pad stays under the IndexFile's 1 KiB key limit.
-func startPaddedLoad(c *Cluster, writers, pad int, topic string) *load {
-	l := &load{c: c, acked: map[string]store.PutResult{}, unknown: map[string]bool{}, stop: make(chan struct{})}
-	padding := strings.Repeat("p", pad)
-	for w := 0; w < writers; w++ {
-		l.wg.Add(1)
-		go func(w int) {
-			defer l.wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-l.stop:
-					return
-				default:
-				}
-				l.send(topic, int32(w%4), fmt.Sprintf("w%d-%d-%s", w, i, padding))
-			}
-		}(w)
-	}
-	return l
 }
 
 // waitUntil polls cond until it holds or ctx ends.
