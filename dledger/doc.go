@@ -144,7 +144,6 @@
 //     (its restore never succeeded, so raft's log was not compacted for it).
 //
 // # Leadership (I6)
-// # Leadership (I6)
 //
 // A new leader runs Barrier before it takes writes; only then is it
 // announced (RoleEvent with role "leader" and its term), so the broker never
@@ -158,6 +157,32 @@
 // AddNode joins a node as a non-voter and promotes it once it has caught up;
 // RemoveNode removes one. Status reports a node's raft and store positions;
 // a node's lag is the leader's commit index minus its applied index.
+//
+// # Start-up decisions
+//
+//	raft state   store         JOIN marker  Open
+//	-----------  ------------  -----------  ------------------------------------
+//	none         empty         absent       bootstrap from Peers (first start)
+//	none         empty         present      wait, empty, to be added (rebuilt)
+//	none         has entries   any          refuse: the raft log was lost
+//	present      any           any          start (a marker left is removed)
+//	unreadable   any           any          refuse
+//
+// "Refuse" is a *StartError (ErrCannotStart) naming the node, the part (raft
+// log or message store), the path, the cause and the way out; `ledgermq
+// broker` exits with status 3 on it instead of a panic (raft.NewRaft panics
+// on a log entry it cannot read; newRaft recovers that panic, which comes
+// before raft starts any goroutine). A node never empties itself: the way
+// out is PrepareRejoin (run by `ledgermq admin raft replace-node` after the
+// node left the configuration), which moves the data directory aside and
+// leaves an empty one with the JOIN marker, so the node neither bootstraps
+// nor votes until the leader has added it back and it has caught up. A
+// voter that forgot entries it acknowledged could help a minority lacking
+// them look like a majority.
+//
+// The raft log is raft-wal v0.4.1 or later: v0.4.0 marked the tail segment
+// sealed without an index block when raft cleared a log suffix (hashicorp/
+// raft-wal#31), and the next open failed on every entry of that segment.
 //
 // # Goroutines
 //

@@ -1,6 +1,9 @@
 package dledger
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Compare with errors.Is.
 var (
@@ -33,3 +36,31 @@ var (
 	// ErrSnapshotNotFound: no snapshot with that id.
 	ErrSnapshotNotFound = errors.New("dledger: snapshot not found")
 )
+
+// ErrCannotStart: the node's own files (raft log or message store) cannot
+// be opened or read, so it cannot start. Restarting will not help; the way
+// out is to rebuild the node from the rest of the group (see StartError).
+var ErrCannotStart = errors.New("dledger: node cannot start from its files")
+
+// StartError says which of a node's files stop it from starting, why, and
+// what the operator can do. It matches ErrCannotStart and the cause with
+// errors.Is.
+type StartError struct {
+	NodeID, DataDir string
+	// Part is what failed: "raft log" or "message store".
+	Part string
+	// Path is the file or directory that failed.
+	Path string
+	Err  error
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("node %s cannot start: its %s in %s cannot be read: %v. "+
+		"Restarting will not help. The rest of the group keeps serving without this node; to rebuild it "+
+		"from the group, run on this host `ledgermq admin raft replace-node %s -n NAMESRV --data-dir %s` (it "+
+		"removes the node from the group, moves its data aside and lets it rejoin empty and catch up). Do not "+
+		"delete the files by hand while the node is still a voting member.", e.NodeID, e.Part, e.Path, e.Err, e.NodeID, e.DataDir)
+}
+
+// Unwrap lets errors.Is see ErrCannotStart and the cause.
+func (e *StartError) Unwrap() []error { return []error{ErrCannotStart, e.Err} }

@@ -13,8 +13,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/metadb"
 
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/message"
@@ -44,15 +42,12 @@ type Group struct {
 	store *store.Store
 	meta  *metadata.State
 	fsm   *fsm
-	wal   *wal.WAL
-	// walMeta is raft-wal's metadata database, opened by us because
-	// WAL.Close leaves its own open (and its file lock held).
-	walMeta *metadb.BoltMetaDB
-	snaps   raft.SnapshotStore
-	trans   *raft.NetworkTransport
-	raft    *raft.Raft
-	prop    *proposer
-	ids     *message.UniqIDGenerator
+	wal   *raftLog
+	snaps raft.SnapshotStore
+	trans *raft.NetworkTransport
+	raft  *raft.Raft
+	prop  *proposer
+	ids   *message.UniqIDGenerator
 
 	notifyCh chan bool
 	obsCh    chan raft.Observation
@@ -106,19 +101,24 @@ func (g *Group) open() error {
 	scfg := cfg.Store
 	scfg.Dir = filepath.Join(cfg.DataDir, "store")
 	scfg.Logger = g.log
+	if err := scfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
 	var err error
 	if g.store, err = store.Open(scfg); err != nil {
-		return fmt.Errorf("dledger: %w", err)
+		if errors.Is(err, fsutil.ErrLocked) {
+			return fmt.Errorf("dledger: %w", err)
+		}
+		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "message store", Path: scfg.Dir, Err: err}
 	}
 	metaPath := filepath.Join(cfg.DataDir, "metadata.json")
 	if err := g.meta.Load(metaPath); err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail}
-	g.walMeta = &metadb.BoltMetaDB{}
-	if g.wal, err = wal.Open(filepath.Join(raftDir, "wal"), wal.WithLogger(g.log.Named("wal")), wal.WithMetaStore(g.walMeta),
-		wal.WithSegmentSize(cfg.RaftSegmentSize)); err != nil {
-		return fmt.Errorf("dledger: open raft log: %w", err)
+	walDir := filepath.Join(raftDir, "wal")
+	if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {
+		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
 	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
@@ -161,7 +161,24 @@ func (g *Group) open() error {
 	if err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
-	if !existing && len(cfg.Peers) > 0 {
+	if !existing && g.store.LastSeq() > 0 {
+		// The store applied entries this raft log no longer has: the log
+		// (or its metadata) was lost or replaced. Bootstrapping or joining
+		// empty would make a voter forget what it acknowledged.
+		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir,
+			Err: fmt.Errorf("it holds no raft state, but the message store has applied entries up to raft index %d: the raft log was lost", g.store.LastSeq())}
+	}
+	joining := waitsToJoin(cfg.DataDir)
+	switch {
+	case existing && joining:
+		// Added back and caught up once: the marker has done its job.
+		if err := os.Remove(filepath.Join(cfg.DataDir, JoinMarker)); err != nil {
+			g.log.Warn("cannot remove the join marker", "error", err)
+		}
+	case !existing && joining:
+		g.log.Warn("this node was rebuilt and has no raft state: it does not bootstrap and waits for the leader to add it back")
+	}
+	if !existing && !joining && len(cfg.Peers) > 0 {
 		var conf raft.Configuration
 		for _, p := range cfg.Peers {
 			conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
@@ -178,8 +195,8 @@ func (g *Group) open() error {
 	if err != nil {
 		return fmt.Errorf("dledger: log cache: %w", err)
 	}
-	if g.raft, err = raft.NewRaft(rc, g.fsm, logs, g.wal, g.snaps, g.trans); err != nil {
-		return fmt.Errorf("dledger: start raft: %w", err)
+	if g.raft, err = newRaft(rc, g.fsm, logs, g.wal, g.snaps, g.trans); err != nil {
+		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
 	g.observer = raft.NewObserver(g.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
@@ -197,6 +214,27 @@ func (g *Group) open() error {
 	g.log.Info("raft node started", "existing_state", existing, "timing", cfg.Timing.Name,
 		"store_seq", g.store.LastSeq(), "metadata_index", g.meta.AppliedIndex())
 	return nil
+}
+
+// newRaft is raft.NewRaft with its start-up panic turned into an error.
+// NewRaft reads every log entry after the last snapshot to find
+// configuration changes and panics when one cannot be read (raft-wal's
+// "sealed segment has no index block" after a tail truncation on v0.4.0,
+// a damaged segment file): that happens before it starts any goroutine, so
+// the node can report which files are at fault and exit instead of dying
+// with a stack trace, every restart alike.
+func newRaft(rc *raft.Config, fsm raft.FSM, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore,
+	trans raft.Transport) (r *raft.Raft, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(error); ok {
+				err = fmt.Errorf("reading the log: %w", e)
+			} else {
+				err = fmt.Errorf("reading the log: %v", p)
+			}
+		}
+	}()
+	return raft.NewRaft(rc, fsm, logs, stable, snaps, trans)
 }
 
 // fail stops this node after its store failed to write: it hands over
@@ -269,9 +307,6 @@ func (g *Group) closeParts(clean bool) error {
 	}
 	if g.wal != nil {
 		errs = append(errs, g.wal.Close())
-	}
-	if g.walMeta != nil {
-		errs = append(errs, g.walMeta.Close())
 	}
 	if g.store != nil {
 		if clean {

@@ -2,6 +2,7 @@ package dledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -60,17 +61,32 @@ func (g *Group) timeout(ctx context.Context) time.Duration {
 
 // AddNonvoter adds a node that replicates but does not vote. Leader only.
 func (g *Group) AddNonvoter(ctx context.Context, id, addr string) error {
-	return g.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, g.timeout(ctx)).Error()
+	return membershipErr(g.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, g.timeout(ctx)).Error())
 }
 
 // AddVoter adds a voting node, or promotes a non-voter. Leader only.
 func (g *Group) AddVoter(ctx context.Context, id, addr string) error {
-	return g.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, g.timeout(ctx)).Error()
+	return membershipErr(g.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, g.timeout(ctx)).Error())
 }
 
 // RemoveNode removes a node from the group. Leader only.
 func (g *Group) RemoveNode(ctx context.Context, id string) error {
-	return g.raft.RemoveServer(raft.ServerID(id), 0, g.timeout(ctx)).Error()
+	return membershipErr(g.raft.RemoveServer(raft.ServerID(id), 0, g.timeout(ctx)).Error())
+}
+
+// membershipErr gives raft's answers to a configuration change this
+// package's sentinels: not the leader (or leadership lost meanwhile) is
+// ErrNotLeader, a change whose commit was not seen is ErrOutcomeUnknown.
+func membershipErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
+	return err
 }
 
 // AddNode joins a new node safely: as a non-voter first, promoted to voter

@@ -165,6 +165,18 @@ const (
 	LitePullMessage                  int16 = 361 // Java lite consumer → broker
 )
 
+// Request codes of ledgermq's own, for what RocketMQ's remoting protocol
+// has no request for: a DLedger group's membership is managed over
+// DLedger's own RPCs, which a raft group on hashicorp/raft does not speak.
+// They sit in a range RocketMQ's RequestCode leaves unused (4000–4099), so
+// a Java broker answers them REQUEST_CODE_NOT_SUPPORTED.
+const (
+	RaftStatus         int16 = 4001 // admin → broker: this node's raft view and the group's members
+	RaftRemoveNode     int16 = 4002 // admin → broker (leader): remove a member
+	RaftAddNode        int16 = 4003 // admin → broker (leader): add a non-voter, or promote one
+	RaftTransferLeader int16 = 4004 // admin → broker (leader): hand leadership to a member
+)
+
 var responseCodeNames = map[int16]string{
 	Success:                              "SUCCESS",
 	SystemError:                          "SYSTEM_ERROR",
@@ -312,6 +324,10 @@ var requestCodeNames = map[int16]string{
 	GetTopicConfig:                   "GET_TOPIC_CONFIG",
 	GetSubscriptionGroupConfig:       "GET_SUBSCRIPTIONGROUP_CONFIG",
 	LitePullMessage:                  "LITE_PULL_MESSAGE",
+	RaftStatus:                       "LEDGERMQ_RAFT_STATUS",
+	RaftRemoveNode:                   "LEDGERMQ_RAFT_REMOVE_NODE",
+	RaftAddNode:                      "LEDGERMQ_RAFT_ADD_NODE",
+	RaftTransferLeader:               "LEDGERMQ_RAFT_TRANSFER_LEADER",
 }
 
 // ResponseCodeName returns the Java name of a response code, or its decimal

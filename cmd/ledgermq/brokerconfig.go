@@ -97,6 +97,10 @@ var brokerKeys = []keySpec{
 	{key: "raft.client_addrs", def: "", usage: "every node's client address as id-host:port;... (this node's defaults to broker_ip:listen_port)"},
 	{key: "raft.timing", def: "default", usage: "failure-detection profile: default or lan"},
 	{key: "raft.preferred_leader", aliases: []string{"preferredLeaderId"}, def: "", usage: "node leadership returns to when it is caught up"},
+	{key: "raft.snapshot_interval", def: "120s", usage: "how often raft checks whether to snapshot (bare number: ms)"},
+	{key: "raft.snapshot_threshold", def: "8192", usage: "raft entries since the last snapshot that trigger one"},
+	{key: "raft.trailing_logs", def: "10240", usage: "raft entries kept after a snapshot for followers to catch up from"},
+	{key: "raft.segment_size", def: "67108864", usage: "raft log segment file size in bytes (compacted entries go a whole segment at a time)"},
 }
 
 // ignoredKeys are RocketMQ keys accepted for compatibility and ignored.
@@ -115,6 +119,7 @@ var bareUnit = map[string]time.Duration{
 	"register_interval":        time.Millisecond,
 	"store.flush_interval":     time.Millisecond,
 	"store.file_reserved_time": time.Hour,
+	"raft.snapshot_interval":   time.Millisecond,
 }
 
 // flagName is the command-line flag of a key.
@@ -175,6 +180,12 @@ type nodeConfig struct {
 	ClientAddrs     map[string]string
 	Timing          dledger.Timing
 	PreferredLeader string
+	// Raft log compaction: raft's SnapshotInterval, SnapshotThreshold and
+	// TrailingLogs, and raft-wal's segment size.
+	SnapshotInterval  time.Duration
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+	RaftSegmentSize   int
 
 	// Settings is every key's effective value and source; Ignored the
 	// ignored RocketMQ keys of the file with the reason.
@@ -441,6 +452,10 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		DeleteWhen:            str("store.delete_when"),
 		NodeID:                str("raft.node_id"),
 		PreferredLeader:       str("raft.preferred_leader"),
+		SnapshotInterval:      duration("raft.snapshot_interval"),
+		SnapshotThreshold:     uint64(integer("raft.snapshot_threshold", 1, 1<<40)),
+		TrailingLogs:          uint64(integer("raft.trailing_logs", 1, 1<<40)),
+		RaftSegmentSize:       int(integer("raft.segment_size", 64<<10, 1<<34)),
 	}
 	levels, err := broker.ParseDelayLevels(str("message_delay_level"))
 	if err != nil {
@@ -631,6 +646,11 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		StoreHost:       netip.MustParseAddrPort(c.ClientAddr),
 		Store:           c.storeConfig(nil),
 		PreferredLeader: c.PreferredLeader,
+
+		SnapshotInterval:  c.SnapshotInterval,
+		SnapshotThreshold: c.SnapshotThreshold,
+		TrailingLogs:      c.TrailingLogs,
+		RaftSegmentSize:   c.RaftSegmentSize,
 	}
 	if hooks != nil {
 		dc.OnRoleChange = hooks.OnRoleChange

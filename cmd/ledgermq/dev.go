@@ -28,7 +28,11 @@ package main
 // connections, then starts the nodes. Each child runs in its own process
 // group (a terminal's Ctrl-C reaches only dev) and, on Linux, gets SIGTERM
 // if dev dies. A child that exits is reported and, only with --restart,
-// started again after a growing delay. SIGTERM or SIGINT stop everything:
+// started again after a delay that doubles (1 s up to 30 s) while it keeps
+// exiting within 30 s of its start; after three such exits in a row dev
+// reports it as failing with the last error from its log, and a node that
+// exits with status 3 (it cannot start from its own files) is reported with
+// the admin command that rebuilds it. SIGTERM or SIGINT stop everything:
 // SIGTERM to the nodes, up to stopGrace for them to exit, SIGKILL to any
 // left, then the same for the name server; dev exits 0.
 //
@@ -74,6 +78,14 @@ const (
 	stopGrace = 20 * time.Second
 	// pollInterval paces restarts and leader polling.
 	pollInterval = 250 * time.Millisecond
+	// Restarts (--restart) back off exponentially from minRestartDelay to
+	// maxRestartDelay while a child keeps exiting within stableUptime of
+	// its start; a run that lasted longer starts the back-off afresh. After
+	// failingAfter quick exits in a row dev reports the node as failing.
+	minRestartDelay = time.Second
+	maxRestartDelay = 30 * time.Second
+	stableUptime    = 30 * time.Second
+	failingAfter    = 3
 )
 
 // devNode is one node's fixed layout.
@@ -89,6 +101,7 @@ func newDevCmd() *cobra.Command {
 		restart  bool
 		logLevel string
 		timing   string
+		nodeConf []string
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -109,8 +122,13 @@ func newDevCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, kv := range nodeConf {
+				if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(kv, "\n\r") {
+					return fmt.Errorf("%w: --node-conf %q: want KEY=VALUE", errDevConfig, kv)
+				}
+			}
 			d := &devRun{
-				dir: abs, namesrv: namesrv, nodes: nodes, restart: restart, logLevel: logLevel, timing: timing,
+				dir: abs, namesrv: namesrv, nodes: nodes, restart: restart, logLevel: logLevel, timing: timing, nodeConf: nodeConf,
 				out: cmd.OutOrStdout(),
 				log: newLogger("dev", logLevel, false),
 			}
@@ -126,6 +144,7 @@ func newDevCmd() *cobra.Command {
 	f.BoolVar(&restart, "restart", false, "restart a process that exits")
 	f.StringVar(&logLevel, "log-level", "info", "log level of dev and of every child")
 	f.StringVar(&timing, "timing", "lan", "raft timing profile of the nodes: default or lan")
+	f.StringArrayVar(&nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. raft.trailing_logs=64")
 	return cmd
 }
 
@@ -144,6 +163,7 @@ type devRun struct {
 	nodes            int
 	restart          bool
 	logLevel, timing string
+	nodeConf         []string // extra KEY=VALUE lines of every node's config
 	out              io.Writer
 	log              hclog.Logger
 	sup              *supervisor
@@ -167,7 +187,7 @@ func (d *devRun) run(ctx context.Context) error {
 		return fmt.Errorf("%w: name server address %s: %w", errDevConfig, d.namesrv, err)
 	}
 	for _, n := range d.layout {
-		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing)); err != nil {
+		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing, d.nodeConf)); err != nil {
 			return err
 		}
 	}
@@ -218,7 +238,8 @@ func (d *devRun) loop(ctx context.Context) error {
 			}
 			fmt.Fprintf(d.out, "dev: %s (pid %d) exited: %v; log %s\n", ev.c.name, ev.cmd.Process.Pid, exitText(ev.err), ev.c.logPath)
 			if d.restart {
-				delay := time.Second << min(ev.c.restarts, 4)
+				delay := ev.c.exited(time.Now())
+				d.reportFailing(ev)
 				pending[ev.c] = time.Now().Add(delay)
 				continue
 			}
@@ -249,6 +270,52 @@ func (d *devRun) loop(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// reportFailing tells the operator about a node that keeps failing, once
+// per streak of quick exits, with the last error it printed; and, for a
+// node that cannot start from its own files, how to rebuild it.
+func (d *devRun) reportFailing(ev exitEvent) {
+	c := ev.c
+	var xe *exec.ExitError
+	cannotStart := errors.As(ev.err, &xe) && xe.ExitCode() == exitCannotStart
+	switch {
+	case cannotStart && !c.toldCannotStart:
+		c.toldCannotStart = true
+		fmt.Fprintf(d.out, "dev: %s cannot start from its own files; restarting will not help (next try in %v). Its error: %s\n"+
+			"dev: to rebuild %s from the group: %s admin raft replace-node %s --dev-dir %s\n",
+			c.name, c.delay, lastErrorLine(c.logPath), c.name, d.sup.exe, c.name, d.dir)
+	case c.quickFails == failingAfter && !c.toldCannotStart:
+		fmt.Fprintf(d.out, "dev: %s keeps failing (%d starts in a row ended within %v); next start in %v; last error: %s\n",
+			c.name, c.quickFails, stableUptime, c.delay, lastErrorLine(c.logPath))
+	case c.quickFails >= failingAfter:
+		fmt.Fprintf(d.out, "dev: %s still failing; next start in %v\n", c.name, c.delay)
+	}
+}
+
+// lastErrorLine is the last line the command printed as its error
+// ("ledgermq: …") in a child's log, or its last non-empty line.
+func lastErrorLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	const tail = 16 << 10
+	buf := make([]byte, tail)
+	size, _ := f.Seek(0, io.SeekEnd)
+	off := max(size-tail, 0)
+	n, _ := f.ReadAt(buf, off)
+	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "ledgermq: ") {
+			return lines[i]
+		}
+	}
+	if len(lines) > 0 {
+		return lines[len(lines)-1]
+	}
+	return "(empty log)"
 }
 
 // anyAlive reports whether a child is running.
@@ -398,8 +465,10 @@ func checkFree(addr string) error {
 	return l.Close()
 }
 
-// nodeConfText is node n's broker config file.
-func nodeConfText(n devNode, all []devNode, namesrv, timing string) []byte {
+// nodeConfText is node n's broker config file; extra are KEY=VALUE lines
+// added at its end (a key dev sets itself cannot be given again: the node
+// refuses a config that sets a key twice).
+func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []string) []byte {
 	var peers, clients []string
 	for _, o := range all {
 		peers = append(peers, o.id+"-"+o.raft)
@@ -415,6 +484,9 @@ func nodeConfText(n devNode, all []devNode, namesrv, timing string) []byte {
 	fmt.Fprintf(&b, "enableDLegerCommitLog=true\ndLegerGroup=%s\ndLegerSelfId=%s\n", devBrokerName, n.id)
 	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
 	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
+	for _, kv := range extra {
+		fmt.Fprintf(&b, "%s\n", kv)
+	}
 	return []byte(b.String())
 }
 
@@ -472,6 +544,24 @@ type child struct {
 	done          chan struct{} // closed when the current run has exited
 	err           *error        // the current run's exit error, set before done closes
 	restarts      int
+	started       time.Time     // when the current run started
+	quickFails    int           // runs in a row that ended within stableUptime
+	delay         time.Duration // the back-off before the next start
+	// toldCannotStart: this streak's exit with exitCannotStart was reported.
+	toldCannotStart bool
+}
+
+// exited records that the current run ended at now and returns how long to
+// wait before starting the child again.
+func (c *child) exited(now time.Time) time.Duration {
+	if now.Sub(c.started) >= stableUptime {
+		c.quickFails, c.toldCannotStart = 0, false
+		c.delay = minRestartDelay
+		return c.delay
+	}
+	c.quickFails++
+	c.delay = min(minRestartDelay<<min(c.quickFails-1, 6), maxRestartDelay)
+	return c.delay
 }
 
 func (c *child) alive() bool {
@@ -522,7 +612,7 @@ func (s *supervisor) start(c *child) error {
 	}
 	done := make(chan struct{})
 	exitErr := new(error)
-	c.cmd, c.done, c.err = cmd, done, exitErr
+	c.cmd, c.done, c.err, c.started = cmd, done, exitErr, time.Now()
 	s.log.Debug("started", "process", c.name, "pid", cmd.Process.Pid)
 	s.wg.Add(1)
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func TestDevLayoutReusesPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range first {
-		if err := os.WriteFile(n.conf, nodeConfText(n, first, "127.0.0.1:9876", "lan"), 0o644); err != nil {
+		if err := os.WriteFile(n.conf, nodeConfText(n, first, "127.0.0.1:9876", "lan", []string{"raft.trailing_logs=64"}), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,5 +140,61 @@ func TestDevLayoutReusesPorts(t *testing.T) {
 	}
 	if _, err := planLayout(dir, 4); !errors.Is(err, errDevConfig) {
 		t.Fatalf("a different size: %v", err)
+	}
+}
+
+func TestDevRestartBackoff(t *testing.T) {
+	c := &child{name: "n1", logPath: filepath.Join(t.TempDir(), "n1.log")}
+	t0 := time.Unix(1_700_000_000, 0)
+	var got []time.Duration
+	for i := 0; i < 7; i++ {
+		c.started = t0
+		got = append(got, c.exited(t0.Add(time.Second)))
+		t0 = t0.Add(time.Minute)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("quick exits back off %v, want %v", got, want)
+	}
+	c.started = t0
+	if d := c.exited(t0.Add(stableUptime)); d != time.Second || c.quickFails != 0 {
+		t.Fatalf("after a stable run: delay %v, %d quick fails", d, c.quickFails)
+	}
+
+	// Reports: the third quick exit in a row, and at once an exit that says
+	// the node cannot start from its files, with the command that rebuilds it.
+	if err := os.WriteFile(c.logPath, []byte("starting\nledgermq: node n1 cannot start: its raft log in /d is bad\n[INFO] bye\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	d := &devRun{dir: "/devdir", out: out, sup: &supervisor{exe: "/bin/ledgermq"}}
+	exitWith := func(code int) error {
+		return exec.Command("sh", "-c", fmt.Sprintf("exit %d", code)).Run()
+	}
+	for i := 1; i <= failingAfter; i++ {
+		c.started = t0
+		c.exited(t0.Add(time.Second))
+		d.reportFailing(exitEvent{c: c, err: exitWith(1)})
+		if i < failingAfter && out.String() != "" {
+			t.Fatalf("reported after %d quick exits: %s", i, out)
+		}
+	}
+	if !strings.Contains(out.String(), "dev: n1 keeps failing (3 starts in a row") ||
+		!strings.Contains(out.String(), "last error: ledgermq: node n1 cannot start: its raft log in /d is bad") {
+		t.Fatalf("report: %q", out)
+	}
+	c.started = t0
+	c.exited(t0.Add(time.Second))
+	d.reportFailing(exitEvent{c: c, err: exitWith(exitCannotStart)})
+	if !strings.Contains(out.String(), "dev: n1 cannot start from its own files") ||
+		!strings.Contains(out.String(), "/bin/ledgermq admin raft replace-node n1 --dev-dir /devdir") {
+		t.Fatalf("cannot-start report: %q", out)
+	}
+	before := out.String()
+	c.started = t0
+	c.exited(t0.Add(time.Second))
+	d.reportFailing(exitEvent{c: c, err: exitWith(exitCannotStart)})
+	if added := strings.TrimPrefix(out.String(), before); !strings.HasPrefix(added, "dev: n1 still failing; next start in") {
+		t.Fatalf("a repeated failure is reported as %q", added)
 	}
 }

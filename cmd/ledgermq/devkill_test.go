@@ -17,14 +17,19 @@ import (
 )
 
 func sendRequest(topic, body string) *remoting.Command {
+	return sendKeyedRequest(topic, body, []byte(body))
+}
+
+// sendKeyedRequest is a SEND_MESSAGE of body with key as its KEYS.
+func sendKeyedRequest(topic, key string, body []byte) *remoting.Command {
 	return remoting.NewRequest(remoting.SendMessage, map[string]string{
 		"producerGroup": "pg1", "topic": topic, "queueId": "0", "sysFlag": "0",
 		"bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10), "flag": "0",
 		"reconsumeTimes": "0", "unitMode": "false", "maxReconsumeTimes": "0",
 		"defaultTopic": "TBW102", "defaultTopicQueueNums": "4", "batch": "false",
-		"properties": string(message.EncodeProperties(map[string]string{message.PropertyKeys: body})),
+		"properties": string(message.EncodeProperties(map[string]string{message.PropertyKeys: key})),
 		"bname":      devBrokerName,
-	}, []byte(body))
+	}, body)
 }
 
 // leaderChange is a dev cluster whose leader is about to be stopped: the
@@ -90,16 +95,7 @@ func (lc *leaderChange) afterLeaderStop(t *testing.T, stopped time.Time) (string
 		}
 		return false
 	})
-	for _, id := range lc.acked {
-		_, off, err := message.ParseOffsetMsgID(id)
-		if err != nil {
-			t.Fatalf("msgId %q: %v", id, err)
-		}
-		resp, err := lc.client.Invoke(lc.ctx, next, remoting.NewRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(off, 10)}, nil))
-		if err != nil || resp.Code != remoting.Success {
-			t.Fatalf("acknowledged message %s lost after the leader stopped: %v %+v", id, err, resp)
-		}
-	}
+	checkServes(t, lc.ctx, lc.client, next, lc.acked)
 	return next, acceptedAfter
 }
 

@@ -12,8 +12,10 @@ func newRootCmd() *cobra.Command {
 		Short:         "A RocketMQ-compatible message broker whose broker groups are Raft groups",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       fmt.Sprintf("%s (commit %s)", version, commit),
 	}
-	root.AddCommand(newVersionCmd(), newDemoCmd(), newNamesrvCmd(), newBrokerCmd(), newDevCmd())
+	root.SetVersionTemplate("ledgermq {{.Version}}\n")
+	root.AddCommand(newVersionCmd(), newDemoCmd(), newNamesrvCmd(), newBrokerCmd(), newDevCmd(), newAdminCmd())
 	return root
 }
 
