@@ -190,6 +190,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.registerProducerProcessors()
 	b.registerConsumerProcessors()
 	b.registerAdminProcessors()
+	b.registerAdminStatsProcessors()
 	b.registerRaftAdmin()
 	b.registerLockProcessors()
 	b.registerGroupProcessors()

@@ -23,13 +23,7 @@ const testWait = 20 * time.Second
 // waitFor polls cond until it holds or testWait passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval, not synchronization
-	}
+	waitUntil(t, testWait, what, cond)
 }
 
 func testCtx(t testing.TB) context.Context {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -197,7 +199,15 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 	defer cancel()
 	resp, err := b.client.Invoke(cctx, addr, &fwd)
 	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: forwarding to leader %s: %v", ErrNoLeader, addr, err))
+		// Only a relay that never connected certainly did not reach the
+		// leader (SERVICE_NOT_AVAILABLE: retry elsewhere, nothing stored);
+		// one that fails after the request was written may have been
+		// stored, so the answer is SYSTEM_ERROR, an unknown outcome.
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return errorResponse(req, fmt.Errorf("%w: forwarding to leader %s: %v", ErrNoLeader, addr, err))
+		}
+		return errorResponse(req, fmt.Errorf("%w: forwarding to leader %s: %v", dledger.ErrOutcomeUnknown, addr, err))
 	}
 	out := *resp
 	out.Opaque = req.Opaque

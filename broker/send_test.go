@@ -11,6 +11,8 @@ import (
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // --- helpers shared by the producer-side tests ------------------------------
@@ -36,13 +38,7 @@ func invoke(t testing.TB, c *remoting.Client, addr string, req *remoting.Command
 // waitUntil polls cond until it holds or the timeout passes.
 func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
+	testwait.For(t, timeout, what, cond)
 }
 
 // sendRequest is a SEND_MESSAGE exactly as rocketmq-client-go builds it.

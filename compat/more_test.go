@@ -14,6 +14,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 func startProducer(t *testing.T, ns []string, name string) rocketmq.Producer {
@@ -87,13 +89,7 @@ var describe = func() string { return "" }
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s (%s)", what, describe())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	testwait.Ctx(t, ctx, what, cond, func() string { return describe() })
 }
 
 func startPush(t *testing.T, ns []string, group, instance, topic string, model consumer.MessageModel, h func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error)) rocketmq.PushConsumer {

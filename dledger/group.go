@@ -53,6 +53,11 @@ type Group struct {
 	obsCh    chan raft.Observation
 	observer *raft.Observer
 
+	// raftDone is closed once raft has shut down: it answers no future
+	// after that (see awaitRaft).
+	raftDone     chan struct{}
+	raftDoneOnce sync.Once
+
 	ready  atomic.Bool // leader and caught up with its term (Barrier done)
 	role   atomic.Pointer[RoleEvent]
 	failed atomic.Pointer[error]
@@ -80,6 +85,7 @@ func Open(cfg Config) (*Group, error) {
 		log:      cfg.Logger.Named("dledger").With("group", cfg.Group, "node", cfg.NodeID),
 		meta:     metadata.New(),
 		notifyCh: make(chan bool, 16),
+		raftDone: make(chan struct{}),
 		obsCh:    make(chan raft.Observation, 64),
 	}
 	g.ids = message.NewUniqIDGenerator(cfg.StoreHost.Addr(), os.Getpid(), cfg.Clock)
@@ -254,7 +260,7 @@ func (g *Group) fail(err error) {
 		if g.raft.State() == raft.Leader {
 			_ = g.raft.LeadershipTransfer().Error()
 		}
-		_ = g.raft.Shutdown().Error()
+		_ = g.shutdownRaft()
 		g.setRole(RoleEvent{Role: RoleShutdown, Term: g.raft.CurrentTerm()})
 	}()
 }
@@ -299,7 +305,7 @@ func (g *Group) closeParts(clean bool) error {
 	var errs []error
 	if g.raft != nil {
 		g.raft.DeregisterObserver(g.observer)
-		errs = append(errs, g.raft.Shutdown().Error())
+		errs = append(errs, g.shutdownRaft())
 	}
 	g.wg.Wait()
 	if g.trans != nil {

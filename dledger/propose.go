@@ -184,7 +184,7 @@ func (p *proposer) complete() {
 }
 
 func (p *proposer) answer(e inflight) {
-	if err := e.fut.Error(); err != nil {
+	if err := p.g.awaitRaft(e.fut); err != nil {
 		err = mapRaftError(err)
 		for _, pr := range e.props {
 			pr.done <- proposalResult{err: err}

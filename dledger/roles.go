@@ -94,7 +94,7 @@ func (g *Group) watchRoles() {
 
 func (g *Group) becomeReady() {
 	for g.raft.State() == raft.Leader && g.ctx.Err() == nil {
-		err := g.raft.Barrier(g.cfg.ApplyTimeout).Error()
+		err := g.awaitRaft(g.raft.Barrier(g.cfg.ApplyTimeout))
 		if err == nil {
 			if g.raft.State() == raft.Leader && g.failure() == nil {
 				g.ready.Store(true)

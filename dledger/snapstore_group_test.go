@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // snapshotHeavy makes every node snapshot and compact its raft log often,
@@ -24,15 +26,7 @@ func snapshotHeavy(_ int, c *Config) {
 // waitUntil polls cond until it holds or ctx ends.
 func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting until %s", what)
-		case <-tick.C:
-		}
-	}
+	testwait.Ctx(t, ctx, what, cond)
 }
 
 // leaderGroup returns the current writable leader, or nil.

@@ -14,8 +14,18 @@ import (
 // ClientConfig configures a Client. Zero values take the defaults.
 type ClientConfig struct {
 	// DialTimeout bounds a connection attempt (DefaultDialTimeout); the
-	// caller's context bounds it too.
+	// caller's context bounds it too. It applies to Dial as well: Dial's
+	// context carries the earlier of the two deadlines.
 	DialTimeout time.Duration
+	// Dial opens every connection the client makes, to the "host:port"
+	// addr. Nil dials TCP with a net.Dialer. Tests and the chaos harness
+	// set it to put faults on the client's links (refuse a dial, cut or
+	// stall a connection). It is called from the goroutine of the call
+	// that needs the connection (concurrent calls to one address share one
+	// dial), and must honour ctx. An error it returns is wrapped, with %w,
+	// in the error of every call waiting for that dial, unless ctx ended
+	// first (the call then fails with the context's error).
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// MaxFrameSize bounds every frame read or written, length prefix
 	// included (DefaultMaxFrameSize).
 	MaxFrameSize int
@@ -235,8 +245,7 @@ func (c *Client) conn(ctx context.Context, addr string) (*Conn, error) {
 // dial connects e to addr and starts its read goroutine, or records why it
 // could not; either way it closes e.ready.
 func (c *Client) dial(ctx context.Context, addr string, e *dialEntry) {
-	d := net.Dialer{Timeout: c.cfg.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := c.dialConn(ctx, addr)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -270,6 +279,26 @@ func (c *Client) dial(ctx context.Context, addr string, e *dialEntry) {
 	if c.conns[addr] == e {
 		delete(c.conns, addr)
 	}
+}
+
+// dialConn opens the network connection to addr with the Dial hook, or
+// over TCP when there is none, bounded by DialTimeout.
+func (c *Client) dialConn(ctx context.Context, addr string) (net.Conn, error) {
+	if c.cfg.Dial == nil {
+		d := net.Dialer{Timeout: c.cfg.DialTimeout}
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	nc, err := c.cfg.Dial(dctx, addr)
+	switch {
+	case err != nil && nc != nil:
+		_ = nc.Close()
+		return nil, err
+	case err == nil && nc == nil:
+		return nil, errors.New("dial hook returned neither a connection nor an error")
+	}
+	return nc, err
 }
 
 // connClosed forgets a dead connection so that the next call redials.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/remoting"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // guard bounds every wait in the tests; it is a failure deadline, never a
@@ -66,15 +68,7 @@ func ctxGuard(t testing.TB) context.Context {
 // waitFor polls cond until it holds, failing after guard.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(guard)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	testwait.For(t, guard, what, cond)
 }
 
 // wantErr fails unless err matches target (nil target: no error).

@@ -28,10 +28,10 @@ import (
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/spf13/cobra"
 
+	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/protocol"
-	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // catchUpSlack is how many raft entries behind the leader's commit index a
@@ -49,15 +49,7 @@ func newAdminRaftCmd(af *adminFlags) *cobra.Command {
 
 // groupLeader resolves the group and its leader's view.
 func (a *admin) groupLeader(ctx context.Context, group string) (string, protocol.RaftStatus, error) {
-	info, err := a.clusterInfo(ctx)
-	if err != nil {
-		return "", protocol.RaftStatus{}, err
-	}
-	if group, err = pickGroup(info, group); err != nil {
-		return "", protocol.RaftStatus{}, err
-	}
-	ls, err := a.leaderStatus(ctx, info, group)
-	return group, ls, err
+	return a.c.GroupLeader(ctx, group)
 }
 
 // withLeader is a verb's RunE that opens an admin run and resolves the
@@ -79,42 +71,13 @@ func (af *adminFlags) withLeader(group *string, f func(ctx context.Context, a *a
 }
 
 // memberRow is one line of `raft status`.
-type memberRow struct {
-	ID           string `json:"id"`
-	Voter        bool   `json:"voter"`
-	Role         string `json:"role"`
-	Term         uint64 `json:"term"`
-	LastIndex    uint64 `json:"lastIndex"`
-	CommitIndex  uint64 `json:"commitIndex"`
-	AppliedIndex uint64 `json:"appliedIndex"`
-	Lag          uint64 `json:"lag"`
-	ClientAddr   string `json:"clientAddr"`
-	RaftAddr     string `json:"raftAddr"`
-	Error        string `json:"error,omitempty"`
-}
+type memberRow = client.MemberStatus
 
 func newRaftStatusCmd(af *adminFlags, group *string) *cobra.Command {
 	return &cobra.Command{
 		Use: "status", Short: "Every member's role, term, log positions and lag behind the leader", Args: cobra.NoArgs,
 		RunE: af.withLeader(group, func(ctx context.Context, a *admin, g string, ls protocol.RaftStatus, _ []string) error {
-			var err error
-			var rows []memberRow
-			for _, m := range ls.Members {
-				r := memberRow{ID: m.ID, Voter: m.Voter, ClientAddr: m.ClientAddr, RaftAddr: m.RaftAddr}
-				st := ls
-				if m.ID != ls.Node {
-					if st, err = a.raftStatus(ctx, m.ClientAddr); err != nil {
-						r.Role, r.Error = "unreachable", err.Error()
-						rows = append(rows, r)
-						continue
-					}
-				}
-				r.Role, r.Term, r.LastIndex, r.CommitIndex, r.AppliedIndex = st.Role, st.Term, st.LastIndex, st.CommitIndex, st.AppliedIndex
-				if ls.CommitIndex > st.AppliedIndex {
-					r.Lag = ls.CommitIndex - st.AppliedIndex
-				}
-				rows = append(rows, r)
-			}
+			rows := a.c.RaftMembers(ctx, ls)
 			if a.json {
 				return printJSON(a.out, map[string]any{"group": g, "leader": ls.Node, "term": ls.Term, "members": rows})
 			}
@@ -142,11 +105,7 @@ func newRaftTransferCmd(af *adminFlags, group *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "transfer-leader", Short: "Hand the group's leadership to a member (--to), or to the most caught-up follower", Args: cobra.NoArgs,
 		RunE: af.withLeader(group, func(ctx context.Context, a *admin, g string, ls protocol.RaftStatus, _ []string) error {
-			req := protocol.RaftNodeHeader{Node: to}.Request(remoting.RaftTransferLeader)
-			if _, err := a.call(ctx, ls.LeaderAddr, req, 15*time.Second); err != nil {
-				return err
-			}
-			_, now, err := a.groupLeader(ctx, g)
+			_, now, err := a.c.TransferLeader(ctx, g, to)
 			if err != nil {
 				return err
 			}
@@ -180,8 +139,7 @@ func newRaftRemoveCmd(af *adminFlags, group *string) *cobra.Command {
 }
 
 func (a *admin) removeNode(ctx context.Context, ls protocol.RaftStatus, node string) error {
-	_, err := a.call(ctx, ls.LeaderAddr, protocol.RaftNodeHeader{Node: node}.Request(remoting.RaftRemoveNode), 15*time.Second)
-	return err
+	return a.c.RemoveNode(ctx, ls.Group, node)
 }
 
 func newRaftAddCmd(af *adminFlags, group *string) *cobra.Command {
@@ -208,46 +166,12 @@ func newRaftAddCmd(af *adminFlags, group *string) *cobra.Command {
 }
 
 // addAndPromote adds m as a non-voter (unless it is one already), waits
-// until its applied index is within catchUpSlack of the leader's commit
-// index, and promotes it. It prints progress for people.
-func (a *admin) addAndPromote(ctx context.Context, group string, ls protocol.RaftStatus, m protocol.RaftMember) (protocol.RaftStatus, error) {
-	if cur, ok := ls.Member(m.ID); !ok || cur.Voter {
-		if ok && cur.Voter {
-			return protocol.RaftStatus{}, fmt.Errorf("%w: %s is a voter of %s already", errAdmin, m.ID, group)
-		}
-		req := protocol.RaftNodeHeader{Node: m.ID, RaftAddr: m.RaftAddr, Voter: false}.Request(remoting.RaftAddNode)
-		if _, err := a.call(ctx, ls.LeaderAddr, req, 15*time.Second); err != nil {
-			return protocol.RaftStatus{}, fmt.Errorf("add %s as a non-voter: %w", m.ID, err)
-		}
-		a.progress("  %s added as a non-voter; waiting for it to catch up\n", m.ID)
-	}
-	var st protocol.RaftStatus
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last time.Time
-	for {
-		var err error
-		var leader protocol.RaftStatus
-		if leader, err = a.raftStatus(ctx, ls.LeaderAddr); err == nil {
-			if st, err = a.raftStatus(ctx, m.ClientAddr); err == nil && st.AppliedIndex+catchUpSlack >= leader.CommitIndex {
-				a.progress("  %s caught up: applied %d, leader's commit %d\n", m.ID, st.AppliedIndex, leader.CommitIndex)
-				break
-			}
-			if err == nil && time.Since(last) >= 2*time.Second {
-				a.progress("  %s applied %d of %d\n", m.ID, st.AppliedIndex, leader.CommitIndex)
-				last = time.Now()
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return st, fmt.Errorf("%w: %s did not catch up in time (last error: %v); it stays a non-voter: "+
-				"run add-node again to promote it once it has", errAdmin, m.ID, err)
-		case <-tick.C:
-		}
-	}
-	req := protocol.RaftNodeHeader{Node: m.ID, RaftAddr: m.RaftAddr, Voter: true}.Request(remoting.RaftAddNode)
-	if _, err := a.call(ctx, ls.LeaderAddr, req, 15*time.Second); err != nil {
-		return st, fmt.Errorf("promote %s: %w", m.ID, err)
+// until it has caught up, and promotes it (client.Admin.AddNode), printing
+// progress for people.
+func (a *admin) addAndPromote(ctx context.Context, group string, _ protocol.RaftStatus, m protocol.RaftMember) (protocol.RaftStatus, error) {
+	st, err := a.c.AddNode(ctx, group, m, client.AddNodeOptions{Slack: catchUpSlack, Progress: a.progress})
+	if err != nil {
+		return st, fmt.Errorf("%w: %w", errAdmin, err)
 	}
 	return st, nil
 }

@@ -15,18 +15,15 @@ import (
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // waitFor polls cond every 50 ms until it holds or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
-	}
+	// Conditions here read processes' files or ask over the network.
+	testwait.ForEvery(t, timeout, 50*time.Millisecond, what, cond)
 }
 
 // startDev runs `ledgermq dev`, built from this package, until the test ends.

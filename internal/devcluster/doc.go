@@ -20,4 +20,23 @@
 // group's brokerId 0. Nothing here imports package testing: Build and
 // Start take the small TB interface that *testing.T satisfies, so the
 // command itself can link this package.
+//
+// For fault tests (cmd/ledgermq's TestDevChaos, the chaos harness):
+//
+//   - Load (load.go) runs producers sending single messages to the leader
+//     and classifies every attempt as acked, failed (certainly not stored)
+//     or unknown, keeping each message's key, body and msgId for the
+//     checks afterwards.
+//   - Injector (faults.go) applies one FaultKind (kill -9 of the leader, a
+//     follower or two nodes; SIGSTOP/SIGCONT of the leader or a follower),
+//     its targets chosen by role with a seeded rand; PlanFaults draws a
+//     sequence; Process.Restarted says when dev has restarted what a
+//     fault killed.
+//   - Status and Serving (status.go) ask the nodes for their raft role
+//     and applied positions; Converged compares them.
+//   - View, ReadTopic and CompareCommitLogs (verify.go) read messages back
+//     and compare the replicas' CommitLog files.
+//
+// None of them waits for a condition: callers poll them with their own
+// bounds (a test's waitFor), so a failure names what did not happen.
 package devcluster

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // waitTimeout bounds every wait in the tests; reaching it is a failure,
@@ -94,15 +96,7 @@ func sendRecv(t testing.TB, w, r net.Conn, msg string) {
 // passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	testwait.For(t, waitTimeout, what, cond)
 }
 
 func wantErr(t testing.TB, err error, targets ...error) {

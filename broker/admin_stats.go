@@ -1,0 +1,308 @@
+package broker
+
+// The admin reads and the offset reset that RocketMQ's mqadmin and
+// client.Admin use for topicStatus, consumerProgress, consumerConnection
+// and resetOffsetByTime, with Java's codes, headers and body layouts
+// (protocol/admin.go has the codec):
+//
+//	code  request                        node       answer
+//	----  -----------------------------  ---------  ------------------------------------
+//	202   GET_TOPIC_STATS_INFO           any        TopicStatsTable; 17 unknown topic
+//	203   GET_CONSUMER_CONNECTION_LIST   any        ConsumerConnection; 206 not online
+//	208   GET_CONSUME_STATS              any        ConsumeStats (empty: unknown group)
+//	222   INVOKE_BROKER_TO_RESET_OFFSET  leader     ResetOffsetBody; 17, 26
+//
+// Reads come from the answering node's replica (offsets and queues are
+// replicated, so every node answers alike up to replication lag); the
+// connection list is the answering node's own clients, as on Java, which
+// is why client.Admin asks every member.
+//
+// 222 resets on the server side, as Java 5's useServerSideResetOffset: the
+// new offsets are committed through raft before the answer (so the reset
+// holds whether or not a consumer is online), the pending commit table is
+// overwritten so an older client commit waiting in it cannot undo the
+// reset, and online clients of the group get RESET_CONSUMER_CLIENT_OFFSET
+// (220) so they drop their in-memory offsets. A consumer that commits an
+// older offset after that (one that missed the 220) can still move the
+// group back; that is Java's behaviour too.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+func (b *Broker) registerAdminStatsProcessors() {
+	b.srv.Handle(remoting.GetTopicStatsInfo, poolAdmin, remoting.HandlerFunc(b.getTopicStatsInfo))
+	b.srv.Handle(remoting.GetConsumerConnectionList, poolAdmin, remoting.HandlerFunc(b.getConsumerConnectionList))
+	b.srv.Handle(remoting.GetConsumeStats, poolAdmin, remoting.HandlerFunc(b.getConsumeStats))
+	b.srv.Handle(remoting.InvokeBrokerToResetOffset, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.resetOffset)))
+}
+
+// queueMax is a queue's max offset, 0 for unknown topics and empty queues.
+func (b *Broker) queueMax(topic string, qid int32) int64 {
+	if !b.knownTopic(topic) {
+		return 0
+	}
+	v, err := b.group.Store().MaxOffset(topic, qid)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// storeTimeAt is the store time of the message at a queue offset, 0 when
+// there is none.
+func (b *Broker) storeTimeAt(topic string, qid int32, offset int64) int64 {
+	if offset < 0 {
+		return 0
+	}
+	res, err := b.group.Store().Get(topic, qid, offset, 1, nil)
+	if err != nil {
+		return 0
+	}
+	defer res.Release()
+	if len(res.Records) == 0 || res.Records[0].QueueOffset != offset {
+		return 0
+	}
+	v, err := message.ParseView(res.Records[0].Bytes)
+	if err != nil {
+		return 0
+	}
+	return v.StoreTimestamp()
+}
+
+// getTopicStatsInfo serves GET_TOPIC_STATS_INFO (202): ext topic; per
+// write queue its min and max offset and its newest message's store time.
+func (b *Broker) getTopicStatsInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topic, err := remoting.ExtString(req.ExtFields, "topic")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	tc, ok := b.group.Metadata().Topic(topic)
+	if !ok {
+		return errorResponse(req, fmt.Errorf("%w: topic[%s] not exist", ErrTopicNotExist, topic))
+	}
+	t := protocol.TopicStatsTable{OffsetTable: map[protocol.MessageQueue]protocol.TopicOffset{}}
+	for i := int32(0); i < tc.WriteQueueNums; i++ {
+		o := protocol.TopicOffset{MinOffset: b.queueMin(topic, i), MaxOffset: b.queueMax(topic, i)}
+		if o.MaxOffset > 0 {
+			o.LastUpdateTimestamp = b.storeTimeAt(topic, i, o.MaxOffset-1)
+		}
+		t.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: b.cfg.BrokerName, QueueID: i}] = o
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = t.Encode()
+	return resp
+}
+
+// groupTopics are the topics a group has committed offsets on or
+// subscribes to (Java whichTopicByConsumer plus the heartbeat's), sorted.
+func (b *Broker) groupTopics(group string) []string {
+	md := b.group.Metadata()
+	seen := map[string]bool{}
+	var out []string
+	for _, tc := range md.Topics() {
+		for i := int32(0); i < max(tc.ReadQueueNums, tc.WriteQueueNums); i++ {
+			if _, ok := md.Offset(group, tc.TopicName, i); ok {
+				seen[tc.TopicName] = true
+				out = append(out, tc.TopicName)
+				break
+			}
+		}
+	}
+	b.consumers.mu.Lock()
+	if g := b.consumers.groups[group]; g != nil {
+		for topic := range g.subs {
+			if !seen[topic] {
+				out = append(out, topic)
+			}
+		}
+	}
+	b.consumers.mu.Unlock()
+	slices.Sort(out)
+	return out
+}
+
+// getConsumeStats serves GET_CONSUME_STATS (208): ext consumerGroup, topic
+// (optional: every topic of the group). Per read queue: the queue's max
+// offset, the group's committed offset (0 when none) and the store time of
+// the last message consumed.
+func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	topics := b.groupTopics(group)
+	if t := req.ExtFields["topic"]; t != "" {
+		topics = []string{t}
+	}
+	md := b.group.Metadata()
+	s := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
+	for _, topic := range topics {
+		tc, ok := md.Topic(topic)
+		if !ok {
+			continue
+		}
+		for i := int32(0); i < tc.ReadQueueNums; i++ {
+			w := protocol.OffsetWrapper{BrokerOffset: b.queueMax(topic, i)}
+			if off, ok := b.offsets.lookup(group, topic, i); ok && off > 0 {
+				w.ConsumerOffset = off
+			}
+			w.PullOffset = w.ConsumerOffset
+			w.LastTimestamp = b.storeTimeAt(topic, i, w.ConsumerOffset-1)
+			s.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: b.cfg.BrokerName, QueueID: i}] = w
+		}
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = s.Encode()
+	return resp
+}
+
+// getConsumerConnectionList serves GET_CONSUMER_CONNECTION_LIST (203): ext
+// consumerGroup; the clients heartbeating this node and their
+// subscriptions, or CONSUMER_NOT_ONLINE (206). The heartbeat table keeps
+// no client language or version, so every connection says OTHER and 0.
+func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	m := b.consumers
+	m.mu.Lock()
+	g := m.groups[group]
+	if g == nil || len(g.clients) == 0 {
+		m.mu.Unlock()
+		return remoting.NewResponse(req, remoting.ConsumerNotOnline, fmt.Sprintf("the consumer group[%s] not online", group))
+	}
+	cc := protocol.ConsumerConnection{
+		SubscriptionTable: map[string]protocol.SubscriptionData{},
+		ConsumeType:       g.consumeType, MessageModel: g.messageModel, ConsumeFromWhere: g.consumeFromWhere,
+	}
+	for id, c := range g.clients {
+		addr := ""
+		if c.conn != nil {
+			addr = c.conn.RemoteAddr().String()
+		}
+		cc.ConnectionSet = append(cc.ConnectionSet, protocol.Connection{ClientID: id, ClientAddr: addr, Language: "OTHER"})
+	}
+	for topic, s := range g.subs {
+		sd := protocol.SubscriptionData{Topic: topic, SubString: s.expr, SubVersion: s.version, ExpressionType: s.exprType,
+			TagsSet: []string{}, CodeSet: []int32{}}
+		if s.exprType == "" || s.exprType == expressionTypeTag {
+			for _, tag := range strings.Split(s.expr, "||") {
+				if tag = strings.TrimSpace(tag); tag != "" && tag != "*" {
+					sd.TagsSet = append(sd.TagsSet, tag)
+					sd.CodeSet = append(sd.CodeSet, message.JavaStringHash(tag))
+				}
+			}
+		}
+		cc.SubscriptionTable[topic] = sd
+	}
+	m.mu.Unlock()
+	slices.SortFunc(cc.ConnectionSet, func(a, b protocol.Connection) int { return strings.Compare(a.ClientID, b.ClientID) })
+	return jsonResponse(req, cc)
+}
+
+// resetOffset serves INVOKE_BROKER_TO_RESET_OFFSET (222) on the leader
+// (see the file comment). Unknown topic: 17; a group that has neither a
+// subscription group config nor an offset on the topic: 26.
+func (b *Broker) resetOffset(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
+	h, err := protocol.DecodeResetOffsetHeader(req.ExtFields)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	md := b.group.Metadata()
+	tc, ok := md.Topic(h.Topic)
+	if !ok {
+		return nil, fmt.Errorf("%w: [reset-offset] no topic %s in this broker", ErrTopicNotExist, h.Topic)
+	}
+	queues := max(tc.ReadQueueNums, tc.WriteQueueNums)
+	_, known := md.Group(h.Group)
+	for i := int32(0); i < queues && !known; i++ {
+		_, known = b.offsets.lookup(h.Group, h.Topic, i)
+	}
+	if !known {
+		return remoting.NewResponse(req, remoting.SubscriptionGroupNotExist,
+			fmt.Sprintf("the consumer group <%s> does not exist", h.Group)), nil
+	}
+	if h.QueueID >= queues {
+		return nil, fmt.Errorf("%w: queueId %d of topic %s with %d queues", ErrInvalidParameter, h.QueueID, h.Topic, queues)
+	}
+	body := protocol.ResetOffsetBody{OffsetTable: map[protocol.MessageQueue]int64{}}
+	op := metadata.Op{Kind: metadata.OpCommitOffsets}
+	st := b.group.Store()
+	for i := int32(0); i < queues; i++ {
+		if h.QueueID >= 0 && i != h.QueueID {
+			continue
+		}
+		cur, _ := b.offsets.lookup(h.Group, h.Topic, i)
+		var target int64
+		switch {
+		case h.QueueID >= 0 && h.Offset >= 0:
+			target = min(max(h.Offset, b.queueMin(h.Topic, i)), b.queueMax(h.Topic, i))
+		case h.Timestamp < 0:
+			target = b.queueMax(h.Topic, i)
+		default:
+			if target, err = st.OffsetByTime(h.Topic, i, h.Timestamp); err != nil {
+				target = 0 // a queue never written: its start
+			}
+		}
+		if !h.IsForce && target >= cur {
+			target = cur
+		}
+		body.OffsetTable[protocol.MessageQueue{Topic: h.Topic, BrokerName: b.cfg.BrokerName, QueueID: i}] = target
+		op.Offsets = append(op.Offsets, metadata.OffsetCommit{Group: h.Group, Topic: h.Topic, QueueID: i, Offset: target})
+	}
+	pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
+	defer cancel()
+	if err := b.group.ProposeMetadata(pctx, op); err != nil {
+		return nil, err
+	}
+	for _, c := range op.Offsets {
+		b.offsets.commit(c.Group, c.Topic, c.QueueID, c.Offset, "")
+	}
+	b.log.Warn("consumer offsets reset by an admin request", "group", h.Group, "topic", h.Topic, "timestamp", h.Timestamp, "queues", len(op.Offsets))
+	b.notifyReset(h, body)
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body.Encode()
+	return resp, nil
+}
+
+// notifyReset sends RESET_CONSUMER_CLIENT_OFFSET (220) one-way to the
+// group's clients connected to this node.
+func (b *Broker) notifyReset(h protocol.ResetOffsetHeader, body protocol.ResetOffsetBody) {
+	m := b.consumers
+	var conns []*remoting.Conn
+	m.mu.Lock()
+	if g := m.groups[h.Group]; g != nil {
+		for _, c := range g.clients {
+			if c.conn != nil {
+				conns = append(conns, c.conn)
+			}
+		}
+	}
+	m.mu.Unlock()
+	if len(conns) == 0 {
+		return
+	}
+	cmd := remoting.NewRequest(remoting.ResetConsumerClientOffset, map[string]string{
+		"topic": h.Topic, "group": h.Group, "timestamp": strconv.FormatInt(h.Timestamp, 10), "isForce": strconv.FormatBool(h.IsForce),
+	}, body.Encode())
+	cmd.Language = remoting.LanguageJava
+	for _, c := range conns {
+		if c.Closed() {
+			continue
+		}
+		if err := c.Oneway(cmd); err != nil {
+			b.log.Debug("reset-offset notification failed", "group", h.Group, "peer", c.RemoteAddr(), "error", err)
+		}
+	}
+}

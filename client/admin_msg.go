@@ -1,0 +1,227 @@
+package client
+
+// Message look-ups: by offset msgId (VIEW_MESSAGE_BY_ID, 33, at the
+// broker the id names) or by UNIQ_KEY (QUERY_MESSAGE, 12, on the UNIQ_KEY
+// index), by key (12), by queue offset (one PULL_MESSAGE, 11) and by time
+// range (29 to find each queue's first offset, then pulls).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+const (
+	// ToolsConsumerGroup is the group admin pulls name, as mqadmin's.
+	ToolsConsumerGroup = "TOOLS_CONSUMER"
+	// DefaultQueryMax bounds MessagesByKey (the broker caps it at 64).
+	DefaultQueryMax = 64
+	// DefaultTimeRangeMax bounds MessagesByTime (the dashboard's cap).
+	DefaultTimeRangeMax = 2000
+	// pullBatch is how many messages one admin pull asks for.
+	pullBatch = 32
+)
+
+// MessageByID returns the message an id names: an offset msgId is looked
+// up at the broker encoded in it (33); an id that is not one, or that
+// broker's miss, is then looked up as a UNIQ_KEY among the topic's broker
+// groups (12 with _UNIQUE_KEY_QUERY), which needs topic. ErrNoSuchMessage
+// when neither finds it.
+func (a *Admin) MessageByID(ctx context.Context, topic, id string) (*message.Ext, error) {
+	var errs []error
+	if host, phy, err := message.ParseOffsetMsgID(id); err == nil {
+		req := remoting.NewRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(phy, 10)}, nil)
+		resp, err := a.call(ctx, host.String(), req, 0)
+		if err == nil {
+			m, _, derr := message.DecodeRecord(resp.Body)
+			if derr == nil && (topic == "" || m.Topic == topic) {
+				return m, nil
+			}
+			err = derr
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if topic == "" {
+		return nil, fmt.Errorf("%w: %s is not an offset msgId found at its broker; give the topic to look it up as a UNIQ_KEY: %w",
+			ErrNoSuchMessage, id, errors.Join(errs...))
+	}
+	msgs, err := a.queryIndex(ctx, topic, id, 1, time.Time{}, time.Time{}, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w (offset msgId look-up: %w)", err, errors.Join(errs...))
+	}
+	return msgs[0], nil
+}
+
+// MessagesByKey returns up to maxNum (DefaultQueryMax when <= 0) messages
+// of topic whose KEYS contain key, stored within [begin, end] (zero times:
+// unbounded), newest first, from every broker group of the topic (12).
+func (a *Admin) MessagesByKey(ctx context.Context, topic, key string, maxNum int, begin, end time.Time) ([]*message.Ext, error) {
+	return a.queryIndex(ctx, topic, key, maxNum, begin, end, false)
+}
+
+func (a *Admin) queryIndex(ctx context.Context, topic, key string, maxNum int, begin, end time.Time, uniq bool) ([]*message.Ext, error) {
+	if maxNum <= 0 {
+		maxNum = DefaultQueryMax
+	}
+	endMS := ms(end)
+	if end.IsZero() {
+		endMS = 1<<63 - 1
+	}
+	_, groups, err := a.routeGroups(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	var out []*message.Ext
+	seen := map[string]bool{}
+	for _, g := range groups {
+		ext := map[string]string{"topic": topic, "key": key, "maxNum": strconv.Itoa(maxNum),
+			"beginTimestamp": strconv.FormatInt(ms(begin), 10), "endTimestamp": strconv.FormatInt(endMS, 10)}
+		if uniq {
+			ext["_UNIQUE_KEY_QUERY"] = "true"
+		}
+		resp, err := a.call(ctx, g.addr, remoting.NewRequest(remoting.QueryMessage, ext, nil), 0, remoting.Success, remoting.QueryNotFound)
+		if err != nil {
+			return nil, fmt.Errorf("client: query %s on %s: %w", key, g.name, err)
+		}
+		if resp.Code == remoting.QueryNotFound {
+			continue
+		}
+		msgs, err := message.DecodeRecords(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("client: query answer from %s: %w", g.addr, err)
+		}
+		for _, m := range msgs {
+			if id := m.OffsetMsgID(); !seen[id] && (!uniq || m.UniqKey() == key) {
+				seen[id] = true
+				out = append(out, m)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no message of %s with key %s", ErrNoSuchMessage, topic, key)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].StoreTimestamp > out[j].StoreTimestamp })
+	if len(out) > maxNum {
+		out = out[:maxNum]
+	}
+	return out, nil
+}
+
+// MessageAtOffset returns the message at a queue offset of one broker
+// group (brokerName may be empty when the topic is on one group only),
+// read with one PULL_MESSAGE as ToolsConsumerGroup.
+func (a *Admin) MessageAtOffset(ctx context.Context, topic, brokerName string, queueID int32, offset int64) (*message.Ext, error) {
+	_, groups, err := a.routeGroups(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	g, err := pickBrokerGroup(groups, brokerName, topic)
+	if err != nil {
+		return nil, err
+	}
+	msgs, _, err := a.pull(ctx, g.addr, topic, queueID, offset, 1)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		if m.QueueOffset == offset {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s/%s/%d has no message at offset %d", ErrNoSuchMessage, topic, g.name, queueID, offset)
+}
+
+// pickBrokerGroup returns the named group, or the only one.
+func pickBrokerGroup(groups []brokerGroup, name, topic string) (brokerGroup, error) {
+	for _, g := range groups {
+		if g.name == name || name == "" && len(groups) == 1 {
+			return g, nil
+		}
+	}
+	if name == "" {
+		return brokerGroup{}, fmt.Errorf("%w: topic %s is on %d broker groups: name one", ErrNoSuchBroker, topic, len(groups))
+	}
+	return brokerGroup{}, fmt.Errorf("%w: topic %s is not on broker group %s", ErrNoSuchBroker, topic, name)
+}
+
+// pull reads up to n messages of a queue from offset; it returns them
+// and the next offset. Nothing there is no error and no message.
+func (a *Admin) pull(ctx context.Context, addr, topic string, queueID int32, offset int64, n int) ([]*message.Ext, int64, error) {
+	req := remoting.NewRequest(remoting.PullMessage, map[string]string{
+		"consumerGroup": ToolsConsumerGroup, "topic": topic, "queueId": strconv.Itoa(int(queueID)),
+		"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": strconv.Itoa(n), "sysFlag": "0",
+		"commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG",
+	}, nil)
+	resp, err := a.call(ctx, addr, req, 0, remoting.Success, remoting.PullNotFound, remoting.PullRetryImmediately, remoting.PullOffsetMoved)
+	if err != nil {
+		return nil, 0, fmt.Errorf("client: pull %s/%d@%d: %w", topic, queueID, offset, topicErr(err))
+	}
+	next, _ := remoting.ExtInt(resp.ExtFields, "nextBeginOffset")
+	if resp.Code != remoting.Success {
+		return nil, next, nil
+	}
+	msgs, err := message.DecodeRecords(resp.Body)
+	if err != nil {
+		return nil, 0, fmt.Errorf("client: pull answer from %s: %w", addr, err)
+	}
+	return msgs, next, nil
+}
+
+// MessagesByTime returns up to maxNum (DefaultTimeRangeMax when <= 0)
+// messages of topic stored within [begin, end], oldest first per queue,
+// queues in broker and queue order: each queue's first offset at begin
+// (29), then pulls until a message is past end.
+func (a *Admin) MessagesByTime(ctx context.Context, topic string, begin, end time.Time, maxNum int) ([]*message.Ext, error) {
+	if maxNum <= 0 {
+		maxNum = DefaultTimeRangeMax
+	}
+	rd, groups, err := a.routeGroups(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	var out []*message.Ext
+	for _, g := range groups {
+		var queues int32
+		for _, q := range rd.QueueDatas {
+			if q.BrokerName == g.name {
+				queues = q.ReadQueueNums
+			}
+		}
+		for qid := int32(0); qid < queues && len(out) < maxNum; qid++ {
+			off, err := a.queueOffset(ctx, g.addr, remoting.SearchOffsetByTimestamp, topic, qid,
+				map[string]string{"timestamp": strconv.FormatInt(ms(begin), 10)})
+			if err != nil {
+				return nil, err
+			}
+			for len(out) < maxNum {
+				msgs, next, err := a.pull(ctx, g.addr, topic, qid, off, pullBatch)
+				if err != nil {
+					return nil, err
+				}
+				past := false
+				for _, m := range msgs {
+					if !end.IsZero() && m.StoreTimestamp > ms(end) {
+						past = true
+						break
+					}
+					if m.StoreTimestamp >= ms(begin) && len(out) < maxNum {
+						out = append(out, m)
+					}
+				}
+				if past || len(msgs) == 0 || next <= off {
+					break
+				}
+				off = next
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,181 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// The push consumer's group requests: HEART_BEAT (34), which tells every
+// broker the group's members and subscriptions; GET_CONSUMER_LIST_BY_GROUP
+// (38), the members a rebalance shares the queues among; UNREGISTER_CLIENT
+// (35), so the others rebalance at once when one closes; and
+// CONSUMER_SEND_MSG_BACK (36), the way a failed message comes back.
+
+type heartbeatBody struct {
+	ClientID        string              `json:"clientID"`
+	ProducerDataSet []struct{}          `json:"producerDataSet"`
+	ConsumerDataSet []heartbeatConsumer `json:"consumerDataSet"`
+}
+
+type heartbeatConsumer struct {
+	GroupName           string                  `json:"groupName"`
+	ConsumeType         string                  `json:"consumeType"`
+	MessageModel        string                  `json:"messageModel"`
+	ConsumeFromWhere    string                  `json:"consumeFromWhere"`
+	SubscriptionDataSet []heartbeatSubscription `json:"subscriptionDataSet"`
+	UnitMode            bool                    `json:"unitMode"`
+}
+
+type heartbeatSubscription struct {
+	ClassFilterMode bool     `json:"classFilterMode"`
+	Topic           string   `json:"topic"`
+	SubString       string   `json:"subString"`
+	TagsSet         []string `json:"tagsSet"`
+	CodeSet         []string `json:"codeSet"`
+	SubVersion      int64    `json:"subVersion"`
+	ExpressionType  string   `json:"expressionType"`
+}
+
+// heartbeatBody encodes the consumer's HEART_BEAT body.
+func (c *PushConsumer) heartbeatBody() []byte {
+	hc := heartbeatConsumer{
+		GroupName:        c.opts.group,
+		ConsumeType:      "CONSUME_PASSIVELY",
+		MessageModel:     c.opts.consumer.model.String(),
+		ConsumeFromWhere: c.opts.consumer.fromWhere.String(),
+	}
+	for _, s := range c.subscriptions() {
+		tags := s.sel.tags()
+		codes := make([]string, 0, len(tags))
+		for _, t := range tags {
+			codes = append(codes, strconv.Itoa(int(message.JavaStringHash(t))))
+		}
+		hc.SubscriptionDataSet = append(hc.SubscriptionDataSet, heartbeatSubscription{
+			Topic: s.topic, SubString: s.sel.expression(), TagsSet: append([]string{}, tags...), CodeSet: codes,
+			SubVersion: c.subVersion, ExpressionType: s.sel.Type.String(),
+		})
+	}
+	body, _ := json.Marshal(heartbeatBody{ClientID: c.clientID, ProducerDataSet: []struct{}{}, ConsumerDataSet: []heartbeatConsumer{hc}})
+	return body
+}
+
+// brokerAddrs lists every address of every group serving a subscribed
+// topic, from the cached routes.
+func (c *PushConsumer) brokerAddrs(ctx context.Context) []string {
+	var out []string
+	for _, s := range c.subscriptions() {
+		if r, err := c.route(ctx, s.topic); err == nil {
+			out = append(out, r.allAddrs()...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// heartbeat sends HEART_BEAT to every broker (leaders and followers, so a
+// new leader already knows the group) and returns how many accepted it.
+func (c *PushConsumer) heartbeat(ctx context.Context) int {
+	body := c.heartbeatBody()
+	addrs := c.brokerAddrs(ctx)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for _, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
+			defer cancel()
+			resp, err := c.core.rc.Invoke(hctx, addr, remoting.NewRequest(remoting.HeartBeat, nil, body))
+			if err != nil || resp.Code != remoting.Success {
+				c.opts.logger.Debug("heartbeat failed", "addr", addr, "error", err, "resp", resp)
+				return
+			}
+			mu.Lock()
+			ok++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return ok
+}
+
+// unregister sends UNREGISTER_CLIENT to every broker, best effort, so
+// the group's other members rebalance now rather than when the
+// connection's loss is noticed.
+func (c *PushConsumer) unregister(ctx context.Context) {
+	ext := map[string]string{"clientID": c.clientID, "consumerGroup": c.opts.group}
+	var wg sync.WaitGroup
+	for _, addr := range c.brokerAddrs(ctx) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			uctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
+			defer cancel()
+			_, _ = c.core.rc.Invoke(uctx, addr, remoting.NewRequest(remoting.UnregisterClient, ext, nil))
+		}()
+	}
+	wg.Wait()
+}
+
+// consumerList asks a broker of r's first group (its leader, else any
+// node) for the group's members, sorted. An error answer is an error,
+// not an empty list: the caller keeps its queues rather than drop them.
+func (c *PushConsumer) consumerList(ctx context.Context, r *topicRoute) ([]string, error) {
+	if len(r.queues) == 0 {
+		return nil, fmt.Errorf("%w: topic %s has no readable queue", ErrNoRoute, r.topic)
+	}
+	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
+	defer cancel()
+	resp, addr, err := c.call(ctx, r.queues[0], true, func() *remoting.Command {
+		return remoting.NewRequest(remoting.GetConsumerListByGroup, map[string]string{"consumerGroup": c.opts.group}, nil)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("client: consumer list of %s: %w", c.opts.group, err)
+	}
+	if resp.Code != remoting.Success {
+		return nil, fmt.Errorf("client: consumer list of %s: %w", c.opts.group, &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr})
+	}
+	var body struct {
+		ConsumerIDList []string `json:"consumerIdList"`
+	}
+	if err := json.Unmarshal(resp.Body, &body); err != nil {
+		return nil, fmt.Errorf("client: consumer list of %s from %s: %w", c.opts.group, addr, err)
+	}
+	slices.Sort(body.ConsumerIDList)
+	return slices.Compact(body.ConsumerIDList), nil
+}
+
+// sendBack is CONSUMER_SEND_MSG_BACK for m to its group's leader: the
+// broker stores a copy in %RETRY%<group>, delayed by the level, or in
+// %DLQ%<group> once m has failed maxReconsumeTimes times.
+func (c *PushConsumer) sendBack(ctx context.Context, m *MessageExt) error {
+	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
+	defer cancel()
+	resp, addr, err := c.call(ctx, m.Queue, false, func() *remoting.Command {
+		return remoting.NewRequest(remoting.ConsumerSendMsgBack, map[string]string{
+			"group":             c.opts.group,
+			"offset":            strconv.FormatInt(m.PhysicalOffset, 10),
+			"delayLevel":        strconv.Itoa(c.opts.consumer.retryDelayLevel),
+			"originMsgId":       m.MsgID,
+			"originTopic":       m.Topic,
+			"unitMode":          "false",
+			"maxReconsumeTimes": strconv.Itoa(c.opts.consumer.maxReconsume),
+			"bname":             m.Queue.BrokerName,
+		}, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("client: send back %s: %w", m.MsgID, err)
+	}
+	if resp.Code != remoting.Success {
+		return fmt.Errorf("client: send back %s: %w", m.MsgID, &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr})
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package client
+
+import (
+	"fmt"
+	"time"
+)
+
+// Consumer defaults, as RocketMQ's push consumer has them unless noted.
+const (
+	DefaultConsumerGroup = "DEFAULT_CONSUMER"
+	// DefaultPullBatchSize is maxMsgNums of every pull.
+	DefaultPullBatchSize = 32
+	// DefaultLongPollTimeout is how long a broker may hold a pull that
+	// finds nothing (suspendTimeoutMillis); the pull's own timeout is
+	// this plus pullTimeoutMargin.
+	DefaultLongPollTimeout = 20 * time.Second
+	// DefaultConsumeGoroutines sizes the push consumer's worker pool.
+	DefaultConsumeGoroutines = 20
+	// DefaultQueueMaxMessages and DefaultQueueMaxBytes: a queue whose
+	// cached, unconsumed messages exceed either stops being pulled until
+	// its consumption catches up (pullThresholdForQueue,
+	// pullThresholdSizeForQueue).
+	DefaultQueueMaxMessages = 1000
+	DefaultQueueMaxBytes    = 100 << 20
+	// DefaultMaxReconsumeTimes: a message failed this many times goes to
+	// the group's %DLQ% topic (the broker decides, from the value the
+	// send-back carries).
+	DefaultMaxReconsumeTimes = 16
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultRebalanceInterval = 20 * time.Second
+	DefaultCommitInterval    = 5 * time.Second
+	// DefaultPullErrorBackoff is the wait after a pull answered with an
+	// error that a new route does not cure (RocketMQ: 3 s).
+	DefaultPullErrorBackoff = 3 * time.Second
+	// pullTimeoutMargin is added to the long-poll hold for a pull's
+	// timeout (RocketMQ: 20 s hold, 30 s timeout).
+	pullTimeoutMargin = 10 * time.Second
+	// brokerCallTimeout bounds the short consumer requests (offsets,
+	// heartbeat, consumer list, send-back), as RocketMQ's 3 s.
+	brokerCallTimeout = 3 * time.Second
+	// maxInflatedBody bounds an inflated body (zlib bombs).
+	maxInflatedBody = 64 << 20
+)
+
+// ConsumeFromWhere says where a consumer group starts on a queue for
+// which it has no committed offset. Note: ledgermq brokers (like Java
+// ones) answer offset 0 for a queue whose first message is still stored,
+// so a new group reads a young queue from its start whatever this says;
+// the setting matters once a queue's head has been deleted.
+type ConsumeFromWhere int
+
+const (
+	// ConsumeFromLastOffset starts at the queue's end (the default).
+	ConsumeFromLastOffset ConsumeFromWhere = iota
+	// ConsumeFromFirstOffset starts at the queue's first stored message.
+	ConsumeFromFirstOffset
+	// ConsumeFromTimestamp starts at the first message stored at or
+	// after WithConsumeTimestamp's time (default: 30 minutes ago).
+	ConsumeFromTimestamp
+)
+
+func (w ConsumeFromWhere) String() string {
+	switch w {
+	case ConsumeFromLastOffset:
+		return "CONSUME_FROM_LAST_OFFSET"
+	case ConsumeFromFirstOffset:
+		return "CONSUME_FROM_FIRST_OFFSET"
+	case ConsumeFromTimestamp:
+		return "CONSUME_FROM_TIMESTAMP"
+	}
+	return fmt.Sprintf("ConsumeFromWhere(%d)", int(w))
+}
+
+// MessageModel says how a push consumer group shares messages.
+type MessageModel int
+
+const (
+	// Clustering: each message goes to one member of the group; the
+	// queues are shared out among the members, offsets live on the
+	// brokers (the default).
+	Clustering MessageModel = iota
+	// Broadcasting: every member gets every message; offsets are kept in
+	// the consumer's memory, failed messages are not retried.
+	Broadcasting
+)
+
+func (m MessageModel) String() string {
+	if m == Broadcasting {
+		return "BROADCASTING"
+	}
+	return "CLUSTERING"
+}
+
+type consumerOptions struct {
+	fromWhere         ConsumeFromWhere
+	timestamp         time.Time
+	model             MessageModel
+	allocate          AllocateStrategy
+	goroutines        int
+	pullBatch         int
+	longPoll          time.Duration
+	queueMaxMsgs      int
+	queueMaxBytes     int
+	maxReconsume      int
+	retryDelayLevel   int
+	heartbeatInterval time.Duration
+	rebalanceInterval time.Duration
+	commitInterval    time.Duration
+	pullErrorBackoff  time.Duration
+	instance          string
+}
+
+func defaultConsumerOptions() consumerOptions {
+	return consumerOptions{
+		allocate:          AllocateAveragely,
+		goroutines:        DefaultConsumeGoroutines,
+		pullBatch:         DefaultPullBatchSize,
+		longPoll:          DefaultLongPollTimeout,
+		queueMaxMsgs:      DefaultQueueMaxMessages,
+		queueMaxBytes:     DefaultQueueMaxBytes,
+		maxReconsume:      DefaultMaxReconsumeTimes,
+		heartbeatInterval: DefaultHeartbeatInterval,
+		rebalanceInterval: DefaultRebalanceInterval,
+		commitInterval:    DefaultCommitInterval,
+		pullErrorBackoff:  DefaultPullErrorBackoff,
+	}
+}
+
+// WithConsumeFromWhere sets where a group with no committed offset for a
+// queue starts (default ConsumeFromLastOffset; see ConsumeFromWhere).
+func WithConsumeFromWhere(w ConsumeFromWhere) Option {
+	return func(o *options) { o.consumer.fromWhere = w }
+}
+
+// WithConsumeTimestamp sets the time ConsumeFromTimestamp starts from.
+func WithConsumeTimestamp(t time.Time) Option { return func(o *options) { o.consumer.timestamp = t } }
+
+// WithMessageModel sets clustering (default) or broadcasting.
+func WithMessageModel(m MessageModel) Option { return func(o *options) { o.consumer.model = m } }
+
+// WithAllocateStrategy sets how a clustering group's queues are shared
+// out (default AllocateAveragely). Every member of a group must use the
+// same strategy, or some queues are consumed twice and others not at all.
+func WithAllocateStrategy(s AllocateStrategy) Option {
+	return func(o *options) { o.consumer.allocate = s }
+}
+
+// WithConsumeGoroutines sizes the push consumer's worker pool (default 20).
+func WithConsumeGoroutines(n int) Option { return func(o *options) { o.consumer.goroutines = n } }
+
+// WithPullBatchSize sets how many messages one pull asks for (default 32).
+func WithPullBatchSize(n int) Option { return func(o *options) { o.consumer.pullBatch = n } }
+
+// WithLongPollTimeout sets how long a broker may hold a pull that finds
+// no message (default 20 s).
+func WithLongPollTimeout(d time.Duration) Option { return func(o *options) { o.consumer.longPoll = d } }
+
+// WithQueueLimits sets the flow control of a push consumer: a queue with
+// more than maxMessages, or maxBytes of bodies, cached and not yet
+// consumed is not pulled until consumption brings it under (defaults
+// 1000 and 100 MiB).
+func WithQueueLimits(maxMessages, maxBytes int) Option {
+	return func(o *options) { o.consumer.queueMaxMsgs, o.consumer.queueMaxBytes = maxMessages, maxBytes }
+}
+
+// WithMaxReconsumeTimes sets how often a message may fail before the
+// broker moves it to the group's dead-letter topic (default 16).
+func WithMaxReconsumeTimes(n int) Option { return func(o *options) { o.consumer.maxReconsume = n } }
+
+// WithRetryDelayLevel sets the delay level a failed message is sent back
+// with: 0 (the default) lets the broker choose 3 + reconsumeTimes (10 s,
+// 30 s, 1 min, …); n uses level n every time.
+func WithRetryDelayLevel(n int) Option { return func(o *options) { o.consumer.retryDelayLevel = n } }
+
+// WithHeartbeatInterval sets the period of the push consumer's HEART_BEAT
+// to every broker of its topics (default 30 s; one is also sent on Start).
+func WithHeartbeatInterval(d time.Duration) Option {
+	return func(o *options) { o.consumer.heartbeatInterval = d }
+}
+
+// WithRebalanceInterval sets the period of the push consumer's rebalance
+// (default 20 s; it also runs on Start and when a broker says the group's
+// members changed).
+func WithRebalanceInterval(d time.Duration) Option {
+	return func(o *options) { o.consumer.rebalanceInterval = d }
+}
+
+// WithCommitInterval sets the period of the push consumer's offset
+// commits (default 5 s; Close commits too).
+func WithCommitInterval(d time.Duration) Option {
+	return func(o *options) { o.consumer.commitInterval = d }
+}
+
+// WithPullErrorBackoff sets the wait after a pull answered with an error
+// code a route refresh does not cure (default 3 s). Transport errors and
+// SERVICE_NOT_AVAILABLE re-read the route and retry at once instead.
+func WithPullErrorBackoff(d time.Duration) Option {
+	return func(o *options) { o.consumer.pullErrorBackoff = d }
+}
+
+// WithInstanceName sets the instance part of the consumer's client id
+// ("ip@instance"), the identity a clustering group shares queues by.
+// Default: the process id and a per-process counter, so every consumer
+// is a member of its own.
+func WithInstanceName(name string) Option { return func(o *options) { o.consumer.instance = name } }
+
+// validateConsumer checks the consumer options after they are applied.
+func (o *options) validateConsumer() error {
+	c := &o.consumer
+	switch {
+	case c.fromWhere < ConsumeFromLastOffset || c.fromWhere > ConsumeFromTimestamp:
+		return fmt.Errorf("%w: %v", ErrConfig, c.fromWhere)
+	case c.model != Clustering && c.model != Broadcasting:
+		return fmt.Errorf("%w: message model %d", ErrConfig, int(c.model))
+	case c.allocate == nil:
+		return fmt.Errorf("%w: no allocate strategy", ErrConfig)
+	case c.goroutines <= 0:
+		return fmt.Errorf("%w: consume goroutines %d <= 0", ErrConfig, c.goroutines)
+	case c.pullBatch <= 0 || c.pullBatch > 1024:
+		return fmt.Errorf("%w: pull batch size %d outside [1, 1024]", ErrConfig, c.pullBatch)
+	case c.longPoll <= 0:
+		return fmt.Errorf("%w: long-poll timeout %v <= 0", ErrConfig, c.longPoll)
+	case c.queueMaxMsgs <= 0 || c.queueMaxBytes <= 0:
+		return fmt.Errorf("%w: queue limits %d messages, %d bytes", ErrConfig, c.queueMaxMsgs, c.queueMaxBytes)
+	case c.maxReconsume < 0:
+		return fmt.Errorf("%w: max reconsume times %d < 0", ErrConfig, c.maxReconsume)
+	case c.retryDelayLevel < 0:
+		return fmt.Errorf("%w: retry delay level %d < 0", ErrConfig, c.retryDelayLevel)
+	case c.heartbeatInterval <= 0 || c.rebalanceInterval <= 0 || c.commitInterval <= 0 || c.pullErrorBackoff <= 0:
+		return fmt.Errorf("%w: consumer intervals must be > 0", ErrConfig)
+	case !topicPattern.MatchString(o.group):
+		return fmt.Errorf("%w: consumer group %q has characters outside [%%|a-zA-Z0-9_-]", ErrConfig, o.group)
+	}
+	if c.timestamp.IsZero() {
+		c.timestamp = o.now().Add(-30 * time.Minute)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+// Package client is ledgermq's own Go client: a producer (synchronous,
+// asynchronous, one-way and batch sends with fast failover, and an
+// outcome for every send that a caller, and the chaos harness, can
+// classify as stored, not stored, or unknown), a PullConsumer and a
+// PushConsumer. It speaks the
+// RocketMQ remoting protocol (package remoting, headers from package
+// protocol), so it works against Java brokers too; against ledgermq's
+// raft broker groups it fails over in well under a second.
+//
+//	p, err := client.NewProducer(client.WithNameServers("10.0.0.1:9876"), client.WithGroup("orders"))
+//	defer p.Close()
+//	res, err := p.Send(ctx, &client.Message{Topic: "Orders", Body: body, ShardingKey: orderID})
+//	switch client.OutcomeOf(err) {
+//	case client.OutcomeOK:      // stored; res.MaybeDuplicated() if an earlier attempt's fate is unknown
+//	case client.OutcomeFailed:  // certainly not stored: safe to send again
+//	case client.OutcomeUnknown: // may be stored (once, or more): reconcile by res/err UNIQ_KEY
+//	}
+//
+// # Why it exists
+//
+// rocketmq-client-go reads routes every 30 s and keeps dialling a dead
+// leader in between, so after a leader is killed every send fails for
+// 18–29 s although the name server lists the new leader (brokerId 0)
+// about a second later. This client reads the route again at once after
+// any failed attempt, waits (re-reading with backoff) while a group is
+// between leaders, and goes to the new leader as soon as the name server
+// names it. TestLeaderKillFailover measures the longest gap between two
+// acknowledged sends across a leader kill (logged, not asserted).
+//
+// # The send path
+//
+//	Send ─ prepare: validate, properties + UNIQ_KEY, zlib if body >= 4 KiB
+//	  └─ deliver (bounded by ctx and WithSendTimeout, default 3 s)
+//	       ├─ resolve: route (cached; re-read, coalesced, before every retry)
+//	       │     ├─ queue: ShardingKey/selector → hash; else round robin,
+//	       │     │         skipping the group that just failed and groups
+//	       │     │         the latency fault table avoids
+//	       │     ├─ no leader in the route → wait 10…50 ms, re-read, again
+//	       │     └─ same address whose link just failed → wait once, re-read
+//	       ├─ attempt: SEND_MESSAGE (10) or SEND_BATCH_MESSAGE (320) to the
+//	       │           group's leader (brokerId 0)
+//	       └─ not stored → refresh the route at once; retry if the failure
+//	                       is retryable and attempts remain (WithRetries, 2)
+//
+// Every message carries a UNIQ_KEY chosen before the first attempt and kept
+// by every retry, so copies of a message stored twice share SendResult.MsgID.
+//
+// # Outcomes
+//
+// Every send ends in one of three outcomes. The errors are *SendError,
+// which lists every attempt (Attempt: queue, address, outcome, error,
+// latency) and matches ErrSendFailed or ErrUnknownOutcome with errors.Is,
+// plus its cause (a *BrokerError with the code, remoting.ErrConnClosed,
+// ErrNoRoute, ErrInvalidMessage, context errors, …). A send is unknown as
+// soon as one of its attempts is, whatever the later ones did.
+//
+//	what happened to an attempt                       outcome  retried
+//	------------------------------------------------  -------  -------
+//	answer 0, or 10/11/12 (stored with a warning)     ok       -
+//	dial failed (refused, unreachable, WithDial hook) failed   yes
+//	answer 2, 14, 16, 17, 501, 1500 (refused before   failed   yes
+//	  storing: busy, not the leader, no permission…)
+//	answer 13, 29, 3, 15, 215 (invalid, unsupported)  failed   no
+//	answer 1 SYSTEM_ERROR (raft outcome unknown)      unknown  yes *
+//	answer 14 after a follower's failed relay         unknown  yes *
+//	connection lost after the request was written     unknown  yes *
+//	timeout (the send's deadline)                     unknown  -
+//	any other answer code                             unknown  no
+//	success answer with a malformed header            unknown  no
+//
+// (*) A retry after an unknown attempt may store the message a second
+// time; the SendResult then says MaybeDuplicated. WithRetryAfterUnknown
+// (false) stops at the unknown attempt instead (ErrUnknownOutcome), for
+// callers that would rather reconcile than duplicate. Two cases are
+// reported unknown although nothing was sent, because remoting cannot tell
+// them apart from a lost request: a pooled connection found dead just as
+// the request was queued, and a context that ends while dialling.
+// classifyCode and classifyTransport hold the table.
+//
+// SendOneWay writes the request and returns; a nil error means written,
+// with an outcome unknown by nature. SendAsync runs Send's path on a
+// goroutine and hands its result to a callback.
+//
+// # Routes
+//
+// The route cache maps each topic to its publish view (RocketMQ's
+// TopicPublishInfo): the writable queues of every group, sorted, and each
+// group's leader address. It is filled on first use, refreshed every
+// WithRouteRefreshInterval (30 s) in the background, and at once after
+// any failed attempt. At most one GET_ROUTEINFO_BY_TOPIC per topic is in
+// flight; callers wanting the route meanwhile share it. A refresh that
+// fails keeps the cached route. A topic the name servers do not know gets
+// the TBW102 route (queue counts capped at 4), so the broker auto-creates
+// it on the first send, after which the real route is read.
+//
+// A group listed without brokerId 0 (its leader died, an election is under
+// way) keeps its queues in the order used for hashing, so ordered keys do
+// not move during a failover; sends to it wait for a route with a leader.
+//
+// # Latency fault tolerance
+//
+// As RocketMQ's MQFaultStrategy (on by default; WithLatencyFaultTolerance):
+// a group whose last send took >= 550 ms, >= 1 s, >= 2 s, >= 3 s, >= 15 s
+// is avoided for 30 s, 60 s, 120 s, 180 s, 600 s; a failed send counts as
+// 30 s of latency (600 s). Avoided groups are skipped while another group
+// can take the message; with a single group, or all avoided, the one
+// available first is used. Raft refinement: the fault is recorded against
+// the leader address it was measured on, and a route naming a new leader
+// for the group lifts it. Ordered sends and custom selectors ignore the
+// table (a key must not move).
+//
+// # Goroutines and ownership
+//
+// Every goroutine the package starts is owned by a Producer (or a
+// consumer: see PullConsumer and PushConsumer for theirs) and has ended
+// when Close returns:
+//
+//	goroutine                       started by           ends
+//	------------------------------  -------------------  ------------------------------
+//	route refresh loop (1)          NewProducer          Close (context cancelled)
+//	route fetch (1 per topic in     the route cache      its GET_ROUTEINFO answer or
+//	  flight)                                            timeout; Close cancels it
+//	async send (1 per SendAsync)    SendAsync            after its callback returns
+//	remoting read loops, callbacks  remoting.Client      Close
+//
+// Close refuses new sends, waits for the sends in progress (each bounded
+// by its timeout), then stops the refresh loop and closes the
+// connections. Callbacks must not call Close. Sends may be called from
+// any goroutine; the route cache and fault table take short mutexes and
+// never hold them across I/O. The package's tests run goleak in TestMain.
+//
+// # Consumers
+//
+//	c, _ := client.NewPushConsumer(client.WithNameServers(ns), client.WithGroup("billing"))
+//	c.Subscribe("Orders", client.Selector{Expression: "paid || refunded"}, func(ctx context.Context, m *client.MessageExt) client.ConsumeResult {
+//		return client.ConsumeSuccess // or ConsumeRetryLater: back through %RETRY%billing
+//	})
+//	c.Start(); defer c.Close()
+//
+// Both consumers pull with PULL_MESSAGE (11), long-polling (the broker
+// holds a pull that finds nothing for WithLongPollTimeout, 20 s), always
+// carrying the subscription in the request (sysFlag SUBSCRIPTION), so a
+// broker that has not seen the heartbeat yet (a new leader) filters
+// right. Pulls go to the group's leader, or to a follower while there is
+// none (every node serves the committed log); offset commits, send-backs
+// and the consumer list go to the leader. Like sends, every consumer call
+// re-reads the route at once after a transport error or
+// SERVICE_NOT_AVAILABLE (consumerBase.call), so consumption moves to a
+// new leader as soon as the name server lists it, instead of after
+// RocketMQ's 30 s route refresh. Bodies sent compressed are inflated.
+//
+// PullConsumer: the caller assigns queues (Assign, Queues) and moves
+// positions (Seek, SeekToTime); Poll long-polls every assigned queue at
+// once; Commit stores the positions after what Poll returned.
+//
+// PushConsumer: HEART_BEAT (34) to every node of every group of its
+// topics, on Start and every 30 s; a rebalance on Start, every 20 s and
+// on NOTIFY_CONSUMER_IDS_CHANGED (40, served through
+// remoting.ClientConfig.OnRequest) shares each topic's queues among the
+// group's members (GET_CONSUMER_LIST_BY_GROUP, 38) with an
+// AllocateStrategy (RocketMQ's average allocation by default, so a group
+// may mix our consumers and rocketmq-client-go's). A member list that
+// cannot be read, or that lacks this member, keeps the queues held
+// rather than dropping them all (RocketMQ drops them). Each queue held
+// has a process queue (flow control: WithQueueLimits) and a pull loop;
+// messages are consumed on a worker pool; the offset committed (every
+// 5 s, when a queue is given away, and on Close) is the lowest offset not
+// yet consumed. A message the handler fails is sent back (36) and comes
+// again through %RETRY%<group>, which is subscribed automatically; the
+// broker moves it to %DLQ%<group> after WithMaxReconsumeTimes. Close
+// sends UNREGISTER_CLIENT (35), so the others rebalance at once.
+//
+// # Admin
+//
+// Admin (admin*.go) is the operator's API, which `ledgermq admin` is
+// built on: topics (create, delete, list, route, per-queue status),
+// subscription groups, consumer progress and connections, offset reset
+// by time (a dry run unless executed), messages by id, key, queue offset
+// and time, the cluster with each node's raft role, term, applied index
+// and lag, health, and raft membership (transfer leadership, add a node
+// as a non-voter and promote it once caught up, remove a node). It uses
+// RocketMQ's requests where RocketMQ has them and ledgermq's raft
+// requests (4001–4004) for membership.
+//
+// # Left for later increments
+//
+// Orderly consumption (LOCK_BATCH_MQ/UNLOCK_BATCH_MQ, one message at a
+// time per queue), batch consumption (a handler taking several
+// messages), the consume timeout (RocketMQ's 15 min), the SEND_MESSAGE
+// fallback when a send-back fails (the message is consumed again locally
+// after 1 s instead), the producer's HEART_BEAT (needed for transaction
+// check-back) and transactional sends, request-reply and namespaces.
+package client

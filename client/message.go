@@ -1,0 +1,159 @@
+package client
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
+)
+
+// Message is what a producer sends. The client never modifies it, so one
+// Message may be sent several times (each send is a new message with its
+// own UNIQ_KEY unless Properties sets one).
+type Message struct {
+	Topic string
+	Body  []byte
+	// Tag is the TAGS property, the key consumers filter on.
+	Tag string
+	// Keys are the KEYS property (space-joined), indexed for queries.
+	Keys []string
+	// ShardingKey orders messages: every message with the same key goes
+	// to the same queue (HashSelector), so a consumer sees them in send
+	// order, as long as the topic's queues do not change. It also travels
+	// as the SHARDING_KEY property, as rocketmq-client-go sends it.
+	ShardingKey string
+	// DelayLevel delays delivery (1..18: 1 s … 2 h); 0 is no delay.
+	DelayLevel int
+	// Flag is the user flag, stored as is.
+	Flag int32
+	// Properties are user properties. Names and values may not contain
+	// the bytes \x01 and \x02.
+	Properties map[string]string
+}
+
+// Queue names one message queue: a queue of a topic on a broker group.
+type Queue struct {
+	Topic      string
+	BrokerName string
+	QueueID    int32
+}
+
+func (q Queue) String() string { return fmt.Sprintf("%s@%s#%d", q.Topic, q.BrokerName, q.QueueID) }
+
+// SendStatus is how a stored message was acknowledged (RocketMQ's
+// SendStatus). Every status means stored.
+type SendStatus int
+
+const (
+	SendOK SendStatus = iota
+	// SendFlushDiskTimeout: stored, the synchronous flush timed out (10).
+	SendFlushDiskTimeout
+	// SendFlushSlaveTimeout: stored, replication timed out (12).
+	SendFlushSlaveTimeout
+	// SendSlaveNotAvailable: stored, no replica to copy it to (11).
+	SendSlaveNotAvailable
+)
+
+func (s SendStatus) String() string {
+	switch s {
+	case SendOK:
+		return "SEND_OK"
+	case SendFlushDiskTimeout:
+		return "FLUSH_DISK_TIMEOUT"
+	case SendFlushSlaveTimeout:
+		return "FLUSH_SLAVE_TIMEOUT"
+	case SendSlaveNotAvailable:
+		return "SLAVE_NOT_AVAILABLE"
+	}
+	return "SendStatus(" + strconv.Itoa(int(s)) + ")"
+}
+
+// SendResult describes an acknowledged send.
+type SendResult struct {
+	Status SendStatus
+	// MsgID is the message's UNIQ_KEY (the first one of a batch); a
+	// consumer sees it as the message id. Retries keep it, so copies of a
+	// message stored twice share it.
+	MsgID string
+	// MsgIDs are the UNIQ_KEYs of every message of a batch (one item for
+	// a single message).
+	MsgIDs []string
+	// OffsetMsgID is the broker's id of the stored record: store host and
+	// commitlog offset (the first one of a batch); OffsetMsgIDs has one
+	// per message of a batch.
+	OffsetMsgID   string
+	OffsetMsgIDs  []string
+	Queue         Queue
+	QueueOffset   int64 // of the (first) message in Queue
+	TransactionID string
+	Region        string
+	// Addr is the broker address that acknowledged the send.
+	Addr string
+	// Attempts counts the attempts on the wire, this one included.
+	Attempts int
+	// Earlier lists the attempts before the one that succeeded (nil when
+	// the first did).
+	Earlier []Attempt
+}
+
+// MaybeDuplicated reports whether an earlier attempt's outcome was
+// unknown: the message may then be stored more than once (every copy
+// with the same MsgID).
+func (r *SendResult) MaybeDuplicated() bool { return unknownAmong(r.Earlier) }
+
+// topicPattern is RocketMQ's TopicValidator pattern.
+var topicPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
+
+// validateTopic checks a topic name as brokers do, so a bad one fails
+// before it reaches the wire.
+func validateTopic(topic string) error {
+	switch {
+	case topic == "":
+		return fmt.Errorf("%w: empty topic", ErrInvalidMessage)
+	case len(topic) > message.MaxTopicLength:
+		return fmt.Errorf("%w: topic of %d bytes is longer than %d", ErrInvalidMessage, len(topic), message.MaxTopicLength)
+	case !topicPattern.MatchString(topic):
+		return fmt.Errorf("%w: topic %q has characters outside [%%|a-zA-Z0-9_-]", ErrInvalidMessage, topic)
+	case topic == protocol.DefaultTopic:
+		return fmt.Errorf("%w: topic %s is the auto-create template", ErrInvalidMessage, topic)
+	}
+	return nil
+}
+
+// properties returns the message's properties as sent: the user's, then
+// TAGS, KEYS, DELAY, SHARDING_KEY and UNIQ_KEY (kept when the user set
+// one, else uniq), validated.
+func (m *Message) properties(uniq string) (map[string]string, error) {
+	p := make(map[string]string, len(m.Properties)+5)
+	for k, v := range m.Properties {
+		p[k] = v
+	}
+	if m.Tag != "" {
+		p[message.PropertyTags] = m.Tag
+	}
+	if len(m.Keys) > 0 {
+		p[message.PropertyKeys] = strings.Join(m.Keys, " ")
+	}
+	if m.DelayLevel < 0 {
+		return nil, fmt.Errorf("%w: delay level %d < 0", ErrInvalidMessage, m.DelayLevel)
+	}
+	if m.DelayLevel > 0 {
+		p[message.PropertyDelayLevel] = strconv.Itoa(m.DelayLevel)
+	}
+	if m.ShardingKey != "" {
+		p[message.PropertyShardingKey] = m.ShardingKey
+	}
+	if p[message.PropertyUniqKey] == "" {
+		p[message.PropertyUniqKey] = uniq
+	}
+	if err := message.ValidateProperties(p); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+	}
+	if n := message.PropertiesLen(p); n > message.MaxPropertiesLength {
+		return nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrInvalidMessage, n, message.MaxPropertiesLength)
+	}
+	return p, nil
+}

@@ -1,0 +1,270 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ledgermq/ledgermq/protocol"
+)
+
+// errNoLeader: the chosen group (or every group) has no leader in the
+// route right now; the send waits for a route that has one.
+var errNoLeader = errors.New("client: no leader in the route")
+
+// Backoff between route reads while a send waits for a leader, or before
+// it dials again the address that just failed.
+const (
+	firstBackoff = 10 * time.Millisecond
+	maxBackoff   = 50 * time.Millisecond
+)
+
+// attemptResult is an Attempt with what the send loop needs to go on.
+type attemptResult struct {
+	Attempt
+	retry     bool // a failure RocketMQ retries
+	transport bool // no answer from the broker (dial, connection, timeout)
+	result    SendResult
+}
+
+// deliver is the send loop shared by every kind of send:
+//
+//  1. resolve a queue and its group's leader from the route (cached for
+//     the first attempt, fetched again, coalesced, for every retry);
+//     wait, re-reading the route with backoff, while the group has no
+//     leader;
+//  2. attempt it;
+//  3. on anything but success, refresh the route at once (in the
+//     background if no retry follows) and, if the failure is retryable
+//     and attempts remain, go to 1, preferring another group.
+//
+// ctx bounds it all, with the send timeout.
+func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.sendTimeout)
+	defer cancel()
+	var attempts []Attempt
+	var last *attemptResult
+	bo := backoff{next: firstBackoff}
+	for {
+		q, addr, info, err := p.resolve(ctx, out, last, &bo)
+		if err != nil {
+			return SendResult{}, p.sendError(out, attempts, err)
+		}
+		r := p.attempt(ctx, out, kind, q, addr)
+		attempts = append(attempts, r.Attempt)
+		if p.opts.latencyFault && !out.ordered && (r.Outcome == OutcomeOK || r.retry) {
+			p.core.faults.update(q.BrokerName, addr, r.Latency, r.Outcome != OutcomeOK)
+		}
+		if r.Outcome == OutcomeOK {
+			if info.fromDefault {
+				// The broker created the topic; learn its real route.
+				p.core.routes.trigger(out.topic)
+			}
+			res := r.result
+			res.Attempts = len(attempts)
+			if len(attempts) > 1 {
+				res.Earlier = slices.Clip(attempts[:len(attempts)-1])
+			}
+			return res, nil
+		}
+		p.core.routes.trigger(out.topic)
+		if !r.retry || len(attempts) > p.opts.retries || ctx.Err() != nil ||
+			(r.Outcome == OutcomeUnknown && !p.opts.retryUnknown) {
+			return SendResult{}, p.sendError(out, attempts, r.Err)
+		}
+		p.opts.logger.Debug("retrying send", "topic", out.topic, "queue", q, "addr", addr,
+			"outcome", r.Outcome, "error", r.Err)
+		last = &r
+	}
+}
+
+// sendError builds the error of a failed send: unknown as soon as one
+// attempt's outcome was.
+func (p *Producer) sendError(out *outgoing, attempts []Attempt, cause error) error {
+	o := OutcomeFailed
+	if unknownAmong(attempts) {
+		o = OutcomeUnknown
+	}
+	return &SendError{Topic: out.topic, Outcome: o, Attempts: attempts, Err: cause}
+}
+
+// resolve picks the queue and leader address of the next attempt. For a
+// retry (last != nil) it reads the route again first. While the route has
+// no leader for the queue, it waits with backoff and reads it again; if
+// the route still names the address whose transport just failed, it
+// waits once, reads it again, and then uses what it gets.
+func (p *Producer) resolve(ctx context.Context, out *outgoing, last *attemptResult, bo *backoff) (Queue, string, *publishInfo, error) {
+	var info *publishInfo
+	var err error
+	if last == nil {
+		info, err = p.core.routes.get(ctx, out.topic)
+	} else {
+		info, err = p.core.routes.refresh(ctx, out.topic)
+	}
+	waitedForAddr := false
+	for {
+		if err != nil {
+			return Queue{}, "", nil, err
+		}
+		q, addr, perr := p.pick(info, out, last)
+		sameAsFailed := perr == nil && last != nil && last.transport && addr == last.Addr
+		switch {
+		case errors.Is(perr, errNoLeader):
+		case sameAsFailed && !waitedForAddr:
+			waitedForAddr = true
+		case perr != nil:
+			return Queue{}, "", nil, perr
+		default:
+			return q, addr, info, nil
+		}
+		if werr := bo.wait(ctx); werr != nil {
+			if errors.Is(perr, errNoLeader) {
+				return Queue{}, "", nil, fmt.Errorf("%w: topic %s: no leader for its queue(s) before the send timed out: %w",
+					ErrNoRoute, out.topic, werr)
+			}
+			return Queue{}, "", nil, werr
+		}
+		info, err = p.core.routes.refresh(ctx, out.topic)
+	}
+}
+
+// pick chooses the queue of the next attempt and its group's leader.
+func (p *Producer) pick(info *publishInfo, out *outgoing, last *attemptResult) (Queue, string, error) {
+	if len(info.all) == 0 {
+		return Queue{}, "", fmt.Errorf("%w: topic %s has no writable queue", ErrNoRoute, out.topic)
+	}
+	if out.ordered {
+		sel := p.opts.selector
+		if sel == nil {
+			sel = HashSelector()
+		}
+		q := sel.Select(out.msg, slices.Clip(info.all))
+		if !slices.Contains(info.all, q) {
+			return Queue{}, "", fmt.Errorf("%w: the queue selector chose %v, which the route of %s does not have", ErrInvalidMessage, q, out.topic)
+		}
+		addr, ok := info.leaders[q.BrokerName]
+		if !ok {
+			return Queue{}, "", errNoLeader
+		}
+		return q, addr, nil
+	}
+	if len(info.queues) == 0 {
+		return Queue{}, "", errNoLeader
+	}
+	q := p.roundRobin(info, last)
+	return q, info.leaders[q.BrokerName], nil
+}
+
+// roundRobin is RocketMQ's selectOneMessageQueue: the next queue in turn,
+// skipping the group of the failed last attempt when another group has a
+// leader, and, with latency fault tolerance, skipping groups the fault
+// table avoids; when it avoids them all, the one that will be available
+// first.
+func (p *Producer) roundRobin(info *publishInfo, last *attemptResult) Queue {
+	qs := info.queues
+	n := uint32(len(qs))
+	start := info.next.Add(1)
+	avoid := ""
+	if last != nil && len(info.leaders) > 1 {
+		avoid = last.Queue.BrokerName
+	}
+	if p.opts.latencyFault {
+		for i := range n {
+			q := qs[(start+i)%n]
+			if q.BrokerName != avoid && p.core.faults.available(q.BrokerName, info.leaders[q.BrokerName]) {
+				return q
+			}
+		}
+		names := slices.DeleteFunc(info.brokerNames(), func(b string) bool { return b == avoid })
+		if b := p.core.faults.leastBad(names, info.leaders); b != "" {
+			for i := range n {
+				if q := qs[(start+i)%n]; q.BrokerName == b {
+					return q
+				}
+			}
+		}
+	}
+	for i := range n {
+		if q := qs[(start+i)%n]; q.BrokerName != avoid {
+			return q
+		}
+	}
+	return qs[start%n]
+}
+
+// attempt sends out to q at addr once.
+func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q Queue, addr string) attemptResult {
+	r := attemptResult{Attempt: Attempt{Queue: q, Addr: addr}}
+	if err := ctx.Err(); err != nil {
+		// Nothing was written.
+		r.Outcome, r.Err = OutcomeFailed, err
+		return r
+	}
+	req := out.request(q)
+	start := time.Now()
+	if kind == kindOneway {
+		err := p.core.rc.InvokeOneway(ctx, addr, req)
+		r.Latency = time.Since(start)
+		if err != nil {
+			r.Outcome, r.retry, r.transport = classifyTransport(err)
+			r.Err = err
+		}
+		return r
+	}
+	resp, err := p.core.rc.Invoke(ctx, addr, req)
+	r.Latency = time.Since(start)
+	if err != nil {
+		r.Outcome, r.retry, r.transport = classifyTransport(err)
+		r.Err = err
+		return r
+	}
+	cls := classifyCode(resp.Code, resp.Remark)
+	r.Outcome, r.retry = cls.outcome, cls.retry
+	if cls.outcome != OutcomeOK {
+		r.Err = &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr}
+		return r
+	}
+	var h protocol.SendMessageResponseHeader
+	if err := h.Decode(resp.ExtFields); err != nil {
+		// Stored, says the code, but we cannot tell where: report the
+		// outcome as unknown rather than invent a result, and do not retry.
+		r.Outcome, r.retry = OutcomeUnknown, false
+		r.Err = fmt.Errorf("client: broker %s acknowledged the send with a malformed header: %w", addr, err)
+		return r
+	}
+	offIDs := h.MsgIDs()
+	r.result = SendResult{
+		Status:        cls.status,
+		MsgID:         out.ids[0],
+		MsgIDs:        out.ids,
+		OffsetMsgIDs:  offIDs,
+		Queue:         Queue{Topic: out.topic, BrokerName: q.BrokerName, QueueID: h.QueueID},
+		QueueOffset:   h.QueueOffset,
+		TransactionID: h.TransactionID,
+		Region:        h.Region,
+		Addr:          addr,
+	}
+	if len(offIDs) > 0 {
+		r.result.OffsetMsgID = offIDs[0]
+	}
+	return r
+}
+
+// backoff is a doubling wait, capped at maxBackoff.
+type backoff struct{ next time.Duration }
+
+// wait sleeps for the next backoff, or until ctx ends (its error).
+func (b *backoff) wait(ctx context.Context) error {
+	d := b.next
+	b.next = min(2*b.next, maxBackoff)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,305 @@
+package main
+
+// `ledgermq bench produce|latency`: load through our client against a
+// running cluster (found through -n), with a live line each second and a
+// summary line in a fixed shape (internal/bench documents both). Every
+// performance figure of the project is measured with it.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jedib0t/go-pretty/v6/progress"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/internal/bench"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// benchFlags are the flags of every bench mode.
+type benchFlags struct {
+	namesrv     string
+	topic       string
+	producers   int
+	inflight    int
+	size        int
+	count       int64
+	duration    time.Duration
+	rate        float64
+	sendTimeout time.Duration
+	compress    bool
+	verify      bool
+	output      string
+}
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure a running cluster through the ledgermq client",
+		Long: "bench produce runs --producers clients, each with --inflight sends outstanding (or, with --rate,\n" +
+			"an open loop whose latencies count from each send's intended time), until --count sends or\n" +
+			"--duration. bench latency is produce with one producer and one send at a time. Each prints a\n" +
+			"line a second and ends with\n" +
+			"  summary: sent=N acked=N failed=N unknown=N msgs/s=X MB/s=Y p50=Xms p90=Xms p99=Xms p999=Xms max=Xms max-gap-ms=N\n" +
+			"(--output json: the same as JSON) on stdout; the live lines go to stderr. max-gap-ms is the longest\n" +
+			"time no send was acknowledged.",
+	}
+	cmd.AddCommand(newBenchProduceCmd("produce", 1, 16), newBenchProduceCmd("latency", 1, 1), newBenchConsumeCmd())
+	return cmd
+}
+
+func newBenchConsumeCmd() *cobra.Command {
+	bf := &benchFlags{}
+	var consumers, pullBatch int
+	var preload bool
+	var idle time.Duration
+	cmd := &cobra.Command{
+		Use:   "consume",
+		Short: "Consume msgs/s through a push consumer group, checking every queue for gaps and duplicates",
+		Long: "bench consume first produces --count messages to a topic of its own (unless --preload=false, and\n" +
+			"then --topic must hold them), then --consumers push consumers of a new group read them from the\n" +
+			"first offset until all --count arrived or --duration passed. The summary adds gaps= (offsets\n" +
+			"missing in a queue, counted from 0 for a preloaded topic) and duplicates= (offsets delivered\n" +
+			"twice); latencies run from each message's store time. A broker whose disk is fuller than\n" +
+			"diskMaxUsedSpaceRatio deletes its oldest CommitLog segments at once: what they held shows\n" +
+			"as gaps, and --idle ends the wait for it.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if bf.output != "text" && bf.output != "json" {
+				return fmt.Errorf("%w: --output %q: want text or json", errAdmin, bf.output)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runBenchConsume(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bf, consumers, pullBatch, preload, idle)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&bf.namesrv, "namesrv", "n", firstNonEmpty(os.Getenv("NAMESRV_ADDR"), "127.0.0.1:9876"), "name server address")
+	f.StringVar(&bf.topic, "topic", "", "topic (default: a new one per run, when preloading)")
+	f.IntVar(&consumers, "consumers", 1, "push consumers in the group, each its own client")
+	f.IntVar(&pullBatch, "pull-batch", 32, "messages one pull asks for")
+	f.BoolVar(&preload, "preload", true, "produce --count messages first (with 4 producers, 32 in flight each)")
+	f.IntVar(&bf.size, "size", 1024, "body size of the preloaded messages")
+	f.Int64Var(&bf.count, "count", 100000, "messages to consume")
+	f.DurationVar(&bf.duration, "duration", 5*time.Minute, "stop after this long")
+	f.DurationVar(&idle, "idle", 10*time.Second, "stop once nothing arrived for this long (messages retention removed never come)")
+	f.StringVarP(&bf.output, "output", "o", "text", "summary format: text or json")
+	return cmd
+}
+
+func runBenchConsume(ctx context.Context, out, progress io.Writer, bf *benchFlags, consumers, pullBatch int, preload bool, idle time.Duration) error {
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	if bf.topic == "" {
+		if !preload {
+			return fmt.Errorf("%w: --preload=false needs the --topic to read", errAdmin)
+		}
+		bf.topic = "BenchConsume-" + runID
+	}
+	if preload {
+		pf := *bf
+		pf.producers, pf.inflight, pf.duration, pf.sendTimeout, pf.output = 4, 32, 0, 3*time.Second, "text"
+		fmt.Fprintf(progress, "preloading %d messages of %d bytes into %s\n", bf.count, bf.size, bf.topic)
+		if err := runBenchProduce(ctx, progress, io.Discard, &pf); err != nil {
+			return err
+		}
+	}
+	live := newLiveReport(progress, bf)
+	s, err := bench.Consume(ctx, bench.ConsumeConfig{
+		Consumers: consumers, Count: bf.count, Duration: bf.duration, Report: live.interval,
+		FromZero: preload, Idle: idle,
+		NewConsumer: func(i int, deliver func(bench.Received)) (bench.Consumer, error) {
+			c, err := client.NewPushConsumer(client.WithNameServers(bf.namesrv), client.WithGroup("bench-consume-"+runID),
+				client.WithConsumeFromWhere(client.ConsumeFromFirstOffset), client.WithPullBatchSize(pullBatch),
+				client.WithInstanceName(fmt.Sprintf("bench-%s-%d", runID, i)))
+			if err != nil {
+				return nil, err
+			}
+			err = c.Subscribe(bf.topic, client.Selector{}, func(_ context.Context, m *client.MessageExt) client.ConsumeResult {
+				deliver(bench.Received{Queue: m.Queue.String(), Offset: m.QueueOffset, Body: m.Body, Stored: time.UnixMilli(m.StoreTimestamp)})
+				return client.ConsumeSuccess
+			})
+			if err == nil {
+				err = c.Start()
+			}
+			if err != nil {
+				_ = c.Close()
+				return nil, err
+			}
+			return c, nil
+		},
+	})
+	live.done()
+	if err != nil {
+		return err
+	}
+	if bf.output == "json" {
+		if err := printJSON(out, s); err != nil {
+			return err
+		}
+	} else if _, err := fmt.Fprintln(out, s.String()); err != nil {
+		return err
+	}
+	if s.Gaps > 0 {
+		return fmt.Errorf("%w: %d messages never arrived (see bench consume --help on retention)", errAdmin, s.Gaps)
+	}
+	return nil
+}
+
+func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
+	bf := &benchFlags{}
+	short := "Acknowledged sends per second and their latency"
+	if use == "latency" {
+		short = "Latency of one send at a time (produce with one producer, one in flight)"
+	}
+	cmd := &cobra.Command{
+		Use: use, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if bf.output != "text" && bf.output != "json" {
+				return fmt.Errorf("%w: --output %q: want text or json", errAdmin, bf.output)
+			}
+			if bf.count == 0 && bf.duration == 0 {
+				bf.duration = 10 * time.Second
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runBenchProduce(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bf)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&bf.namesrv, "namesrv", "n", firstNonEmpty(os.Getenv("NAMESRV_ADDR"), "127.0.0.1:9876"), "name server address")
+	f.StringVar(&bf.topic, "topic", "BenchTopic", "topic (created on the first send when the broker auto-creates topics)")
+	f.IntVar(&bf.producers, "producers", producers, "producer clients, each with its own connections")
+	f.IntVar(&bf.inflight, "inflight", inflight, "sends each producer keeps outstanding")
+	f.IntVar(&bf.size, "size", 1024, "body size in bytes")
+	f.Int64Var(&bf.count, "count", 0, "stop after this many sends")
+	f.DurationVar(&bf.duration, "duration", 0, "stop after this long (default 10s when --count is not given)")
+	f.Float64Var(&bf.rate, "rate", 0, "open loop: this many sends per second in all (0: as fast as --inflight allows)")
+	f.DurationVar(&bf.sendTimeout, "send-timeout", 3*time.Second, "bound on each send and its retries")
+	f.BoolVar(&bf.verify, "verify", false, "afterwards read every acknowledged send back by offset, and count the stored copies of every send that failed or had an unknown outcome (keys each message; memory grows with the count)")
+	f.BoolVar(&bf.compress, "compress", false, "let the client compress bodies of 4 KiB and more (off: bench bodies compress unrealistically well)")
+	f.StringVarP(&bf.output, "output", "o", "text", "summary format: text or json")
+	return cmd
+}
+
+// runBenchProduce runs the load; the live lines go to progress (stderr),
+// the summary to out (stdout), so a script can read stdout alone.
+func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlags) error {
+	live := newLiveReport(progress, bf)
+	opts := []client.Option{client.WithNameServers(bf.namesrv), client.WithSendTimeout(bf.sendTimeout)}
+	if !bf.compress {
+		opts = append(opts, client.WithCompression(0, 0))
+	}
+	cfg := bench.ProduceConfig{
+		Topic: bf.topic, Producers: bf.producers, Inflight: bf.inflight, Size: bf.size,
+		Count: bf.count, Duration: bf.duration, Rate: bf.rate, SendTimeout: bf.sendTimeout,
+		NewSender: func(i int) (bench.Sender, error) {
+			return client.NewProducer(append(opts, client.WithGroup(fmt.Sprintf("bench-producer-%d", i)))...)
+		},
+		Report: live.interval,
+		Keep:   bf.verify, RunID: strconv.FormatInt(time.Now().UnixNano(), 36),
+	}
+	res, err := bench.Produce(ctx, cfg)
+	live.done()
+	if err != nil {
+		return err
+	}
+	var v *bench.Verification
+	if bf.verify {
+		ac, err := client.NewAdmin(client.WithAdminNameServers(bf.namesrv))
+		if err != nil {
+			return err
+		}
+		a := &admin{c: ac, out: out}
+		defer a.Close()
+		rc := remoting.NewClient(remoting.ClientConfig{})
+		defer rc.Close()
+		vctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		got := bench.Verify(vctx, bf.topic, res.Sent, &clusterReader{a: a, rc: rc, leaders: map[string]string{}})
+		v = &got
+	}
+	if bf.output == "json" {
+		return printJSON(out, struct {
+			bench.Summary
+			Verification *bench.Verification `json:"verification,omitempty"`
+		}{res.Summary, v})
+	}
+	if _, err := fmt.Fprintln(out, res.Summary.String()); err != nil {
+		return err
+	}
+	if v != nil {
+		fmt.Fprintf(out, "verify: lost=%d duplicates=%d unknown-stored=%d failed-stored=%d\n", v.Lost, v.Duplicates, v.UnknownStored, v.FailedStored)
+		for _, e := range v.Errors {
+			fmt.Fprintf(out, "verify: %s\n", e)
+		}
+		if v.Lost > 0 || v.FailedStored > 0 {
+			return fmt.Errorf("%w: verification failed: %d acknowledged sends lost, %d failed sends stored", errAdmin, v.Lost, v.FailedStored)
+		}
+	}
+	return nil
+}
+
+// liveReport shows each second's figures: a progress tracker on a
+// terminal, plain lines otherwise.
+type liveReport struct {
+	out     io.Writer
+	pw      progress.Writer
+	tracker *progress.Tracker
+	byCount bool
+	acked   int64
+}
+
+func newLiveReport(out io.Writer, bf *benchFlags) *liveReport {
+	lr := &liveReport{out: out, byCount: bf.count > 0}
+	f, ok := out.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return lr
+	}
+	lr.pw = progress.NewWriter()
+	lr.pw.SetOutputWriter(out)
+	lr.pw.SetUpdateFrequency(200 * time.Millisecond)
+	lr.pw.SetAutoStop(false)
+	lr.pw.SetTrackerLength(20)
+	lr.tracker = &progress.Tracker{Message: "starting", Units: progress.UnitsDefault}
+	if lr.byCount {
+		lr.tracker.Total = bf.count
+	} else {
+		lr.tracker.Total = int64(bf.duration / time.Second)
+	}
+	lr.pw.AppendTracker(lr.tracker)
+	go lr.pw.Render()
+	return lr
+}
+
+func (lr *liveReport) interval(iv bench.Interval) {
+	lr.acked += iv.Acked
+	if lr.tracker == nil {
+		fmt.Fprintln(lr.out, iv.String())
+		return
+	}
+	lr.tracker.UpdateMessage(iv.String())
+	if lr.byCount {
+		lr.tracker.SetValue(lr.acked)
+	} else {
+		lr.tracker.SetValue(int64(iv.Elapsed / time.Second))
+	}
+}
+
+func (lr *liveReport) done() {
+	if lr.tracker == nil {
+		return
+	}
+	lr.tracker.MarkAsDone()
+	lr.pw.Stop()
+	for lr.pw.IsRenderInProgress() {
+		time.Sleep(10 * time.Millisecond) // the renderer's own goroutine finishing its last frame
+	}
+}

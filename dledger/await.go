@@ -1,0 +1,40 @@
+package dledger
+
+import (
+	"github.com/hashicorp/raft"
+)
+
+// shutdownRaft stops raft and then marks it done for awaitRaft.
+func (g *Group) shutdownRaft() error {
+	err := g.raft.Shutdown().Error()
+	g.raftDoneOnce.Do(func() { close(g.raftDone) })
+	return err
+}
+
+// awaitRaft is f.Error(), except that it gives up with raft.ErrRaftShutdown
+// once raft has shut down. raft (v1.8.0) never answers an Apply or Barrier
+// future whose entry was still queued for the FSM when it shut down
+// (hashicorp/raft#498): a bare f.Error() then blocks for ever, and with it
+// the proposer's completer, the role watcher, and Close or Kill waiting for
+// them. A future answered just before the shutdown may still be reported
+// as shut down: callers map that to ErrOutcomeUnknown, which is what the
+// proposal's outcome is to them.
+//
+// The goroutine waiting on f is left blocked when raft never answers: at
+// most one per entry in flight (MaxInFlight) and one barrier per shutdown,
+// each holding only its future.
+func (g *Group) awaitRaft(f raft.Future) error {
+	ch := make(chan error, 1)
+	go func() { ch <- f.Error() }()
+	select {
+	case err := <-ch:
+		return err
+	case <-g.raftDone:
+		select {
+		case err := <-ch:
+			return err
+		default:
+			return raft.ErrRaftShutdown
+		}
+	}
+}

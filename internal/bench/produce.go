@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ledgermq/ledgermq/client"
+)
+
+// Sender is the part of *client.Producer a producer of the run uses.
+type Sender interface {
+	Send(ctx context.Context, m *client.Message) (client.SendResult, error)
+	Close() error
+}
+
+// ProduceConfig is one produce run.
+type ProduceConfig struct {
+	Topic string
+	// Producers are separate clients (each its own connections); Inflight
+	// the sends each keeps outstanding.
+	Producers, Inflight int
+	// Size is each body's length in bytes (at least HeaderLen).
+	Size int
+	// The run ends after Count sends, or Duration, whichever is set (both:
+	// the first reached).
+	Count    int64
+	Duration time.Duration
+	// Rate, when > 0, is the open-loop target in sends per second over all
+	// producers: send i is due at start + i/Rate and its latency counts
+	// from then.
+	Rate float64
+	// SendTimeout bounds each send (0: the client's default).
+	SendTimeout time.Duration
+	// NewSender makes producer number i.
+	NewSender func(i int) (Sender, error)
+	// Report, if set, gets each second's figures, from the reporter
+	// goroutine.
+	Report func(Interval)
+	// Keep records every send for Verify (memory grows with the count):
+	// each message then carries KeyOf(RunID, producer, seq) as its KEYS.
+	Keep  bool
+	RunID string
+	// Clock is time.Now unless set (tests).
+	Clock func() time.Time
+}
+
+// Result is a produce run's summary and, with Keep, every send.
+type Result struct {
+	Summary Summary
+	Sent    []Sent
+}
+
+// HeaderLen is the length of the header every body starts with: the
+// producer number (uint32), the send's sequence number within the run
+// (uint64) and a magic (uint32), big-endian. Consume mode reads it back.
+const HeaderLen = 16
+
+// bodyMagic marks a bench body.
+const bodyMagic = 0x4C4D5142 // "LMQB"
+
+// EncodeHeader writes the header of send seq of producer p into body.
+func EncodeHeader(body []byte, p uint32, seq uint64) {
+	binary.BigEndian.PutUint32(body[0:4], p)
+	binary.BigEndian.PutUint64(body[4:12], seq)
+	binary.BigEndian.PutUint32(body[12:16], bodyMagic)
+}
+
+// DecodeHeader reads a bench body's header; ok is false for a body that
+// does not carry one.
+func DecodeHeader(body []byte) (p uint32, seq uint64, ok bool) {
+	if len(body) < HeaderLen || binary.BigEndian.Uint32(body[12:16]) != bodyMagic {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(body[0:4]), binary.BigEndian.Uint64(body[4:12]), true
+}
+
+func (c *ProduceConfig) validate() error {
+	switch {
+	case c.Topic == "":
+		return errors.New("bench: no topic")
+	case c.Producers < 1 || c.Inflight < 1:
+		return fmt.Errorf("bench: producers %d and inflight %d must be at least 1", c.Producers, c.Inflight)
+	case c.Size < HeaderLen:
+		return fmt.Errorf("bench: size %d: at least %d bytes", c.Size, HeaderLen)
+	case c.Count <= 0 && c.Duration <= 0:
+		return errors.New("bench: give a count or a duration")
+	case c.Rate < 0:
+		return fmt.Errorf("bench: rate %v < 0", c.Rate)
+	case c.NewSender == nil:
+		return errors.New("bench: no sender")
+	}
+	return nil
+}
+
+// Produce runs the load until Count sends were made or Duration passed
+// (or ctx ends), waits for the sends in flight and returns the summary.
+func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	senders := make([]Sender, 0, cfg.Producers)
+	defer func() {
+		for _, s := range senders {
+			_ = s.Close()
+		}
+	}()
+	for i := 0; i < cfg.Producers; i++ {
+		s, err := cfg.NewSender(i)
+		if err != nil {
+			return Result{}, fmt.Errorf("bench: producer %d: %w", i, err)
+		}
+		senders = append(senders, s)
+	}
+	start := cfg.Clock()
+	rec := NewRecorder(start)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	if cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithDeadline(runCtx, start.Add(cfg.Duration))
+		defer cancel()
+	}
+	var next atomic.Int64 // the next send's number, over all producers
+	var keptMu sync.Mutex
+	var kept []Sent
+	var wg sync.WaitGroup
+	for p, s := range senders {
+		for w := 0; w < cfg.Inflight; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := make([]byte, cfg.Size)
+				for {
+					seq := next.Add(1) - 1
+					if cfg.Count > 0 && seq >= cfg.Count {
+						return
+					}
+					due, ok := dueTime(runCtx, cfg, start, seq)
+					if !ok {
+						return
+					}
+					EncodeHeader(body, uint32(p), uint64(seq))
+					m := &client.Message{Topic: cfg.Topic, Body: body}
+					if cfg.Keep {
+						m.Keys = []string{KeyOf(cfg.RunID, uint32(p), uint64(seq))}
+					}
+					sctx, cancel := ctx, context.CancelFunc(func() {})
+					if cfg.SendTimeout > 0 {
+						sctx, cancel = context.WithTimeout(ctx, cfg.SendTimeout)
+					}
+					res, err := s.Send(sctx, m)
+					cancel()
+					o := outcomeOf(err)
+					rec.Record(due, cfg.Clock(), o, cfg.Size)
+					if cfg.Keep {
+						keptMu.Lock()
+						kept = append(kept, Sent{Key: m.Keys[0], Outcome: o, MaybeDuplicated: res.MaybeDuplicated(),
+							Broker: res.Queue.BrokerName, OffsetMsgID: res.OffsetMsgID})
+						keptMu.Unlock()
+					}
+				}
+			}()
+		}
+	}
+	reporterDone := make(chan struct{})
+	sendsDone := make(chan struct{})
+	go func() {
+		defer close(reporterDone)
+		report(sendsDone, cfg, rec, start)
+	}()
+	wg.Wait()
+	close(sendsDone)
+	<-reporterDone
+	return Result{Summary: rec.Finish(cfg.Clock()), Sent: kept}, nil
+}
+
+// dueTime is when send seq should start: now in a closed loop, or
+// start + seq/Rate (waiting for it) in an open loop. ok is false once the
+// run is over.
+func dueTime(ctx context.Context, cfg ProduceConfig, start time.Time, seq int64) (time.Time, bool) {
+	if ctx.Err() != nil {
+		return time.Time{}, false
+	}
+	if cfg.Rate <= 0 {
+		return cfg.Clock(), true
+	}
+	due := start.Add(time.Duration(float64(seq) / cfg.Rate * float64(time.Second)))
+	if wait := due.Sub(cfg.Clock()); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return time.Time{}, false
+		case <-t.C:
+		}
+	}
+	return due, true
+}
+
+// outcomeOf classifies a send's error.
+func outcomeOf(err error) Outcome {
+	switch {
+	case err == nil:
+		return OK
+	case errors.Is(err, client.ErrUnknownOutcome):
+		return Unknown
+	}
+	return Failed
+}
+
+// report calls cfg.Report every second until done closes.
+func report(done <-chan struct{}, cfg ProduceConfig, rec *Recorder, start time.Time) {
+	if cfg.Report == nil {
+		<-done
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	last := start
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			now := cfg.Clock()
+			cfg.Report(rec.TakeInterval(last, now))
+			last = now
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package protocol
+
+import (
+	"bytes"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// extFromBytes turns fuzz input into ext fields: NUL-separated key, value,
+// key, value, … (a trailing key gets an empty value).
+func extFromBytes(data []byte) map[string]string {
+	parts := bytes.Split(data, []byte{0})
+	ext := make(map[string]string, len(parts)/2+1)
+	for i := 0; i < len(parts); i += 2 {
+		v := ""
+		if i+1 < len(parts) {
+			v = string(parts[i+1])
+		}
+		ext[string(parts[i])] = v
+	}
+	return ext
+}
+
+// extBytes is the inverse of extFromBytes, for seeds.
+func extBytes(ext map[string]string) []byte {
+	keys := make([]string, 0, len(ext))
+	for k := range ext {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k, ext[k])
+	}
+	return []byte(strings.Join(parts, "\x00"))
+}
+
+// FuzzSendMessageRequestHeader: Decode never panics, and a header it
+// accepts survives Encode and Decode unchanged, in both name forms.
+func FuzzSendMessageRequestHeader(f *testing.F) {
+	f.Add(extBytes(capturedSend), false)
+	h := fullHeader()
+	f.Add(extBytes(h.Encode()), false)
+	f.Add(extBytes((*SendMessageRequestHeaderV2)(&h).Encode()), true)
+	f.Add([]byte("a\x00g\x00b\x00\x00c\x00TBW102\x00d\x00-4\x00e\x00+1\x00f\x000\x00g\x000\x00h\x00-0"), true)
+	f.Fuzz(func(t *testing.T, data []byte, short bool) {
+		ext := extFromBytes(data)
+		var got SendMessageRequestHeader
+		var err error
+		if short {
+			err = (*SendMessageRequestHeaderV2)(&got).Decode(ext)
+		} else {
+			err = got.Decode(ext)
+		}
+		if err != nil {
+			return
+		}
+		var again SendMessageRequestHeader
+		if short {
+			err = (*SendMessageRequestHeaderV2)(&again).Decode((*SendMessageRequestHeaderV2)(&got).Encode())
+		} else {
+			err = again.Decode(got.Encode())
+		}
+		if err != nil || again != got {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+// FuzzSendMessageResponseHeader: as FuzzSendMessageRequestHeader for the
+// answer's header.
+func FuzzSendMessageResponseHeader(f *testing.F) {
+	f.Add(extBytes(map[string]string{"msgId": "7F00000100002A9F0000000000000000", "queueId": "1", "queueOffset": "0",
+		"transactionId": "x", "MSG_REGION": "DefaultRegion", "TRACE_ON": "true"}))
+	f.Add([]byte("msgId\x00a,b\x00queueId\x00-1\x00queueOffset\x009223372036854775807\x00TRACE_ON\x00no"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got SendMessageResponseHeader
+		if err := got.Decode(extFromBytes(data)); err != nil {
+			return
+		}
+		var again SendMessageResponseHeader
+		if err := again.Decode(got.Encode()); err != nil || again != got {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+		if ids := got.MsgIDs(); strings.Join(ids, ",") != got.MsgID {
+			t.Fatalf("MsgIDs %q of %q", ids, got.MsgID)
+		}
+	})
+}
+
+// FuzzGetRouteInfoRequestHeader: as above for GET_ROUTEINFO_BY_TOPIC.
+func FuzzGetRouteInfoRequestHeader(f *testing.F) {
+	f.Add([]byte("topic\x00T"))
+	f.Add([]byte("topic\x00T\x00acceptStandardJsonOnly\x00True"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got GetRouteInfoRequestHeader
+		if err := got.Decode(extFromBytes(data)); err != nil {
+			return
+		}
+		var again GetRouteInfoRequestHeader
+		if err := again.Decode(got.Encode()); err != nil || again != got {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+// FuzzDecodeTopicRouteData: the decoder never panics, and a route it
+// accepts re-encodes to a body that decodes to the same route.
+func FuzzDecodeTopicRouteData(f *testing.F) {
+	f.Add([]byte(capturedRoute))
+	f.Add([]byte(`{"orderTopicConf":"a:1","queueDatas":[{"brokerName":"a","readQueueNums":1,"writeQueueNums":1,"perm":7}],"brokerDatas":[{"cluster":"c","brokerName":"a","brokerAddrs":{"0":"x","-3":"y"}}],"filterServerTable":{"x":["y"]}}`))
+	f.Add([]byte(`{"queueDatas":null,"brokerDatas":[{"brokerName":"b","brokerAddrs":null}]}`))
+	f.Add([]byte(`{"brokerDatas":[{"brokerName":"\xff\u0000","brokerAddrs":{"1":"\ud800"}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := DecodeTopicRouteData(body)
+		if err != nil {
+			return
+		}
+		out, err := r.Encode()
+		if err != nil {
+			t.Fatalf("encode %+v: %v", r, err)
+		}
+		again, err := DecodeTopicRouteData(out)
+		if err != nil {
+			t.Fatalf("re-decode %s: %v", out, err)
+		}
+		if !reflect.DeepEqual(again, r) {
+			t.Fatalf("round trip:\n%+v\nwant\n%+v", again, r)
+		}
+	})
+}
+
+// FuzzDecodeClusterInfo: as FuzzDecodeTopicRouteData for cluster info.
+func FuzzDecodeClusterInfo(f *testing.F) {
+	f.Add([]byte(`{"brokerAddrTable":{"broker-a":{"cluster":"c","brokerName":"broker-a","brokerAddrs":{"0":"127.0.0.1:1"}}},"clusterAddrTable":{"c":["broker-a"]}}`))
+	f.Add([]byte(`{"brokerAddrTable":{"b":{"brokerName":"b","brokerAddrs":null}},"clusterAddrTable":{"c":null}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, err := DecodeClusterInfo(body)
+		if err != nil {
+			return
+		}
+		out, err := c.Encode()
+		if err != nil {
+			t.Fatalf("encode %+v: %v", c, err)
+		}
+		again, err := DecodeClusterInfo(out)
+		if err != nil {
+			t.Fatalf("re-decode %s: %v", out, err)
+		}
+		if !reflect.DeepEqual(again, c) {
+			t.Fatalf("round trip:\n%+v\nwant\n%+v", again, c)
+		}
+	})
+}

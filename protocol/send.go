@@ -1,0 +1,291 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// Defaults of the send headers as RocketMQ clients fill them.
+const (
+	// DefaultTopic is the auto-create template topic every send names in
+	// defaultTopic (Java TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC).
+	DefaultTopic = "TBW102"
+	// DefaultTopicQueueNums is the queue count asked for a topic the
+	// broker auto-creates.
+	DefaultTopicQueueNums int32 = 4
+)
+
+// SendMessageRequestHeader is the header of SEND_MESSAGE (10), RocketMQ's
+// SendMessageRequestHeader, with the long ext names. SEND_MESSAGE_V2 (310)
+// and SEND_BATCH_MESSAGE (320) carry the same fields under one-letter
+// names: see SendMessageRequestHeaderV2, a conversion away.
+//
+//	field                  long name              V2  required
+//	---------------------  ---------------------  --  --------
+//	ProducerGroup          producerGroup          a   yes
+//	Topic                  topic                  b   yes
+//	DefaultTopic           defaultTopic           c   yes
+//	DefaultTopicQueueNums  defaultTopicQueueNums  d   yes
+//	QueueID                queueId                e   yes
+//	SysFlag                sysFlag                f   yes
+//	BornTimestamp          bornTimestamp          g   yes
+//	Flag                   flag                   h   yes
+//	Properties             properties             i
+//	ReconsumeTimes         reconsumeTimes         j
+//	UnitMode               unitMode               k
+//	MaxReconsumeTimes      maxReconsumeTimes      l
+//	Batch                  batch                  m
+//	BrokerName             bname                  n
+type SendMessageRequestHeader struct {
+	ProducerGroup         string
+	Topic                 string
+	DefaultTopic          string
+	DefaultTopicQueueNums int32
+	QueueID               int32
+	// SysFlag holds the message sysflag bits (message.SysFlag*): 1 for a
+	// zlib-compressed body, 4 for a transaction half message.
+	SysFlag       int32
+	BornTimestamp int64 // ms since the Unix epoch
+	Flag          int32 // the user flag
+	// Properties is the encoded properties ("name\x01value\x02" items).
+	Properties        string
+	ReconsumeTimes    int32
+	UnitMode          bool
+	MaxReconsumeTimes int32
+	Batch             bool
+	// BrokerName is the broker group the client targeted ("bname").
+	BrokerName string
+}
+
+// SendMessageRequestHeaderV2 is the same header under the one-letter names
+// of RocketMQ's SendMessageRequestHeaderV2, used by SEND_MESSAGE_V2 (310,
+// Java producers) and SEND_BATCH_MESSAGE (320, every client's batches,
+// with Batch set). Convert with SendMessageRequestHeaderV2(h) and back.
+type SendMessageRequestHeaderV2 SendMessageRequestHeader
+
+// sendField pairs the long and the V2 ext name of one header field.
+type sendField struct{ long, short string }
+
+var (
+	fProducerGroup     = sendField{"producerGroup", "a"}
+	fTopic             = sendField{"topic", "b"}
+	fDefaultTopic      = sendField{"defaultTopic", "c"}
+	fDefaultQueueNums  = sendField{"defaultTopicQueueNums", "d"}
+	fQueueID           = sendField{"queueId", "e"}
+	fSysFlag           = sendField{"sysFlag", "f"}
+	fBornTimestamp     = sendField{"bornTimestamp", "g"}
+	fFlag              = sendField{"flag", "h"}
+	fProperties        = sendField{"properties", "i"}
+	fReconsumeTimes    = sendField{"reconsumeTimes", "j"}
+	fUnitMode          = sendField{"unitMode", "k"}
+	fMaxReconsumeTimes = sendField{"maxReconsumeTimes", "l"}
+	fBatch             = sendField{"batch", "m"}
+	fBrokerName        = sendField{"bname", "n"}
+)
+
+// Encode returns the ext fields under the long names, every field written
+// (as the Go client does).
+func (h *SendMessageRequestHeader) Encode() map[string]string { return h.encode(false) }
+
+// Decode reads the long-name ext fields of SEND_MESSAGE. A missing
+// required field wraps remoting.ErrMissingField, a malformed number
+// remoting.ErrBadHeader; unknown fields are ignored. It never panics.
+func (h *SendMessageRequestHeader) Decode(ext map[string]string) error {
+	return h.decode(ext, false, "SEND_MESSAGE request header")
+}
+
+// Request returns the SEND_MESSAGE (10) request carrying body.
+func (h *SendMessageRequestHeader) Request(body []byte) *remoting.Command {
+	return remoting.NewRequest(remoting.SendMessage, h.Encode(), body)
+}
+
+// Encode returns the ext fields under the one-letter names.
+func (h *SendMessageRequestHeaderV2) Encode() map[string]string {
+	return (*SendMessageRequestHeader)(h).encode(true)
+}
+
+// Decode reads the one-letter ext fields of SEND_MESSAGE_V2 and
+// SEND_BATCH_MESSAGE, with the rules of SendMessageRequestHeader.Decode.
+func (h *SendMessageRequestHeaderV2) Decode(ext map[string]string) error {
+	return (*SendMessageRequestHeader)(h).decode(ext, true, "SEND_MESSAGE_V2 request header")
+}
+
+// Request returns the request carrying body: SEND_BATCH_MESSAGE (320) when
+// h.Batch is set, SEND_MESSAGE_V2 (310) otherwise.
+func (h *SendMessageRequestHeaderV2) Request(body []byte) *remoting.Command {
+	code := remoting.SendMessageV2
+	if h.Batch {
+		code = remoting.SendBatchMessage
+	}
+	return remoting.NewRequest(code, h.Encode(), body)
+}
+
+// DecodeSendRequestHeader decodes the header of a send request by its
+// code: long names for SEND_MESSAGE (10), one-letter names for
+// SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320). Other codes are
+// remoting.ErrBadHeader.
+func DecodeSendRequestHeader(code int16, ext map[string]string) (SendMessageRequestHeader, error) {
+	var h SendMessageRequestHeader
+	var err error
+	switch code {
+	case remoting.SendMessage:
+		err = h.decode(ext, false, "SEND_MESSAGE request header")
+	case remoting.SendMessageV2:
+		err = h.decode(ext, true, "SEND_MESSAGE_V2 request header")
+	case remoting.SendBatchMessage:
+		err = h.decode(ext, true, "SEND_BATCH_MESSAGE request header")
+	default:
+		return h, fmt.Errorf("%w: request code %s has no send header", remoting.ErrBadHeader, remoting.RequestCodeName(code))
+	}
+	if err != nil {
+		return SendMessageRequestHeader{}, err
+	}
+	return h, nil
+}
+
+func (h *SendMessageRequestHeader) encode(short bool) map[string]string {
+	name := func(f sendField) string {
+		if short {
+			return f.short
+		}
+		return f.long
+	}
+	return map[string]string{
+		name(fProducerGroup):     h.ProducerGroup,
+		name(fTopic):             h.Topic,
+		name(fDefaultTopic):      h.DefaultTopic,
+		name(fDefaultQueueNums):  itoa32(h.DefaultTopicQueueNums),
+		name(fQueueID):           itoa32(h.QueueID),
+		name(fSysFlag):           itoa32(h.SysFlag),
+		name(fBornTimestamp):     itoa64(h.BornTimestamp),
+		name(fFlag):              itoa32(h.Flag),
+		name(fProperties):        h.Properties,
+		name(fReconsumeTimes):    itoa32(h.ReconsumeTimes),
+		name(fUnitMode):          boolString(h.UnitMode),
+		name(fMaxReconsumeTimes): itoa32(h.MaxReconsumeTimes),
+		name(fBatch):             boolString(h.Batch),
+		name(fBrokerName):        h.BrokerName,
+	}
+}
+
+func (h *SendMessageRequestHeader) decode(ext map[string]string, short bool, header string) error {
+	name := func(f sendField) string {
+		if short {
+			return f.short
+		}
+		return f.long
+	}
+	r := extReader{header: header, ext: ext}
+	out := SendMessageRequestHeader{
+		ProducerGroup:         r.str(name(fProducerGroup), true),
+		Topic:                 r.str(name(fTopic), true),
+		DefaultTopic:          r.str(name(fDefaultTopic), true),
+		DefaultTopicQueueNums: r.int32(name(fDefaultQueueNums), true),
+		QueueID:               r.int32(name(fQueueID), true),
+		SysFlag:               r.int32(name(fSysFlag), true),
+		BornTimestamp:         r.int64(name(fBornTimestamp), true),
+		Flag:                  r.int32(name(fFlag), true),
+		Properties:            r.str(name(fProperties), false),
+		ReconsumeTimes:        r.int32(name(fReconsumeTimes), false),
+		UnitMode:              r.bool(name(fUnitMode)),
+		MaxReconsumeTimes:     r.int32(name(fMaxReconsumeTimes), false),
+		Batch:                 r.bool(name(fBatch)),
+		BrokerName:            r.str(name(fBrokerName), false),
+	}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// SendMessageResponseHeader is the header of a successful answer to
+// SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE (RocketMQ's
+// SendMessageResponseHeader; also sent with codes 10, 11 and 12, which
+// mean stored).
+//
+//	field          ext name       required  meaning
+//	-------------  -------------  --------  ------------------------------
+//	MsgID          msgId          yes       offset message id; for a batch,
+//	                                        one per message, comma-joined
+//	QueueID        queueId        yes       queue the message(s) went to
+//	QueueOffset    queueOffset    yes       queue offset of the (first) message
+//	TransactionID  transactionId            the UNIQ_KEY(s) (Java: UNIQ_KEY)
+//	Region         MSG_REGION               "DefaultRegion"
+//	TraceOn        TRACE_ON                 any value but "false" and "" is on
+type SendMessageResponseHeader struct {
+	MsgID         string
+	QueueID       int32
+	QueueOffset   int64
+	TransactionID string
+	Region        string
+	TraceOn       bool
+}
+
+// Ext names of the send response header.
+const (
+	extMsgRegion = "MSG_REGION"
+	extTraceOn   = "TRACE_ON"
+)
+
+// Encode returns the ext fields as the broker writes them (MSG_REGION only
+// when set).
+func (h *SendMessageResponseHeader) Encode() map[string]string {
+	ext := map[string]string{
+		"msgId":         h.MsgID,
+		"queueId":       itoa32(h.QueueID),
+		"queueOffset":   itoa64(h.QueueOffset),
+		"transactionId": h.TransactionID,
+		extTraceOn:      boolString(h.TraceOn),
+	}
+	if h.Region != "" {
+		ext[extMsgRegion] = h.Region
+	}
+	return ext
+}
+
+// Decode reads the ext fields of a send response; errors as
+// SendMessageRequestHeader.Decode.
+func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "SEND_MESSAGE response header", ext: ext}
+	trace := r.str(extTraceOn, false)
+	out := SendMessageResponseHeader{
+		MsgID:         r.str("msgId", true),
+		QueueID:       r.int32("queueId", true),
+		QueueOffset:   r.int64("queueOffset", true),
+		TransactionID: r.str("transactionId", false),
+		Region:        r.str(extMsgRegion, false),
+		TraceOn:       trace != "" && trace != "false",
+	}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Response returns a response to req with code (Success, or one of the
+// stored-with-a-warning codes 10, 11, 12) carrying h.
+func (h *SendMessageResponseHeader) Response(req *remoting.Command, code int16) *remoting.Command {
+	resp := remoting.NewResponse(req, code, "")
+	resp.ExtFields = h.Encode()
+	return resp
+}
+
+// MsgIDs splits MsgID into the offset message ids of a batch (one item for
+// a single message; none when MsgID is empty).
+func (h *SendMessageResponseHeader) MsgIDs() []string {
+	if h.MsgID == "" {
+		return nil
+	}
+	return strings.Split(h.MsgID, ",")
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
