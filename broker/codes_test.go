@@ -62,16 +62,16 @@ func TestResponseFor(t *testing.T) {
 
 func TestParseSendHeader(t *testing.T) {
 	long := sendRequest("T", 2, map[string]string{"TAGS": "a"}, "").ExtFields
-	h, err := parseSendHeader(long, false)
+	h, err := parseSendHeader(remoting.SendMessage, long)
 	if err != nil || h.Topic != "T" || h.QueueID != 2 || h.DefaultTopicQueueNums != 4 || h.ProducerGroup != "pg1" || h.Batch {
 		t.Fatalf("%+v %v", h, err)
 	}
 	short := batchRequest("T", 1, nil).ExtFields
-	h, err = parseSendHeader(short, true)
+	h, err = parseSendHeader(remoting.SendBatchMessage, short)
 	if err != nil || h.Topic != "T" || h.QueueID != 1 || !h.Batch || h.BrokerName != "broker-a" {
 		t.Fatalf("%+v %v", h, err)
 	}
-	if _, err := parseSendHeader(short, false); !errors.Is(err, ErrBadRequest) {
+	if _, err := parseSendHeader(remoting.SendMessage, short); !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("short names read as long: %v", err)
 	}
 }
@@ -89,7 +89,11 @@ func FuzzParseSendHeader(f *testing.F) {
 		for i, n := range names {
 			ext[n] = vals[i]
 		}
-		h, err := parseSendHeader(ext, short)
+		code := remoting.SendMessage
+		if short {
+			code = remoting.SendMessageV2
+		}
+		h, err := parseSendHeader(code, ext)
 		if err != nil {
 			if !errors.Is(err, ErrBadRequest) {
 				t.Fatalf("error %v does not wrap ErrBadRequest", err)

@@ -22,8 +22,10 @@ package broker
 // then are dropped with a log line: the Go client recommits every held
 // queue every 5 s anyway. On Close the pending table is flushed once more.
 //
-// QUERY_CONSUMER_OFFSET answers the pending value first (a client reads its
-// own commit back at once), then the replicated one. A group with no
+// QUERY_CONSUMER_OFFSET answers the pending value first, then one being
+// proposed (a client reads its own commit back at once, and a member that
+// takes over a queue reads the commit its previous holder just made), then
+// the replicated one. A group with no
 // offset for a queue gets 0 when the queue's min offset is 0 (nothing has
 // been deleted from it), and QUERY_NOT_FOUND (22) otherwise. That is
 // Java's rule minus its "is message 0 still in memory" test, which depends
@@ -81,6 +83,10 @@ type offsetCommitter struct {
 
 	mu      sync.Mutex
 	pending map[offsetKey]pendingOffset
+	// inflight is the batch flush is proposing or forwarding: lookup still
+	// answers from it until the batch is applied (or requeued), so a read
+	// right after a commit never sees the older replicated value.
+	inflight map[offsetKey]pendingOffset
 }
 
 func newOffsetCommitter(b *Broker) *offsetCommitter {
@@ -101,7 +107,11 @@ func (c *offsetCommitter) commit(group, topic string, queueID int32, offset int6
 // replicated one.
 func (c *offsetCommitter) lookup(group, topic string, queueID int32) (int64, bool) {
 	c.mu.Lock()
-	p, ok := c.pending[offsetKey{group, topic, queueID}]
+	k := offsetKey{group, topic, queueID}
+	p, ok := c.pending[k]
+	if !ok {
+		p, ok = c.inflight[k]
+	}
 	c.mu.Unlock()
 	if ok {
 		return p.offset, true
@@ -147,6 +157,14 @@ func (c *offsetCommitter) flush(ctx context.Context) {
 	if len(batch) == 0 {
 		return
 	}
+	c.mu.Lock()
+	c.inflight = maps.Clone(batch)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inflight = nil
+		c.mu.Unlock()
+	}()
 	if c.b.group.IsLeader() {
 		c.propose(ctx, batch)
 		return

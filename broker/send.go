@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -57,98 +57,20 @@ func validateTopic(topic string) error {
 	return nil
 }
 
-// sendHeader is a decoded SendMessageRequestHeader. SEND_MESSAGE (10) uses
+// sendHeader is a decoded send request header: protocol's, the one our
+// client encodes, so the two sides cannot drift. SEND_MESSAGE (10) uses
 // the long field names, SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320)
 // the one-letter names of SendMessageRequestHeaderV2.
-type sendHeader struct {
-	ProducerGroup         string
-	Topic                 string
-	DefaultTopic          string
-	DefaultTopicQueueNums int32
-	QueueID               int32
-	SysFlag               int32
-	BornTimestamp         int64
-	Flag                  int32
-	Properties            string
-	ReconsumeTimes        int32
-	UnitMode              bool
-	MaxReconsumeTimes     int32
-	Batch                 bool
-	BrokerName            string
-}
+type sendHeader = protocol.SendMessageRequestHeader
 
-// sendField pairs the long and short ext name of one header field.
-type sendField struct{ long, short string }
-
-var (
-	fProducerGroup     = sendField{"producerGroup", "a"}
-	fTopic             = sendField{"topic", "b"}
-	fDefaultTopic      = sendField{"defaultTopic", "c"}
-	fDefaultQueueNums  = sendField{"defaultTopicQueueNums", "d"}
-	fQueueID           = sendField{"queueId", "e"}
-	fSysFlag           = sendField{"sysFlag", "f"}
-	fBornTimestamp     = sendField{"bornTimestamp", "g"}
-	fFlag              = sendField{"flag", "h"}
-	fProperties        = sendField{"properties", "i"}
-	fReconsumeTimes    = sendField{"reconsumeTimes", "j"}
-	fUnitMode          = sendField{"unitMode", "k"}
-	fMaxReconsumeTimes = sendField{"maxReconsumeTimes", "l"}
-	fBatch             = sendField{"batch", "m"}
-	fBrokerName        = sendField{"bname", "n"}
-)
-
-// parseSendHeader decodes the ext fields of a send request; short selects
-// the V2 names. Required (as Java's @CFNotNull): producerGroup, topic,
-// defaultTopic, defaultTopicQueueNums, queueId, sysFlag, bornTimestamp,
-// flag. Errors wrap ErrBadRequest and name the field.
-func parseSendHeader(ext map[string]string, short bool) (sendHeader, error) {
-	name := func(f sendField) string {
-		if short {
-			return f.short
-		}
-		return f.long
-	}
-	var h sendHeader
-	var err error
-	str := func(f sendField, required bool) string {
-		v, ok := ext[name(f)]
-		if !ok && required && err == nil {
-			err = fmt.Errorf("%w: missing %s", ErrBadRequest, name(f))
-		}
-		return v
-	}
-	num := func(f sendField, bits int, required bool) int64 {
-		v, ok := ext[name(f)]
-		if !ok || v == "" {
-			if required && err == nil {
-				err = fmt.Errorf("%w: missing %s", ErrBadRequest, name(f))
-			}
-			return 0
-		}
-		n, perr := strconv.ParseInt(v, 10, bits)
-		if perr != nil && err == nil {
-			err = fmt.Errorf("%w: %s=%q is not an int%d", ErrBadRequest, name(f), v, bits)
-		}
-		return n
-	}
-	boolean := func(f sendField) bool { return strings.EqualFold(ext[name(f)], "true") }
-
-	h.ProducerGroup = str(fProducerGroup, true)
-	h.Topic = str(fTopic, true)
-	h.DefaultTopic = str(fDefaultTopic, true)
-	h.DefaultTopicQueueNums = int32(num(fDefaultQueueNums, 32, true))
-	h.QueueID = int32(num(fQueueID, 32, true))
-	h.SysFlag = int32(num(fSysFlag, 32, true))
-	h.BornTimestamp = num(fBornTimestamp, 64, true)
-	h.Flag = int32(num(fFlag, 32, true))
-	h.Properties = str(fProperties, false)
-	h.ReconsumeTimes = int32(num(fReconsumeTimes, 32, false))
-	h.UnitMode = boolean(fUnitMode)
-	h.MaxReconsumeTimes = int32(num(fMaxReconsumeTimes, 32, false))
-	h.Batch = boolean(fBatch)
-	h.BrokerName = str(fBrokerName, false)
+// parseSendHeader decodes the header of a send request of code. Required
+// (as Java's @CFNotNull): producerGroup, topic, defaultTopic,
+// defaultTopicQueueNums, queueId, sysFlag, bornTimestamp, flag. Errors
+// wrap ErrBadRequest and protocol's cause, and name the field.
+func parseSendHeader(code int16, ext map[string]string) (sendHeader, error) {
+	h, err := protocol.DecodeSendRequestHeader(code, ext)
 	if err != nil {
-		return sendHeader{}, err
+		return sendHeader{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	return h, nil
 }
@@ -218,7 +140,7 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 // send stores the message or batch of req on this leader and builds the
 // success response.
 func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	h, err := parseSendHeader(req.ExtFields, req.Code != remoting.SendMessage)
+	h, err := parseSendHeader(req.Code, req.ExtFields)
 	if err != nil {
 		return nil, err
 	}
@@ -317,12 +239,11 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		ids[i] = r.MsgID
 		keys[i] = msgs[i].UniqKey()
 	}
-	resp.SetExt("msgId", strings.Join(ids, ","))
-	resp.SetExt("queueId", strconv.Itoa(int(queueID)))
-	resp.SetExt("queueOffset", strconv.FormatInt(results[0].QueueOffset, 10))
-	resp.SetExt("transactionId", strings.Join(keys, ","))
-	resp.SetExt(message.PropertyMsgRegion, defaultRegion)
-	resp.SetExt(message.PropertyTraceSwitch, "true")
+	rh := protocol.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: queueID,
+		QueueOffset: results[0].QueueOffset, TransactionID: strings.Join(keys, ","), Region: defaultRegion, TraceOn: true}
+	for k, v := range rh.Encode() {
+		resp.SetExt(k, v)
+	}
 	return resp, nil
 }
 

@@ -157,13 +157,19 @@ func (c *PushConsumer) consumerList(ctx context.Context, r *topicRoute) ([]strin
 // broker stores a copy in %RETRY%<group>, delayed by the level, or in
 // %DLQ%<group> once m has failed maxReconsumeTimes times.
 func (c *PushConsumer) sendBack(ctx context.Context, m *MessageExt) error {
+	return c.sendBackLevel(ctx, m, c.opts.consumer.retryDelayLevel)
+}
+
+// sendBackLevel is sendBack with delay level level; -1 sends m to the
+// dead-letter topic at once.
+func (c *PushConsumer) sendBackLevel(ctx context.Context, m *MessageExt, level int) error {
 	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 	defer cancel()
 	resp, addr, err := c.call(ctx, m.Queue, false, func() *remoting.Command {
 		return remoting.NewRequest(remoting.ConsumerSendMsgBack, map[string]string{
 			"group":             c.opts.group,
 			"offset":            strconv.FormatInt(m.PhysicalOffset, 10),
-			"delayLevel":        strconv.Itoa(c.opts.consumer.retryDelayLevel),
+			"delayLevel":        strconv.Itoa(level),
 			"originMsgId":       m.MsgID,
 			"originTopic":       m.Topic,
 			"unitMode":          "false",

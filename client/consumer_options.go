@@ -40,6 +40,17 @@ const (
 	brokerCallTimeout = 3 * time.Second
 	// maxInflatedBody bounds an inflated body (zlib bombs).
 	maxInflatedBody = 64 << 20
+	// DefaultSuspendCurrentQueueTime is how long an orderly consumer
+	// waits before it consumes again a message its handler asked to
+	// retry (suspendCurrentQueueTimeMillis, 1 s).
+	DefaultSuspendCurrentQueueTime = time.Second
+	// DefaultLockRenewInterval is the period an orderly consumer renews
+	// its queue locks at (RocketMQ: 20 s; the broker's lease is 60 s).
+	DefaultLockRenewInterval = 20 * time.Second
+	// lockLocalExpiry: a queue whose lock was last granted longer ago is
+	// no longer consumed until a renewal grants it again (RocketMQ's
+	// rocketmq.client.rebalance.lockMaxLiveTime, 30 s).
+	lockLocalExpiry = 30 * time.Second
 )
 
 // ConsumeFromWhere says where a consumer group starts on a queue for
@@ -108,6 +119,9 @@ type consumerOptions struct {
 	commitInterval    time.Duration
 	pullErrorBackoff  time.Duration
 	instance          string
+	orderly           bool
+	suspend           time.Duration
+	lockRenew         time.Duration
 }
 
 func defaultConsumerOptions() consumerOptions {
@@ -123,6 +137,8 @@ func defaultConsumerOptions() consumerOptions {
 		rebalanceInterval: DefaultRebalanceInterval,
 		commitInterval:    DefaultCommitInterval,
 		pullErrorBackoff:  DefaultPullErrorBackoff,
+		suspend:           DefaultSuspendCurrentQueueTime,
+		lockRenew:         DefaultLockRenewInterval,
 	}
 }
 
@@ -204,6 +220,33 @@ func WithPullErrorBackoff(d time.Duration) Option {
 // is a member of its own.
 func WithInstanceName(name string) Option { return func(o *options) { o.consumer.instance = name } }
 
+// WithConsumeOrderly makes a push consumer orderly (RocketMQ's
+// MessageListenerOrderly): the messages of each queue are handled one at
+// a time, in offset order; different queues are handled in parallel on
+// the worker pool. In clustering mode the consumer locks the queues it is
+// allocated on their brokers (LOCK_BATCH_MQ, 41) before it pulls them,
+// renews the locks every WithLockRenewInterval, consumes a queue only
+// while it holds its lock, and unlocks (UNLOCK_BATCH_MQ, 42) the queues it
+// gives away or holds on Close, after committing their offsets. A
+// ConsumeRetryLater suspends the queue: the same message is handled again
+// after WithSuspendCurrentQueueTime, with ReconsumeTimes one higher, up
+// to WithMaxReconsumeTimes times; then it is sent back (36), which lets
+// the broker move it to the dead-letter topic, and the queue goes on.
+func WithConsumeOrderly(on bool) Option { return func(o *options) { o.consumer.orderly = on } }
+
+// WithSuspendCurrentQueueTime sets how long an orderly consumer waits
+// before handling again a message its handler asked to retry (default 1 s).
+func WithSuspendCurrentQueueTime(d time.Duration) Option {
+	return func(o *options) { o.consumer.suspend = d }
+}
+
+// WithLockRenewInterval sets the period an orderly clustering consumer
+// renews its queue locks at (default 20 s; the broker's lease is 60 s,
+// and a lock not renewed for 30 s stops the queue's consumption locally).
+func WithLockRenewInterval(d time.Duration) Option {
+	return func(o *options) { o.consumer.lockRenew = d }
+}
+
 // validateConsumer checks the consumer options after they are applied.
 func (o *options) validateConsumer() error {
 	c := &o.consumer
@@ -226,7 +269,8 @@ func (o *options) validateConsumer() error {
 		return fmt.Errorf("%w: max reconsume times %d < 0", ErrConfig, c.maxReconsume)
 	case c.retryDelayLevel < 0:
 		return fmt.Errorf("%w: retry delay level %d < 0", ErrConfig, c.retryDelayLevel)
-	case c.heartbeatInterval <= 0 || c.rebalanceInterval <= 0 || c.commitInterval <= 0 || c.pullErrorBackoff <= 0:
+	case c.heartbeatInterval <= 0 || c.rebalanceInterval <= 0 || c.commitInterval <= 0 || c.pullErrorBackoff <= 0 ||
+		c.suspend <= 0 || c.lockRenew <= 0:
 		return fmt.Errorf("%w: consumer intervals must be > 0", ErrConfig)
 	case !topicPattern.MatchString(o.group):
 		return fmt.Errorf("%w: consumer group %q has characters outside [%%|a-zA-Z0-9_-]", ErrConfig, o.group)

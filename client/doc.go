@@ -182,10 +182,19 @@
 // RocketMQ's requests where RocketMQ has them and ledgermq's raft
 // requests (4001–4004) for membership.
 //
+// # Orderly consumption
+//
+// WithConsumeOrderly makes a PushConsumer orderly (push_orderly.go): in
+// clustering mode it locks its queues (LOCK_BATCH_MQ, 41, a batch per
+// broker group) before pulling them, renews the locks every 20 s, hands
+// each queue's messages to one worker at a time in offset order, stops a
+// queue whose lock it lost, and unlocks (42) queues it gives away or holds
+// on Close after committing their offsets; ConsumeRetryLater retries the
+// same message locally after WithSuspendCurrentQueueTime.
+//
 // # Left for later increments
 //
-// Orderly consumption (LOCK_BATCH_MQ/UNLOCK_BATCH_MQ, one message at a
-// time per queue), batch consumption (a handler taking several
+// Batch consumption (a handler taking several
 // messages), the consume timeout (RocketMQ's 15 min), the SEND_MESSAGE
 // fallback when a send-back fails (the message is consumed again locally
 // after 1 s instead), the producer's HEART_BEAT (needed for transaction

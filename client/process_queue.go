@@ -1,10 +1,14 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
+
+func byOffset(a, b *MessageExt) int { return cmp.Compare(a.QueueOffset, b.QueueOffset) }
 
 // processQueue is a push consumer's state for one queue it holds
 // (RocketMQ's ProcessQueue): the messages pulled and not yet consumed,
@@ -29,12 +33,78 @@ type processQueue struct {
 	next    int64         // offset of the next pull; -1 until resolved
 	space   chan struct{} // signalled when a message is consumed (capacity 1)
 	dropped bool          // the rebalance gave the queue away
+
+	// Orderly consumption only.
+	orderly     bool
+	msgs        []*MessageExt // pulled, not consumed, by offset
+	scheduled   bool          // a worker owns the queue (or is about to)
+	lockedUntil time.Time     // the broker's lock counts until then
+	relock      chan struct{} // signalled when the lock is granted (capacity 1)
+	// consuming is held by the worker while it handles one of the
+	// queue's messages, so a give-away can wait for that handler to
+	// return before it commits and unlocks.
+	consuming sync.Mutex
 }
 
 func newProcessQueue(parent context.Context, q Queue, sub *subscription) *processQueue {
 	ctx, cancel := context.WithCancel(parent)
 	return &processQueue{q: q, sub: sub, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		sizes: map[int64]int{}, next: -1, space: make(chan struct{}, 1)}
+		sizes: map[int64]int{}, next: -1, space: make(chan struct{}, 1), relock: make(chan struct{}, 1)}
+}
+
+// newOrderlyQueue is a process queue whose messages are kept for one
+// worker at a time, in offset order, locked until lockedUntil.
+func newOrderlyQueue(parent context.Context, q Queue, sub *subscription, lockedUntil time.Time) *processQueue {
+	p := newProcessQueue(parent, q, sub)
+	p.orderly, p.lockedUntil = true, lockedUntil
+	return p
+}
+
+// setLocked records a lock answer: granted until until, or (zero)
+// lost; a grant wakes the pull loop.
+func (p *processQueue) setLocked(until time.Time) {
+	p.mu.Lock()
+	p.lockedUntil = until
+	p.mu.Unlock()
+	if !until.IsZero() {
+		select {
+		case p.relock <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// locked reports whether the queue's lock counts at now.
+func (p *processQueue) locked(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return now.Before(p.lockedUntil)
+}
+
+// schedule reports whether the caller must hand the queue to a worker:
+// it has messages, its lock counts at now, and no worker owns it yet
+// (the caller's task then does).
+func (p *processQueue) schedule(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.scheduled || p.dropped || len(p.msgs) == 0 || !now.Before(p.lockedUntil) {
+		return false
+	}
+	p.scheduled = true
+	return true
+}
+
+// nextOrderly returns the queue's first unconsumed message for the
+// worker that owns the queue, or nil (and the worker's ownership ends)
+// when there is none, the queue was dropped or its lock does not count.
+func (p *processQueue) nextOrderly(now time.Time) *MessageExt {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dropped || p.ctx.Err() != nil || len(p.msgs) == 0 || !now.Before(p.lockedUntil) {
+		p.scheduled = false
+		return nil
+	}
+	return p.msgs[0]
 }
 
 // add records msgs (in offset order) as pending and next as the offset
@@ -49,9 +119,15 @@ func (p *processQueue) add(msgs []*MessageExt, next int64) {
 		p.pending = append(p.pending, m.QueueOffset)
 		p.sizes[m.QueueOffset] = len(m.Body)
 		p.bytes += len(m.Body)
+		if p.orderly {
+			p.msgs = append(p.msgs, m)
+		}
 	}
 	if !slices.IsSorted(p.pending) {
 		slices.Sort(p.pending)
+	}
+	if p.orderly && !slices.IsSortedFunc(p.msgs, byOffset) {
+		slices.SortFunc(p.msgs, byOffset)
 	}
 	p.next = next
 }
@@ -71,6 +147,9 @@ func (p *processQueue) consumed(offset int64) {
 		p.bytes -= size
 		if i, found := slices.BinarySearch(p.pending, offset); found {
 			p.pending = slices.Delete(p.pending, i, i+1)
+		}
+		if i, found := slices.BinarySearchFunc(p.msgs, offset, func(m *MessageExt, off int64) int { return cmp.Compare(m.QueueOffset, off) }); found {
+			p.msgs = slices.Delete(p.msgs, i, i+1)
 		}
 	}
 	p.mu.Unlock()

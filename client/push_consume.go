@@ -29,6 +29,9 @@ func (c *PushConsumer) pullLoop(pq *processQueue) {
 		params = pullParams{sub: Selector{Expression: "*"}}
 	}
 	for pq.ctx.Err() == nil {
+		if pq.orderly && !c.waitLock(pq) {
+			return
+		}
 		if pq.full(co.queueMaxMsgs, co.queueMaxBytes) {
 			// Flow control: wait until a message of the queue is consumed.
 			select {
@@ -55,6 +58,10 @@ func (c *PushConsumer) pullLoop(pq *processQueue) {
 		switch res.code {
 		case remoting.Success:
 			pq.add(res.msgs, res.next)
+			if pq.orderly {
+				c.scheduleOrderly(pq)
+				break
+			}
 			for _, m := range res.msgs {
 				select {
 				case c.work <- consumeTask{pq: pq, msg: m}:
@@ -124,6 +131,10 @@ func (c *PushConsumer) worker() {
 	defer c.workers.Done()
 	for t := range c.work {
 		if c.ctx.Err() != nil || t.pq.isDropped() {
+			continue
+		}
+		if t.msg == nil {
+			c.consumeOrderly(t.pq)
 			continue
 		}
 		c.consume(t)

@@ -27,8 +27,8 @@ const (
 )
 
 // MessageHandler consumes one message. It runs on the consumer's worker
-// pool, concurrently with other messages (of the same queue too), and
-// must be safe for that. ctx ends when the consumer closes. A panic is
+// pool, concurrently with other messages (of the same queue too, unless
+// the consumer is orderly: WithConsumeOrderly), and must be safe for that. ctx ends when the consumer closes. A panic is
 // recovered and counts as ConsumeRetryLater.
 type MessageHandler func(ctx context.Context, msg *MessageExt) ConsumeResult
 
@@ -82,7 +82,8 @@ type PushConsumer struct {
 	lastDone map[Queue]int64 // clustering: the offsets last committed
 }
 
-// consumeTask is one message for the workers.
+// consumeTask is one message for the workers, or (msg nil) an orderly
+// queue whose messages the worker handles in turn.
 type consumeTask struct {
 	pq  *processQueue
 	msg *MessageExt
@@ -208,6 +209,10 @@ func (c *PushConsumer) Start() error {
 		go c.worker()
 	}
 	c.rebalance(c.ctx)
+	if c.needLocks() {
+		c.loops.Add(1)
+		go c.every(c.opts.consumer.lockRenew, nil, func() { c.renewLocks(c.ctx) })
+	}
 	c.loops.Add(3)
 	go c.every(c.opts.consumer.heartbeatInterval, nil, func() { c.heartbeat(c.ctx) })
 	go c.every(c.opts.consumer.rebalanceInterval, c.rebalanceC, func() { c.rebalance(c.ctx) })
@@ -264,7 +269,7 @@ func (c *PushConsumer) rebalance(ctx context.Context) {
 			c.opts.logger.Debug("rebalance skipped a topic", "topic", s.topic, "error", err)
 			continue
 		}
-		c.update(s, mine)
+		c.update(ctx, s, mine)
 	}
 }
 
@@ -292,13 +297,22 @@ func (c *PushConsumer) allocate(ctx context.Context, s *subscription) ([]Queue, 
 
 // update makes mine the queues of s.topic the consumer holds: pull loops
 // start for the new ones; the ones given away stop and have their
-// offsets committed.
-func (c *PushConsumer) update(s *subscription, mine []Queue) {
+// offsets committed. An orderly clustering member locks mine first: a
+// new queue not granted is not taken (the next round tries again), a
+// kept one not granted stops being consumed until a renewal grants it;
+// the queues given away are unlocked once their handler has returned
+// and their offsets are committed.
+func (c *PushConsumer) update(ctx context.Context, s *subscription, mine []Queue) {
 	keep := map[Queue]bool{}
 	for _, q := range mine {
 		keep[q] = true
 	}
-	var gone []*processQueue
+	var granted map[Queue]bool
+	if c.needLocks() && len(mine) > 0 {
+		granted = c.lockQueues(ctx, mine)
+	}
+	lockedUntil := c.opts.now().Add(lockLocalExpiry)
+	var gone, kept []*processQueue
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -312,18 +326,48 @@ func (c *PushConsumer) update(s *subscription, mine []Queue) {
 		}
 	}
 	for _, q := range mine {
-		if c.pqs[q] == nil {
-			pq := newProcessQueue(c.ctx, q, s)
-			c.pqs[q] = pq
-			c.loops.Add(1)
-			go c.pullLoop(pq)
+		if held := c.pqs[q]; held != nil {
+			kept = append(kept, held)
+			continue
 		}
+		var pq *processQueue
+		switch {
+		case c.needLocks() && !granted[q]:
+			c.opts.logger.Debug("queue not locked; not taken this round", "queue", q)
+			continue
+		case c.opts.consumer.orderly:
+			until := lockedUntil
+			if !c.needLocks() {
+				until = time.Unix(1<<62, 0) // broadcasting: no locks
+			}
+			pq = newOrderlyQueue(c.ctx, q, s, until)
+		default:
+			pq = newProcessQueue(c.ctx, q, s)
+		}
+		c.pqs[q] = pq
+		c.loops.Add(1)
+		go c.pullLoop(pq)
 	}
 	c.mu.Unlock()
+	if granted != nil {
+		c.applyLocks(kept, granted)
+	}
+	var unlock []Queue
 	for _, pq := range gone {
 		<-pq.done
+		if pq.orderly {
+			// The handler of the queue's current message, if any, returns
+			// before the offset is committed and the lock released.
+			pq.consuming.Lock()
+			//lint:ignore SA2001 waiting for the worker to let go
+			pq.consuming.Unlock()
+			unlock = append(unlock, pq.q)
+		}
 		c.opts.logger.Info("queue given away", "queue", pq.q)
 		c.commitQueue(c.ctx, pq)
+	}
+	if c.needLocks() && len(unlock) > 0 {
+		c.unlockQueues(c.ctx, unlock)
 	}
 }
 
@@ -392,6 +436,13 @@ func (c *PushConsumer) Close() error {
 			}
 			if err := errors.Join(errs...); err != nil {
 				c.opts.logger.Warn("offsets not committed on close", "error", err)
+			}
+			if c.needLocks() && len(pqs) > 0 {
+				qs := make([]Queue, 0, len(pqs))
+				for _, pq := range pqs {
+					qs = append(qs, pq.q)
+				}
+				c.unlockQueues(ctx, qs)
 			}
 		}
 		c.unregister(ctx)

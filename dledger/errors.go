@@ -20,8 +20,12 @@ var (
 	ErrOutcomeUnknown = errors.New("dledger: outcome unknown")
 	// ErrClosed: the group is shut down.
 	ErrClosed = errors.New("dledger: closed")
-	// ErrFailed: the node's store failed to write; the node has stopped.
+	// ErrFailed: the node has stopped (its store failed to write, or
+	// raft reached a state only a restart clears); see Group.Failed.
 	ErrFailed = errors.New("dledger: node failed")
+	// ErrRestartNeeded: raft's in-memory state no longer matches its log
+	// (see fsm.Restore); the node stops so that a restart reloads it.
+	ErrRestartNeeded = errors.New("dledger: node needs a restart")
 	// ErrBadEntry: a raft entry that cannot be decoded.
 	ErrBadEntry = errors.New("dledger: bad entry")
 	// ErrTooLarge: a proposal larger than one raft entry may be.

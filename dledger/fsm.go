@@ -42,6 +42,9 @@ type fsm struct {
 	afterApply atomic.Pointer[func(index uint64)]
 	// snaps is the snapshot store; it registers itself when it opens.
 	snaps *snapshotStore
+	// lastIndex is raft's last log index, set once raft runs: Restore
+	// reads it to notice raft installing a snapshot older than its log.
+	lastIndex atomic.Pointer[func() uint64]
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -197,7 +200,26 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		if err != nil {
 			return fmt.Errorf("dledger: restore: %w", err)
 		}
-		return f.install(dir, m, st.SnapshotIndex())
+		idx := st.SnapshotIndex()
+		var last uint64
+		if li := f.lastIndex.Load(); li != nil {
+			last = (*li)()
+		}
+		if err := f.install(dir, m, idx); err != nil {
+			return err
+		}
+		if last > idx {
+			// raft v1.8.0 with a monotonic log store (raft-wal) empties the
+			// log after installing a snapshot but keeps its last log index
+			// (here last > idx), so it rejects every later AppendEntries and
+			// the leader sends the snapshot again for ever (the family of
+			// hashicorp/raft#697). A restart reloads a consistent last index
+			// from the emptied log and the snapshot: stop, fail-stop, and let
+			// the supervisor start the node again.
+			f.fail(fmt.Errorf("%w: raft installed snapshot %d over a log reaching %d; restart the node to resume replication",
+				ErrRestartNeeded, idx, last))
+		}
+		return nil
 	}
 	dir, m, err := f.stageStream(rc)
 	if dir != "" {

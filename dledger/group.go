@@ -57,6 +57,8 @@ type Group struct {
 	// after that (see awaitRaft).
 	raftDone     chan struct{}
 	raftDoneOnce sync.Once
+	// failedCh is closed when the node stops itself (fail).
+	failedCh chan struct{}
 
 	ready  atomic.Bool // leader and caught up with its term (Barrier done)
 	role   atomic.Pointer[RoleEvent]
@@ -86,6 +88,7 @@ func Open(cfg Config) (*Group, error) {
 		meta:     metadata.New(),
 		notifyCh: make(chan bool, 16),
 		raftDone: make(chan struct{}),
+		failedCh: make(chan struct{}),
 		obsCh:    make(chan raft.Observation, 64),
 	}
 	g.ids = message.NewUniqIDGenerator(cfg.StoreHost.Addr(), os.Getpid(), cfg.Clock)
@@ -204,6 +207,8 @@ func (g *Group) open() error {
 	if g.raft, err = newRaft(rc, g.fsm, logs, g.wal, g.snaps, g.trans); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
+	lastIndex := g.raft.LastIndex
+	g.fsm.lastIndex.Store(&lastIndex)
 	g.observer = raft.NewObserver(g.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
 		return ok
@@ -248,12 +253,13 @@ func newRaft(rc *raft.Config, fsm raft.FSM, logs raft.LogStore, stable raft.Stab
 // reason on record. Called from the FSM goroutine; the work runs on a
 // goroutine the group owns (raft.Shutdown waits for the FSM goroutine).
 func (g *Group) fail(err error) {
-	e := fmt.Errorf("%w: %v", ErrFailed, err)
+	e := fmt.Errorf("%w: %w", ErrFailed, err)
 	if !g.failed.CompareAndSwap(nil, &e) {
 		return
 	}
-	g.log.Error("store cannot write; stepping down and stopping this node", "error", err)
+	g.log.Error("stepping down and stopping this node", "error", err)
 	g.ready.Store(false)
+	close(g.failedCh)
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -264,6 +270,14 @@ func (g *Group) fail(err error) {
 		g.setRole(RoleEvent{Role: RoleShutdown, Term: g.raft.CurrentTerm()})
 	}()
 }
+
+// Failed is closed when the node has stopped itself (a store that cannot
+// write, or raft in a state only a restart clears); Err's error says why.
+// The process should exit then, so that its supervisor starts it again.
+func (g *Group) Failed() <-chan struct{} { return g.failedCh }
+
+// Err is why the node stopped itself, or nil.
+func (g *Group) Err() error { return g.failure() }
 
 func (g *Group) failure() error {
 	if p := g.failed.Load(); p != nil {

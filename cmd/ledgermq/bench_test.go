@@ -111,7 +111,10 @@ func TestAdminRaftTransferCLI(t *testing.T) {
 func TestBenchConsume(t *testing.T) {
 	tc := broker.StartTestCluster(t, 3, nil)
 	for _, members := range []string{"1", "2"} {
-		out, errOut, err := runCLI(t, "bench", "consume", "-n", tc.NamesrvAddr(), "--count", "600", "--size", "128", "--consumers", members, "-o", "json")
+		// --idle beyond the broker's 20 s long poll: under the full suite's
+		// load one run in several saw a queue's tail arrive late.
+		out, errOut, err := runCLI(t, "bench", "consume", "-n", tc.NamesrvAddr(), "--count", "600", "--size", "128", "--consumers", members,
+			"--idle", "30s", "-o", "json")
 		if err != nil {
 			t.Fatalf("bench consume: %v\n%s\n%s", err, out, errOut)
 		}

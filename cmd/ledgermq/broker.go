@@ -9,8 +9,10 @@ package main
 //
 //	broker n0 of broker-a listening on 127.0.0.1:10911 (raft 127.0.0.1:40911)
 //
-// to stdout and wait. SIGTERM or SIGINT (or the command's context ending)
-// shut down gracefully: the broker unregisters and stops serving, then the
+// to stdout and wait. A raft node that stops itself (a store that cannot
+// write, raft in a state only a restart clears) makes the command return
+// its error (exit 1), for the supervisor to start it again. SIGTERM or
+// SIGINT (or the command's context ending) shut down gracefully: the broker unregisters and stops serving, then the
 // raft group's Close hands leadership to a caught-up follower before it
 // stops; the command then returns nil (exit 0).
 //
@@ -95,7 +97,16 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-group.Failed():
+		// The node stopped itself (fail-stop): exit, so that the
+		// supervisor starts it again, rather than serve without raft.
+		log.Error("the raft node stopped itself; exiting", "error", group.Err())
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		return errors.Join(group.Err(), b.Close(sctx), closeGroup(group))
+	}
 	log.Info("shutting down", "role", group.Role().Role)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -271,17 +271,17 @@ func viewByIDRequest(t *testing.T, msgID string) *remoting.Command {
 // message is then served by the rebuilt node too.
 func TestDevReplaceNode(t *testing.T) {
 	bin := devcluster.Build(t)
-	// Small raft log segments and frequent snapshots: the leader's log is
-	// compacted, so the emptied node catches up by snapshot (segment
-	// streaming) rather than from the log. Not fewer trailing entries than
-	// this: with a handful, a leader under load can send a follower a
-	// snapshot older than the entries it has just appended, and raft
-	// (v1.8.0, with a monotonic log store such as raft-wal) then drops the
-	// follower's log without resetting its last index, and the two loop on
-	// snapshot installs (the same family as hashicorp/raft#697).
+	// Small raft log segments, few trailing entries and frequent
+	// snapshots: the leader's log is compacted, so the emptied node
+	// catches up by snapshot (segment streaming) rather than from the log.
+	// Under load a leader this eager can also send the node a snapshot
+	// older than entries it has just appended; raft (v1.8.0 with raft-wal)
+	// then empties the node's log but keeps its last index and would loop
+	// on snapshot installs for ever, so the node stops itself and dev
+	// starts it again (dledger fsm.Restore, ErrRestartNeeded).
 	d := devcluster.Start(t, bin, devcluster.Options{Args: []string{"--restart",
-		"--node-conf", "raft.snapshot_interval=100ms", "--node-conf", "raft.snapshot_threshold=16",
-		"--node-conf", "raft.trailing_logs=16", "--node-conf", "raft.segment_size=65536", "--log-level", "info"}})
+		"--node-conf", "raft.snapshot_interval=100ms", "--node-conf", "raft.snapshot_threshold=8",
+		"--node-conf", "raft.trailing_logs=4", "--node-conf", "raft.segment_size=65536", "--log-level", "info"}})
 	c := remoting.NewClient(remoting.ClientConfig{})
 	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
