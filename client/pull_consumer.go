@@ -281,16 +281,16 @@ func (c *PullConsumer) Commit(ctx context.Context) error {
 		q   Queue
 		off int64
 	}
-	var todo []item
+	var toCommit []item
 	for _, q := range c.queues {
 		st := c.state[q]
 		if st.consumed >= 0 && st.consumed != st.committed {
-			todo = append(todo, item{q, st.consumed})
+			toCommit = append(toCommit, item{q, st.consumed})
 		}
 	}
 	c.mu.Unlock()
 	var errs []error
-	for _, it := range todo {
+	for _, it := range toCommit {
 		if err := c.commitOffset(ctx, it.q, it.off); err != nil {
 			errs = append(errs, err)
 			continue

@@ -212,5 +212,11 @@
 // MakeCluster starts a group of real raft nodes in the process over
 // loopback TCP through internal/faultnet (partitions, kills), each in its
 // own temporary directory, with Kill/Restart/Wipe and replica comparison.
-// The broker's tests and the chaos harness reuse it.
+// The broker's tests and the chaos harness reuse it. cluster.go (and
+// broker's testing.go) carry the build constraint !release and `make
+// build` builds with -tags release, so the shipped binary does not link
+// the harness or package testing through it (hashicorp/raft itself still
+// imports testing). They stay in these packages rather than in dledgertest
+// and brokertest because the packages' own tests use them and reach
+// unexported state.
 package dledger
