@@ -51,6 +51,17 @@ const (
 	// no longer consumed until a renewal grants it again (RocketMQ's
 	// rocketmq.client.rebalance.lockMaxLiveTime, 30 s).
 	lockLocalExpiry = 30 * time.Second
+	// DefaultMaxTimeConsumeContinuously is how long an orderly consumer's
+	// worker keeps one queue before it lets a queue that waits for a
+	// worker go first (RocketMQ's rocketmq.client.maxTimeConsumeContinuously,
+	// 60 s).
+	DefaultMaxTimeConsumeContinuously = 60 * time.Second
+	// giveAwayWait bounds how long a rebalance waits for the running
+	// handler of an orderly queue it gives away before it leaves the
+	// commit and unlock of that queue to a goroutine of their own (Java
+	// waits 1 s for the queue's consume lock), so one slow handler does
+	// not hold up the rest of the rebalance.
+	giveAwayWait = time.Second
 )
 
 // ConsumeFromWhere says where a consumer group starts on a queue for
@@ -122,6 +133,7 @@ type consumerOptions struct {
 	orderly           bool
 	suspend           time.Duration
 	lockRenew         time.Duration
+	timeSlice         time.Duration
 }
 
 func defaultConsumerOptions() consumerOptions {
@@ -139,6 +151,7 @@ func defaultConsumerOptions() consumerOptions {
 		pullErrorBackoff:  DefaultPullErrorBackoff,
 		suspend:           DefaultSuspendCurrentQueueTime,
 		lockRenew:         DefaultLockRenewInterval,
+		timeSlice:         DefaultMaxTimeConsumeContinuously,
 	}
 }
 
@@ -247,6 +260,15 @@ func WithLockRenewInterval(d time.Duration) Option {
 	return func(o *options) { o.consumer.lockRenew = d }
 }
 
+// WithMaxTimeConsumeContinuously sets how long an orderly consumer's
+// worker handles one queue without a break while other queues wait for a
+// worker (default 60 s). When it is up, the worker puts the queue back at
+// the end of the line (its order is kept: no other worker handles it in
+// between) and takes the queue that waited.
+func WithMaxTimeConsumeContinuously(d time.Duration) Option {
+	return func(o *options) { o.consumer.timeSlice = d }
+}
+
 // validateConsumer checks the consumer options after they are applied.
 func (o *options) validateConsumer() error {
 	c := &o.consumer
@@ -270,7 +292,7 @@ func (o *options) validateConsumer() error {
 	case c.retryDelayLevel < 0:
 		return fmt.Errorf("%w: retry delay level %d < 0", ErrConfig, c.retryDelayLevel)
 	case c.heartbeatInterval <= 0 || c.rebalanceInterval <= 0 || c.commitInterval <= 0 || c.pullErrorBackoff <= 0 ||
-		c.suspend <= 0 || c.lockRenew <= 0:
+		c.suspend <= 0 || c.lockRenew <= 0 || c.timeSlice <= 0:
 		return fmt.Errorf("%w: consumer intervals must be > 0", ErrConfig)
 	case !topicPattern.MatchString(o.group):
 		return fmt.Errorf("%w: consumer group %q has characters outside [%%|a-zA-Z0-9_-]", ErrConfig, o.group)

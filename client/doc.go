@@ -189,8 +189,13 @@
 // broker group) before pulling them, renews the locks every 20 s, hands
 // each queue's messages to one worker at a time in offset order, stops a
 // queue whose lock it lost, and unlocks (42) queues it gives away or holds
-// on Close after committing their offsets; ConsumeRetryLater retries the
-// same message locally after WithSuspendCurrentQueueTime.
+// on Close after committing their offsets (a give-away waits at most 1 s
+// for a running handler before it leaves that queue's release to a
+// goroutine of its own, so one slow handler does not stall the
+// rebalance); ConsumeRetryLater retries the same message locally after
+// WithSuspendCurrentQueueTime. A worker that has had one queue for
+// WithMaxTimeConsumeContinuously (60 s) while another queue waits lets
+// that queue go first, so a busy queue cannot starve the others.
 //
 // # Left for later increments
 //

@@ -40,16 +40,17 @@ type processQueue struct {
 	scheduled   bool          // a worker owns the queue (or is about to)
 	lockedUntil time.Time     // the broker's lock counts until then
 	relock      chan struct{} // signalled when the lock is granted (capacity 1)
-	// consuming is held by the worker while it handles one of the
-	// queue's messages, so a give-away can wait for that handler to
-	// return before it commits and unlocks.
-	consuming sync.Mutex
+	// consuming holds a token while a worker handles one of the queue's
+	// messages, so a give-away can wait (for a bounded time) for that
+	// handler to return before it commits and unlocks.
+	consuming chan struct{}
 }
 
 func newProcessQueue(parent context.Context, q Queue, sub *subscription) *processQueue {
 	ctx, cancel := context.WithCancel(parent)
 	return &processQueue{q: q, sub: sub, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		sizes: map[int64]int{}, next: -1, space: make(chan struct{}, 1), relock: make(chan struct{}, 1)}
+		sizes: map[int64]int{}, next: -1, space: make(chan struct{}, 1), relock: make(chan struct{}, 1),
+		consuming: make(chan struct{}, 1)}
 }
 
 // newOrderlyQueue is a process queue whose messages are kept for one
@@ -183,6 +184,29 @@ func (p *processQueue) cached() (int, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.pending), p.bytes
+}
+
+// beginHandler and endHandler bracket a handler call of an orderly queue.
+func (p *processQueue) beginHandler() { p.consuming <- struct{}{} }
+func (p *processQueue) endHandler()   { <-p.consuming }
+
+// waitHandler waits until no handler of the queue runs, at most timeout
+// (forever when timeout < 0). It reports whether none runs; the queue
+// must be dropped first, or a new handler may start right after.
+func (p *processQueue) waitHandler(timeout time.Duration) bool {
+	var expired <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case p.consuming <- struct{}{}:
+		<-p.consuming
+		return true
+	case <-expired:
+		return false
+	}
 }
 
 func (p *processQueue) drop() {

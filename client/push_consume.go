@@ -130,14 +130,19 @@ func (c *PushConsumer) sleep(ctx context.Context, d time.Duration) bool {
 func (c *PushConsumer) worker() {
 	defer c.workers.Done()
 	for t := range c.work {
-		if c.ctx.Err() != nil || t.pq.isDropped() {
-			continue
+		next := []consumeTask{t}
+		for len(next) > 0 {
+			t := next[0]
+			next = next[1:]
+			if c.ctx.Err() != nil || t.pq.isDropped() {
+				continue
+			}
+			if t.msg == nil {
+				next = append(next, c.consumeOrderly(t.pq)...)
+				continue
+			}
+			c.consume(t)
 		}
-		if t.msg == nil {
-			c.consumeOrderly(t.pq)
-			continue
-		}
-		c.consume(t)
 	}
 }
 

@@ -64,11 +64,14 @@ type subscription struct {
 // failed; and the core's (route refresh, remoting).
 type PushConsumer struct {
 	*consumerBase
-	ctx        context.Context
-	cancel     context.CancelFunc
-	loops      sync.WaitGroup // heartbeat, rebalance, commit, pull loops
-	workers    sync.WaitGroup // workers and local retries
-	work       chan consumeTask
+	ctx     context.Context
+	cancel  context.CancelFunc
+	loops   sync.WaitGroup // heartbeat, rebalance, commit, pull loops
+	workers sync.WaitGroup // workers and local retries
+	work    chan consumeTask
+	// workMu guards sends of workers on work against its close (yieldOrderly).
+	workMu     sync.RWMutex
+	workClosed bool
 	rebalanceC chan struct{}
 	subVersion int64
 
@@ -353,15 +356,22 @@ func (c *PushConsumer) update(ctx context.Context, s *subscription, mine []Queue
 		c.applyLocks(kept, granted)
 	}
 	var unlock []Queue
+	deadline := time.Now().Add(giveAwayWait)
 	for _, pq := range gone {
 		<-pq.done
 		if pq.orderly {
 			// The handler of the queue's current message, if any, returns
-			// before the offset is committed and the lock released.
-			pq.consuming.Lock()
-			//lint:ignore SA2001 waiting for the worker to let go
-			pq.consuming.Unlock()
-			unlock = append(unlock, pq.q)
+			// before the offset is committed and the lock released; one
+			// that takes longer is left to a goroutine of its own.
+			if !pq.waitHandler(max(0, time.Until(deadline))) {
+				c.opts.logger.Info("queue given away; released when its handler returns", "queue", pq.q)
+				c.loops.Add(1)
+				go c.releaseGivenAway(pq)
+				continue
+			}
+			if c.needLocks() {
+				unlock = append(unlock, pq.q)
+			}
 		}
 		c.opts.logger.Info("queue given away", "queue", pq.q)
 		c.commitQueue(c.ctx, pq)
@@ -420,7 +430,10 @@ func (c *PushConsumer) Close() error {
 	c.mu.Unlock()
 	c.cancel()
 	c.loops.Wait()
+	c.workMu.Lock()
+	c.workClosed = true
 	close(c.work)
+	c.workMu.Unlock()
 	c.workers.Wait()
 	if started {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*brokerCallTimeout)

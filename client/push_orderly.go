@@ -22,7 +22,12 @@ import (
 // message) to the pool when it has messages and no worker owns it; that
 // worker handles them one after another until none is left, the queue is
 // dropped, or its lock lapses (not granted at the last renewal, or not
-// granted for lockLocalExpiry). Broadcasting members take no locks.
+// granted for lockLocalExpiry), or it has had the queue for
+// WithMaxTimeConsumeContinuously while another queue waits for a worker
+// (then the queue goes to the back of the line). A queue given away is
+// committed and unlocked once its running handler returns: the rebalance
+// waits giveAwayWait for it, then leaves that queue to a goroutine of its
+// own and goes on. Broadcasting members take no locks.
 
 // mqBody is a MessageQueue in the JSON of 41 and 42.
 type mqBody struct {
@@ -168,17 +173,80 @@ func (c *PushConsumer) waitLock(pq *processQueue) bool {
 
 // consumeOrderly is a worker owning pq: it handles the queue's messages
 // one at a time, in offset order, until it has none, the queue is
-// dropped or its lock lapses.
-func (c *PushConsumer) consumeOrderly(pq *processQueue) {
+// dropped or its lock lapses, or its time slice is up while another
+// queue waits for a worker. It returns the tasks the worker runs next
+// (see yieldOrderly).
+func (c *PushConsumer) consumeOrderly(pq *processQueue) []consumeTask {
+	start := c.opts.now()
 	for {
-		pq.consuming.Lock()
+		pq.beginHandler()
 		m := pq.nextOrderly(c.opts.now())
 		if m == nil {
-			pq.consuming.Unlock()
-			return
+			pq.endHandler()
+			return nil
 		}
 		c.consumeInOrder(pq, m)
-		pq.consuming.Unlock()
+		pq.endHandler()
+		if c.opts.now().Sub(start) >= c.opts.consumer.timeSlice {
+			if next, yielded := c.yieldOrderly(pq); yielded {
+				return next
+			}
+		}
+	}
+}
+
+// yieldOrderly lets a task waiting in the work queue go before pq, whose
+// worker's time slice is up, and reports whether it did. pq goes to the
+// end of the work queue, still scheduled: its ownership passes with the
+// task, so no other worker handles it in between and its order holds.
+// When the work queue is full (the usual case: something waits), the
+// worker takes the first waiting task itself and queues pq in its place;
+// if another sender fills that place first, the worker runs the task it
+// took and then pq again. A work queue being closed keeps pq with its
+// worker.
+func (c *PushConsumer) yieldOrderly(pq *processQueue) ([]consumeTask, bool) {
+	if len(c.work) == 0 {
+		return nil, false
+	}
+	c.workMu.RLock()
+	defer c.workMu.RUnlock()
+	if c.workClosed {
+		return nil, false
+	}
+	mine := consumeTask{pq: pq}
+	select {
+	case c.work <- mine:
+		return nil, true
+	default:
+	}
+	var other consumeTask
+	select {
+	case other = <-c.work:
+	default:
+		return nil, false
+	}
+	select {
+	case c.work <- mine:
+		return []consumeTask{other}, true
+	default:
+		return []consumeTask{other, mine}, true
+	}
+}
+
+// releaseGivenAway commits and unlocks orderly queues given away whose
+// handler was still running when the rebalance stopped waiting for it,
+// once that handler returns. It runs on a goroutine of its own, one of
+// the consumer's loops; the broker's lease bounds how long the queue
+// stays locked if the handler never returns.
+func (c *PushConsumer) releaseGivenAway(pq *processQueue) {
+	defer c.loops.Done()
+	pq.waitHandler(-1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*brokerCallTimeout)
+	defer cancel()
+	c.opts.logger.Info("queue given away after its handler returned", "queue", pq.q)
+	c.commitQueue(ctx, pq)
+	if c.needLocks() {
+		c.unlockQueues(ctx, []Queue{pq.q})
 	}
 }
 

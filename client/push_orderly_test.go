@@ -297,3 +297,158 @@ func TestPushConsumerOrderlyRetryLater(t *testing.T) {
 		return len(dlq) == 1 && string(dlq[0].Body) == "key0/6"
 	})
 }
+
+// keysOnQueues sends step 0..steps-1 of key0..key11 and returns, for each
+// queue that got one, the first key sent to it.
+func keysOnQueues(t testing.TB, p *Producer, topic string, steps int) map[Queue]string {
+	t.Helper()
+	byQueue := map[Queue]string{}
+	queues := sendKeys(t, p, topic, 12, 0, steps)
+	for k := range 12 {
+		key := fmt.Sprintf("key%d", k)
+		if _, ok := byQueue[queues[key]]; !ok {
+			byQueue[queues[key]] = key
+		}
+	}
+	return byQueue
+}
+
+// One worker, two orderly queues with a backlog each: once the worker's
+// time slice is up it lets the waiting queue go first, so neither queue
+// starves while the other has messages; each queue's order holds.
+func TestPushConsumerOrderlyTimeSlice(t *testing.T) {
+	tc := startCluster(t, nil)
+	rc := testClient(t)
+	const topic, steps = "PushOrderlySlice", 6
+	createTopic(t, tc, rc, topic, 2)
+	ns := tc.NamesrvAddr()
+	p := newProducer(t, WithNameServers(ns), WithQueueSelector(HashSelector()))
+	byQueue := keysOnQueues(t, p, topic, steps)
+	if len(byQueue) != 2 {
+		t.Fatalf("keys on %d queues, want 2", len(byQueue))
+	}
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	var order []string // queue id of each handled message
+	var once sync.Once
+	h := func(_ context.Context, m *MessageExt) ConsumeResult {
+		once.Do(func() { <-gate })
+		mu.Lock()
+		order = append(order, strconv.Itoa(int(m.Queue.QueueID)))
+		mu.Unlock()
+		return ConsumeSuccess
+	}
+	c := startPush(t, topic, Selector{}, h, orderly(ns, "orderly-slice-g",
+		WithConsumeGoroutines(1), WithMaxTimeConsumeContinuously(time.Nanosecond))...)
+	// The one worker is held in its first handler while both queues pull
+	// their backlog and the other queue waits for a worker.
+	waitFor(t, "both backlogs pulled and a queue waiting", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.pqs) != 2 || len(c.work) != 1 {
+			return false
+		}
+		for _, pq := range c.pqs {
+			pq.mu.Lock()
+			n := len(pq.msgs)
+			pq.mu.Unlock()
+			if n < 12/2*steps/2 {
+				return false
+			}
+		}
+		return true
+	})
+	close(gate)
+	total := 12 * steps
+	waitFor(t, "everything consumed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order) >= total
+	})
+	mu.Lock()
+	got := slices.Clone(order)
+	mu.Unlock()
+	// Without time slices the first queue's whole backlog would come first.
+	if got[0] == got[1] {
+		t.Fatalf("the worker kept queue %s while the other waited: %v", got[0], got)
+	}
+}
+
+// A member gives away two queues while the handler of one of them is
+// stuck: the other is released at once (the new member takes it and
+// consumes it), the stuck one only after its handler returns, and the
+// new member goes on with it in order.
+func TestPushConsumerOrderlyGiveAwaySlowHandler(t *testing.T) {
+	tc := startCluster(t, nil)
+	rc := testClient(t)
+	const topic, group, steps = "PushOrderlyGiveAway", "orderly-giveaway-g", 4
+	createTopic(t, tc, rc, topic, 4)
+	ns := tc.NamesrvAddr()
+	p := newProducer(t, WithNameServers(ns), WithQueueSelector(HashSelector()))
+	// o1 alone holds every queue; with o2, o1 keeps queues 0 and 1.
+	split := func(clientID string, queues []Queue, ids []string) []Queue {
+		if len(ids) == 1 {
+			return queues
+		}
+		var out []Queue
+		for _, q := range queues {
+			if (q.QueueID < 2) == strings.HasSuffix(clientID, "@o1") {
+				out = append(out, q)
+			}
+		}
+		return out
+	}
+	gate := make(chan struct{})
+	var gateOnce sync.Once
+	openGate := func() { gateOnce.Do(func() { close(gate) }) }
+	l := newOrderLog()
+	stuckQueue := int32(2)
+	h1 := l.handler(t, "c1", func(_ string, step int, m *MessageExt) ConsumeResult {
+		if m.Queue.QueueID == stuckQueue && step == 1 {
+			<-gate
+		}
+		return ConsumeSuccess
+	})
+	c1 := startPush(t, topic, Selector{}, h1, orderly(ns, group, WithInstanceName("o1"), WithAllocateStrategy(split))...)
+	t.Cleanup(openGate) // before c1's Close, which waits for its handlers
+	waitFor(t, "c1 holding all queues", func() bool { return len(heldOf(c1.Assignment(), topic)) == 4 })
+	byQueue := keysOnQueues(t, p, topic, steps)
+	stuckKey, otherKey := byQueue[Queue{Topic: topic, BrokerName: c1.Assignment()[0].BrokerName, QueueID: stuckQueue}], ""
+	for q, k := range byQueue {
+		if q.QueueID == 3 {
+			otherKey = k
+		}
+	}
+	if stuckKey == "" || otherKey == "" {
+		t.Fatalf("no keys on queues 2 and 3: %v", byQueue)
+	}
+	waitFor(t, "c1 stuck in step 1 of "+stuckKey, func() bool { return l.count(stuckKey) == 2 })
+	waitFor(t, otherKey+" consumed by c1", func() bool { return l.count(otherKey) >= steps })
+
+	l2 := l.handler(t, "c2", nil)
+	c2 := startPush(t, topic, Selector{}, l2, orderly(ns, group, WithInstanceName("o2"), WithAllocateStrategy(split))...)
+	// Queue 3 moves while queue 2's handler is still stuck.
+	waitFor(t, "c2 holding queue 3", func() bool {
+		for _, q := range c2.Assignment() {
+			if q.Topic == topic && q.QueueID == 3 {
+				return true
+			}
+		}
+		return false
+	})
+	if held := heldOf(c2.Assignment(), topic); len(held) != 1 {
+		t.Fatalf("c2 holds %v while c1's handler of queue 2 runs", held)
+	}
+	sendKeys(t, p, topic, 12, steps, steps+2)
+	waitFor(t, otherKey+" continued by c2", func() bool { return l.count(otherKey) >= steps+2 })
+
+	openGate()
+	waitFor(t, "c2 holding queues 2 and 3", func() bool { return len(heldOf(c2.Assignment(), topic)) == 2 })
+	waitFor(t, stuckKey+" consumed", func() bool { return l.count(stuckKey) >= steps+2 })
+	for _, key := range []string{stuckKey, otherKey} {
+		if got := l.stepsOf(key); !slices.Equal(got, seq(0, steps+2)) {
+			t.Fatalf("%s handled as %v", key, got)
+		}
+	}
+	l.check(t)
+}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/routing"
 )
 
 // Raft roles as GET_BROKER_RUNTIME_INFO reports them in raftRole (the
@@ -89,7 +89,7 @@ func Status(ctx context.Context, c *remoting.Client, n Node) (NodeStatus, error)
 		return s, fmt.Errorf("subscription groups of %s: %w", n.ID, err)
 	}
 	var w struct {
-		DataVersion routing.DataVersion `json:"dataVersion"`
+		DataVersion protocol.DataVersion `json:"dataVersion"`
 	}
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		return s, fmt.Errorf("subscription groups of %s: %w", n.ID, err)

@@ -13,8 +13,8 @@ import (
 	"strconv"
 
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/routing"
 )
 
 // View reads the message stored at commitlog offset off on addr
@@ -43,7 +43,7 @@ func TopicQueues(ctx context.Context, c *remoting.Client, addr, topic string) (i
 	if err := remoting.CheckResponse(resp); err != nil {
 		return 0, err
 	}
-	var w routing.TopicConfigWrapper
+	var w protocol.TopicConfigWrapper
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		return 0, fmt.Errorf("topic table of %s: %w", addr, err)
 	}
