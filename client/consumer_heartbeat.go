@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -18,51 +19,27 @@ import (
 // (35), so the others rebalance at once when one closes; and
 // CONSUMER_SEND_MSG_BACK (36), the way a failed message comes back.
 
-type heartbeatBody struct {
-	ClientID        string              `json:"clientID"`
-	ProducerDataSet []struct{}          `json:"producerDataSet"`
-	ConsumerDataSet []heartbeatConsumer `json:"consumerDataSet"`
-}
-
-type heartbeatConsumer struct {
-	GroupName           string                  `json:"groupName"`
-	ConsumeType         string                  `json:"consumeType"`
-	MessageModel        string                  `json:"messageModel"`
-	ConsumeFromWhere    string                  `json:"consumeFromWhere"`
-	SubscriptionDataSet []heartbeatSubscription `json:"subscriptionDataSet"`
-	UnitMode            bool                    `json:"unitMode"`
-}
-
-type heartbeatSubscription struct {
-	ClassFilterMode bool     `json:"classFilterMode"`
-	Topic           string   `json:"topic"`
-	SubString       string   `json:"subString"`
-	TagsSet         []string `json:"tagsSet"`
-	CodeSet         []string `json:"codeSet"`
-	SubVersion      int64    `json:"subVersion"`
-	ExpressionType  string   `json:"expressionType"`
-}
-
 // heartbeatBody encodes the consumer's HEART_BEAT body.
 func (c *PushConsumer) heartbeatBody() []byte {
-	hc := heartbeatConsumer{
+	cd := protocol.ConsumerData{
 		GroupName:        c.opts.group,
-		ConsumeType:      "CONSUME_PASSIVELY",
+		ConsumeType:      protocol.ConsumePassively,
 		MessageModel:     c.opts.consumer.model.String(),
 		ConsumeFromWhere: c.opts.consumer.fromWhere.String(),
 	}
 	for _, s := range c.subscriptions() {
 		tags := s.sel.tags()
-		codes := make([]string, 0, len(tags))
+		codes := make(protocol.TagCodes, 0, len(tags))
 		for _, t := range tags {
-			codes = append(codes, strconv.Itoa(int(message.JavaStringHash(t))))
+			codes = append(codes, message.JavaStringHash(t))
 		}
-		hc.SubscriptionDataSet = append(hc.SubscriptionDataSet, heartbeatSubscription{
+		cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, protocol.SubscriptionData{
 			Topic: s.topic, SubString: s.sel.expression(), TagsSet: append([]string{}, tags...), CodeSet: codes,
 			SubVersion: c.subVersion, ExpressionType: s.sel.Type.String(),
 		})
 	}
-	body, _ := json.Marshal(heartbeatBody{ClientID: c.clientID, ProducerDataSet: []struct{}{}, ConsumerDataSet: []heartbeatConsumer{hc}})
+	hb := protocol.HeartbeatData{ClientID: c.clientID, ConsumerDataSet: []protocol.ConsumerData{cd}}
+	body, _ := hb.Encode() // strings, numbers and bools only: cannot fail
 	return body
 }
 

@@ -306,7 +306,7 @@ type SubscriptionData struct {
 	Topic           string   `json:"topic"`
 	SubString       string   `json:"subString"`
 	TagsSet         []string `json:"tagsSet"`
-	CodeSet         []int32  `json:"codeSet"`
+	CodeSet         TagCodes `json:"codeSet"`
 	SubVersion      int64    `json:"subVersion"`
 	ExpressionType  string   `json:"expressionType"`
 }

@@ -154,3 +154,52 @@ func FuzzDecodeClusterInfo(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeHeartbeat: DecodeHeartbeat never panics, and what it accepts
+// encodes and decodes again to the same value.
+func FuzzDecodeHeartbeat(f *testing.F) {
+	f.Add([]byte(`{"clientID":"192.0.2.2@1","producerDataSet":[{"groupName":"pg"}],"consumerDataSet":[{"groupName":"cg",` +
+		`"consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_LAST_OFFSET",` +
+		`"subscriptionDataSet":[{"topic":"T","subString":"A || B","tagsSet":["A","B"],"codeSet":["65",66],"subVersion":1795975709351000000,"expressionType":"TAG"}]}]}`))
+	f.Add([]byte(`{"clientID":"c"}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`{"clientID":"c","consumerDataSet":[{"groupName":"g","subscriptionDataSet":[{"topic":""}]}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		hb, err := DecodeHeartbeat(body)
+		if err != nil {
+			return
+		}
+		enc, err := hb.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeHeartbeat(enc)
+		if err != nil {
+			t.Fatalf("re-decode %s: %v", enc, err)
+		}
+		if !reflect.DeepEqual(normalizeHB(hb), normalizeHB(again)) {
+			t.Fatalf("round trip:\n%+v\n%+v", hb, again)
+		}
+	})
+}
+
+// normalizeHB maps empty and nil slices alike, for comparisons.
+func normalizeHB(hb *HeartbeatData) *HeartbeatData {
+	out := *hb
+	out.ConsumerDataSet = nil
+	for _, c := range hb.ConsumerDataSet {
+		var subs []SubscriptionData
+		for _, s := range c.SubscriptionDataSet {
+			if len(s.TagsSet) == 0 {
+				s.TagsSet = nil
+			}
+			if len(s.CodeSet) == 0 {
+				s.CodeSet = nil
+			}
+			subs = append(subs, s)
+		}
+		c.SubscriptionDataSet = subs
+		out.ConsumerDataSet = append(out.ConsumerDataSet, c)
+	}
+	return &out
+}
