@@ -5,29 +5,44 @@
 // knows field names, types and which fields are required; it knows
 // nothing of connections, routes or retries.
 //
-// This first increment covers the codes the producer of package client
-// needs. The broker (broker/send.go) and the name server (routing/) still
-// parse and build these same headers and bodies with their own code; they
-// will be folded onto this package in a later increment. Until then their
-// code is the truth for what our servers send, and this package matches
-// it field for field (the tests check the JSON against routing's types).
+// The client, the broker and the name server build and read these
+// headers and bodies with this package, so the two sides of a request
+// cannot drift. (Being folded in: the name server's register body and
+// route types in routing/wire.go and routing/body.go, the broker's pull
+// header and its heartbeat decoding; until then those files match this
+// package field for field, and the tests check the JSON against both.)
 //
 // # Codes and who uses what
 //
-//	code  name                    direction          header (ext)               body
-//	----  ----------------------  -----------------  -------------------------  ---------------------------
-//	10    SEND_MESSAGE            producer → broker  SendMessageRequestHeader   the message body
-//	310   SEND_MESSAGE_V2         producer → broker  SendMessageRequestHeaderV2 the message body
-//	320   SEND_BATCH_MESSAGE      producer → broker  SendMessageRequestHeaderV2 batch items (client/)
-//	                                                 with Batch
-//	      (answer to 10/310/320)  broker → producer  SendMessageResponseHeader  none
-//	105   GET_ROUTEINFO_BY_TOPIC  client → namesrv   GetRouteInfoRequestHeader  answer: TopicRouteData
-//	106   GET_BROKER_CLUSTER_INFO admin → namesrv    none                       answer: ClusterInfo
+//	code  name                      direction           header (ext)                         body
+//	----  ------------------------  ------------------  -----------------------------------  --------------------------------
+//	10    SEND_MESSAGE              producer → broker   SendMessageRequestHeader             the message body
+//	310   SEND_MESSAGE_V2           producer → broker   SendMessageRequestHeaderV2           the message body
+//	320   SEND_BATCH_MESSAGE        producer → broker   SendMessageRequestHeaderV2           batch items (client/)
+//	                                                    with Batch
+//	      (answer to 10/310/320)    broker → producer   SendMessageResponseHeader            none
+//	21    GET_ALL_TOPIC_CONFIG      admin → broker      none                                 answer: TopicConfigWrapper
+//	34    HEART_BEAT                client → broker     none                                 HeartbeatData
+//	37    END_TRANSACTION           producer → broker   EndTransactionRequestHeader          none
+//	39    CHECK_TRANSACTION_STATE   broker → producer   CheckTransactionStateRequestHeader   the half message (stored record)
+//	103   REGISTER_BROKER           broker → namesrv    (routing/)                           RegisterBrokerBody
+//	105   GET_ROUTEINFO_BY_TOPIC    client → namesrv    GetRouteInfoRequestHeader            answer: TopicRouteData
+//	106   GET_BROKER_CLUSTER_INFO   admin → namesrv     none (ClusterInfoRequest)            answer: ClusterInfo
+//	202   GET_TOPIC_STATS_INFO      admin → broker      topic                                answer: TopicStatsTable
+//	203   GET_CONSUMER_CONNECTION…  admin → broker      consumerGroup                        answer: ConsumerConnection
+//	206   GET_ALL_TOPIC_LIST…       admin → namesrv     none                                 answer: TopicList
+//	208   GET_CONSUME_STATS         admin → broker      consumerGroup, topic                 answer: ConsumeStats
+//	222   INVOKE_BROKER_TO_RESET…   admin → broker      ResetOffsetHeader                    answer: ResetOffsetBody
+//	4001  RAFT_STATUS               admin → broker      none                                 answer: RaftStatus
+//	4002  RAFT_REMOVE_NODE          admin → broker      RaftNodeHeader                       none
+//	4003  RAFT_ADD_NODE             admin → broker      RaftNodeHeader                       none
+//	4004  RAFT_TRANSFER_LEADER      admin → broker      RaftNodeHeader                       none
 //
 // rocketmq-client-go sends 10 for single messages and 320 for batches;
 // Java producers send 310. Our client (package client) sends 10 and 320,
 // reads the route with 105, and decodes the send answer. The broker
-// accepts all three send codes. 106 is for admin tools.
+// accepts all three send codes. 106 and the 2xx and 4xxx codes are for
+// admin tools.
 //
 // # SEND_MESSAGE header
 //
@@ -51,7 +66,7 @@
 //	Batch                  batch                  m   bool              true on SEND_BATCH_MESSAGE
 //	BrokerName             bname                  n   string            broker group targeted
 //
-// Decoding follows broker/send.go (which follows Java's @CFNotNull): a
+// Decoding follows Java's @CFNotNull: a
 // required string must be present (it may be empty); a required number
 // must be present and non-empty; an optional number absent or empty reads
 // 0; a boolean is true only for "true" in any case. A missing field wraps

@@ -203,3 +203,38 @@ func normalizeHB(hb *HeartbeatData) *HeartbeatData {
 	}
 	return &out
 }
+
+// FuzzEndTransactionRequestHeader: as above for END_TRANSACTION.
+func FuzzEndTransactionRequestHeader(f *testing.F) {
+	f.Add(extBytes(map[string]string{"producerGroup": "pg", "tranStateTableOffset": "0", "commitLogOffset": "1241",
+		"commitOrRollback": "8", "fromTransactionCheck": "true", "msgId": "C0A8", "transactionId": "C0A8", "bname": ""}))
+	f.Add([]byte("producerGroup\x00pg\x00tranStateTableOffset\x00-1\x00commitLogOffset\x000\x00commitOrRollback\x0012\x00msgId\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got EndTransactionRequestHeader
+		if err := got.Decode(extFromBytes(data)); err != nil {
+			return
+		}
+		var again EndTransactionRequestHeader
+		if err := again.Decode(got.Encode()); err != nil || again != got {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+// FuzzCheckTransactionStateRequestHeader: as above for
+// CHECK_TRANSACTION_STATE.
+func FuzzCheckTransactionStateRequestHeader(f *testing.F) {
+	f.Add(extBytes(map[string]string{"tranStateTableOffset": "3", "commitLogOffset": "1241", "msgId": "C0A8",
+		"transactionId": "C0A8", "offsetMsgId": "7F00", "topic": "T", "bname": "broker-a"}))
+	f.Add([]byte("tranStateTableOffset\x00+0\x00commitLogOffset\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got CheckTransactionStateRequestHeader
+		if err := got.Decode(extFromBytes(data)); err != nil {
+			return
+		}
+		var again CheckTransactionStateRequestHeader
+		if err := again.Decode(got.Encode()); err != nil || again != got {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
