@@ -197,11 +197,26 @@
 // WithMaxTimeConsumeContinuously (60 s) while another queue waits lets
 // that queue go first, so a busy queue cannot starve the others.
 //
+// # Transactions
+//
+// NewTransactionProducer (transaction.go) sends a message as a half
+// message (sysFlag 4, TRAN_MSG, PGROUP), runs the listener's
+// ExecuteLocalTransaction once it is stored, and sends the outcome with
+// END_TRANSACTION (37) to the current leader of the group that stored it:
+// commit and rollback are sent again while no node answers or the one
+// asked is not the leader (the broker applies an outcome once); unknown is
+// written without waiting. The producer heartbeats (34, producerDataSet)
+// the leaders it uses, at once and every 30 s, so a leader can check back:
+// a CHECK_TRANSACTION_STATE (39) for the producer's group calls
+// CheckLocalTransaction, whose answer goes to the asking broker as a new
+// END_TRANSACTION with fromTransactionCheck; a check for another group is
+// ignored.
+//
 // # Left for later increments
 //
 // Batch consumption (a handler taking several
 // messages), the consume timeout (RocketMQ's 15 min), the SEND_MESSAGE
 // fallback when a send-back fails (the message is consumed again locally
-// after 1 s instead), the producer's HEART_BEAT (needed for transaction
-// check-back) and transactional sends, request-reply and namespaces.
+// after 1 s instead), heartbeats of plain producers, request-reply and
+// namespaces.
 package client

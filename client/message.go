@@ -126,9 +126,12 @@ func validateTopic(topic string) error {
 // properties returns the message's properties as sent: the user's, then
 // TAGS, KEYS, DELAY, SHARDING_KEY and UNIQ_KEY (kept when the user set
 // one, else uniq), validated.
-func (m *Message) properties(uniq string) (map[string]string, error) {
-	p := make(map[string]string, len(m.Properties)+5)
+func (m *Message) properties(uniq string, extra map[string]string) (map[string]string, error) {
+	p := make(map[string]string, len(m.Properties)+len(extra)+5)
 	for k, v := range m.Properties {
+		p[k] = v
+	}
+	for k, v := range extra {
 		p[k] = v
 	}
 	if m.Tag != "" {

@@ -213,14 +213,17 @@ func (p *Producer) newHeader(topic string) protocol.SendMessageRequestHeader {
 
 // prepare validates m and encodes it: properties with a fresh UNIQ_KEY,
 // the body compressed when it is large.
-func (p *Producer) prepare(m *Message) (*outgoing, error) {
+func (p *Producer) prepare(m *Message) (*outgoing, error) { return p.prepareWith(m, nil) }
+
+// prepareWith is prepare with extra properties set over m's.
+func (p *Producer) prepareWith(m *Message, extra map[string]string) (*outgoing, error) {
 	if m == nil {
 		return nil, failedError("", fmt.Errorf("%w: nil message", ErrInvalidMessage))
 	}
 	if err := p.checkBody(m); err != nil {
 		return nil, failedError(m.Topic, err)
 	}
-	props, err := m.properties(p.core.ids.Next())
+	props, err := m.properties(p.core.ids.Next(), extra)
 	if err != nil {
 		return nil, failedError(m.Topic, err)
 	}
@@ -267,7 +270,7 @@ func (p *Producer) prepareBatch(msgs []*Message) (*outgoing, error) {
 		if err := p.checkBody(m); err != nil {
 			return nil, failedError(topic, fmt.Errorf("batch message %d: %w", i, err))
 		}
-		props, err := m.properties(p.core.ids.Next())
+		props, err := m.properties(p.core.ids.Next(), nil)
 		if err != nil {
 			return nil, failedError(topic, fmt.Errorf("batch message %d: %w", i, err))
 		}

@@ -270,7 +270,7 @@ func TestMessageValidation(t *testing.T) {
 func TestMessageProperties(t *testing.T) {
 	m := &Message{Topic: "T", Body: []byte("x"), Tag: "TagA", Keys: []string{"k1", "k2"}, DelayLevel: 3,
 		ShardingKey: "order-1", Properties: map[string]string{"user": "v"}}
-	p, err := m.properties("ID1")
+	p, err := m.properties("ID1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestMessageProperties(t *testing.T) {
 		t.Fatal("properties modified the message")
 	}
 	m.Properties[message.PropertyUniqKey] = "MINE"
-	if p, _ := m.properties("ID2"); p[message.PropertyUniqKey] != "MINE" {
+	if p, _ := m.properties("ID2", nil); p[message.PropertyUniqKey] != "MINE" {
 		t.Fatal("a UNIQ_KEY the user set was replaced")
 	}
 }
