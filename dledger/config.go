@@ -111,6 +111,12 @@ type Config struct {
 	// OnRoleChange is called on every role change, from the group's role
 	// goroutine, after the change is in effect. It must not block.
 	OnRoleChange func(RoleEvent)
+	// DelayLevels is the broker's delay level table (messageDelayLevel) in
+	// its canonical text, recorded in the group's settings by the first
+	// leader and compared on every node; "" leaves it out. A node whose
+	// table differs stops once and adopts the group's when it restarts
+	// (Group.Settings).
+	DelayLevels string
 	// Clock stamps store times on the leader. Default time.Now.
 	Clock  func() time.Time
 	Logger hclog.Logger

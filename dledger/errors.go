@@ -68,3 +68,27 @@ func (e *StartError) Error() string {
 
 // Unwrap lets errors.Is see ErrCannotStart and the cause.
 func (e *StartError) Unwrap() []error { return []error{ErrCannotStart, e.Err} }
+
+// ErrSettings: this node's configuration differs from the group's on a
+// setting it cannot adopt (a store that already holds data written with
+// another geometry); the error names the key and both values.
+var ErrSettings = errors.New("dledger: settings differ from the group's")
+
+// ApplyError is why a node stopped applying: the raft index of the entry
+// it could not decode or apply, and the cause. A node never skips such an
+// entry (its replica would then differ from the others); it stops, and
+// Group.Err matches ErrFailed, ErrCannotApply and the cause with errors.Is.
+type ApplyError struct {
+	Index uint64
+	Err   error
+}
+
+// ErrCannotApply matches an ApplyError.
+var ErrCannotApply = errors.New("dledger: entry cannot be applied")
+
+func (e *ApplyError) Error() string {
+	return fmt.Sprintf("the entry at raft index %d cannot be applied on this node, which stops rather than skip it: %v", e.Index, e.Err)
+}
+
+// Unwrap lets errors.Is see ErrCannotApply and the cause.
+func (e *ApplyError) Unwrap() []error { return []error{ErrCannotApply, e.Err} }

@@ -107,9 +107,19 @@ func (g *Group) open() error {
 	if err := fsutil.MkdirAll(filepath.Join(raftDir, "wal")); err != nil {
 		return err
 	}
+	// The metadata first: once the group has recorded its settings, the
+	// store is opened with them, whatever this node's configuration says
+	// (its files were written with them).
+	metaPath := filepath.Join(cfg.DataDir, "metadata.json")
+	if err := g.meta.Load(metaPath); err != nil {
+		return fmt.Errorf("dledger: %w", err)
+	}
 	scfg := cfg.Store
 	scfg.Dir = filepath.Join(cfg.DataDir, "store")
 	scfg.Logger = g.log
+	if gs, ok := g.meta.Settings(); ok {
+		scfg, g.cfg.DelayLevels = adoptOnStart(g.log, gs, scfg, cfg.DelayLevels)
+	}
 	if err := scfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
@@ -120,11 +130,8 @@ func (g *Group) open() error {
 		}
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "message store", Path: scfg.Dir, Err: err}
 	}
-	metaPath := filepath.Join(cfg.DataDir, "metadata.json")
-	if err := g.meta.Load(metaPath); err != nil {
-		return fmt.Errorf("dledger: %w", err)
-	}
-	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail}
+	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
+		delayLevels: g.cfg.DelayLevels}
 	walDir := filepath.Join(raftDir, "wal")
 	if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
