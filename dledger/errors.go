@@ -92,3 +92,11 @@ func (e *ApplyError) Error() string {
 
 // Unwrap lets errors.Is see ErrCannotApply and the cause.
 func (e *ApplyError) Unwrap() []error { return []error{ErrCannotApply, e.Err} }
+
+// ErrDiverged: a replica checkpoint found this node's CommitLog bytes
+// different from the leader's; the node stops serving.
+var ErrDiverged = errors.New("dledger: replica diverged from the leader")
+
+// ErrFormatVersion: the group's format version does not allow the entry
+// yet (not every member runs a binary that applies it).
+var ErrFormatVersion = errors.New("dledger: group format version too low")

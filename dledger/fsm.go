@@ -43,6 +43,7 @@ type fsm struct {
 	// maxFormat is the highest format version this node applies (0: the
 	// binary's, formatVersionMax); Config.MaxFormatVersion lowers it.
 	maxFormat uint32
+	verifier  verifierState
 	// applied is the index of the last entry this FSM has processed (raft's
 	// own AppliedIndex runs ahead: it counts entries handed to the FSM).
 	applied atomic.Uint64
@@ -86,6 +87,10 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 	if f.failed.Load() {
 		return applyResult{err: ErrFailed}
 	}
+	if len(l.Data) > 0 && uint32(l.Data[0]) > f.maxVersion() {
+		return f.stop(l.Index, fmt.Errorf("%w: an entry of format version %d, this node applies up to %d; run a newer binary",
+			ErrBadEntry, l.Data[0], f.maxVersion()))
+	}
 	e, err := decodeEntry(l.Data)
 	if err != nil {
 		// Skipping would leave this replica without what the others
@@ -96,6 +101,8 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 	switch e.typ {
 	case entryTypeMessages:
 		return f.putMessages(l.Index, e.recs)
+	case entryTypeCheckpoint:
+		return f.verify(l.Index, e)
 	case entryTypeMessagesOp:
 		// The messages first: if the store refuses them (the same way on
 		// every replica) the op is not applied either. On a replay the

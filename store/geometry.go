@@ -126,3 +126,15 @@ func (s *Store) CheckEncoded(rec []byte) error {
 	}
 	return nil
 }
+
+// CommitLogChecksum is the CRC-32C of the CommitLog's bytes in [from, to)
+// as they are now (commitlog.Log.Checksum): the replica verifier compares
+// it between nodes.
+func (s *Store) CommitLogChecksum(from, to int64) (uint32, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	s.rw.RLock()
+	defer s.rw.RUnlock()
+	return s.cl.Checksum(from, to)
+}
