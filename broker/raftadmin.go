@@ -30,6 +30,11 @@ func (b *Broker) raftView() (protocol.RaftStatus, error) {
 		Group: b.cfg.BrokerName, Node: st.ID, Role: st.Role, Term: st.Term,
 		Leader: st.LeaderID, LeaderAddr: b.cfg.Peers[st.LeaderID],
 		LastIndex: st.LastIndex, CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, StoreSeq: st.StoreSeq,
+		FormatVersion: st.FormatVersion, MinFormatVersion: st.MinFormatVersion, MaxFormatVersion: st.MaxFormatVersion,
+		Verifier: &protocol.RaftVerifier{
+			Matched: st.Verifier.Matched, Mismatched: st.Verifier.Mismatched, Skipped: st.Verifier.Skipped,
+			LastIndex: st.Verifier.LastIndex, LastTo: st.Verifier.LastTo, LastMismatch: st.Verifier.LastMismatch,
+		},
 	}
 	for _, m := range members {
 		out.Members = append(out.Members, protocol.RaftMember{ID: m.ID, RaftAddr: m.Addr, ClientAddr: b.cfg.Peers[m.ID], Voter: m.Voter})

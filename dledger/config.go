@@ -111,6 +111,21 @@ type Config struct {
 	// OnRoleChange is called on every role change, from the group's role
 	// goroutine, after the change is in effect. It must not block.
 	OnRoleChange func(RoleEvent)
+	// DelayLevels is the broker's delay level table (messageDelayLevel) in
+	// its canonical text, recorded in the group's settings by the first
+	// leader and compared on every node; "" leaves it out. A node whose
+	// table differs stops once and adopts the group's when it restarts
+	// (Group.Settings).
+	DelayLevels string
+	// VerifyInterval is how often the leader proposes a replica checkpoint
+	// (a checksum of the CommitLog bytes written since the previous one,
+	// which every replica compares with its own). Default 5 s; negative
+	// disables the verifier.
+	VerifyInterval time.Duration
+	// MaxFormatVersion, if set, makes this node claim and apply at most
+	// this format version, as an older binary would (rolling-upgrade
+	// tests). 0: what this binary supports.
+	MaxFormatVersion uint32
 	// Clock stamps store times on the leader. Default time.Now.
 	Clock  func() time.Time
 	Logger hclog.Logger
@@ -154,6 +169,9 @@ func (c *Config) setDefaults() {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
+	if c.VerifyInterval == 0 {
+		c.VerifyInterval = 5 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
@@ -196,6 +214,9 @@ func (c Config) Validate() error {
 	}
 	if c.RaftSegmentSize != 0 && c.RaftSegmentSize < 64<<10 {
 		bad("RaftSegmentSize %d < 64 KiB", c.RaftSegmentSize)
+	}
+	if c.MaxFormatVersion != 0 && (c.MaxFormatVersion < formatVersionMin || c.MaxFormatVersion > formatVersionMax) {
+		bad("MaxFormatVersion %d: this binary supports %d to %d", c.MaxFormatVersion, formatVersionMin, formatVersionMax)
 	}
 	if c.MaxBatchBytes < 64<<10 || c.MaxBatchMessages < 1 || c.QueueDepth < 1 || c.MaxInFlight < 1 {
 		bad("batch and queue bounds must be positive (MaxBatchBytes >= 64 KiB)")

@@ -33,12 +33,95 @@
 // # Entry format
 //
 //	offset size field
-//	0      1    version (1)
-//	1      1    type: 1 messages, 2 metadata op, 3 messages and an op
+//	0      1    format version the entry needs: 1 for types 1-3, 2 for 4
+//	1      1    type: 1 messages, 2 metadata op, 3 messages and an op,
+//	            4 replica checkpoint
 //	2           messages: count uint32, then count × (length uint32, record)
 //	            metadata: a metadata.Op as JSON
 //	            messages and an op: op length uint32, the op as JSON, then
 //	            a messages payload (ProposeWithOp: both parts or neither)
+//	            checkpoint (20 bytes): from int64, to int64, CRC-32C uint32
+//	            of the leader's CommitLog bytes in [from, to)
+//
+// # Fail-stop (I8)
+//
+// An entry a node cannot decode (a version or type this binary does not
+// apply, damage) or apply (the store refuses it or cannot write, a
+// metadata op fails) stops the node: the log line and Group.Err name the
+// raft index and the reason (*ApplyError), the applied index stays before
+// the entry, raft shuts down, Group.Failed is closed and `ledgermq broker`
+// exits non-zero. It never skips: a skipped entry is a replica that
+// differs from the others. For this to be safe the leader refuses before
+// proposing whatever the store would refuse at apply (store.CheckEncoded
+// on every record, with the group's settings; entries bounded by what one
+// segment holds), so a bad client request never reaches the log.
+//
+// # Group-wide settings
+//
+// Every setting that changes what apply writes is the group's, recorded in
+// the replicated metadata (metadata.Settings: segmentSize, maxMessageSize,
+// unitsPerQueueFile, indexSlots, indexEntries, messageDelayLevel). The
+// first leader, after its barrier and before it takes a write, proposes a
+// bootstrap settings op with its own values (a later bootstrap op changes
+// nothing). Applying it, a node adopts the group's values: the maximum
+// message size at once; a different geometry by re-creating its store
+// empty (store.Reconfigure) when nothing was ever written, else it stops
+// with ErrSettings naming each key and both values; a different delay
+// table by stopping once (ErrRestartNeeded): at the next start the broker
+// runs the group's table. The metadata is saved right after the op, and
+// Open reads it before it opens the store, so a node started later with
+// other values opens its store with the group's (each difference logged).
+// ProposeSettings changes them through raft: the geometry is fixed, the
+// maximum message size may only grow (a smaller one could refuse at apply
+// a message accepted before it). The broker's own maxMessageSize check is
+// its own; a node whose broker allows more than the group is refused by
+// the group (ErrBadMessage) before anything is proposed.
+//
+// # Versions
+//
+// The group's format version (metadata, 1 until raised) says which entries
+// may be proposed; version 2 adds checkpoints. Each node answers, on its
+// raft port, which versions its binary applies (a connection whose first
+// byte is 0xB7, not one of raft's RPC types, gets one JSON line
+// {"node","minVersion","maxVersion"}; the others go to raft). The leader
+// asks every member (voters and non-voters: both apply) every two election
+// timeouts and raises the version through raft (OpFormatVersion, never
+// lowered) to the highest all support; one that does not answer holds it.
+// A new kind is proposed only at a version that allows it, so a rolling
+// upgrade never shows an old binary an entry it cannot apply; if it sees
+// one anyway (the gate bypassed, a downgraded node) it stops (fail-stop).
+// Config.MaxFormatVersion makes a node claim and apply an older maximum,
+// for tests. The settings and formatVersion ops are version 1: a binary
+// without them (before this release) skips ops it does not know, and has
+// no settings to enforce.
+//
+// # Replica verifier
+//
+// Every VerifyInterval (default 5 s; negative disables) the writable
+// leader of a version-2 group proposes a checkpoint: the CRC-32C of its
+// CommitLog bytes in [from, to), where from is where the previous
+// checkpoint ended and to its CommitLog end (commitlog.Log.Checksum reads
+// the mapped segments in place: records, markers, trailers and segment
+// fillers). The entries before the checkpoint in the log wrote those bytes
+// on every replica, so every replica applying it computes the same range
+// over its own bytes: equal counts as matched; different (or a CommitLog
+// that ends before to) is logged with the index, the range and both sums,
+// counted, kept as LastMismatch, shown by RAFT_STATUS, and stops the node
+// (ErrDiverged, fail-stop). A range this node no longer holds (retention,
+// or a snapshot install that brought only later segments) is skipped and
+// counted.
+//
+// Decision: a window checksum read from the files, not a running one kept
+// as apply writes. Its cost is the bytes written since the previous
+// checkpoint (it does not grow with the log), it sees a byte that changed
+// on disk after it was written (a running sum computed at write time does
+// not), and it needs nothing persisted: restarts, snapshots and installs
+// leave nothing to restore. Only where the chain stands (the last
+// checkpoint's end) is kept, in memory; a leader that knows none (it has
+// applied no checkpoint since it started) proposes an empty range at its
+// CommitLog end to start the chain, rather than read the whole log. What it
+// misses: bytes that change after their window was checked (the store's
+// per-record CRCs catch those on read).
 //
 // # FSM (invariants I2, I3)
 //
@@ -187,9 +270,12 @@
 // # Goroutines
 //
 // A Group owns: the proposer's batcher and completer, the role watcher, the
-// preferred-leader loop (if configured) and short-lived step-down and
-// failure goroutines; Close and Kill stop and wait for all of them, and for
-// raft's own.
+// version loop, the verifier loop (if enabled), the preferred-leader loop
+// (if configured) and short-lived step-down and failure goroutines; Close
+// and Kill stop and wait for all of them, and for raft's own. The raft
+// port's stream layer (peerinfo.go) owns its accept goroutine and one
+// goroutine per connection until its first byte is read; it stops when the
+// transport closes it, and Close waits for it.
 //
 // The snapshot store owns none. raft calls it from:
 //

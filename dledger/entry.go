@@ -11,8 +11,10 @@ import (
 // Raft entry (LogCommand data) layout, big-endian:
 //
 //	offset size field
-//	0      1    version (1)
-//	1      1    type: 1 messages, 2 metadata op, 3 messages and an op
+//	0      1    format version the entry needs: 1 for types 1 to 3, 2 for
+//	            type 4 (a node stops on a version it does not apply)
+//	1      1    type: 1 messages, 2 metadata op, 3 messages and an op,
+//	            4 replica checkpoint
 //	2           payload
 //
 // messages payload:  count uint32, then count × (length uint32, record)
@@ -26,11 +28,17 @@ import (
 // messages-and-op payload: op length uint32, the op as JSON, then a
 // messages payload. Both parts are applied or neither (work whose
 // progress must move with its output, such as delayed deliveries).
+//
+// checkpoint payload (20 bytes): from int64, to int64, CRC-32C uint32 of
+// the leader's CommitLog bytes in [from, to).
 const (
 	entryVersion        byte = 1
 	entryTypeMessages   byte = 1
 	entryTypeMetadata   byte = 2
 	entryTypeMessagesOp byte = 3
+	entryTypeCheckpoint byte = 4
+	checkpointVersion   byte = 2
+	checkpointSize           = entryHeaderSize + 20
 	entryHeaderSize          = 2
 	messagesHeaderSize       = 4
 	opLengthSize             = 4
@@ -96,6 +104,18 @@ type entry struct {
 	// them into the CommitLog as they are (store.PutEncoded).
 	recs [][]byte
 	op   metadata.Op
+	// from, to and sum are a checkpoint's.
+	from, to int64
+	sum      uint32
+}
+
+// encodeCheckpointEntry builds a replica checkpoint entry.
+func encodeCheckpointEntry(from, to int64, sum uint32) []byte {
+	b := make([]byte, 0, checkpointSize)
+	b = append(b, checkpointVersion, entryTypeCheckpoint)
+	b = binary.BigEndian.AppendUint64(b, uint64(from))
+	b = binary.BigEndian.AppendUint64(b, uint64(to))
+	return binary.BigEndian.AppendUint32(b, sum)
 }
 
 // decodeEntry parses an entry. It never panics; damage is ErrBadEntry.
@@ -103,12 +123,26 @@ func decodeEntry(b []byte) (entry, error) {
 	if len(b) < entryHeaderSize {
 		return entry{}, fmt.Errorf("%w: %d bytes", ErrBadEntry, len(b))
 	}
-	if b[0] != entryVersion {
-		return entry{}, fmt.Errorf("%w: version %d", ErrBadEntry, b[0])
-	}
 	e := entry{typ: b[1]}
+	want := entryVersion
+	if e.typ == entryTypeCheckpoint {
+		want = checkpointVersion
+	}
+	if b[0] != want {
+		return entry{}, fmt.Errorf("%w: version %d of type %d", ErrBadEntry, b[0], b[1])
+	}
 	p := b[entryHeaderSize:]
 	switch e.typ {
+	case entryTypeCheckpoint:
+		if len(b) != checkpointSize {
+			return entry{}, fmt.Errorf("%w: checkpoint of %d bytes", ErrBadEntry, len(b))
+		}
+		e.from = int64(binary.BigEndian.Uint64(p))
+		e.to = int64(binary.BigEndian.Uint64(p[8:]))
+		e.sum = binary.BigEndian.Uint32(p[16:])
+		if e.from < 0 || e.to < e.from {
+			return entry{}, fmt.Errorf("%w: checkpoint of [%d, %d)", ErrBadEntry, e.from, e.to)
+		}
 	case entryTypeMessages:
 		recs, err := decodeRecords(p)
 		if err != nil {

@@ -68,3 +68,35 @@ func (e *StartError) Error() string {
 
 // Unwrap lets errors.Is see ErrCannotStart and the cause.
 func (e *StartError) Unwrap() []error { return []error{ErrCannotStart, e.Err} }
+
+// ErrSettings: this node's configuration differs from the group's on a
+// setting it cannot adopt (a store that already holds data written with
+// another geometry); the error names the key and both values.
+var ErrSettings = errors.New("dledger: settings differ from the group's")
+
+// ApplyError is why a node stopped applying: the raft index of the entry
+// it could not decode or apply, and the cause. A node never skips such an
+// entry (its replica would then differ from the others); it stops, and
+// Group.Err matches ErrFailed, ErrCannotApply and the cause with errors.Is.
+type ApplyError struct {
+	Index uint64
+	Err   error
+}
+
+// ErrCannotApply matches an ApplyError.
+var ErrCannotApply = errors.New("dledger: entry cannot be applied")
+
+func (e *ApplyError) Error() string {
+	return fmt.Sprintf("the entry at raft index %d cannot be applied on this node, which stops rather than skip it: %v", e.Index, e.Err)
+}
+
+// Unwrap lets errors.Is see ErrCannotApply and the cause.
+func (e *ApplyError) Unwrap() []error { return []error{ErrCannotApply, e.Err} }
+
+// ErrDiverged: a replica checkpoint found this node's CommitLog bytes
+// different from the leader's; the node stops serving.
+var ErrDiverged = errors.New("dledger: replica diverged from the leader")
+
+// ErrFormatVersion: the group's format version does not allow the entry
+// yet (not every member runs a binary that applies it).
+var ErrFormatVersion = errors.New("dledger: group format version too low")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/ledgermq/ledgermq/metadata"
@@ -35,6 +36,14 @@ type fsm struct {
 	// fail stops the node after a store write failure; set by the group.
 	fail   func(error)
 	failed atomic.Bool
+	log    hclog.Logger
+	// delayLevels is the broker's delay table as this node runs it ("" if
+	// unknown), compared with the group's settings.
+	delayLevels string
+	// maxFormat is the highest format version this node applies (0: the
+	// binary's, formatVersionMax); Config.MaxFormatVersion lowers it.
+	maxFormat uint32
+	verifier  verifierState
 	// applied is the index of the last entry this FSM has processed (raft's
 	// own AppliedIndex runs ahead: it counts entries handed to the FSM).
 	applied atomic.Uint64
@@ -58,6 +67,11 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
 	for i, l := range logs {
 		out[i] = f.applyOne(l)
+		if f.failed.Load() {
+			// The entry was not applied: the applied index stays before it
+			// (raft keeps handing entries over until it has shut down).
+			continue
+		}
 		f.applied.Store(l.Index)
 		if hook := f.afterApply.Load(); hook != nil {
 			(*hook)(l.Index)
@@ -73,14 +87,22 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 	if f.failed.Load() {
 		return applyResult{err: ErrFailed}
 	}
+	if len(l.Data) > 0 && uint32(l.Data[0]) > f.maxVersion() {
+		return f.stop(l.Index, fmt.Errorf("%w: an entry of format version %d, this node applies up to %d; run a newer binary",
+			ErrBadEntry, l.Data[0], f.maxVersion()))
+	}
 	e, err := decodeEntry(l.Data)
 	if err != nil {
-		// The same bytes fail the same way on every replica: skip.
-		return applyResult{err: err}
+		// Skipping would leave this replica without what the others
+		// applied (an entry of a kind this binary does not know, from a
+		// newer one): stop instead.
+		return f.stop(l.Index, err)
 	}
 	switch e.typ {
 	case entryTypeMessages:
 		return f.putMessages(l.Index, e.recs)
+	case entryTypeCheckpoint:
+		return f.verify(l.Index, e)
 	case entryTypeMessagesOp:
 		// The messages first: if the store refuses them (the same way on
 		// every replica) the op is not applied either. On a replay the
@@ -91,13 +113,19 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 			return res
 		}
 		if _, err := f.meta.Apply(l.Index, e.op); err != nil {
-			return applyResult{err: err}
+			return f.stop(l.Index, err)
 		}
 		return res
 	case entryTypeMetadata:
+		switch e.op.Kind {
+		case metadata.OpSettings:
+			return f.applySettings(l.Index, e.op)
+		case metadata.OpFormatVersion:
+			return f.applyFormatVersion(l.Index, e.op)
+		}
 		applied, err := f.meta.Apply(l.Index, e.op)
 		if err != nil {
-			return applyResult{err: err}
+			return f.stop(l.Index, err)
 		}
 		if applied && e.op.Kind == metadata.OpDeleteTopic && l.Index > f.store.LastSeq() {
 			// Every replica drops the topic's queues at the same point of
@@ -106,19 +134,30 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 			// store, so a replay after a crash does not drop queues that
 			// later entries filled again.
 			if err := f.store.DeleteTopic(e.op.Name); err != nil {
-				return applyResult{err: err}
+				return f.stop(l.Index, err)
 			}
 			if _, err := f.store.Put(l.Index, nil); err != nil && !errors.Is(err, store.ErrSeqApplied) {
-				f.failed.Store(true)
-				if f.fail != nil {
-					f.fail(err)
-				}
-				return applyResult{err: fmt.Errorf("%w: %v", ErrFailed, err)}
+				return f.stop(l.Index, err)
 			}
 		}
 		return applyResult{}
 	}
-	return applyResult{err: fmt.Errorf("%w: type %d", ErrBadEntry, e.typ)}
+	return f.stop(l.Index, fmt.Errorf("%w: type %d", ErrBadEntry, e.typ))
+}
+
+// stop fail-stops this node on the entry at index, which it cannot apply:
+// skipping it would make this replica differ from those that applied it.
+// Later entries are not applied (applyOne answers ErrFailed) and raft is
+// shut down (Group.fail); the process exits and its supervisor restarts
+// it, which applies the entry again from the raft log once the cause is
+// fixed.
+func (f *fsm) stop(index uint64, err error) applyResult {
+	e := &ApplyError{Index: index, Err: err}
+	f.failed.Store(true)
+	if f.fail != nil {
+		f.fail(e)
+	}
+	return applyResult{err: fmt.Errorf("%w: %w", ErrFailed, e)}
 }
 
 // putMessages stores the records of entry index.
@@ -129,18 +168,14 @@ func (f *fsm) putMessages(index uint64, recs [][]byte) applyResult {
 		return applyResult{results: res}
 	case errors.Is(err, store.ErrSeqApplied):
 		return applyResult{err: errApplied}
-	case errors.Is(err, store.ErrBadMessage), errors.Is(err, store.ErrBatchTooLarge):
-		// Deterministic rejection (replicas share the store limits).
-		return applyResult{err: err}
 	default:
-		// The store cannot write: applying later entries would leave a
-		// hole. Stop this node; it re-applies from the raft log once the
-		// disk is fixed.
-		f.failed.Store(true)
-		if f.fail != nil {
-			f.fail(err)
-		}
-		return applyResult{err: fmt.Errorf("%w: %v", ErrFailed, err)}
+		// The store cannot write (a disk error, a full disk), or refuses
+		// the entry (ErrBadMessage, ErrBatchTooLarge: the leader checks
+		// every record with the group's settings before proposing, so a
+		// refusal here means this node's store disagrees with the group):
+		// applying later entries would leave a hole. Stop this node; it
+		// re-applies from the raft log once the cause is fixed.
+		return f.stop(index, err)
 	}
 }
 

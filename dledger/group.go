@@ -45,6 +45,7 @@ type Group struct {
 	wal   *raftLog
 	snaps raft.SnapshotStore
 	trans *raft.NetworkTransport
+	mux   *muxLayer
 	raft  *raft.Raft
 	prop  *proposer
 	ids   *message.UniqIDGenerator
@@ -67,6 +68,8 @@ type Group struct {
 	// lastStepDown is when this leader last handed leadership away because
 	// its store could not write (unix nanoseconds).
 	lastStepDown atomic.Int64
+	// versionChecks counts the leader's checks of its members' versions.
+	versionChecks atomic.Uint64
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -107,9 +110,19 @@ func (g *Group) open() error {
 	if err := fsutil.MkdirAll(filepath.Join(raftDir, "wal")); err != nil {
 		return err
 	}
+	// The metadata first: once the group has recorded its settings, the
+	// store is opened with them, whatever this node's configuration says
+	// (its files were written with them).
+	metaPath := filepath.Join(cfg.DataDir, "metadata.json")
+	if err := g.meta.Load(metaPath); err != nil {
+		return fmt.Errorf("dledger: %w", err)
+	}
 	scfg := cfg.Store
 	scfg.Dir = filepath.Join(cfg.DataDir, "store")
 	scfg.Logger = g.log
+	if gs, ok := g.meta.Settings(); ok {
+		scfg, g.cfg.DelayLevels = adoptOnStart(g.log, gs, scfg, cfg.DelayLevels)
+	}
 	if err := scfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
@@ -120,11 +133,9 @@ func (g *Group) open() error {
 		}
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "message store", Path: scfg.Dir, Err: err}
 	}
-	metaPath := filepath.Join(cfg.DataDir, "metadata.json")
-	if err := g.meta.Load(metaPath); err != nil {
-		return fmt.Errorf("dledger: %w", err)
-	}
-	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail}
+	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
+		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion}
+	g.fsm.verifier.lastTo.Store(-1)
 	walDir := filepath.Join(raftDir, "wal")
 	if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
@@ -132,21 +143,22 @@ func (g *Group) open() error {
 	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
 	}
-	tcfg := &raft.NetworkTransportConfig{
-		Stream: cfg.StreamLayer, MaxPool: 3, Timeout: 10 * time.Second, Logger: g.log.Named("transport"),
-		MaxRPCsInFlight: raftRPCsInFlight,
-	}
-	if cfg.StreamLayer != nil {
-		g.trans = raft.NewNetworkTransportWithConfig(tcfg)
-	} else {
+	stream := cfg.StreamLayer
+	if stream == nil {
 		adv, err := net.ResolveTCPAddr("tcp", cfg.AdvertiseAddr)
 		if err != nil {
 			return fmt.Errorf("dledger: advertise address: %w", err)
 		}
-		if g.trans, err = raft.NewTCPTransportWithConfig(cfg.BindAddr, adv, tcfg); err != nil {
-			return fmt.Errorf("dledger: raft transport: %w", err)
+		if stream, err = newTCPLayer(cfg.BindAddr, adv); err != nil {
+			return err
 		}
 	}
+	// The raft port also answers node info (supported format versions).
+	g.mux = newMuxLayer(stream, g.nodeInfo, g.log.Named("peerinfo"))
+	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: g.mux, MaxPool: 3, Timeout: 10 * time.Second, Logger: g.log.Named("transport"),
+		MaxRPCsInFlight: raftRPCsInFlight,
+	})
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.NodeID)
 	rc.HeartbeatTimeout = cfg.Timing.HeartbeatTimeout
@@ -221,6 +233,12 @@ func (g *Group) open() error {
 	if cfg.PreferredLeader != "" {
 		g.wg.Add(1)
 		go g.preferLeader()
+	}
+	g.wg.Add(1)
+	go g.raiseVersion()
+	if cfg.VerifyInterval > 0 {
+		g.wg.Add(1)
+		go g.verifyLoop()
 	}
 	g.log.Info("raft node started", "existing_state", existing, "timing", cfg.Timing.Name,
 		"store_seq", g.store.LastSeq(), "metadata_index", g.meta.AppliedIndex())
@@ -324,6 +342,10 @@ func (g *Group) closeParts(clean bool) error {
 	g.wg.Wait()
 	if g.trans != nil {
 		errs = append(errs, g.trans.Close())
+	}
+	if g.mux != nil {
+		_ = g.mux.Close()
+		g.mux.wait()
 	}
 	if g.wal != nil {
 		errs = append(errs, g.wal.Close())

@@ -384,6 +384,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	both, _ := encodeMessagesOpEntry([][]byte{rec}, metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
 	f.Add(both)
 	f.Add([]byte{1})
+	f.Add(encodeCheckpointEntry(10, 4096, 0xdeadbeef))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := decodeEntry(b)
 		if err != nil {
@@ -392,6 +393,11 @@ func FuzzDecodeEntry(f *testing.F) {
 		if e.typ == entryTypeMessagesOp {
 			if _, err := encodeMessagesOpEntry(e.recs, e.op); err != nil {
 				t.Fatalf("a decoded op does not encode: %v", err)
+			}
+		}
+		if e.typ == entryTypeCheckpoint {
+			if again := encodeCheckpointEntry(e.from, e.to, e.sum); !bytes.Equal(again, b) {
+				t.Fatalf("re-encoded checkpoint differs:\n%x\n%x", again, b)
 			}
 		}
 		if e.typ == entryTypeMessages {

@@ -130,6 +130,13 @@ type Status struct {
 	CommitIndex  uint64
 	AppliedIndex uint64
 	StoreSeq     uint64
+	// FormatVersion is the group's format version as this node applied
+	// it; MinFormatVersion and MaxFormatVersion what this node supports.
+	FormatVersion    uint32
+	MinFormatVersion uint32
+	MaxFormatVersion uint32
+	// Verifier is this node's replica verifier.
+	Verifier VerifierStatus
 }
 
 // Status reports this node's raft and store positions.
@@ -144,5 +151,10 @@ func (g *Group) Status() Status {
 		CommitIndex:  g.raft.CommitIndex(),
 		AppliedIndex: g.AppliedIndex(),
 		StoreSeq:     g.store.LastSeq(),
+
+		FormatVersion:    g.meta.FormatVersion(),
+		MinFormatVersion: formatVersionMin,
+		MaxFormatVersion: g.fsm.maxVersion(),
+		Verifier:         g.Verifier(),
 	}
 }

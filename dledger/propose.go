@@ -130,11 +130,12 @@ func (p *proposer) batch(ctx context.Context) {
 		props := []*proposal{first}
 		records := append(make([][]byte, 0, len(first.records)+len(p.queue)), first.records...)
 		bytes := first.size
+		limit := p.g.maxBatchBytes()
 	fill:
-		for len(records) < p.g.cfg.MaxBatchMessages && bytes < p.g.cfg.MaxBatchBytes {
+		for len(records) < p.g.cfg.MaxBatchMessages && bytes < limit {
 			select {
 			case next := <-p.queue:
-				if next.entry != nil || bytes+next.size > p.g.cfg.MaxBatchBytes ||
+				if next.entry != nil || bytes+next.size > limit ||
 					len(records)+len(next.records) > p.g.cfg.MaxBatchMessages {
 					carry = next
 					break fill
@@ -298,11 +299,17 @@ func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", store.ErrBadMessage, err)
 		}
+		// What the store would refuse at apply is refused here, with the
+		// group's settings (the store holds them), so it never reaches the
+		// log: every replica stops on a refusal at apply.
+		if err := g.store.CheckEncoded(rec); err != nil {
+			return nil, err
+		}
 		pr.records[i] = rec
 		pr.size += len(rec) + 4
 	}
-	if pr.size > g.cfg.MaxBatchBytes {
-		return nil, fmt.Errorf("%w: %d bytes, entries hold %d", ErrTooLarge, pr.size, g.cfg.MaxBatchBytes)
+	if limit := g.maxBatchBytes(); pr.size > limit {
+		return nil, fmt.Errorf("%w: %d bytes, entries hold %d", ErrTooLarge, pr.size, limit)
 	}
 	return pr, nil
 }
@@ -331,6 +338,19 @@ func (g *Group) await(ctx context.Context, pr *proposal) ([]store.PutResult, err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %v", ErrOutcomeUnknown, ctx.Err())
 	}
+}
+
+// batchOverhead is what a store batch adds to its records in the CommitLog
+// beyond each record's 4-byte trailer (which proposal sizes count): the
+// batch marker and its trailer, and the end-of-segment room the CommitLog
+// keeps, with slack.
+const batchOverhead = 128
+
+// maxBatchBytes bounds the records of one entry: MaxBatchBytes, and what
+// one CommitLog segment of the group's size can hold as one batch (a
+// larger batch would be refused at apply, ErrBatchTooLarge).
+func (g *Group) maxBatchBytes() int {
+	return int(min(int64(g.cfg.MaxBatchBytes), g.store.SegmentSize()-batchOverhead))
 }
 
 // writable says whether this node takes proposals now.

@@ -96,6 +96,11 @@ func (g *Group) becomeReady() {
 	for g.raft.State() == raft.Leader && g.ctx.Err() == nil {
 		err := g.awaitRaft(g.raft.Barrier(g.cfg.ApplyTimeout))
 		if err == nil {
+			// A group records its settings before its first write.
+			if err := g.bootstrapSettings(); err != nil {
+				g.log.Warn("recording the group's settings failed", "error", err)
+				continue
+			}
 			if g.raft.State() == raft.Leader && g.failure() == nil {
 				g.ready.Store(true)
 				g.setRole(g.currentRole())

@@ -18,7 +18,18 @@
 // raft then re-applies the entries after the snapshot, and those at or below
 // the saved index are skipped.
 //
-//	{"version":1,"appliedIndex":N,"topics":{...},"groups":{...},"offsets":{"group@topic":{"0":12,...}}}
+//	{"version":1,"appliedIndex":N,"topics":{...},"groups":{...},"offsets":{"group@topic":{"0":12,...}},
+//	 "settings":{"segmentSize":S,"maxMessageSize":M,"unitsPerQueueFile":U,"indexSlots":I,"indexEntries":E,
+//	             "messageDelayLevel":"1s 5s ..."},"formatVersion":2}
+//
+// # Group-wide settings and format version
+//
+// Settings (settings.go) are the values that change what a replica writes
+// at apply; OpSettings records them (a bootstrap op that finds settings
+// changes nothing, so racing first leaders agree on the first).
+// OpFormatVersion raises the group's format version (FormatVersion, 1
+// until raised; an op at or below it changes nothing). settings and
+// formatVersion are absent from files of groups that never recorded them.
 //
 // # Concurrency
 //

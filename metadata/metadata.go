@@ -78,6 +78,10 @@ type Op struct {
 	Group   *SubscriptionGroup `json:"group,omitempty"`
 	Name    string             `json:"name,omitempty"`
 	Offsets []OffsetCommit     `json:"offsets,omitempty"`
+	// Settings and Bootstrap: OpSettings. Version: OpFormatVersion.
+	Settings  *Settings `json:"settings,omitempty"`
+	Bootstrap bool      `json:"bootstrap,omitempty"`
+	Version   uint32    `json:"version,omitempty"`
 }
 
 // EncodeOp returns the wire form of an op (what a raft entry carries).
@@ -117,6 +121,15 @@ func (op Op) validate() error {
 				return fmt.Errorf("%w: offset commit %+v", ErrBadOp, o)
 			}
 		}
+	case OpSettings:
+		if op.Settings == nil {
+			return fmt.Errorf("%w: settings op without settings", ErrBadOp)
+		}
+		return op.Settings.Validate()
+	case OpFormatVersion:
+		if op.Version < 1 {
+			return fmt.Errorf("%w: format version %d", ErrBadOp, op.Version)
+		}
 	default:
 		return fmt.Errorf("%w: unknown kind %q", ErrBadOp, op.Kind)
 	}
@@ -130,6 +143,10 @@ type State struct {
 	topics  map[string]TopicConfig
 	groups  map[string]SubscriptionGroup
 	offsets map[string]map[int32]int64 // "group@topic" -> queue -> offset
+	// settings are the group-wide settings (nil until recorded);
+	// formatVersion the group's format version (0 reads as 1).
+	settings      *Settings
+	formatVersion uint32
 }
 
 // New returns an empty state.
@@ -193,6 +210,17 @@ func (s *State) Apply(index uint64, op Op) (bool, error) {
 			}
 			m[o.QueueID] = o.Offset
 		}
+	case OpSettings:
+		if op.Bootstrap && s.settings != nil {
+			return false, nil
+		}
+		v := *op.Settings
+		s.settings = &v
+	case OpFormatVersion:
+		if op.Version <= max(1, s.formatVersion) {
+			return false, nil
+		}
+		s.formatVersion = op.Version
 	}
 	return true, nil
 }
@@ -293,13 +321,19 @@ type file struct {
 	Topics       map[string]TopicConfig       `json:"topics"`
 	Groups       map[string]SubscriptionGroup `json:"groups"`
 	Offsets      map[string]map[string]int64  `json:"offsets"`
+	// Settings and FormatVersion are absent in files of groups that never
+	// recorded them (version 1 files stay version 1: older readers ignore
+	// the fields they do not know).
+	Settings      *Settings `json:"settings,omitempty"`
+	FormatVersion uint32    `json:"formatVersion,omitempty"`
 }
 
 // Marshal returns the state as its JSON document.
 func (s *State) Marshal() ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	f := file{Version: 1, AppliedIndex: s.applied, Topics: s.topics, Groups: s.groups, Offsets: map[string]map[string]int64{}}
+	f := file{Version: 1, AppliedIndex: s.applied, Topics: s.topics, Groups: s.groups, Offsets: map[string]map[string]int64{},
+		Settings: s.settings, FormatVersion: s.formatVersion}
 	for k, m := range s.offsets {
 		q := make(map[string]int64, len(m))
 		for id, o := range m {
@@ -337,9 +371,15 @@ func (s *State) Unmarshal(b []byte) error {
 	if f.Groups == nil {
 		f.Groups = map[string]SubscriptionGroup{}
 	}
+	if f.Settings != nil {
+		if err := f.Settings.Validate(); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadFile, err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.applied, s.topics, s.groups, s.offsets = f.AppliedIndex, f.Topics, f.Groups, offsets
+	s.settings, s.formatVersion = f.Settings, f.FormatVersion
 	return nil
 }
 

@@ -103,6 +103,8 @@ func FuzzDecodeOp(f *testing.F) {
 	b, _ := EncodeOp(Op{Kind: OpCommitOffsets, Offsets: []OffsetCommit{{Group: "g", Topic: "t", Offset: 1}}})
 	f.Add(b)
 	f.Add([]byte(`{"kind":"putTopic","topic":{"topicName":"x"}}`))
+	f.Add([]byte(`{"kind":"settings","bootstrap":true,"settings":{"segmentSize":65536,"maxMessageSize":1024,"unitsPerQueueFile":1,"indexSlots":1,"indexEntries":2}}`))
+	f.Add([]byte(`{"kind":"formatVersion","version":2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		op, err := DecodeOp(b)
 		if err != nil {
@@ -123,4 +125,46 @@ func FuzzUnmarshalState(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = New().Unmarshal(b)
 	})
+}
+
+func TestSettingsOps(t *testing.T) {
+	s := New()
+	if _, ok := s.Settings(); ok || s.FormatVersion() != 1 {
+		t.Fatal("a new state has settings or a format version above 1")
+	}
+	a := Settings{SegmentSize: 1 << 20, MaxMessageSize: 4096, UnitsPerQueueFile: 10, IndexSlots: 4, IndexEntries: 8, DelayLevels: "1s"}
+	b := a
+	b.SegmentSize = 2 << 20
+	for i, op := range []Op{
+		{Kind: OpSettings, Bootstrap: true, Settings: &a},
+		{Kind: OpSettings, Bootstrap: true, Settings: &b}, // a second bootstrap changes nothing
+		{Kind: OpFormatVersion, Version: 3},
+		{Kind: OpFormatVersion, Version: 2}, // never lowered
+	} {
+		if _, err := s.Apply(uint64(i+1), op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, ok := s.Settings(); !ok || got != a || s.FormatVersion() != 3 {
+		t.Fatalf("settings %+v %v, version %d", got, ok, s.FormatVersion())
+	}
+	raw, _ := s.Marshal()
+	again := New()
+	if err := again.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := again.Settings(); got != a || again.FormatVersion() != 3 {
+		t.Fatalf("after a round trip: %+v, version %d", got, again.FormatVersion())
+	}
+	if d := a.Diff(b); len(d) != 1 || d[0].Key != "segmentSize" || d[0].Group != "1048576" || d[0].Node != "2097152" {
+		t.Fatalf("diff %+v", d)
+	}
+	bad := a
+	bad.MaxMessageSize = int(a.SegmentSize)
+	if _, err := EncodeOp(Op{Kind: OpSettings, Settings: &bad}); !errors.Is(err, ErrBadOp) {
+		t.Fatalf("a message size that does not fit a segment: %v", err)
+	}
+	if _, err := DecodeOp([]byte(`{"kind":"settings"}`)); !errors.Is(err, ErrBadOp) {
+		t.Fatalf("settings op without settings: %v", err)
+	}
 }

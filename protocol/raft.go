@@ -46,6 +46,27 @@ type RaftStatus struct {
 	AppliedIndex uint64       `json:"appliedIndex"`
 	StoreSeq     uint64       `json:"storeSeq"`
 	Members      []RaftMember `json:"members"`
+	// FormatVersion is the group's format version as the node applied it;
+	// MinFormatVersion and MaxFormatVersion what its binary supports (0
+	// from nodes that do not report them).
+	FormatVersion    uint32 `json:"formatVersion,omitempty"`
+	MinFormatVersion uint32 `json:"minFormatVersion,omitempty"`
+	MaxFormatVersion uint32 `json:"maxFormatVersion,omitempty"`
+	// Verifier is the node's replica verifier (nil from nodes without one).
+	Verifier *RaftVerifier `json:"verifier,omitempty"`
+}
+
+// RaftVerifier is what a node's replica verifier found: checkpoints whose
+// CommitLog range matched the leader's bytes, did not (the node stopped),
+// or could not be checked here (the range is no longer held); the last
+// checkpoint's raft index and CommitLog end offset; the last mismatch.
+type RaftVerifier struct {
+	Matched      uint64 `json:"matched"`
+	Mismatched   uint64 `json:"mismatched"`
+	Skipped      uint64 `json:"skipped"`
+	LastIndex    uint64 `json:"lastIndex"`
+	LastTo       int64  `json:"lastTo"`
+	LastMismatch string `json:"lastMismatch,omitempty"`
 }
 
 // Member returns the member with id.

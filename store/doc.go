@@ -76,6 +76,17 @@
 //	Dir/commitlog.restore/      the incoming segments; after the swap, the
 //	                            outgoing ones until removed
 //
+// # Geometry and the group's settings
+//
+// The segment size, ConsumeQueue and IndexFile sizes (Geometry) and the
+// maximum message size are the raft group's settings. SetMaxMessageSize
+// changes the bound Put and PutEncoded check; Reconfigure gives a store
+// that was never written another geometry (its files re-created empty) and
+// refuses one that holds data (ErrNotEmpty). CheckEncoded is PutEncoded's
+// check of one record without the write: the leader runs it before it
+// proposes. CommitLogChecksum is the CRC-32C of a CommitLog range as the
+// files hold it now, for the replica verifier.
+//
 // # Concurrency
 //
 // Put and PutEncoded may be called from any goroutine; batches are applied

@@ -235,8 +235,8 @@ func (s *Store) validate(msgs []*message.Ext) error {
 			return fmt.Errorf("%w: message %d: queue id %d", ErrBadMessage, i, m.QueueID)
 		case !m.BornHost.IsValid() || !m.StoreHost.IsValid():
 			return fmt.Errorf("%w: message %d: born and store hosts must be set", ErrBadMessage, i)
-		case len(m.Body) > s.cfg.MaxMessageSize:
-			return fmt.Errorf("%w: message %d: body of %d bytes exceeds %d", ErrBadMessage, i, len(m.Body), s.cfg.MaxMessageSize)
+		case len(m.Body) > s.MaxMessageSize():
+			return fmt.Errorf("%w: message %d: body of %d bytes exceeds %d", ErrBadMessage, i, len(m.Body), s.MaxMessageSize())
 		}
 		// Every key is indexed as topic#key: refuse what the IndexFile
 		// cannot hold before anything is written.

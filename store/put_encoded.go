@@ -63,8 +63,8 @@ func (s *Store) prepareEncoded(it *batchItem, rec []byte) error {
 	switch {
 	case v.QueueID() < 0:
 		return fmt.Errorf("queue id %d", v.QueueID())
-	case len(v.Body()) > s.cfg.MaxMessageSize:
-		return fmt.Errorf("body of %d bytes exceeds %d", len(v.Body()), s.cfg.MaxMessageSize)
+	case len(v.Body()) > s.MaxMessageSize():
+		return fmt.Errorf("body of %d bytes exceeds %d", len(v.Body()), s.MaxMessageSize())
 	}
 	tags, _ := v.Property(message.PropertyTags)
 	keysProp, _ := v.Property(message.PropertyKeys)

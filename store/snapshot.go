@@ -36,8 +36,9 @@ func (s *Store) SegmentPaths() []commitlog.SegmentInfo {
 	return s.cl.Segments()
 }
 
-// SegmentSize is the CommitLog segment size the store was opened with.
-func (s *Store) SegmentSize() int64 { return s.cfg.SegmentSize }
+// SegmentSize is the CommitLog segment size (the one the store was opened
+// with, or the one Reconfigure set).
+func (s *Store) SegmentSize() int64 { return s.segSize.Load() }
 
 // RestoreFrom replaces the store's data with CommitLog segments staged in
 // dir (by a raft snapshot install) and rebuilds the ConsumeQueues and the

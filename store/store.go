@@ -55,7 +55,11 @@ type Store struct {
 	// recovery; queue slots whose record was lost to it point there.
 	lastHole int64
 
-	lastSeq   atomic.Uint64
+	lastSeq atomic.Uint64
+	// maxMsg is MaxMessageSize and segSize SegmentSize, read without a
+	// lock: SetMaxMessageSize and Reconfigure change them.
+	maxMsg    atomic.Int64
+	segSize   atomic.Int64
 	diskRatio atomic.Uint64 // float64 bits, refreshed by the clean loop
 
 	corruptMu sync.Mutex
@@ -100,6 +104,8 @@ func Open(cfg Config) (*Store, error) {
 		seenBad:  map[int64]bool{},
 		lastHole: -1,
 	}
+	s.maxMsg.Store(int64(cfg.MaxMessageSize))
+	s.segSize.Store(cfg.SegmentSize)
 	if err := s.openParts(); err != nil {
 		s.closeParts()
 		return nil, err
@@ -338,7 +344,7 @@ func (s *Store) CheckWritable() error {
 }
 
 // MaxMessageSize is the largest body Put accepts.
-func (s *Store) MaxMessageSize() int { return s.cfg.MaxMessageSize }
+func (s *Store) MaxMessageSize() int { return int(s.maxMsg.Load()) }
 
 // ScanCommitLog visits every entry of the CommitLog from offset from, in
 // order, after verifying it (message records and batch markers alike), for

@@ -78,9 +78,25 @@ func newRaftStatusCmd(af *adminFlags, group *string) *cobra.Command {
 		Use: "status", Short: "Every member's role, term, log positions and lag behind the leader", Args: cobra.NoArgs,
 		RunE: af.withLeader(group, func(ctx context.Context, a *admin, g string, ls protocol.RaftStatus, _ []string) error {
 			rows := a.c.RaftMembers(ctx, ls)
-			if a.json {
-				return printJSON(a.out, map[string]any{"group": g, "leader": ls.Node, "term": ls.Term, "members": rows})
+			// Each member's format versions and replica verifier, asked of
+			// the member itself.
+			views := map[string]protocol.RaftStatus{ls.Node: ls}
+			for _, m := range ls.Members {
+				if m.ID != ls.Node {
+					if st, err := a.c.RaftStatus(ctx, m.ClientAddr); err == nil {
+						views[m.ID] = st
+					}
+				}
 			}
+			if a.json {
+				verifiers := map[string]any{}
+				for id, st := range views {
+					verifiers[id] = map[string]any{"formatVersion": st.FormatVersion, "minFormatVersion": st.MinFormatVersion,
+						"maxFormatVersion": st.MaxFormatVersion, "verifier": st.Verifier}
+				}
+				return printJSON(a.out, map[string]any{"group": g, "leader": ls.Node, "term": ls.Term, "members": rows, "verifiers": verifiers})
+			}
+			defer printVerifiers(a, ls, views)
 			fmt.Fprintf(a.out, "group %s: leader %s, term %d\n", g, ls.Node, ls.Term)
 			var trows []table.Row
 			for _, r := range rows {
@@ -97,6 +113,31 @@ func newRaftStatusCmd(af *adminFlags, group *string) *cobra.Command {
 			printTable(a.out, table.Row{"NODE", "SUFFRAGE", "ROLE", "TERM", "LAST", "COMMIT", "APPLIED", "LAG", "CLIENT", "RAFT"}, trows)
 			return nil
 		}),
+	}
+}
+
+// printVerifiers prints each member's format versions and what its replica
+// verifier found.
+func printVerifiers(a *admin, ls protocol.RaftStatus, views map[string]protocol.RaftStatus) {
+	var rows []table.Row
+	var mismatches []string
+	for _, m := range ls.Members {
+		st, ok := views[m.ID]
+		if !ok || st.Verifier == nil {
+			rows = append(rows, table.Row{m.ID, "-", "-", "-", "-", "-", "-"})
+			continue
+		}
+		v := st.Verifier
+		rows = append(rows, table.Row{m.ID, st.FormatVersion, fmt.Sprintf("%d-%d", st.MinFormatVersion, st.MaxFormatVersion),
+			v.Matched, v.Mismatched, v.Skipped, v.LastTo})
+		if v.LastMismatch != "" {
+			mismatches = append(mismatches, m.ID+": "+v.LastMismatch)
+		}
+	}
+	fmt.Fprintln(a.out)
+	printTable(a.out, table.Row{"NODE", "FORMAT", "SUPPORTS", "VERIFIED", "MISMATCHED", "SKIPPED", "VERIFIED TO"}, rows)
+	for _, m := range mismatches {
+		fmt.Fprintln(a.out, "diverged", m)
 	}
 }
 

@@ -82,6 +82,13 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	}
 	bc := cfg.brokerConfig()
 	bc.Logger = base
+	if s, ok := group.Settings(); ok && s.DelayLevels != "" {
+		// The group's delay table, whatever this node's configuration says
+		// (the raft group logged any difference).
+		if levels, err := broker.ParseDelayLevels(s.DelayLevels); err == nil {
+			bc.DelayLevels = levels
+		}
+	}
 	b, err := broker.New(bc, group, hooks)
 	if err != nil {
 		return errors.Join(err, closeGroup(group))

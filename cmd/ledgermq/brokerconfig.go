@@ -651,12 +651,24 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		SnapshotThreshold: c.SnapshotThreshold,
 		TrailingLogs:      c.TrailingLogs,
 		RaftSegmentSize:   c.RaftSegmentSize,
+		// The delay table is a group-wide setting: its canonical text is
+		// recorded and compared by the raft group.
+		DelayLevels: delayLevelsText(c.DelayLevels),
 	}
 	if hooks != nil {
 		dc.OnRoleChange = hooks.OnRoleChange
 		dc.Store.OnDispatch = hooks.OnDispatch
 	}
 	return dc
+}
+
+// delayLevelsText is the canonical text of a delay table (Go durations).
+func delayLevelsText(levels []time.Duration) string {
+	parts := make([]string, len(levels))
+	for i, d := range levels {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, " ")
 }
 
 // brokerConfig is the client-facing broker's configuration.

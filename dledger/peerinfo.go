@@ -1,0 +1,252 @@
+package dledger
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// The raft port also answers one request of its own, node info: which
+// format versions the node's binary applies. A connection whose first byte
+// is peerInfoRPC (raft's own RPC types are 0 to 4) gets one JSON line and
+// is closed; every other connection goes to raft's transport untouched.
+//
+//	request:  0xB7
+//	answer:   {"node":"n1","minVersion":1,"maxVersion":2}\n   (at most 512 bytes)
+const peerInfoRPC byte = 0xB7
+
+const (
+	maxNodeInfoSize = 512
+	// sniffTimeout bounds how long an accepted connection may take to send
+	// its first byte.
+	sniffTimeout = 10 * time.Second
+)
+
+// nodeInfo is the node-info answer.
+type nodeInfo struct {
+	Node       string `json:"node"`
+	MinVersion uint32 `json:"minVersion"`
+	MaxVersion uint32 `json:"maxVersion"`
+}
+
+// errBadNodeInfo: a node-info answer that is not one.
+var errBadNodeInfo = errors.New("dledger: bad node info")
+
+// decodeNodeInfo parses a node-info answer (without its newline).
+func decodeNodeInfo(b []byte) (nodeInfo, error) {
+	var ni nodeInfo
+	if len(b) > maxNodeInfoSize {
+		return ni, fmt.Errorf("%w: %d bytes", errBadNodeInfo, len(b))
+	}
+	if err := json.Unmarshal(b, &ni); err != nil {
+		return nodeInfo{}, fmt.Errorf("%w: %v", errBadNodeInfo, err)
+	}
+	if ni.Node == "" || len(ni.Node) > 64 || ni.MinVersion < 1 || ni.MaxVersion < ni.MinVersion || ni.MaxVersion > 1<<16 {
+		return nodeInfo{}, fmt.Errorf("%w: %+v", errBadNodeInfo, ni)
+	}
+	return ni, nil
+}
+
+// muxLayer is the raft stream layer with the node-info request beside
+// raft's RPCs. It owns one accept goroutine and one short-lived goroutine
+// per accepted connection until its first byte is read; Close stops them
+// and wait waits for them.
+type muxLayer struct {
+	inner raft.StreamLayer
+	info  func() nodeInfo
+	log   hclog.Logger
+
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup
+
+	mu      sync.Mutex
+	sniffed map[net.Conn]struct{}
+}
+
+var _ raft.StreamLayer = (*muxLayer)(nil)
+
+func newMuxLayer(inner raft.StreamLayer, info func() nodeInfo, log hclog.Logger) *muxLayer {
+	m := &muxLayer{inner: inner, info: info, log: log, conns: make(chan net.Conn),
+		closed: make(chan struct{}), sniffed: map[net.Conn]struct{}{}}
+	m.wg.Add(1)
+	go m.run()
+	return m
+}
+
+func (m *muxLayer) run() {
+	defer m.wg.Done()
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := m.inner.Accept()
+		if err != nil {
+			select {
+			case <-m.closed:
+				return
+			case <-time.After(backoff):
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+		}
+		backoff = 5 * time.Millisecond
+		m.mu.Lock()
+		select {
+		case <-m.closed:
+			m.mu.Unlock()
+			c.Close()
+			return
+		default:
+		}
+		m.sniffed[c] = struct{}{}
+		m.mu.Unlock()
+		m.wg.Add(1)
+		go m.sniff(c)
+	}
+}
+
+// sniff reads a connection's first byte and routes it.
+func (m *muxLayer) sniff(c net.Conn) {
+	defer m.wg.Done()
+	var first [1]byte
+	_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))
+	_, err := c.Read(first[:])
+	_ = c.SetReadDeadline(time.Time{})
+	m.mu.Lock()
+	delete(m.sniffed, c)
+	m.mu.Unlock()
+	if err != nil {
+		c.Close()
+		return
+	}
+	if first[0] == peerInfoRPC {
+		b, _ := json.Marshal(m.info())
+		_ = c.SetWriteDeadline(time.Now().Add(sniffTimeout))
+		_, _ = c.Write(append(b, '\n'))
+		c.Close()
+		return
+	}
+	select {
+	case m.conns <- &prefixConn{Conn: c, first: first[0], pending: true}:
+	case <-m.closed:
+		c.Close()
+	}
+}
+
+// Accept returns the next connection for raft.
+func (m *muxLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-m.conns:
+		return c, nil
+	case <-m.closed:
+		return nil, fmt.Errorf("dledger: raft listener closed: %w", net.ErrClosed)
+	}
+}
+
+// Close stops accepting and closes connections not yet routed.
+func (m *muxLayer) Close() error {
+	m.closeOnce.Do(func() {
+		m.mu.Lock()
+		close(m.closed)
+		for c := range m.sniffed {
+			c.Close()
+		}
+		m.mu.Unlock()
+		m.closeErr = m.inner.Close()
+	})
+	return m.closeErr
+}
+
+// wait waits for the layer's goroutines after Close.
+func (m *muxLayer) wait() { m.wg.Wait() }
+
+func (m *muxLayer) Addr() net.Addr { return m.inner.Addr() }
+
+func (m *muxLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return m.inner.Dial(addr, timeout)
+}
+
+// askNodeInfo asks the node at raft address addr for its node info.
+func (m *muxLayer) askNodeInfo(addr string, timeout time.Duration) (nodeInfo, error) {
+	c, err := m.inner.Dial(raft.ServerAddress(addr), timeout)
+	if err != nil {
+		return nodeInfo{}, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte{peerInfoRPC}); err != nil {
+		return nodeInfo{}, err
+	}
+	line, err := bufio.NewReaderSize(&limitedReader{r: c, n: maxNodeInfoSize + 1}, maxNodeInfoSize+1).ReadSlice('\n')
+	if err != nil {
+		return nodeInfo{}, fmt.Errorf("%w: %v", errBadNodeInfo, err)
+	}
+	return decodeNodeInfo(line[:len(line)-1])
+}
+
+// limitedReader reads at most n bytes.
+type limitedReader struct {
+	r interface{ Read([]byte) (int, error) }
+	n int
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errBadNodeInfo
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= k
+	return k, err
+}
+
+// prefixConn gives back the byte sniff read before the rest.
+type prefixConn struct {
+	net.Conn
+	first   byte
+	pending bool
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if c.pending && len(p) > 0 {
+		p[0] = c.first
+		c.pending = false
+		return 1, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// tcpLayer is a plain TCP stream layer (raft's own cannot be wrapped: it
+// is built inside its TCP transport).
+type tcpLayer struct {
+	ln  net.Listener
+	adv net.Addr
+}
+
+func newTCPLayer(bind string, adv *net.TCPAddr) (*tcpLayer, error) {
+	if adv.IP == nil || adv.IP.IsUnspecified() {
+		return nil, fmt.Errorf("dledger: advertise address %s is not an address peers can dial", adv)
+	}
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, fmt.Errorf("dledger: raft transport: %w", err)
+	}
+	return &tcpLayer{ln: ln, adv: adv}, nil
+}
+
+func (t *tcpLayer) Accept() (net.Conn, error) { return t.ln.Accept() }
+func (t *tcpLayer) Close() error              { return t.ln.Close() }
+func (t *tcpLayer) Addr() net.Addr            { return t.adv }
+func (t *tcpLayer) Dial(a raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", string(a), timeout)
+}

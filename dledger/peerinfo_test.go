@@ -1,0 +1,59 @@
+package dledger
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+)
+
+func FuzzDecodeNodeInfo(f *testing.F) {
+	b, _ := json.Marshal(nodeInfo{Node: "n1", MinVersion: 1, MaxVersion: 2})
+	f.Add(b)
+	f.Add([]byte(`{"node":"","minVersion":3,"maxVersion":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ni, err := decodeNodeInfo(b)
+		if err != nil {
+			return
+		}
+		if ni.Node == "" || ni.MinVersion < 1 || ni.MaxVersion < ni.MinVersion {
+			t.Fatalf("accepted %+v", ni)
+		}
+	})
+}
+
+// TestGroupOverTCP: a node on the plain TCP transport (as `ledgermq
+// broker` runs it) serves raft and node info on one port.
+func TestGroupOverTCP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	g, err := Open(Config{
+		Group: "g", NodeID: "n0", Peers: []Peer{{ID: "n0", Addr: addr}}, BindAddr: addr,
+		DataDir: filepath.Join(t.TempDir(), "n0"), Timing: TimingTest,
+		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Store: TestStoreConfig(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx := ctxT(t, 30*time.Second)
+	waitUntil(t, ctx, "the node leads", g.IsLeader)
+	if _, err := g.Propose(context.Background(), []*message.Ext{testMsg("T", 0, "x")}); err != nil {
+		t.Fatal(err)
+	}
+	ni, err := g.mux.askNodeInfo(addr, time.Second)
+	if err != nil || ni != (nodeInfo{Node: "n0", MinVersion: 1, MaxVersion: formatVersionMax}) {
+		t.Fatalf("node info %+v, %v", ni, err)
+	}
+	// A single node raises the group's version on its own.
+	waitUntil(t, ctx, "version 2", func() bool { return g.FormatVersion() == formatVersionMax })
+}

@@ -1,0 +1,269 @@
+package dledger
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+)
+
+func isStopped(g *Group) bool {
+	select {
+	case <-g.Failed():
+		return true
+	default:
+		return false
+	}
+}
+
+func proposeN(t *testing.T, g *Group, n int, body string) {
+	t.Helper()
+	ctx := ctxT(t, 30*time.Second)
+	for i := 0; i < n; i++ {
+		if _, err := g.Propose(ctx, []*message.Ext{testMsg("T", int32(i%2), body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMixedVersionGroupWaitsForUpgrade: while one member claims an older
+// format version, the group stays at version 1 and no checkpoint is
+// proposed; once that member runs a binary that supports version 2, the
+// leader raises the group's version and checkpoints follow.
+func TestMixedVersionGroupWaitsForUpgrade(t *testing.T) {
+	c := MakeCluster(t, 3, func(i int, cfg *Config) {
+		cfg.VerifyInterval = 20 * time.Millisecond
+		if i == 2 {
+			cfg.MaxFormatVersion = 1
+		}
+	})
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leader.ID == "n2" { // a leader that claims version 1 raises nothing
+		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
+			t.Fatal(err)
+		}
+		if leader, err = c.Leader(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proposeN(t, leader.Group(), 10, "old")
+	checks := leader.Group().versionChecks.Load()
+	waitUntil(t, ctx, "the leader checks its members' versions twice", func() bool {
+		return leader.Group().versionChecks.Load() >= checks+2
+	})
+	if err := leader.Group().ProposeCheckpoint(ctx); !errors.Is(err, ErrFormatVersion) {
+		t.Fatalf("checkpoint in a mixed group: %v", err)
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Up() {
+		st := n.Group().Status()
+		if st.FormatVersion != 1 || st.Verifier.LastIndex != 0 {
+			t.Fatalf("%s: group version %d, verifier %+v in a mixed group", n.ID, st.FormatVersion, st.Verifier)
+		}
+	}
+	// n2 is upgraded: restarted with this binary's versions.
+	if err := c.Stop("n2"); err != nil {
+		t.Fatal(err)
+	}
+	c.Node("n2").Cfg.MaxFormatVersion = 0
+	if err := c.Restart("n2"); err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proposeN(t, l.Group(), 10, "new")
+	waitUntil(t, ctx, "every node applies version 2 and matching checkpoints", func() bool {
+		for _, n := range c.Nodes {
+			g := n.Group()
+			if g == nil || g.FormatVersion() != 2 || g.Verifier().Matched == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, n := range c.Up() {
+		if isStopped(n.Group()) || n.Group().Verifier().Mismatched != 0 {
+			t.Fatalf("%s: %v %+v", n.ID, n.Group().Err(), n.Group().Verifier())
+		}
+	}
+}
+
+// TestOldNodeStopsOnNewKind: a checkpoint entry that reaches a node
+// claiming version 1 (the leader's gate bypassed) stops that node, naming
+// the index; the others apply it and keep serving.
+func TestOldNodeStopsOnNewKind(t *testing.T) {
+	c := MakeCluster(t, 3, func(i int, cfg *Config) {
+		cfg.VerifyInterval = -1
+		if i == 2 {
+			cfg.MaxFormatVersion = 1
+		}
+	})
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leader.ID == "n2" {
+		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
+			t.Fatal(err)
+		}
+		if leader, err = c.Leader(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := leader.Group()
+	proposeN(t, g, 5, "x")
+	to := g.Store().MaxPhysicalOffset()
+	sum, err := g.Store().CommitLogChecksum(0, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fut := g.raft.Apply(encodeCheckpointEntry(0, to, sum), 5*time.Second)
+	if err := fut.Error(); err != nil {
+		t.Fatal(err)
+	}
+	old := c.Node("n2").Group()
+	waitUntil(t, ctx, "n2 stops on the entry it does not know", func() bool { return isStopped(old) })
+	var ae *ApplyError
+	if err := old.Err(); !errors.As(err, &ae) || ae.Index != fut.Index() || !errors.Is(err, ErrBadEntry) {
+		t.Fatalf("n2: %v", err)
+	}
+	proposeN(t, g, 1, "after")
+	for _, id := range []string{"n0", "n1"} {
+		n := c.Node(id).Group()
+		waitUntil(t, ctx, id+" applies the checkpoint", func() bool { return n.Verifier().Matched == 1 })
+		if isStopped(n) {
+			t.Fatalf("%s stopped: %v", id, n.Err())
+		}
+	}
+}
+
+// flipByte flips one byte of a node's CommitLog in place (the file's page
+// is the one the store has mapped).
+func flipByte(t *testing.T, g *Group, off int64) {
+	t.Helper()
+	for _, seg := range g.Store().SegmentPaths() {
+		if off < seg.Start || off >= seg.Start+seg.Size {
+			continue
+		}
+		f, err := os.OpenFile(seg.Path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, off-seg.Start); err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 0x5a
+		if _, err := f.WriteAt(b, off-seg.Start); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatalf("no segment holds offset %d", off)
+}
+
+// TestVerifierDetectsFlippedByte: a byte flipped in one follower's
+// committed CommitLog data is found by the next checkpoint: the follower
+// reports the range and both checksums, counts it and stops; the leader
+// and the other follower match and keep serving.
+func TestVerifierDetectsFlippedByte(t *testing.T) {
+	c := MakeCluster(t, 3, func(i int, cfg *Config) { cfg.VerifyInterval = -1 })
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := leader.Group()
+	waitUntil(t, ctx, "the group reaches version 2", func() bool { return g.FormatVersion() == 2 })
+	proposeN(t, g, 20, "a")
+	if err := g.ProposeCheckpoint(ctx); err != nil { // starts the chain
+		t.Fatal(err)
+	}
+	proposeN(t, g, 20, "b")
+	if err := g.ProposeCheckpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Up() {
+		if v := n.Group().Verifier(); v.Matched != 2 || v.Mismatched != 0 {
+			t.Fatalf("%s: %+v", n.ID, v)
+		}
+	}
+	proposeN(t, g, 20, "c")
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	victim := followerOf(c, leader)
+	vg := victim.Group()
+	from := vg.Verifier().LastTo
+	flipByte(t, vg, from+(vg.Store().MaxPhysicalOffset()-from)/2)
+	if err := g.ProposeCheckpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, ctx, victim.ID+" stops on the mismatch", func() bool { return isStopped(vg) })
+	v := vg.Verifier()
+	if v.Mismatched != 1 || !strings.Contains(v.LastMismatch, "CRC-32C") || !errors.Is(vg.Err(), ErrDiverged) {
+		t.Fatalf("%s: %+v, %v", victim.ID, v, vg.Err())
+	}
+	if st := vg.Status(); st.Verifier.Mismatched != 1 {
+		t.Fatalf("status does not show the mismatch: %+v", st.Verifier)
+	}
+	proposeN(t, g, 1, "d")
+	for _, n := range c.Up() {
+		if n == victim {
+			continue
+		}
+		if isStopped(n.Group()) || n.Group().Verifier().Matched != 3 {
+			t.Fatalf("%s: %v %+v", n.ID, n.Group().Err(), n.Group().Verifier())
+		}
+	}
+}
+
+// TestVerifierDetectionDelay measures how long the periodic verifier takes
+// to stop a node after one byte of its CommitLog was flipped (logged, not
+// asserted: it is about VerifyInterval plus one commit).
+func TestVerifierDetectionDelay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the periodic verifier")
+	}
+	const interval = time.Second
+	c := MakeCluster(t, 3, func(i int, cfg *Config) { cfg.VerifyInterval = interval })
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := leader.Group()
+	proposeN(t, g, 20, "a")
+	victim := followerOf(c, leader)
+	vg := victim.Group()
+	waitUntil(t, ctx, "a checkpoint chain has started on "+victim.ID, func() bool { return vg.Verifier().LastTo >= 0 })
+	proposeN(t, g, 20, "b")
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from := vg.Verifier().LastTo
+	end := vg.Store().MaxPhysicalOffset()
+	if from >= end {
+		t.Skip("a checkpoint covered everything already")
+	}
+	start := time.Now()
+	flipByte(t, vg, end-1)
+	waitUntil(t, ctx, victim.ID+" stops on the mismatch", func() bool { return isStopped(vg) })
+	t.Logf("flipped byte detected after %v (VerifyInterval %v)", time.Since(start), interval)
+}

@@ -1,0 +1,119 @@
+package dledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ledgermq/ledgermq/metadata"
+)
+
+// Format versions: what entries a group may carry. A new entry kind or
+// layout gets a new version, and the leader proposes it only once the
+// group's version (replicated, metadata.State.FormatVersion) allows it; the
+// group's version is raised through raft only when every voter reports
+// that it supports it (see doc.go, "Versions").
+//
+//	version  adds
+//	-------  --------------------------------------------------------------
+//	1        messages, metadata ops, messages and an op (types 1 to 3)
+//	2        replica checkpoints (type 4)
+const (
+	formatVersionMin = 1
+	formatVersionMax = 2
+)
+
+// applyFormatVersion applies an OpFormatVersion entry. A version above
+// what this node supports stops it: the group is about to propose entries
+// this binary cannot apply (the leader raises the version only when every
+// voter supports it, so this is a node that was downgraded since).
+func (f *fsm) applyFormatVersion(index uint64, op metadata.Op) applyResult {
+	if op.Version > f.maxVersion() {
+		return f.stop(index, fmt.Errorf("%w: the group moves to format version %d, this node supports up to %d; run a newer binary",
+			ErrBadEntry, op.Version, f.maxVersion()))
+	}
+	if _, err := f.meta.Apply(index, op); err != nil {
+		return f.stop(index, err)
+	}
+	return applyResult{}
+}
+
+func (f *fsm) maxVersion() uint32 {
+	if f.maxFormat != 0 {
+		return f.maxFormat
+	}
+	return formatVersionMax
+}
+
+// nodeInfo is this node's answer to the node-info request.
+func (g *Group) nodeInfo() nodeInfo {
+	return nodeInfo{Node: g.cfg.NodeID, MinVersion: formatVersionMin, MaxVersion: g.fsm.maxVersion()}
+}
+
+// FormatVersion is the group's format version as this node has applied it.
+func (g *Group) FormatVersion() uint32 { return g.meta.FormatVersion() }
+
+// MaxFormatVersion is the highest format version this node applies.
+func (g *Group) MaxFormatVersion() uint32 { return g.fsm.maxVersion() }
+
+// raiseVersion runs on every node and acts on the writable leader: every
+// few election timeouts it asks each member of the configuration (voters
+// and non-voters alike: both apply every entry) for the versions it
+// supports, and raises the group's format version through raft to the
+// highest version all of them, and this node, support. A member that does
+// not answer holds the version where it is.
+func (g *Group) raiseVersion() {
+	defer g.wg.Done()
+	t := time.NewTicker(2 * g.cfg.Timing.ElectionTimeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !g.ready.Load() || g.meta.FormatVersion() >= g.fsm.maxVersion() {
+			continue
+		}
+		target, err := g.commonVersion()
+		g.versionChecks.Add(1)
+		if err != nil {
+			g.log.Debug("format version stays", "version", g.meta.FormatVersion(), "reason", err)
+			continue
+		}
+		if target <= g.meta.FormatVersion() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.ApplyTimeout)
+		err = g.ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpFormatVersion, Version: target})
+		cancel()
+		if err != nil {
+			g.log.Warn("raising the group's format version failed", "version", target, "error", err)
+			continue
+		}
+		g.log.Info("group format version raised", "version", target)
+	}
+}
+
+// commonVersion is the highest format version every member supports.
+func (g *Group) commonVersion() (uint32, error) {
+	ms, err := g.Members()
+	if err != nil {
+		return 0, err
+	}
+	v := g.fsm.maxVersion()
+	for _, m := range ms {
+		if m.ID == g.cfg.NodeID {
+			continue
+		}
+		ni, err := g.mux.askNodeInfo(m.Addr, g.cfg.Timing.ElectionTimeout)
+		if err != nil {
+			return 0, fmt.Errorf("member %s: %w", m.ID, err)
+		}
+		if ni.Node != m.ID {
+			return 0, fmt.Errorf("member %s answers as %s", m.ID, ni.Node)
+		}
+		v = min(v, ni.MaxVersion)
+	}
+	return v, nil
+}
