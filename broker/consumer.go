@@ -28,13 +28,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -50,18 +50,7 @@ const (
 	notifyQueueSize = 1024
 	// metadataTimeout bounds one auto-creation proposal.
 	metadataTimeout = 5 * time.Second
-	// retryGroupTopicPrefix names a group's retry topic (Java
-	// MixAll.RETRY_GROUP_TOPIC_PREFIX).
-	retryGroupTopicPrefix = "%RETRY%"
-	// maxGroupNameLength is the Go client's limit on group names.
-	maxGroupNameLength = 255
 )
-
-// consumerGroupPattern is the group-name syntax RocketMQ clients accept.
-var consumerGroupPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
-
-// consumerRetryTopic is the %RETRY% topic of a consumer group.
-func consumerRetryTopic(group string) string { return retryGroupTopicPrefix + group }
 
 // --- HEART_BEAT body --------------------------------------------------------
 
@@ -114,7 +103,7 @@ func decodeHeartbeat(body []byte) (heartbeatData, error) {
 		return heartbeatData{}, fmt.Errorf("%w: heartbeat without clientID", ErrBadRequest)
 	}
 	for _, c := range hb.ConsumerDataSet {
-		if err := checkGroupName(c.GroupName); err != nil {
+		if err := validateGroup(c.GroupName); err != nil {
 			return heartbeatData{}, err
 		}
 		for _, s := range c.SubscriptionDataSet {
@@ -129,16 +118,6 @@ func decodeHeartbeat(body []byte) (heartbeatData, error) {
 		}
 	}
 	return hb, nil
-}
-
-// checkGroupName enforces the clients' group-name syntax, which also keeps
-// %RETRY%<group> a valid topic.
-func checkGroupName(g string) error {
-	if g == "" || len(g) > maxGroupNameLength || !consumerGroupPattern.MatchString(g) {
-		return fmt.Errorf("%w: group name %q must match %s and be at most %d bytes",
-			ErrInvalidParameter, g, consumerGroupPattern, maxGroupNameLength)
-	}
-	return nil
 }
 
 // --- the client table -------------------------------------------------------
@@ -496,6 +475,12 @@ func (m *consumerManager) ensureMetadata(ctx context.Context) {
 	md := m.b.group.Metadata()
 	created := false
 	for _, name := range groups {
+		// Heartbeats refuse such names; a group already in the metadata
+		// (from an older binary) must still not get a topic over the limit.
+		if err := validateGroup(name); err != nil {
+			m.b.log.Warn("not creating metadata for a group whose retry topic would be illegal", "error", err)
+			continue
+		}
 		cfg, ok := md.Group(name)
 		if !ok {
 			if !m.b.cfg.AutoCreateSubscriptionGroup {
@@ -507,7 +492,7 @@ func (m *consumerManager) ensureMetadata(ctx context.Context) {
 				continue
 			}
 		}
-		rt := consumerRetryTopic(name)
+		rt := protocol.RetryTopic(name)
 		if _, ok := md.Topic(rt); ok {
 			continue
 		}
@@ -568,7 +553,7 @@ func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *re
 	md := b.group.Metadata()
 	for _, cd := range hb.ConsumerDataSet {
 		_, haveGroup := md.Group(cd.GroupName)
-		_, haveRetry := md.Topic(consumerRetryTopic(cd.GroupName))
+		_, haveRetry := md.Topic(protocol.RetryTopic(cd.GroupName))
 		if !haveGroup || !haveRetry {
 			groups = append(groups, cd.GroupName)
 		}

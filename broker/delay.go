@@ -101,10 +101,18 @@ func (b *Broker) delayLevelOf(props map[string]string, sysFlag int32) int {
 }
 
 // park turns a delayed send into its parked form: the schedule topic's
-// queue level-1, with the destination in REAL_TOPIC and REAL_QID.
+// queue level-1, with the destination in REAL_TOPIC and REAL_QID. It
+// refuses a destination unpark would not deliver, so that a message is
+// never acknowledged and then dropped when due.
 func (b *Broker) park(ctx context.Context, level int, topic string, queueID int32, props map[string]string) (string, int32, error) {
+	if err := validateTopic(topic); err != nil {
+		return "", 0, fmt.Errorf("delaying a message: %w", err)
+	}
+	if topic == scheduleTopic || queueID < 0 {
+		return "", 0, fmt.Errorf("%w: cannot delay a message for %s queue %d", ErrInvalidParameter, topic, queueID)
+	}
 	n := int32(len(b.cfg.DelayLevels))
-	if _, err := b.ensureTopic(ctx, metadata.TopicConfig{TopicName: scheduleTopic, ReadQueueNums: n, WriteQueueNums: n,
+	if _, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: scheduleTopic, ReadQueueNums: n, WriteQueueNums: n,
 		Perm: metadata.PermRead | metadata.PermWrite, TopicFilterType: "SINGLE_TAG"}); err != nil {
 		return "", 0, err
 	}

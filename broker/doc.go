@@ -55,6 +55,17 @@
 //	2     properties length p int16
 //	p     properties
 //
+// Names (protocol.ValidateTopic, protocol.ValidateGroup): a topic is 1 to
+// 127 bytes of [%|a-zA-Z0-9_-]; a consumer group the same charset and at
+// most 120 bytes, so that %RETRY%<group> (and the shorter %DLQ%<group>)
+// is a valid topic. A longer group is answered INVALID_PARAMETER (29)
+// wherever it enters: HEART_BEAT, 200, CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
+// and UPDATE_CONSUMER_OFFSET; the client keeps such a failed message and
+// retries it locally, where a Java broker would create a retry topic our
+// record layout cannot hold. Every path that creates a topic by itself
+// (createTopic: auto-create, %RETRY%, %DLQ%, the schedule topic) checks
+// the name first, so no topic over the limit is ever proposed.
+//
 // The send path on the leader, in order: header; topic name (RocketMQ's
 // pattern, at most 127 bytes; TBW102 itself is refused: 29); body at most
 // MaxMessageSize, properties at most 32767 bytes and well-formed (13);
@@ -69,7 +80,15 @@
 // queue 0; then dledger.Propose. The answer's ext: msgId (offset ids,
 // comma-joined for a batch), queueId, queueOffset (of the first message),
 // transactionId (UNIQ_KEYs, comma-joined), MSG_REGION=DefaultRegion,
-// TRACE_ON=true.
+// TRACE_ON=true. For a delayed message, as Java answers: queueId is the
+// topic's queue the producer chose (never the level's queue it is parked
+// in; clients build SendResult.MessageQueue from it and the message's own
+// topic), msgId and queueOffset are the parked copy's (offset id in the
+// CommitLog, offset in SCHEDULE_TOPIC_XXXX queue level-1): its offset on
+// the topic's queue exists only once it is delivered. rocketmq-client-go
+// copies queueOffset into SendResult.QueueOffset and uses it for nothing
+// else; the MsgID it reports is the UNIQ_KEY, which the delivered copy
+// keeps.
 //
 // Forwarding: a node that is not the writable leader relays the request
 // unchanged to the leader's client address (Config.Peers) with one ext
@@ -116,7 +135,9 @@
 //
 // Delayed messages (delay.go) and CONSUMER_SEND_MSG_BACK (36,
 // sendback.go): a send with a DELAY level is parked in
-// SCHEDULE_TOPIC_XXXX (queue level-1, REAL_TOPIC/REAL_QID kept) and the
+// SCHEDULE_TOPIC_XXXX (queue level-1, REAL_TOPIC/REAL_QID kept; park
+// refuses a destination the scheduler could not deliver to, so nothing
+// acknowledged is dropped when due) and the
 // leader's scheduler delivers it when due, proposing the delivered copies
 // and the level's progress in one raft entry (dledger.ProposeWithOp), so a
 // failover neither repeats nor loses a delivery. 36 copies a failed

@@ -307,6 +307,9 @@ func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *remoting.Conn,
 	if err != nil {
 		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
 	}
+	if err := validateGroup(group); err != nil {
+		return errorResponse(req, err)
+	}
 	topic, qid, err := queueRef(req.ExtFields)
 	if err != nil {
 		return errorResponse(req, err)

@@ -189,6 +189,11 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 	if err != nil {
 		return errorResponse(req, err)
 	}
+	// A group that could not hold retries is refused here too: its pulls
+	// would commit offsets for a group that can never consume correctly.
+	if err := validateGroup(h.ConsumerGroup); err != nil {
+		return errorResponse(req, err)
+	}
 	md := b.group.Metadata()
 	gcfg, ok := md.Group(h.ConsumerGroup)
 	switch {

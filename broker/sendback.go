@@ -6,6 +6,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -75,15 +76,15 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 	}
 
 	if orig.ReconsumeTimes >= b.maxReconsumeTimes(group, maxTimes) || delayLevel < 0 {
-		tc, err := b.ensureTopic(ctx, metadata.TopicConfig{TopicName: dlqPrefix + group, ReadQueueNums: 1, WriteQueueNums: 1,
+		tc, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: protocol.DLQTopic(group), ReadQueueNums: 1, WriteQueueNums: 1,
 			Perm: metadata.PermRead | metadata.PermWrite})
 		if err != nil {
 			return nil, err
 		}
 		m.Topic, m.QueueID = tc.TopicName, 0
 	} else {
-		retry := retryPrefix + group
-		tc, err := b.ensureTopic(ctx, metadata.TopicConfig{TopicName: retry, ReadQueueNums: 1, WriteQueueNums: 1,
+		retry := protocol.RetryTopic(group)
+		tc, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: retry, ReadQueueNums: 1, WriteQueueNums: 1,
 			Perm: metadata.PermRead | metadata.PermWrite, TopicFilterType: "SINGLE_TAG"})
 		if err != nil {
 			return nil, err
