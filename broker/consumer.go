@@ -5,20 +5,21 @@ package broker
 // polling in pull.go, the offset requests (14, 15, 29–32) and the coalescing
 // offset committer in offsets.go.
 //
-// Goroutines of the consumer side, all started by startConsumerSide, tracked
-// by b.wg and stopped through b.ctx:
+// Goroutines of the consumer side, all started by startConsumerSide and
+// stopped by Broker.Close, each at its step (broker.go):
 //
-//	goroutine              owner            does
-//	---------------------  ---------------  --------------------------------------
-//	consumerManager.run    consumerManager  NOTIFY_CONSUMER_IDS_CHANGED sends,
-//	                                        client expiry (every 10 s), metadata
-//	                                        auto-creation (leader only)
-//	pullHolder.run         pullHolder       wakes held pulls (onDispatch) and
-//	                                        times them out
-//	pullHolder.worker ×4   pullHolder       re-runs woken pulls, answers them
-//	offsetCommitter.run    offsetCommitter  every 100 ms: one OpCommitOffsets
-//	                                        entry (leader) or a forward to the
-//	                                        leader (follower); a last flush on stop
+//	goroutine              owner, stopped by          does
+//	---------------------  -------------------------  ----------------------------
+//	consumerManager.run    b.loops (after the drain)  NOTIFY_CONSUMER_IDS_CHANGED
+//	                                                  sends, client expiry (every
+//	                                                  10 s), metadata auto-creation
+//	                                                  (leader only)
+//	pullHolder.run         pullHolder.stop (before    wakes held pulls (onDispatch)
+//	                       the server closes)         and times them out
+//	pullHolder.worker ×4   pullHolder.stop            re-runs woken pulls, answers
+//	offsetCommitter.run    offsetCommitter.stop       every 100 ms: one
+//	                       (last; flushes once more)  OpCommitOffsets entry (leader)
+//	                                                  or a forward (follower)
 //
 // Handlers run on the remoting pools: 34 and 35 on "heartbeat"; 11, 14, 15,
 // 29–32 and 38 on "pull" (none of them blocks: a pull with nothing to return
@@ -424,7 +425,6 @@ func (m *consumerManager) requestEnsure(groups []string) {
 
 // run is the manager's goroutine: notifications, expiry and auto-creation.
 func (m *consumerManager) run(ctx context.Context) {
-	defer m.b.wg.Done()
 	t := time.NewTicker(clientScanInterval)
 	defer t.Stop()
 	for {
@@ -612,19 +612,13 @@ func (b *Broker) initConsumerSide() {
 	b.offsets = newOffsetCommitter(b)
 }
 
+// startConsumerSide starts the consumer side's goroutines: the manager's
+// on b.loops, long polling and the offset committer on their own (Close
+// stops each at its step).
 func (b *Broker) startConsumerSide() {
-	b.wg.Add(1)
-	go b.consumers.run(b.ctx)
-	b.pulls.start(b.ctx)
-	b.wg.Add(1)
-	go b.offsets.run(b.ctx)
-}
-
-// stopConsumerSide runs after b.wg.Wait: the goroutines are gone, the
-// server still writes. Held pulls are answered PULL_NOT_FOUND so clients
-// retry elsewhere at once.
-func (b *Broker) stopConsumerSide() {
-	b.pulls.close()
+	b.loops.goRun(b.consumers.run)
+	b.pulls.start()
+	b.offsets.start()
 }
 
 func (b *Broker) registerConsumerProcessors() {

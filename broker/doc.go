@@ -109,7 +109,8 @@
 // the raft term as dataVersion.stateVersion; dataVersion's timestamp and
 // counter move when the topic table's content changes. Topic table = the
 // replicated topics plus TBW102 (perm 7, DefaultTopicQueueNums queues)
-// while AutoCreateTopic is on. Close unregisters after the loop stopped.
+// while AutoCreateTopic is on. Close unregisters after the loop stopped,
+// before anything else stops (see Shutdown below).
 //
 // DELETE_TOPIC_IN_BROKER removes the topic from the replicated metadata
 // (config and offsets) and from the name servers; its stored queues stay.
@@ -150,10 +151,25 @@
 //
 // Goroutines: handlers run on the remoting pools (send, admin) and may
 // block on a proposal (at most 10 s) or a forward (3 s). The registration
-// loop and the delay scheduler (scheduleLoop, active only on the writable
-// leader) are owned by the Broker (b.wg) and stop on Close; each
-// registration round runs one short-lived goroutine per name server and
-// waits for them. The consumer side's goroutines (consumer.go, pull.go,
-// offsets.go) are started by startConsumerSide and stopped by
-// stopConsumerSide.
+// loop is owned by the Broker (b.ctx, b.wg); each registration round runs
+// one short-lived goroutine per name server and waits for them. The delay
+// scheduler (scheduleLoop, active only on the writable leader) and the
+// consumer manager run on b.loops; long polling (pullHolder) and the
+// offset committer own their start and stop (consumer.go, pull.go,
+// offsets.go).
+//
+// Shutdown (Broker.Close), in this order, so that nothing accepted is lost:
+//
+//	step  what                                    why here
+//	----  --------------------------------------  ------------------------------
+//	1     stop the registration loop, unregister  clients stop being routed here
+//	                                              while it still answers them
+//	2     end long polling (held pulls answered   answers need open connections
+//	      PULL_NOT_FOUND, none held any more)
+//	3     remoting server Close: stop accepting,  every queued request has run
+//	      close connections, run queued requests  (answers are not delivered)
+//	4     stop the scheduler, consumer manager    nothing feeds them any more
+//	5     offset committer: flush until empty     after 3 no commit can arrive;
+//	      (raft on the leader, forward on a       the raft group is still open
+//	      follower), then stop; close the client
 package broker
