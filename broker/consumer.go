@@ -28,6 +28,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,7 +95,8 @@ const (
 )
 
 // decodeHeartbeat parses and checks a HEART_BEAT body. Errors wrap
-// ErrBadRequest; no input makes it panic.
+// ErrBadRequest; no input makes it panic. Group names are checked by
+// dropInvalidGroups, group by group.
 func decodeHeartbeat(body []byte) (heartbeatData, error) {
 	var hb heartbeatData
 	if err := json.Unmarshal(body, &hb); err != nil {
@@ -104,12 +106,9 @@ func decodeHeartbeat(body []byte) (heartbeatData, error) {
 		return heartbeatData{}, fmt.Errorf("%w: heartbeat without clientID", ErrBadRequest)
 	}
 	for _, c := range hb.ConsumerDataSet {
-		if err := validateGroup(c.GroupName); err != nil {
-			return heartbeatData{}, err
-		}
 		for _, s := range c.SubscriptionDataSet {
 			if s.Topic == "" {
-				return heartbeatData{}, fmt.Errorf("%w: group %s subscribes to an empty topic", ErrBadRequest, c.GroupName)
+				return heartbeatData{}, fmt.Errorf("%w: group %.64q subscribes to an empty topic", ErrBadRequest, c.GroupName)
 			}
 		}
 	}
@@ -119,6 +118,29 @@ func decodeHeartbeat(body []byte) (heartbeatData, error) {
 		}
 	}
 	return hb, nil
+}
+
+// dropInvalidGroups removes the consumer groups whose names validateGroup
+// refuses and returns why (wrapping ErrInvalidParameter), or nil. One
+// client process heartbeats all its consumers at once: a group that cannot
+// hold retries is refused without keeping the others from registering.
+func (hb *heartbeatData) dropInvalidGroups() error {
+	const named = 3 // the answer's remark names a few, and counts the rest
+	var errs []error
+	n := 0
+	hb.ConsumerDataSet = slices.DeleteFunc(hb.ConsumerDataSet, func(c consumerData) bool {
+		err := validateGroup(c.GroupName)
+		if err != nil {
+			if n++; n <= named {
+				errs = append(errs, err)
+			}
+		}
+		return err != nil
+	})
+	if n > named {
+		errs = append(errs, fmt.Errorf("%w: %d more consumer groups refused", ErrInvalidParameter, n-named))
+	}
+	return errors.Join(errs...)
 }
 
 // --- the client table -------------------------------------------------------
@@ -547,6 +569,7 @@ func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *re
 	if err != nil {
 		return errorResponse(req, err)
 	}
+	refused := hb.dropInvalidGroups()
 	joined := b.consumers.register(conn, hb)
 	b.consumers.notifyGroups(joined, hb.ClientID)
 	groups := make([]string, 0, len(hb.ConsumerDataSet))
@@ -560,6 +583,10 @@ func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *re
 	}
 	if b.group.IsLeader() {
 		b.consumers.requestEnsure(groups)
+	}
+	if refused != nil {
+		// The Go client only logs a failed heartbeat: the operator sees why.
+		return errorResponse(req, refused)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt("IS_SUPPORT_HEART_BEAT_V2", "false")

@@ -60,9 +60,13 @@
 // most 120 bytes, so that %RETRY%<group> (and the shorter %DLQ%<group>)
 // is a valid topic. A longer group is answered INVALID_PARAMETER (29)
 // wherever it enters: HEART_BEAT, 200, CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
-// and UPDATE_CONSUMER_OFFSET; the client keeps such a failed message and
-// retries it locally, where a Java broker would create a retry topic our
-// record layout cannot hold. Every path that creates a topic by itself
+// and UPDATE_CONSUMER_OFFSET (a heartbeat still registers the client's
+// other, valid groups before it answers 29). A consumer whose send-back is
+// refused falls back to a send to %RETRY%<group>, refused too, and keeps
+// the message to retry it locally: nothing is acknowledged and lost, where
+// a Java broker would create a retry topic our record layout cannot hold
+// (and ledgermq used to acknowledge the retry, then drop it when due).
+// Every path that creates a topic by itself
 // (createTopic: auto-create, %RETRY%, %DLQ%, the schedule topic) checks
 // the name first, so no topic over the limit is ever proposed.
 //

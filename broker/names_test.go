@@ -67,6 +67,21 @@ func TestGroupNamesThatCannotHoldRetries(t *testing.T) {
 		})
 	}
 
+	// A heartbeat with a valid and a refused group registers the valid one.
+	mixed := heartbeatBody("c3", "mixed-ok", map[string]string{"NameTopic": "*"})
+	mixed = []byte(strings.Replace(string(mixed), `"consumerDataSet":[`,
+		`"consumerDataSet":[{"groupName":"`+strings.Repeat("g", 121)+`","subscriptionDataSet":[{"topic":"NameTopic","subString":"*"}]},`, 1))
+	if r := c.call(t, addr, remoting.HeartBeat, nil, mixed); r.Code != remoting.InvalidParameter {
+		t.Errorf("mixed heartbeat: %d %s", r.Code, r.Remark)
+	}
+	if ids := consumerList(t, c, addr, "mixed-ok"); len(ids) != 1 || ids[0] != "c3" {
+		t.Errorf("the valid group of a mixed heartbeat: consumers %v", ids)
+	}
+	waitUntil(t, 10*time.Second, "the valid group's retry topic", func() bool {
+		_, ok := g.Metadata().Topic("%RETRY%mixed-ok")
+		return ok
+	})
+
 	// Nothing over the limit was created, nothing was parked for a
 	// destination that cannot exist.
 	mustOK(t, c.call(t, addr, remoting.SendMessage, sendRequest("NameTopic", 0, nil, "last").ExtFields, []byte("last")))
