@@ -19,6 +19,13 @@ import (
 // set and UNIQ_KEY kept, so the consumer sees the same MsgId again; once
 // reconsumeTimes reaches the maximum, or for delayLevel -1, the copy goes
 // to %DLQ%<group> queue 0 instead. Followers forward it to the leader.
+//
+// Anything that would keep the copy from being stored and delivered is
+// refused before the answer, never after: a group whose %RETRY% topic would
+// pass 127 bytes (validateGroup: INVALID_PARAMETER, 29), a retry topic that
+// cannot be created, a destination the scheduler could not deliver to
+// (park). The client then falls back to its own send to %RETRY%<group>, and
+// failing that keeps the message and retries it locally.
 
 func (b *Broker) registerSendBackProcessor() {
 	b.srv.Handle(remoting.ConsumerSendMsgBack, poolSend, remoting.HandlerFunc(b.leaderOnly(b.sendBack)))
