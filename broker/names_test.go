@@ -77,9 +77,16 @@ func TestGroupNamesThatCannotHoldRetries(t *testing.T) {
 	if ids := consumerList(t, c, addr, "mixed-ok"); len(ids) != 1 || ids[0] != "c3" {
 		t.Errorf("the valid group of a mixed heartbeat: consumers %v", ids)
 	}
+	// The leader creates its metadata in the background, once per
+	// heartbeat that finds it missing (the client heartbeats every 30 s):
+	// heartbeat again until it is there, in case leadership moved.
 	waitUntil(t, 10*time.Second, "the valid group's retry topic", func() bool {
-		_, ok := g.Metadata().Topic("%RETRY%mixed-ok")
-		return ok
+		_, laddr, lg := leaderOf(t, tc)
+		if _, ok := lg.Metadata().Topic("%RETRY%mixed-ok"); ok {
+			return true
+		}
+		c.call(t, laddr, remoting.HeartBeat, nil, mixed)
+		return false
 	})
 
 	// Nothing over the limit was created, nothing was parked for a
