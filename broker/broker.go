@@ -152,10 +152,54 @@ type Broker struct {
 	locks     *lockTable // orderly consumers' queue leases (locks.go)
 
 	closed atomic.Bool
+	// ctx, cancel and wg are the registration loop's (register.go): Close
+	// ends it first, so that the node leaves the name servers while it
+	// still serves the clients that are connected.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// loops: the delay scheduler (delay.go) and the consumer manager
+	// (consumer.go), stopped once the server has drained. Long polling
+	// and the offset committer own their own Start/Stop.
+	loops loopGroup
+	// closeHook, if set, is called after each step of Close (tests arrange
+	// requests between the steps with it).
+	closeHook func(closeStep)
+}
+
+// loopGroup is a set of goroutines started together and stopped together.
+type loopGroup struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
+
+// goRun runs f on a goroutine of the group; f returns when ctx ends.
+func (l *loopGroup) goRun(f func(ctx context.Context)) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		f(l.ctx)
+	}()
+}
+
+// stop cancels the group's context and waits for its goroutines.
+func (l *loopGroup) stop() {
+	l.cancel()
+	l.wg.Wait()
+}
+
+// closeStep names the points between the steps of Broker.Close.
+type closeStep int
+
+const (
+	// closeUnregistered: the name servers have been told the node is
+	// leaving; the server still serves connected clients.
+	closeUnregistered closeStep = iota + 1
+	// closeDrained: the server has stopped and run the requests it had
+	// queued, the loops have stopped; the offsets are not flushed yet.
+	closeDrained
+)
 
 // New builds a broker over an open raft group. Start serves it.
 func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
@@ -171,6 +215,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 		roleCh: make(chan struct{}, 1),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.loops.ctx, b.loops.cancel = context.WithCancel(context.Background())
 	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client")})
 	b.srv = remoting.NewServer(remoting.ServerConfig{
 		Addr:     cfg.Addr,
@@ -213,9 +258,9 @@ func (b *Broker) Start() error {
 	}
 	b.hooks.b.Store(b)
 	b.startConsumerSide()
-	b.wg.Add(2)
+	b.loops.goRun(b.scheduleLoop)
+	b.wg.Add(1)
 	go b.registerLoop()
-	go b.scheduleLoop()
 	b.log.Info("broker serving", "addr", b.srv.Addr().String(), "role", b.group.Role().Role)
 	return nil
 }
@@ -223,19 +268,50 @@ func (b *Broker) Start() error {
 // Addr is the address the remoting server listens on.
 func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
 
-// Close unregisters from the name servers, stops serving and waits for the
-// broker's goroutines. It does not close the raft group.
+// Close shuts the broker down in an order that loses nothing it has
+// accepted (DESIGN.md §8):
+//
+//  1. the registration loop stops and the node unregisters from every
+//     name server: clients' next route lookup no longer lists it, while
+//     it still answers the clients already connected;
+//  2. long polling ends: held pulls are answered PULL_NOT_FOUND while
+//     their connections are open (later pulls are answered at once);
+//  3. the remoting server stops accepting, closes its connections and runs
+//     the requests already queued (remoting.Server.Close; their answers
+//     are not delivered, their effects happen);
+//  4. the loops stop (the delay scheduler, the consumer manager);
+//  5. last, the offset committer flushes every commit accepted in 1–3
+//     (proposed through raft on the leader, forwarded on a follower) and
+//     stops; then the client to name servers and leader closes.
+//
+// It does not close the raft group, which must stay open until Close
+// returns (the last offsets are proposed through it).
 func (b *Broker) Close(ctx context.Context) error {
 	if !b.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	b.hooks.b.Store(nil)
 	b.cancel()
 	b.wg.Wait()
-	b.stopConsumerSide()
 	b.unregisterAll(ctx)
-	err := b.srv.Close(ctx)
-	return errors.Join(err, b.client.Close())
+	b.closeStepDone(closeUnregistered)
+
+	b.pulls.stop()
+	srvErr := b.srv.Close(ctx)
+	if srvErr != nil {
+		b.log.Warn("the server did not drain in time; requests still running may commit offsets after the last flush", "error", srvErr)
+	}
+	b.hooks.b.Store(nil)
+	b.loops.stop()
+	b.closeStepDone(closeDrained)
+
+	offErr := b.offsets.stop(ctx)
+	return errors.Join(srvErr, offErr, b.client.Close())
+}
+
+func (b *Broker) closeStepDone(s closeStep) {
+	if b.closeHook != nil {
+		b.closeHook(s)
+	}
 }
 
 // brokerID is this node's RocketMQ brokerId: 0 while it leads, otherwise 1

@@ -7,6 +7,7 @@ import (
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -59,7 +60,9 @@ const busyRemark = "[TOO_MANY_REQUESTS] "
 //	  message.ErrTopicTooLong, ErrPropertiesTooLong
 //	ErrTopicNotExist                             17 TOPIC_NOT_EXIST
 //	ErrNoPermission                              16 NO_PERMISSION
-//	ErrInvalidParameter, metadata.ErrBadOp       29 INVALID_PARAMETER
+//	ErrInvalidParameter, metadata.ErrBadOp,      29 INVALID_PARAMETER
+//	  protocol.ErrBadName (a topic or group name;
+//	  a group whose %RETRY% topic would be too long)
 //	ErrNotFound                                  22 QUERY_NOT_FOUND
 //	ErrSubscriptionParse                         23 SUBSCRIPTION_PARSE_FAILED
 //	ErrFilterNotSupported                        1  SYSTEM_ERROR (as Java)
@@ -94,7 +97,7 @@ func responseFor(err error) (code int16, remark string) {
 		return remoting.TopicNotExist, remark
 	case errors.Is(err, ErrNoPermission):
 		return remoting.NoPermission, remark
-	case errors.Is(err, ErrInvalidParameter), errors.Is(err, metadata.ErrBadOp):
+	case errors.Is(err, ErrInvalidParameter), errors.Is(err, metadata.ErrBadOp), errors.Is(err, protocol.ErrBadName):
 		return remoting.InvalidParameter, remark
 	case errors.Is(err, ErrNotFound):
 		return remoting.QueryNotFound, remark

@@ -10,6 +10,7 @@ import (
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -39,6 +40,7 @@ func TestResponseFor(t *testing.T) {
 		{wrap(ErrNoPermission), remoting.NoPermission},
 		{wrap(ErrInvalidParameter), remoting.InvalidParameter},
 		{wrap(metadata.ErrBadOp), remoting.InvalidParameter},
+		{wrap(protocol.ErrBadName), remoting.InvalidParameter},
 		{wrap(ErrNotFound), remoting.QueryNotFound},
 		{wrap(ErrBadRequest), remoting.SystemError},
 		{errors.New("anything else"), remoting.SystemError},

@@ -5,20 +5,21 @@ package broker
 // polling in pull.go, the offset requests (14, 15, 29–32) and the coalescing
 // offset committer in offsets.go.
 //
-// Goroutines of the consumer side, all started by startConsumerSide, tracked
-// by b.wg and stopped through b.ctx:
+// Goroutines of the consumer side, all started by startConsumerSide and
+// stopped by Broker.Close, each at its step (broker.go):
 //
-//	goroutine              owner            does
-//	---------------------  ---------------  --------------------------------------
-//	consumerManager.run    consumerManager  NOTIFY_CONSUMER_IDS_CHANGED sends,
-//	                                        client expiry (every 10 s), metadata
-//	                                        auto-creation (leader only)
-//	pullHolder.run         pullHolder       wakes held pulls (onDispatch) and
-//	                                        times them out
-//	pullHolder.worker ×4   pullHolder       re-runs woken pulls, answers them
-//	offsetCommitter.run    offsetCommitter  every 100 ms: one OpCommitOffsets
-//	                                        entry (leader) or a forward to the
-//	                                        leader (follower); a last flush on stop
+//	goroutine              owner, stopped by          does
+//	---------------------  -------------------------  ----------------------------
+//	consumerManager.run    b.loops (after the drain)  NOTIFY_CONSUMER_IDS_CHANGED
+//	                                                  sends, client expiry (every
+//	                                                  10 s), metadata auto-creation
+//	                                                  (leader only)
+//	pullHolder.run         pullHolder.stop (before    wakes held pulls (onDispatch)
+//	                       the server closes)         and times them out
+//	pullHolder.worker ×4   pullHolder.stop            re-runs woken pulls, answers
+//	offsetCommitter.run    offsetCommitter.stop       every 100 ms: one
+//	                       (last; flushes once more)  OpCommitOffsets entry (leader)
+//	                                                  or a forward (follower)
 //
 // Handlers run on the remoting pools: 34 and 35 on "heartbeat"; 11, 14, 15,
 // 29–32 and 38 on "pull" (none of them blocks: a pull with nothing to return
@@ -27,14 +28,15 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -50,18 +52,7 @@ const (
 	notifyQueueSize = 1024
 	// metadataTimeout bounds one auto-creation proposal.
 	metadataTimeout = 5 * time.Second
-	// retryGroupTopicPrefix names a group's retry topic (Java
-	// MixAll.RETRY_GROUP_TOPIC_PREFIX).
-	retryGroupTopicPrefix = "%RETRY%"
-	// maxGroupNameLength is the Go client's limit on group names.
-	maxGroupNameLength = 255
 )
-
-// consumerGroupPattern is the group-name syntax RocketMQ clients accept.
-var consumerGroupPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
-
-// consumerRetryTopic is the %RETRY% topic of a consumer group.
-func consumerRetryTopic(group string) string { return retryGroupTopicPrefix + group }
 
 // --- HEART_BEAT body --------------------------------------------------------
 
@@ -104,7 +95,8 @@ const (
 )
 
 // decodeHeartbeat parses and checks a HEART_BEAT body. Errors wrap
-// ErrBadRequest; no input makes it panic.
+// ErrBadRequest; no input makes it panic. Group names are checked by
+// dropInvalidGroups, group by group.
 func decodeHeartbeat(body []byte) (heartbeatData, error) {
 	var hb heartbeatData
 	if err := json.Unmarshal(body, &hb); err != nil {
@@ -114,12 +106,9 @@ func decodeHeartbeat(body []byte) (heartbeatData, error) {
 		return heartbeatData{}, fmt.Errorf("%w: heartbeat without clientID", ErrBadRequest)
 	}
 	for _, c := range hb.ConsumerDataSet {
-		if err := checkGroupName(c.GroupName); err != nil {
-			return heartbeatData{}, err
-		}
 		for _, s := range c.SubscriptionDataSet {
 			if s.Topic == "" {
-				return heartbeatData{}, fmt.Errorf("%w: group %s subscribes to an empty topic", ErrBadRequest, c.GroupName)
+				return heartbeatData{}, fmt.Errorf("%w: group %.64q subscribes to an empty topic", ErrBadRequest, c.GroupName)
 			}
 		}
 	}
@@ -131,14 +120,27 @@ func decodeHeartbeat(body []byte) (heartbeatData, error) {
 	return hb, nil
 }
 
-// checkGroupName enforces the clients' group-name syntax, which also keeps
-// %RETRY%<group> a valid topic.
-func checkGroupName(g string) error {
-	if g == "" || len(g) > maxGroupNameLength || !consumerGroupPattern.MatchString(g) {
-		return fmt.Errorf("%w: group name %q must match %s and be at most %d bytes",
-			ErrInvalidParameter, g, consumerGroupPattern, maxGroupNameLength)
+// dropInvalidGroups removes the consumer groups whose names validateGroup
+// refuses and returns why (wrapping ErrInvalidParameter), or nil. One
+// client process heartbeats all its consumers at once: a group that cannot
+// hold retries is refused without keeping the others from registering.
+func (hb *heartbeatData) dropInvalidGroups() error {
+	const named = 3 // the answer's remark names a few, and counts the rest
+	var errs []error
+	n := 0
+	hb.ConsumerDataSet = slices.DeleteFunc(hb.ConsumerDataSet, func(c consumerData) bool {
+		err := validateGroup(c.GroupName)
+		if err != nil {
+			if n++; n <= named {
+				errs = append(errs, err)
+			}
+		}
+		return err != nil
+	})
+	if n > named {
+		errs = append(errs, fmt.Errorf("%w: %d more consumer groups refused", ErrInvalidParameter, n-named))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // --- the client table -------------------------------------------------------
@@ -445,7 +447,6 @@ func (m *consumerManager) requestEnsure(groups []string) {
 
 // run is the manager's goroutine: notifications, expiry and auto-creation.
 func (m *consumerManager) run(ctx context.Context) {
-	defer m.b.wg.Done()
 	t := time.NewTicker(clientScanInterval)
 	defer t.Stop()
 	for {
@@ -496,6 +497,12 @@ func (m *consumerManager) ensureMetadata(ctx context.Context) {
 	md := m.b.group.Metadata()
 	created := false
 	for _, name := range groups {
+		// Heartbeats refuse such names; a group already in the metadata
+		// (from an older binary) must still not get a topic over the limit.
+		if err := validateGroup(name); err != nil {
+			m.b.log.Warn("not creating metadata for a group whose retry topic would be illegal", "error", err)
+			continue
+		}
 		cfg, ok := md.Group(name)
 		if !ok {
 			if !m.b.cfg.AutoCreateSubscriptionGroup {
@@ -507,7 +514,7 @@ func (m *consumerManager) ensureMetadata(ctx context.Context) {
 				continue
 			}
 		}
-		rt := consumerRetryTopic(name)
+		rt := protocol.RetryTopic(name)
 		if _, ok := md.Topic(rt); ok {
 			continue
 		}
@@ -562,19 +569,24 @@ func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *re
 	if err != nil {
 		return errorResponse(req, err)
 	}
+	refused := hb.dropInvalidGroups()
 	joined := b.consumers.register(conn, hb)
 	b.consumers.notifyGroups(joined, hb.ClientID)
 	groups := make([]string, 0, len(hb.ConsumerDataSet))
 	md := b.group.Metadata()
 	for _, cd := range hb.ConsumerDataSet {
 		_, haveGroup := md.Group(cd.GroupName)
-		_, haveRetry := md.Topic(consumerRetryTopic(cd.GroupName))
+		_, haveRetry := md.Topic(protocol.RetryTopic(cd.GroupName))
 		if !haveGroup || !haveRetry {
 			groups = append(groups, cd.GroupName)
 		}
 	}
 	if b.group.IsLeader() {
 		b.consumers.requestEnsure(groups)
+	}
+	if refused != nil {
+		// The Go client only logs a failed heartbeat: the operator sees why.
+		return errorResponse(req, refused)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.SetExt("IS_SUPPORT_HEART_BEAT_V2", "false")
@@ -627,19 +639,13 @@ func (b *Broker) initConsumerSide() {
 	b.offsets = newOffsetCommitter(b)
 }
 
+// startConsumerSide starts the consumer side's goroutines: the manager's
+// on b.loops, long polling and the offset committer on their own (Close
+// stops each at its step).
 func (b *Broker) startConsumerSide() {
-	b.wg.Add(1)
-	go b.consumers.run(b.ctx)
-	b.pulls.start(b.ctx)
-	b.wg.Add(1)
-	go b.offsets.run(b.ctx)
-}
-
-// stopConsumerSide runs after b.wg.Wait: the goroutines are gone, the
-// server still writes. Held pulls are answered PULL_NOT_FOUND so clients
-// retry elsewhere at once.
-func (b *Broker) stopConsumerSide() {
-	b.pulls.close()
+	b.loops.goRun(b.consumers.run)
+	b.pulls.start()
+	b.offsets.start()
 }
 
 func (b *Broker) registerConsumerProcessors() {

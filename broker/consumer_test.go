@@ -315,6 +315,12 @@ func FuzzDecodeHeartbeat(f *testing.F) {
 		if err != nil {
 			return
 		}
+		_ = hb.dropInvalidGroups()
+		for _, cd := range hb.ConsumerDataSet {
+			if validateGroup(cd.GroupName) != nil {
+				t.Fatalf("invalid group %q kept", cd.GroupName)
+			}
+		}
 		again, err := json.Marshal(hb)
 		if err != nil {
 			t.Fatal(err)

@@ -101,10 +101,18 @@ func (b *Broker) delayLevelOf(props map[string]string, sysFlag int32) int {
 }
 
 // park turns a delayed send into its parked form: the schedule topic's
-// queue level-1, with the destination in REAL_TOPIC and REAL_QID.
+// queue level-1, with the destination in REAL_TOPIC and REAL_QID. It
+// refuses a destination unpark would not deliver, so that a message is
+// never acknowledged and then dropped when due.
 func (b *Broker) park(ctx context.Context, level int, topic string, queueID int32, props map[string]string) (string, int32, error) {
+	if err := validateTopic(topic); err != nil {
+		return "", 0, fmt.Errorf("delaying a message: %w", err)
+	}
+	if topic == scheduleTopic || queueID < 0 {
+		return "", 0, fmt.Errorf("%w: cannot delay a message for %s queue %d", ErrInvalidParameter, topic, queueID)
+	}
 	n := int32(len(b.cfg.DelayLevels))
-	if _, err := b.ensureTopic(ctx, metadata.TopicConfig{TopicName: scheduleTopic, ReadQueueNums: n, WriteQueueNums: n,
+	if _, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: scheduleTopic, ReadQueueNums: n, WriteQueueNums: n,
 		Perm: metadata.PermRead | metadata.PermWrite, TopicFilterType: "SINGLE_TAG"}); err != nil {
 		return "", 0, err
 	}
@@ -113,10 +121,9 @@ func (b *Broker) park(ctx context.Context, level int, topic string, queueID int3
 	return scheduleTopic, int32(level - 1), nil
 }
 
-// scheduleLoop runs the scheduler while the broker lives; it works only
-// while this node is the writable leader. Owned by the Broker (b.wg).
-func (b *Broker) scheduleLoop() {
-	defer b.wg.Done()
+// scheduleLoop runs the scheduler until ctx ends (b.loops); it works only
+// while this node is the writable leader.
+func (b *Broker) scheduleLoop(ctx context.Context) {
 	t := time.NewTicker(scheduleTick)
 	defer t.Stop()
 	// unsettled: a delivery failed, perhaps with an unknown outcome (its
@@ -126,7 +133,7 @@ func (b *Broker) scheduleLoop() {
 	unsettled := false
 	for {
 		select {
-		case <-b.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -144,8 +151,8 @@ func (b *Broker) scheduleLoop() {
 		}
 	levels:
 		for level := range b.cfg.DelayLevels {
-			for b.ctx.Err() == nil {
-				n, err := b.deliverDue(int32(level))
+			for ctx.Err() == nil {
+				n, err := b.deliverDue(ctx, int32(level))
 				if err != nil {
 					b.log.Warn("delayed delivery failed; retrying", "level", level+1, "error", err)
 					unsettled = true
@@ -161,7 +168,7 @@ func (b *Broker) scheduleLoop() {
 
 // deliverDue delivers up to scheduleBatch due messages of one level's queue
 // and returns how many it delivered.
-func (b *Broker) deliverDue(queueID int32) (int, error) {
+func (b *Broker) deliverDue(ctx context.Context, queueID int32) (int, error) {
 	md := b.group.Metadata()
 	from, _ := md.Offset(scheduleGroup, scheduleTopic, queueID)
 	st := b.group.Store()
@@ -178,7 +185,7 @@ func (b *Broker) deliverDue(queueID int32) (int, error) {
 		// first one kept, recording the jump like a delivery.
 		next = res.NextBeginOffset
 		b.log.Warn("parked delayed messages expired before delivery", "level", queueID+1, "from", from, "to", next)
-		return 0, b.commitDelivery(queueID, nil, next)
+		return 0, b.commitDelivery(ctx, queueID, nil, next)
 	default:
 		return 0, nil
 	}
@@ -203,18 +210,18 @@ func (b *Broker) deliverDue(queueID int32) (int, error) {
 	if next == from {
 		return 0, nil
 	}
-	return int(next - from), b.commitDelivery(queueID, out, next)
+	return int(next - from), b.commitDelivery(ctx, queueID, out, next)
 }
 
 // commitDelivery proposes the delivered messages and the level's new
 // progress offset in one entry.
-func (b *Broker) commitDelivery(queueID int32, msgs []*message.Ext, next int64) error {
-	ctx, cancel := context.WithTimeout(b.ctx, proposeTimeout)
+func (b *Broker) commitDelivery(ctx context.Context, queueID int32, msgs []*message.Ext, next int64) error {
+	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	defer cancel()
 	op := metadata.Op{Kind: metadata.OpCommitOffsets, Offsets: []metadata.OffsetCommit{
 		{Group: scheduleGroup, Topic: scheduleTopic, QueueID: queueID, Offset: next}}}
-	_, err := b.group.ProposeWithOp(ctx, msgs, op)
-	if errors.Is(err, context.Canceled) && b.ctx.Err() != nil {
+	_, err := b.group.ProposeWithOp(pctx, msgs, op)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil
 	}
 	return err

@@ -70,8 +70,11 @@ func TestDelayedMessageWaitsThenArrives(t *testing.T) {
 	mustOK(t, invoke(t, c, addr, sendRequest("DelayTopic", 0, nil, "plain"))) // creates the topic
 	resp := invoke(t, c, addr, sendRequest("DelayTopic", 2, map[string]string{message.PropertyDelayLevel: "1", message.PropertyKeys: "k1"}, "later"))
 	mustOK(t, resp)
-	if resp.ExtFields["queueId"] != "0" {
-		t.Fatalf("parked in queue %s, want 0 (level 1)", resp.ExtFields["queueId"])
+	// The answer names the topic's queue the message is for (as Java's), not
+	// the level's queue it is parked in; the offset is the parked copy's.
+	if resp.ExtFields["queueId"] != "2" || resp.ExtFields["queueOffset"] != "0" {
+		t.Fatalf("delayed send answered queue %s offset %s, want queue 2 of DelayTopic, offset 0",
+			resp.ExtFields["queueId"], resp.ExtFields["queueOffset"])
 	}
 	if n := queueLen(g, "DelayTopic", 2); n != 0 {
 		t.Fatalf("the delayed message is on its topic at once (%d)", n)
@@ -86,13 +89,17 @@ func TestDelayedMessageWaitsThenArrives(t *testing.T) {
 		got.UniqKey() != resp.ExtFields["transactionId"] || got.StoreTimestamp-parked.StoreTimestamp < 300 {
 		t.Fatalf("delivered %+v (parked at %d)", got, parked.StoreTimestamp)
 	}
-	// DELAY above the table is its last level (queue 1).
-	resp = invoke(t, c, addr, sendRequest("DelayTopic", 1, map[string]string{message.PropertyDelayLevel: "17"}, "clamped"))
+	// DELAY above the table is its last level (queue 1); the answer still
+	// names the topic's queue.
+	resp = invoke(t, c, addr, sendRequest("DelayTopic", 3, map[string]string{message.PropertyDelayLevel: "17"}, "clamped"))
 	mustOK(t, resp)
-	if resp.ExtFields["queueId"] != "1" {
-		t.Fatalf("DELAY=17 parked in queue %s, want 1", resp.ExtFields["queueId"])
+	if resp.ExtFields["queueId"] != "3" {
+		t.Fatalf("DELAY=17 answered queue %s, want 3", resp.ExtFields["queueId"])
 	}
-	waitUntil(t, 10*time.Second, "the clamped message delivered", func() bool { return queueLen(g, "DelayTopic", 1) == 1 })
+	if n := queueLen(g, scheduleTopic, 1); n != 1 {
+		t.Fatalf("DELAY=17: %d messages parked at the last level", n)
+	}
+	waitUntil(t, 10*time.Second, "the clamped message delivered", func() bool { return queueLen(g, "DelayTopic", 3) == 1 })
 }
 
 // TestDelayedDeliveryExactlyOnceAcrossFailover parks messages, kills the

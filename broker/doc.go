@@ -55,6 +55,21 @@
 //	2     properties length p int16
 //	p     properties
 //
+// Names (protocol.ValidateTopic, protocol.ValidateGroup): a topic is 1 to
+// 127 bytes of [%|a-zA-Z0-9_-]; a consumer group the same charset and at
+// most 120 bytes, so that %RETRY%<group> (and the shorter %DLQ%<group>)
+// is a valid topic. A longer group is answered INVALID_PARAMETER (29)
+// wherever it enters: HEART_BEAT, 200, CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
+// and UPDATE_CONSUMER_OFFSET (a heartbeat still registers the client's
+// other, valid groups before it answers 29). A consumer whose send-back is
+// refused falls back to a send to %RETRY%<group>, refused too, and keeps
+// the message to retry it locally: nothing is acknowledged and lost, where
+// a Java broker would create a retry topic our record layout cannot hold
+// (and ledgermq used to acknowledge the retry, then drop it when due).
+// Every path that creates a topic by itself
+// (createTopic: auto-create, %RETRY%, %DLQ%, the schedule topic) checks
+// the name first, so no topic over the limit is ever proposed.
+//
 // The send path on the leader, in order: header; topic name (RocketMQ's
 // pattern, at most 127 bytes; TBW102 itself is refused: 29); body at most
 // MaxMessageSize, properties at most 32767 bytes and well-formed (13);
@@ -69,7 +84,15 @@
 // queue 0; then dledger.Propose. The answer's ext: msgId (offset ids,
 // comma-joined for a batch), queueId, queueOffset (of the first message),
 // transactionId (UNIQ_KEYs, comma-joined), MSG_REGION=DefaultRegion,
-// TRACE_ON=true.
+// TRACE_ON=true. For a delayed message, as Java answers: queueId is the
+// topic's queue the producer chose (never the level's queue it is parked
+// in; clients build SendResult.MessageQueue from it and the message's own
+// topic), msgId and queueOffset are the parked copy's (offset id in the
+// CommitLog, offset in SCHEDULE_TOPIC_XXXX queue level-1): its offset on
+// the topic's queue exists only once it is delivered. rocketmq-client-go
+// copies queueOffset into SendResult.QueueOffset and uses it for nothing
+// else; the MsgID it reports is the UNIQ_KEY, which the delivered copy
+// keeps.
 //
 // Forwarding: a node that is not the writable leader relays the request
 // unchanged to the leader's client address (Config.Peers) with one ext
@@ -90,7 +113,8 @@
 // the raft term as dataVersion.stateVersion; dataVersion's timestamp and
 // counter move when the topic table's content changes. Topic table = the
 // replicated topics plus TBW102 (perm 7, DefaultTopicQueueNums queues)
-// while AutoCreateTopic is on. Close unregisters after the loop stopped.
+// while AutoCreateTopic is on. Close unregisters after the loop stopped,
+// before anything else stops (see Shutdown below).
 //
 // DELETE_TOPIC_IN_BROKER removes the topic from the replicated metadata
 // (config and offsets) and from the name servers; its stored queues stay.
@@ -116,7 +140,9 @@
 //
 // Delayed messages (delay.go) and CONSUMER_SEND_MSG_BACK (36,
 // sendback.go): a send with a DELAY level is parked in
-// SCHEDULE_TOPIC_XXXX (queue level-1, REAL_TOPIC/REAL_QID kept) and the
+// SCHEDULE_TOPIC_XXXX (queue level-1, REAL_TOPIC/REAL_QID kept; park
+// refuses a destination the scheduler could not deliver to, so nothing
+// acknowledged is dropped when due) and the
 // leader's scheduler delivers it when due, proposing the delivered copies
 // and the level's progress in one raft entry (dledger.ProposeWithOp), so a
 // failover neither repeats nor loses a delivery. 36 copies a failed
@@ -129,10 +155,25 @@
 //
 // Goroutines: handlers run on the remoting pools (send, admin) and may
 // block on a proposal (at most 10 s) or a forward (3 s). The registration
-// loop and the delay scheduler (scheduleLoop, active only on the writable
-// leader) are owned by the Broker (b.wg) and stop on Close; each
-// registration round runs one short-lived goroutine per name server and
-// waits for them. The consumer side's goroutines (consumer.go, pull.go,
-// offsets.go) are started by startConsumerSide and stopped by
-// stopConsumerSide.
+// loop is owned by the Broker (b.ctx, b.wg); each registration round runs
+// one short-lived goroutine per name server and waits for them. The delay
+// scheduler (scheduleLoop, active only on the writable leader) and the
+// consumer manager run on b.loops; long polling (pullHolder) and the
+// offset committer own their start and stop (consumer.go, pull.go,
+// offsets.go).
+//
+// Shutdown (Broker.Close), in this order, so that nothing accepted is lost:
+//
+//	step  what                                    why here
+//	----  --------------------------------------  ------------------------------
+//	1     stop the registration loop, unregister  clients stop being routed here
+//	                                              while it still answers them
+//	2     end long polling (held pulls answered   answers need open connections
+//	      PULL_NOT_FOUND, none held any more)
+//	3     remoting server Close: stop accepting,  every queued request has run
+//	      close connections, run queued requests  (answers are not delivered)
+//	4     stop the scheduler, consumer manager    nothing feeds them any more
+//	5     offset committer: flush until empty     after 3 no commit can arrive;
+//	      (raft on the leader, forward on a       the raft group is still open
+//	      follower), then stop; close the client
 package broker

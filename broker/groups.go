@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/routing"
 )
@@ -62,17 +63,14 @@ func parseSubscriptionGroup(body []byte) (metadata.SubscriptionGroup, error) {
 	return cfg, nil
 }
 
-// validateGroup checks a consumer group name as RocketMQ does for topics:
-// non-empty, at most 255 characters of [A-Za-z0-9_%|-].
+// validateGroup checks a consumer group name wherever one enters
+// (heartbeat, 200, 36, pulls, offset commits): the topic charset and at
+// most protocol.MaxGroupLength (120) bytes, so that its %RETRY% and %DLQ%
+// topics are valid topics. Java clients allow 255; a longer group here
+// would have its retries refused by the store after they were acknowledged.
 func validateGroup(name string) error {
-	if name == "" || len(name) > 255 {
-		return fmt.Errorf("%w: group name %q", ErrInvalidParameter, name)
-	}
-	for _, r := range name {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '%' || r == '|'
-		if !ok {
-			return fmt.Errorf("%w: group name %q has %q", ErrInvalidParameter, name, r)
-		}
+	if err := protocol.ValidateGroup(name); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidParameter, err)
 	}
 	return nil
 }

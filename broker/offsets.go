@@ -20,7 +20,15 @@ package broker
 // forwarding keeps those commits. Commits that cannot be proposed or
 // forwarded (no leader yet) stay pending for up to maxCommitTries rounds,
 // then are dropped with a log line: the Go client recommits every held
-// queue every 5 s anyway. On Close the pending table is flushed once more.
+// queue every 5 s anyway.
+//
+// Shutdown: the committer is the last part of the broker to stop
+// (Broker.Close), after the remoting server has stopped and run every
+// request it had queued, so no commit can arrive after its last flush.
+// stop ends the periodic goroutine, then flushes until nothing is pending
+// (proposing through raft on the leader, forwarding on a follower, by the
+// role of the moment), finalFlushTimeout or Close's context has passed, or
+// the raft group is closed.
 //
 // QUERY_CONSUMER_OFFSET answers the pending value first, then one being
 // proposed (a client reads its own commit back at once, and a member that
@@ -45,6 +53,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -61,6 +70,10 @@ const (
 	commitTimeout = 3 * time.Second
 	// forwardedByExt marks a commit a follower forwarded to the leader.
 	forwardedByExt = "forwardedBy"
+	// finalFlushTimeout bounds the last flush at shutdown, whatever is
+	// left of Close's context: the offsets are the last thing a closing
+	// node can lose that clients would notice (a rewind).
+	finalFlushTimeout = 2 * commitTimeout
 )
 
 type offsetKey struct {
@@ -76,10 +89,14 @@ type pendingOffset struct {
 }
 
 // offsetCommitter coalesces consumer-offset commits. commit and lookup are
-// safe for concurrent use; run is its goroutine.
+// safe for concurrent use; run is its goroutine, started by start and
+// ended by stop, which owns the last flush.
 type offsetCommitter struct {
 	b        *Broker
 	interval time.Duration
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu      sync.Mutex
 	pending map[offsetKey]pendingOffset
@@ -119,17 +136,22 @@ func (c *offsetCommitter) lookup(group, topic string, queueID int32) (int64, boo
 	return c.b.group.Metadata().Offset(group, topic, queueID)
 }
 
-// run flushes the pending table every interval, and once more on stop.
+// start runs the periodic flush until stop.
+func (c *offsetCommitter) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.wg.Add(1)
+	go c.run(ctx)
+}
+
+// run flushes the pending table every interval until ctx ends.
 func (c *offsetCommitter) run(ctx context.Context) {
-	defer c.b.wg.Done()
+	defer c.wg.Done()
 	t := time.NewTicker(c.interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-			c.flush(fctx)
-			cancel()
 			return
 		case <-t.C:
 			c.flush(ctx)
@@ -137,12 +159,59 @@ func (c *offsetCommitter) run(ctx context.Context) {
 	}
 }
 
-// flush proposes (leader) or forwards (follower) the pending commits.
-func (c *offsetCommitter) flush(ctx context.Context) {
+// stop ends the periodic flush and then flushes what is pending until
+// nothing is, or finalFlushTimeout or ctx ends; it reports the commits it
+// could not hand on. The caller guarantees no commit arrives any more
+// (Broker.Close calls it last).
+func (c *offsetCommitter) stop(ctx context.Context) error {
+	if c.cancel != nil {
+		c.cancel()
+		c.wg.Wait()
+	}
+	// The flush honours Close's deadline, but if a slow drain has spent it
+	// already the offsets still get a bounded time of their own.
+	base := ctx
+	if ctx.Err() != nil {
+		base = context.WithoutCancel(ctx)
+	}
+	fctx, cancel := context.WithTimeout(base, finalFlushTimeout)
+	defer cancel()
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		err := c.flush(fctx)
+		n := c.pendingCount()
+		if n == 0 {
+			return nil
+		}
+		if errors.Is(err, dledger.ErrClosed) || errors.Is(err, dledger.ErrFailed) {
+			// This node's raft group is gone: waiting cannot help.
+			c.b.log.Warn("offset commits lost at shutdown: the raft group is closed", "count", n, "error", err)
+			return fmt.Errorf("broker: %d offset commits not flushed at shutdown: %w", n, err)
+		}
+		select {
+		case <-fctx.Done():
+			c.b.log.Warn("offset commits lost at shutdown: no leader took them in time", "count", n)
+			return fmt.Errorf("broker: %d offset commits not flushed at shutdown: %w", n, fctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// pendingCount is the number of commits waiting for a flush.
+func (c *offsetCommitter) pendingCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// flush proposes (leader) or forwards (follower) the pending commits and
+// returns the first proposal error (commits that failed are pending again).
+func (c *offsetCommitter) flush(ctx context.Context) error {
 	c.mu.Lock()
 	if len(c.pending) == 0 {
 		c.mu.Unlock()
-		return
+		return nil
 	}
 	batch := c.pending
 	c.pending = make(map[offsetKey]pendingOffset, len(batch))
@@ -155,7 +224,7 @@ func (c *offsetCommitter) flush(ctx context.Context) {
 		}
 	}
 	if len(batch) == 0 {
-		return
+		return nil
 	}
 	c.mu.Lock()
 	c.inflight = maps.Clone(batch)
@@ -166,10 +235,10 @@ func (c *offsetCommitter) flush(ctx context.Context) {
 		c.mu.Unlock()
 	}()
 	if c.b.group.IsLeader() {
-		c.propose(ctx, batch)
-		return
+		return c.propose(ctx, batch)
 	}
 	c.forward(ctx, batch)
+	return nil
 }
 
 // sortedKeys orders a batch so that entries are deterministic.
@@ -181,7 +250,8 @@ func sortedKeys(batch map[offsetKey]pendingOffset) []offsetKey {
 	return keys
 }
 
-func (c *offsetCommitter) propose(ctx context.Context, batch map[offsetKey]pendingOffset) {
+func (c *offsetCommitter) propose(ctx context.Context, batch map[offsetKey]pendingOffset) error {
+	var first error
 	keys := sortedKeys(batch)
 	for len(keys) > 0 {
 		n := min(len(keys), maxOffsetsPerOp)
@@ -197,8 +267,10 @@ func (c *offsetCommitter) propose(ctx context.Context, batch map[offsetKey]pendi
 		if err != nil {
 			c.b.log.Debug("offset commit not proposed; retrying", "offsets", n, "error", err)
 			c.requeue(batch, chunk, err)
+			first = cmp.Or(first, err)
 		}
 	}
+	return first
 }
 
 // forward sends a follower's commits to the leader, one one-way
@@ -306,6 +378,9 @@ func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *remoting.Conn,
 	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
 	if err != nil {
 		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	}
+	if err := validateGroup(group); err != nil {
+		return errorResponse(req, err)
 	}
 	topic, qid, err := queueRef(req.ExtFields)
 	if err != nil {

@@ -189,6 +189,11 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 	if err != nil {
 		return errorResponse(req, err)
 	}
+	// A group that could not hold retries is refused here too: its pulls
+	// would commit offsets for a group that can never consume correctly.
+	if err := validateGroup(h.ConsumerGroup); err != nil {
+		return errorResponse(req, err)
+	}
 	md := b.group.Metadata()
 	gcfg, ok := md.Group(h.ConsumerGroup)
 	switch {
@@ -379,10 +384,14 @@ func (b *Broker) pullNotFound(p *pullRequest) *remoting.Command {
 // --- the holder ------------------------------------------------------------------
 
 // pullHolder parks pulls that found nothing until their queue grows or
-// their deadline passes. hold, dropConn, onDispatch and close are safe for
-// concurrent use; run and the workers are its goroutines.
+// their deadline passes. hold, dropConn, onDispatch and stop are safe for
+// concurrent use; run and the workers are its goroutines, started by start
+// and ended by stop.
 type pullHolder struct {
 	b *Broker
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	held atomic.Int64 // pulls parked now (a lock-free fast path for notify)
 
@@ -408,12 +417,25 @@ func newPullHolder(b *Broker) *pullHolder {
 	}
 }
 
-func (h *pullHolder) start(ctx context.Context) {
-	h.b.wg.Add(1 + pullWorkers)
+func (h *pullHolder) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.wg.Add(1 + pullWorkers)
 	go h.run(ctx)
 	for range pullWorkers {
 		go h.worker(ctx)
 	}
+}
+
+// stop ends long polling: the goroutines stop, every held pull is answered
+// PULL_NOT_FOUND (the client pulls again at once, elsewhere if this node
+// is going away) and later pulls are answered without being held.
+func (h *pullHolder) stop() {
+	if h.cancel != nil {
+		h.cancel()
+		h.wg.Wait()
+	}
+	h.close()
 }
 
 func (h *pullHolder) signal() {
@@ -507,7 +529,7 @@ func (h *pullHolder) dropConn(c *remoting.Conn) {
 
 // run moves woken and timed-out pulls to the workers.
 func (h *pullHolder) run(ctx context.Context) {
-	defer h.b.wg.Done()
+	defer h.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -544,7 +566,7 @@ func (h *pullHolder) run(ctx context.Context) {
 
 // worker re-runs woken pulls and answers those whose time is up.
 func (h *pullHolder) worker(ctx context.Context) {
-	defer h.b.wg.Done()
+	defer h.wg.Done()
 	for {
 		select {
 		case <-ctx.Done():
@@ -581,7 +603,7 @@ func (h *pullHolder) answer(p *pullRequest, resp *remoting.Command) {
 }
 
 // close answers every held or queued pull with PULL_NOT_FOUND and refuses
-// new holds. Called after the holder's goroutines have stopped.
+// new holds. Called by stop once the holder's goroutines have stopped.
 func (h *pullHolder) close() {
 	h.mu.Lock()
 	h.closed = true

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"regexp"
 	"strings"
 	"time"
 
@@ -23,8 +22,8 @@ const (
 	// autoCreateTopic is the template topic unknown topics are created from
 	// (RocketMQ AUTO_CREATE_TOPIC_KEY_TOPIC).
 	autoCreateTopic = "TBW102"
-	retryPrefix     = "%RETRY%"
-	dlqPrefix       = "%DLQ%"
+	retryPrefix     = protocol.RetryTopicPrefix
+	dlqPrefix       = protocol.DLQTopicPrefix
 	// defaultMaxReconsumeTimes is RocketMQ's retryMaxTimes of a group.
 	defaultMaxReconsumeTimes = 16
 	defaultRegion            = "DefaultRegion"
@@ -41,18 +40,11 @@ const (
 	extForwardedFrom = "ledgermqForwardedFrom"
 )
 
-// topicNamePattern is RocketMQ's TopicValidator pattern.
-var topicNamePattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
-
-// validateTopic checks a topic name as RocketMQ's TopicValidator does.
+// validateTopic checks a topic name as RocketMQ's TopicValidator does
+// (protocol.ValidateTopic: 1 to 127 bytes of [%|a-zA-Z0-9_-]).
 func validateTopic(topic string) error {
-	switch {
-	case topic == "":
-		return fmt.Errorf("%w: empty topic", ErrInvalidParameter)
-	case len(topic) > message.MaxTopicLength:
-		return fmt.Errorf("%w: topic of %d bytes is longer than %d", ErrInvalidParameter, len(topic), message.MaxTopicLength)
-	case !topicNamePattern.MatchString(topic):
-		return fmt.Errorf("%w: topic %q contains characters outside [%%|a-zA-Z0-9_-]", ErrInvalidParameter, topic)
+	if err := protocol.ValidateTopic(topic); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidParameter, err)
 	}
 	return nil
 }
@@ -179,13 +171,18 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	deadLettered := false
 	if !batch && strings.HasPrefix(topic, retryPrefix) {
 		if dlq, ok := b.deadLetter(&h); ok {
-			if tc, err = b.ensureTopic(ctx, metadata.TopicConfig{TopicName: dlq, ReadQueueNums: 1, WriteQueueNums: 1,
+			if tc, err = b.createTopic(ctx, metadata.TopicConfig{TopicName: dlq, ReadQueueNums: 1, WriteQueueNums: 1,
 				Perm: metadata.PermRead | metadata.PermWrite}); err != nil {
 				return nil, err
 			}
 			topic, queueID, deadLettered = tc.TopicName, 0, true
 		}
 	}
+	// The answer names the queue the producer's message is for, even when
+	// it is parked below: Java answers the topic's queue id (with the
+	// parked copy's msgId and queue offset), and clients build the
+	// SendResult's MessageQueue from it and the message's own topic.
+	answerQueue := queueID
 	// A delayed message waits in the schedule topic (delay.go); a delayed
 	// batch was refused above rather than delivered early.
 	if level := b.delayLevelOf(props, h.SysFlag); !batch && !deadLettered && level > 0 {
@@ -239,7 +236,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		ids[i] = r.MsgID
 		keys[i] = msgs[i].UniqKey()
 	}
-	rh := protocol.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: queueID,
+	rh := protocol.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: answerQueue,
 		QueueOffset: results[0].QueueOffset, TransactionID: strings.Join(keys, ","), Region: defaultRegion, TraceOn: true}
 	for k, v := range rh.Encode() {
 		resp.SetExt(k, v)
@@ -294,7 +291,7 @@ func (b *Broker) topicForSend(ctx context.Context, h *sendHeader) (metadata.Topi
 		if err != nil {
 			return metadata.TopicConfig{}, err
 		}
-		if tc, err = b.ensureTopic(ctx, want); err != nil {
+		if tc, err = b.createTopic(ctx, want); err != nil {
 			return metadata.TopicConfig{}, err
 		}
 		b.log.Info("topic auto-created", "topic", tc.TopicName, "queues", tc.WriteQueueNums, "producerGroup", h.ProducerGroup)
@@ -303,6 +300,17 @@ func (b *Broker) topicForSend(ctx context.Context, h *sendHeader) (metadata.Topi
 		return metadata.TopicConfig{}, fmt.Errorf("%w: the topic[%s] sending message is forbidden", ErrNoPermission, tc.TopicName)
 	}
 	return tc, nil
+}
+
+// createTopic is ensureTopic for the paths that create topics on their own
+// (auto-create on send, %RETRY%, %DLQ%, the schedule topic): a name that is
+// not a valid topic is refused here, before anything is proposed, so no
+// topic over the 127-byte limit is ever created.
+func (b *Broker) createTopic(ctx context.Context, want metadata.TopicConfig) (metadata.TopicConfig, error) {
+	if err := validateTopic(want.TopicName); err != nil {
+		return metadata.TopicConfig{}, err
+	}
+	return b.ensureTopic(ctx, want)
 }
 
 // autoCreateConfig is the config an unknown topic gets on first send.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -18,6 +19,13 @@ import (
 // set and UNIQ_KEY kept, so the consumer sees the same MsgId again; once
 // reconsumeTimes reaches the maximum, or for delayLevel -1, the copy goes
 // to %DLQ%<group> queue 0 instead. Followers forward it to the leader.
+//
+// Anything that would keep the copy from being stored and delivered is
+// refused before the answer, never after: a group whose %RETRY% topic would
+// pass 127 bytes (validateGroup: INVALID_PARAMETER, 29), a retry topic that
+// cannot be created, a destination the scheduler could not deliver to
+// (park). The client then falls back to its own send to %RETRY%<group>, and
+// failing that keeps the message and retries it locally.
 
 func (b *Broker) registerSendBackProcessor() {
 	b.srv.Handle(remoting.ConsumerSendMsgBack, poolSend, remoting.HandlerFunc(b.leaderOnly(b.sendBack)))
@@ -75,15 +83,15 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 	}
 
 	if orig.ReconsumeTimes >= b.maxReconsumeTimes(group, maxTimes) || delayLevel < 0 {
-		tc, err := b.ensureTopic(ctx, metadata.TopicConfig{TopicName: dlqPrefix + group, ReadQueueNums: 1, WriteQueueNums: 1,
+		tc, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: protocol.DLQTopic(group), ReadQueueNums: 1, WriteQueueNums: 1,
 			Perm: metadata.PermRead | metadata.PermWrite})
 		if err != nil {
 			return nil, err
 		}
 		m.Topic, m.QueueID = tc.TopicName, 0
 	} else {
-		retry := retryPrefix + group
-		tc, err := b.ensureTopic(ctx, metadata.TopicConfig{TopicName: retry, ReadQueueNums: 1, WriteQueueNums: 1,
+		retry := protocol.RetryTopic(group)
+		tc, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: retry, ReadQueueNums: 1, WriteQueueNums: 1,
 			Perm: metadata.PermRead | metadata.PermWrite, TopicFilterType: "SINGLE_TAG"})
 		if err != nil {
 			return nil, err

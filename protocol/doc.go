@@ -123,6 +123,18 @@
 // No ext. Answer body ClusterInfo: brokerAddrTable (group name →
 // BrokerData) and clusterAddrTable (cluster name → group names).
 //
+// # Names (names.go)
+//
+// ValidateTopic and ValidateGroup are the one rule for names, used by the
+// broker wherever a topic or a consumer group enters:
+//
+//	name            charset           length    why
+//	--------------  ----------------  --------  --------------------------------
+//	topic           [%|a-zA-Z0-9_-]   1..127    one-byte topic length of a record
+//	consumer group  [%|a-zA-Z0-9_-]   1..120    %RETRY%<group> must be a topic
+//
+// RetryTopic and DLQTopic build a group's %RETRY% and %DLQ% topics.
+//
 // # Invariants
 //
 //   - For every header type H and ext map m: if Decode(m) succeeds, then
