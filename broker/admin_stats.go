@@ -28,6 +28,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -43,6 +44,7 @@ func (b *Broker) registerAdminStatsProcessors() {
 	b.srv.Handle(remoting.GetTopicStatsInfo, poolAdmin, remoting.HandlerFunc(b.getTopicStatsInfo))
 	b.srv.Handle(remoting.GetConsumerConnectionList, poolAdmin, remoting.HandlerFunc(b.getConsumerConnectionList))
 	b.srv.Handle(remoting.GetConsumeStats, poolAdmin, remoting.HandlerFunc(b.getConsumeStats))
+	b.srv.Handle(remoting.GetProducerConnectionList, poolAdmin, remoting.HandlerFunc(b.getProducerConnectionList))
 	b.srv.Handle(remoting.InvokeBrokerToResetOffset, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.resetOffset)))
 }
 
@@ -168,8 +170,8 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 
 // getConsumerConnectionList serves GET_CONSUMER_CONNECTION_LIST (203): ext
 // consumerGroup; the clients heartbeating this node and their
-// subscriptions, or CONSUMER_NOT_ONLINE (206). The heartbeat table keeps
-// no client language or version, so every connection says OTHER and 0.
+// subscriptions, or CONSUMER_NOT_ONLINE (206); each connection with the
+// language and version of the client's last heartbeat.
 func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
 	if err != nil {
@@ -191,7 +193,7 @@ func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, 
 		if c.conn != nil {
 			addr = c.conn.RemoteAddr().String()
 		}
-		cc.ConnectionSet = append(cc.ConnectionSet, protocol.Connection{ClientID: id, ClientAddr: addr, Language: "OTHER"})
+		cc.ConnectionSet = append(cc.ConnectionSet, connectionOf(id, addr, c))
 	}
 	for topic, s := range g.subs {
 		sd := protocol.SubscriptionData{Topic: topic, SubString: s.expr, SubVersion: s.version, ExpressionType: s.exprType,
@@ -305,4 +307,38 @@ func (b *Broker) notifyReset(h protocol.ResetOffsetHeader, body protocol.ResetOf
 			b.log.Debug("reset-offset notification failed", "group", h.Group, "peer", c.RemoteAddr(), "error", err)
 		}
 	}
+}
+
+// connectionOf is a client's Connection as admin tools see it.
+func connectionOf(id, addr string, c *clientConn) protocol.Connection {
+	lang := c.language
+	if lang == "" {
+		lang = remoting.LanguageOther
+	}
+	return protocol.Connection{ClientID: id, ClientAddr: addr, Language: lang, Version: int32(c.version)}
+}
+
+// getProducerConnectionList serves GET_PRODUCER_CONNECTION_LIST (204): ext
+// producerGroup; the clients of the group heartbeating this node (Java
+// ProducerConnection), or SYSTEM_ERROR when none is, as Java answers.
+func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	group, err := remoting.ExtString(req.ExtFields, "producerGroup")
+	if err != nil {
+		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	clients := b.consumers.producerClients(group)
+	if len(clients) == 0 {
+		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("the producer group[%s] not exist", group))
+	}
+	pc := protocol.ProducerConnection{ConnectionSet: make([]protocol.Connection, 0, len(clients))}
+	for i := range clients {
+		pc.ConnectionSet = append(pc.ConnectionSet, connectionOf(clients[i].id, remoteString(clients[i].conn), &clients[i]))
+	}
+	body, err := json.Marshal(pc)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body
+	return resp
 }

@@ -59,6 +59,16 @@ type Config struct {
 	MaxMessageSize int
 	Logger         hclog.Logger
 	Clock          func() time.Time
+	// TransactionTimeout is how old a half message must be before the
+	// leader checks back with its producer (RocketMQ transactionTimeOut;
+	// a message's CHECK_IMMUNITY_TIME_IN_SECONDS overrides it). Default 6 s.
+	TransactionTimeout time.Duration
+	// TransactionCheckInterval is the period of the check-back rounds
+	// (transactionCheckInterval). Default 30 s.
+	TransactionCheckInterval time.Duration
+	// TransactionCheckMax is how many times a transaction is checked
+	// before it is discarded (transactionCheckMax). Default 15.
+	TransactionCheckMax int
 }
 
 func (c *Config) setDefaults() {
@@ -85,6 +95,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.TransactionTimeout == 0 {
+		c.TransactionTimeout = defaultTransactionTimeout
+	}
+	if c.TransactionCheckInterval == 0 {
+		c.TransactionCheckInterval = defaultTransactionCheckInterval
+	}
+	if c.TransactionCheckMax == 0 {
+		c.TransactionCheckMax = defaultTransactionCheckMax
 	}
 }
 
@@ -150,6 +169,10 @@ type Broker struct {
 	pulls     *pullHolder
 	offsets   *offsetCommitter
 	locks     *lockTable // orderly consumers' queue leases (locks.go)
+
+	// Transactions (transaction.go, txncheck.go): the leader's view of
+	// the undecided ones.
+	txn *txnState
 
 	closed atomic.Bool
 	// ctx, cancel and wg are the registration loop's (register.go): Close
@@ -240,6 +263,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.registerLockProcessors()
 	b.registerGroupProcessors()
 	b.registerSendBackProcessor()
+	b.registerTransactionProcessor()
 	return b, nil
 }
 
@@ -259,6 +283,7 @@ func (b *Broker) Start() error {
 	b.hooks.b.Store(b)
 	b.startConsumerSide()
 	b.loops.goRun(b.scheduleLoop)
+	b.loops.goRun(b.txnCheckLoop)
 	b.wg.Add(1)
 	go b.registerLoop()
 	b.log.Info("broker serving", "addr", b.srv.Addr().String(), "role", b.group.Role().Role)
@@ -279,7 +304,8 @@ func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
 //  3. the remoting server stops accepting, closes its connections and runs
 //     the requests already queued (remoting.Server.Close; their answers
 //     are not delivered, their effects happen);
-//  4. the loops stop (the delay scheduler, the consumer manager);
+//  4. the loops stop (the delay scheduler, the transaction check-back,
+//     the consumer manager);
 //  5. last, the offset committer flushes every commit accepted in 1–3
 //     (proposed through raft on the leader, forwarded on a follower) and
 //     stops; then the client to name servers and leader closes.

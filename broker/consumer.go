@@ -151,6 +151,21 @@ type clientConn struct {
 	id       string
 	conn     *remoting.Conn
 	lastSeen time.Time
+	// language and version are the heartbeat request's (remoting header),
+	// what admin tools show of a connection.
+	language string
+	version  int16
+}
+
+// clientInfo is what a heartbeat says of the client beyond its body.
+type clientInfo struct {
+	language string
+	version  int16
+}
+
+// seen refreshes c from a heartbeat.
+func (c *clientConn) seen(conn *remoting.Conn, now time.Time, info clientInfo) {
+	c.conn, c.lastSeen, c.language, c.version = conn, now, info.language, info.version
 }
 
 // subscription is a group's subscription to one topic, from the newest
@@ -213,7 +228,7 @@ func newConsumerManager(b *Broker) *consumerManager {
 
 // register records one heartbeat from conn. It returns the groups whose
 // membership changed (a new clientID joined).
-func (m *consumerManager) register(conn *remoting.Conn, hb heartbeatData) []string {
+func (m *consumerManager) register(conn *remoting.Conn, hb heartbeatData, info clientInfo) []string {
 	now := m.now()
 	var joined []string
 	m.mu.Lock()
@@ -226,9 +241,11 @@ func (m *consumerManager) register(conn *remoting.Conn, hb heartbeatData) []stri
 		}
 		g.consumeType, g.messageModel, g.consumeFromWhere = cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere
 		if c := g.clients[hb.ClientID]; c != nil {
-			c.conn, c.lastSeen = conn, now
+			c.seen(conn, now, info)
 		} else {
-			g.clients[hb.ClientID] = &clientConn{id: hb.ClientID, conn: conn, lastSeen: now}
+			c = &clientConn{id: hb.ClientID}
+			c.seen(conn, now, info)
+			g.clients[hb.ClientID] = c
 			joined = append(joined, cd.GroupName)
 		}
 		seen := make(map[string]bool, len(cd.SubscriptionDataSet))
@@ -251,11 +268,12 @@ func (m *consumerManager) register(conn *remoting.Conn, hb heartbeatData) []stri
 			p = map[string]*clientConn{}
 			m.producers[pd.GroupName] = p
 		}
-		if c := p[hb.ClientID]; c != nil {
-			c.conn, c.lastSeen = conn, now
-		} else {
-			p[hb.ClientID] = &clientConn{id: hb.ClientID, conn: conn, lastSeen: now}
+		c := p[hb.ClientID]
+		if c == nil {
+			c = &clientConn{id: hb.ClientID}
+			p[hb.ClientID] = c
 		}
+		c.seen(conn, now, info)
 	}
 	return joined
 }
@@ -368,6 +386,22 @@ func (m *consumerManager) subscription(group, topic string) (subscription, bool)
 		return s, ok
 	}
 	return subscription{}, false
+}
+
+// producerClients lists a producer group's clients with a live
+// connection, sorted by clientID.
+func (m *consumerManager) producerClients(group string) []clientConn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.producers[group]
+	out := make([]clientConn, 0, len(p))
+	for _, c := range p {
+		if c.conn != nil && !c.conn.Closed() {
+			out = append(out, *c)
+		}
+	}
+	slices.SortFunc(out, func(a, b clientConn) int { return strings.Compare(a.id, b.id) })
+	return out
 }
 
 // producerConns lists the live connections of a producer group's clients,
@@ -570,7 +604,7 @@ func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *re
 		return errorResponse(req, err)
 	}
 	refused := hb.dropInvalidGroups()
-	joined := b.consumers.register(conn, hb)
+	joined := b.consumers.register(conn, hb, clientInfo{language: req.Language, version: req.Version})
 	b.consumers.notifyGroups(joined, hb.ClientID)
 	groups := make([]string, 0, len(hb.ConsumerDataSet))
 	md := b.group.Metadata()

@@ -289,13 +289,13 @@ func TestSubscriptionFromHeartbeat(t *testing.T) {
 	m := newConsumerManager(&Broker{cfg: Config{Clock: time.Now}})
 	hb := heartbeatData{ClientID: "c1", ConsumerDataSet: []consumerData{{GroupName: "g",
 		SubscriptionDataSet: []subscriptionData{{Topic: "T", SubString: "A || B", SubVersion: 2, ExpressionType: "TAG"}, {Topic: "U", SubString: "*", SubVersion: 2}}}}}
-	m.register(nil, hb)
+	m.register(nil, hb, clientInfo{})
 	if s, ok := m.subscription("g", "T"); !ok || s.expr != "A || B" || !slices.Equal(s.filter.tags.Tags, []string{"A", "B"}) {
 		t.Fatalf("T subscription = %+v %v", s, ok)
 	}
 	// A later heartbeat without U drops it; a newer version of T replaces it.
 	hb.ConsumerDataSet[0].SubscriptionDataSet = []subscriptionData{{Topic: "T", TagsSet: []string{"C"}, SubVersion: 3}}
-	m.register(nil, hb)
+	m.register(nil, hb, clientInfo{})
 	if _, ok := m.subscription("g", "U"); ok {
 		t.Fatal("U kept")
 	}
@@ -333,7 +333,7 @@ func FuzzDecodeHeartbeat(f *testing.F) {
 			t.Fatalf("round trip differs:\n%s\n%s", again, again2)
 		}
 		m := newConsumerManager(&Broker{cfg: Config{Clock: time.Now}})
-		m.register(nil, hb)
+		m.register(nil, hb, clientInfo{})
 		for _, cd := range hb.ConsumerDataSet {
 			_ = m.clientIDs(cd.GroupName)
 		}

@@ -140,7 +140,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	if err := validateTopic(h.Topic); err != nil {
 		return nil, err
 	}
-	if h.Topic == autoCreateTopic || h.Topic == scheduleTopic {
+	if h.Topic == autoCreateTopic || systemTopics[h.Topic] {
 		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
 	}
 	if len(req.Body) > b.cfg.MaxMessageSize {
@@ -190,6 +190,17 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 			return nil, err
 		}
 	}
+	// A half message waits in the half topic for its END_TRANSACTION
+	// (transaction.go).
+	half := message.TransactionType(h.SysFlag) == message.SysFlagTransactionPrepared
+	if half {
+		if batch {
+			return nil, fmt.Errorf("%w: a batch cannot be a transaction's half message", ErrMessageIllegal)
+		}
+		if topic, queueID, err = b.parkHalf(ctx, &h, topic, queueID, props); err != nil {
+			return nil, err
+		}
+	}
 
 	born := bornHost(conn, req)
 	var msgs []*message.Ext
@@ -228,6 +239,9 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		return nil, fmt.Errorf("broker: %d results for %d messages", len(results), len(msgs))
 	}
 	b.prod.putTotal.Add(int64(len(msgs)))
+	if half {
+		b.halfStored(msgs[0].UniqKey(), results[0].QueueOffset)
+	}
 
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	ids := make([]string, len(results))

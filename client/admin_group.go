@@ -41,8 +41,8 @@ func DefaultGroupConfig(name string) GroupConfig {
 // CreateGroup creates or updates the subscription group on every broker
 // group t names (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, 200) and returns them.
 func (a *Admin) CreateGroup(ctx context.Context, cfg GroupConfig, t Target) ([]string, error) {
-	if err := validateTopic(cfg.GroupName); err != nil {
-		return nil, fmt.Errorf("%w: group: %w", ErrConfig, err)
+	if err := protocol.ValidateGroup(cfg.GroupName); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	body, err := json.Marshal(cfg)
 	if err != nil {

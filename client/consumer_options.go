@@ -3,6 +3,8 @@ package client
 import (
 	"fmt"
 	"time"
+
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // Consumer defaults, as RocketMQ's push consumer has them unless noted.
@@ -294,8 +296,8 @@ func (o *options) validateConsumer() error {
 	case c.heartbeatInterval <= 0 || c.rebalanceInterval <= 0 || c.commitInterval <= 0 || c.pullErrorBackoff <= 0 ||
 		c.suspend <= 0 || c.lockRenew <= 0 || c.timeSlice <= 0:
 		return fmt.Errorf("%w: consumer intervals must be > 0", ErrConfig)
-	case !topicPattern.MatchString(o.group):
-		return fmt.Errorf("%w: consumer group %q has characters outside [%%|a-zA-Z0-9_-]", ErrConfig, o.group)
+	case protocol.ValidateGroup(o.group) != nil:
+		return fmt.Errorf("%w: consumer group: %w", ErrConfig, protocol.ValidateGroup(o.group))
 	}
 	if c.timestamp.IsZero() {
 		c.timestamp = o.now().Add(-30 * time.Minute)

@@ -2,7 +2,6 @@ package client
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -104,20 +103,13 @@ type SendResult struct {
 // with the same MsgID).
 func (r *SendResult) MaybeDuplicated() bool { return unknownAmong(r.Earlier) }
 
-// topicPattern is RocketMQ's TopicValidator pattern.
-var topicPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
-
-// validateTopic checks a topic name as brokers do, so a bad one fails
-// before it reaches the wire.
+// validateTopic checks a topic name as brokers do (protocol.ValidateTopic),
+// so a bad one fails before it reaches the wire.
 func validateTopic(topic string) error {
-	switch {
-	case topic == "":
-		return fmt.Errorf("%w: empty topic", ErrInvalidMessage)
-	case len(topic) > message.MaxTopicLength:
-		return fmt.Errorf("%w: topic of %d bytes is longer than %d", ErrInvalidMessage, len(topic), message.MaxTopicLength)
-	case !topicPattern.MatchString(topic):
-		return fmt.Errorf("%w: topic %q has characters outside [%%|a-zA-Z0-9_-]", ErrInvalidMessage, topic)
-	case topic == protocol.DefaultTopic:
+	if err := protocol.ValidateTopic(topic); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+	}
+	if topic == protocol.DefaultTopic {
 		return fmt.Errorf("%w: topic %s is the auto-create template", ErrInvalidMessage, topic)
 	}
 	return nil

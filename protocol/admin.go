@@ -311,6 +311,13 @@ type SubscriptionData struct {
 	ExpressionType  string   `json:"expressionType"`
 }
 
+// ProducerConnection is the body of GET_PRODUCER_CONNECTION_LIST (204):
+// the clients of a producer group heartbeating the broker (Java
+// ProducerConnection); standard JSON.
+type ProducerConnection struct {
+	ConnectionSet []Connection `json:"connectionSet"`
+}
+
 // ConsumerConnection is the body of GET_CONSUMER_CONNECTION_LIST (Java
 // ConsumerConnection); standard JSON.
 type ConsumerConnection struct {
