@@ -59,6 +59,10 @@ type Config struct {
 	MaxMessageSize int
 	Logger         hclog.Logger
 	Clock          func() time.Time
+	// Limits bound what clients can make the broker's remoting server
+	// hold: read budget, connections, requests in flight per connection,
+	// header sizes. Zero values take remoting's defaults.
+	Limits remoting.Limits
 }
 
 func (c *Config) setDefaults() {
@@ -175,6 +179,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.srv = remoting.NewServer(remoting.ServerConfig{
 		Addr:     cfg.Addr,
 		Listener: cfg.Listener,
+		Limits:   cfg.Limits,
 		Logger:   b.log.Named("remoting"),
 		Pools: map[string]remoting.PoolConfig{
 			// A send worker waits for its raft commit, so the pool is wide:
@@ -213,6 +218,7 @@ func (b *Broker) Start() error {
 	}
 	b.hooks.b.Store(b)
 	b.startConsumerSide()
+	b.locks.start(lockSweepInterval)
 	b.wg.Add(2)
 	go b.registerLoop()
 	go b.scheduleLoop()
@@ -233,6 +239,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.cancel()
 	b.wg.Wait()
 	b.stopConsumerSide()
+	b.locks.stop()
 	b.unregisterAll(ctx)
 	err := b.srv.Close(ctx)
 	return errors.Join(err, b.client.Close())
