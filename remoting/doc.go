@@ -142,7 +142,10 @@
 // or fails, so waiting never deadlocks; a peer that stalls inside a frame
 // is ended by IdleTimeout. Responses on a server's connections (to
 // Conn.Request calls) count until they are handed to their caller.
-// Server.HeldBytes and Server.Stats expose the figures. Decoding a header
+// Server.HeldBytes and Server.Stats expose the figures. The process's
+// resident memory under a flood can reach about twice the budget: the
+// garbage collector lets the heap grow to twice what is live (GOGC=100;
+// GOMEMLIMIT tightens it). Decoding a header
 // within the header limits costs at most about its size in strings plus a
 // map of at most MaxExtFields entries.
 //

@@ -2,9 +2,11 @@
 # Name-server and broker memory under hostile clients: the frame flood
 # (64 back-to-back 15 MiB frames on one connection) and the partial-frame
 # hold (32 connections each sending 12 MiB of a 16 MiB frame and
-# stalling). Each server runs in a fresh process on loopback ports; the
-# figures are VmRSS before, the peak VmRSS sampled every 20 ms, and VmHWM
-# after (see scripts/memattack/main.go for the flags).
+# stalling), and on the broker the lock flood (20 LOCK_BATCH_MQ of 10 000
+# queues of topics that do not exist). Each server runs in a fresh process
+# on loopback ports; the figures are VmRSS before, the peak VmRSS sampled
+# every 20 ms, VmRSS and VmHWM after (see scripts/memattack/main.go for
+# the flags).
 #
 #   scripts/memattack.sh                          # BIN=bin/ledgermq (make build)
 #   BIN=/tmp/old/ledgermq scripts/memattack.sh    # another build, to compare

@@ -9,6 +9,9 @@
 //     with a JSON body the handler has to scan) and reads the answers.
 //   - partial: C connections each announce a D MiB frame, send S MiB of
 //     it and stall.
+//   - locks (broker only): R LOCK_BATCH_MQ requests, each for Q queues of
+//     topics that do not exist under a group of its own, then a pause
+//     of -hold: what the lock table keeps.
 //
 // Every server runs in a fresh process with its own data directory, bound
 // to 127.0.0.1, and is stopped after its attack. It is a measuring tool,
@@ -41,6 +44,7 @@ const mib = 1 << 20
 // Request codes of the attacks (RocketMQ's numbering).
 const (
 	codeHeartBeat      = 34
+	codeLockBatchMQ    = 41
 	codeRegisterBroker = 103
 )
 
@@ -49,6 +53,7 @@ type options struct {
 	targets, attacks        []string
 	frames, frameMiB        int
 	conns, sentMiB, declMiB int
+	lockReqs, lockQueues    int
 	hold, timeout           time.Duration
 }
 
@@ -57,13 +62,15 @@ func main() {
 	var targets, attacks string
 	flag.StringVar(&o.bin, "bin", "", "ledgermq binary to measure (required)")
 	flag.StringVar(&targets, "targets", "namesrv,broker", "servers to attack: namesrv, broker")
-	flag.StringVar(&attacks, "attacks", "frames,partial", "attacks to run: frames, partial")
+	flag.StringVar(&attacks, "attacks", "frames,partial,locks", "attacks to run: frames, partial, locks")
 	flag.IntVar(&o.frames, "frames", 64, "frames attack: frames sent back to back")
 	flag.IntVar(&o.frameMiB, "frame-mib", 15, "frames attack: size of each frame in MiB")
 	flag.IntVar(&o.conns, "conns", 32, "partial attack: connections")
 	flag.IntVar(&o.declMiB, "declared-mib", 16, "partial attack: announced frame size in MiB")
 	flag.IntVar(&o.sentMiB, "sent-mib", 12, "partial attack: MiB sent of each frame")
-	flag.DurationVar(&o.hold, "hold", 5*time.Second, "partial attack: how long the stalled frames are held")
+	flag.IntVar(&o.lockReqs, "lock-requests", 20, "locks attack: LOCK_BATCH_MQ requests")
+	flag.IntVar(&o.lockQueues, "lock-queues", 10000, "locks attack: queues per request")
+	flag.DurationVar(&o.hold, "hold", 5*time.Second, "partial and locks attacks: how long the stalled frames are held, or the pause after the locks")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "bound of one attack")
 	flag.Parse()
 	if o.bin == "" {
@@ -80,24 +87,28 @@ func main() {
 
 func run(o options) error {
 	fmt.Printf("binary %s\n", o.bin)
-	fmt.Printf("%-8s %-34s %10s %10s %10s %s\n", "server", "attack", "rss-before", "rss-peak", "hwm-after", "outcome")
+	fmt.Printf("%-8s %-34s %10s %10s %10s %10s %s\n", "server", "attack", "rss-before", "rss-peak", "rss-after", "hwm-after", "outcome")
 	for _, target := range o.targets {
 		for _, attack := range o.attacks {
 			res, err := measure(o, target, attack)
 			if err != nil {
 				return fmt.Errorf("%s/%s: %w", target, attack, err)
 			}
-			fmt.Printf("%-8s %-34s %8.1fMi %8.1fMi %8.1fMi %s\n", target, res.name,
-				float64(res.before)/mib, float64(res.peak)/mib, float64(res.hwm)/mib, res.outcome)
+			if res.skipped {
+				continue
+			}
+			fmt.Printf("%-8s %-34s %8.1fMi %8.1fMi %8.1fMi %8.1fMi %s\n", target, res.name,
+				float64(res.before)/mib, float64(res.peak)/mib, float64(res.after)/mib, float64(res.hwm)/mib, res.outcome)
 		}
 	}
 	return nil
 }
 
 type result struct {
-	name              string
-	before, peak, hwm int64
-	outcome           string
+	name                     string
+	before, peak, after, hwm int64
+	outcome                  string
+	skipped                  bool // the attack does not apply to the server
 }
 
 // measure starts target, runs attack against it and samples its memory.
@@ -132,6 +143,13 @@ func measure(o options, target, attack string) (result, error) {
 	case "partial":
 		res.name = fmt.Sprintf("%d conns x %d of %d MiB", o.conns, o.sentMiB, o.declMiB)
 		res.outcome, err = partialAttack(ctx, addr, o.conns, o.declMiB*mib, o.sentMiB*mib, o.hold)
+	case "locks":
+		if target != "broker" {
+			s.stop()
+			return result{skipped: true}, nil
+		}
+		res.name = fmt.Sprintf("%d x LOCK_BATCH_MQ of %d queues", o.lockReqs, o.lockQueues)
+		res.outcome, err = locksAttack(ctx, addr, o.lockReqs, o.lockQueues, o.hold)
 	default:
 		err = fmt.Errorf("unknown attack %q", attack)
 	}
@@ -143,7 +161,7 @@ func measure(o options, target, attack string) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	res.before, res.hwm = before, hwm
+	res.before, res.after, res.hwm = before, rss, hwm
 	res.peak = max(res.peak, rss)
 	return res, nil
 }
@@ -425,4 +443,47 @@ func partialAttack(ctx context.Context, addr string, conns, declared, sent int, 
 		return "", dialErr
 	}
 	return fmt.Sprintf("%d of %d connections got all %d MiB in within %v", full, conns, sent/mib, hold), nil
+}
+
+// locksAttack sends reqs LOCK_BATCH_MQ requests, each for queues queues of
+// topics that do not exist under a group of its own, and waits hold.
+func locksAttack(ctx context.Context, addr string, reqs, queues int, hold time.Duration) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	deadline, _ := ctx.Deadline()
+	_ = c.SetDeadline(deadline)
+	granted := 0
+	for r := range reqs {
+		var body bytes.Buffer
+		fmt.Fprintf(&body, `{"consumerGroup":"attack-cg-%d","clientId":"127.0.0.1@attacker","mqSet":[`, r)
+		for q := range queues {
+			if q > 0 {
+				body.WriteByte(',')
+			}
+			fmt.Fprintf(&body, `{"topic":"NoSuchTopic-%d-%d","brokerName":"broker-a","queueId":%d}`, r, q, q%8)
+		}
+		body.WriteString("]}")
+		h := header(codeLockBatchMQ, r+1, nil)
+		f := binary.BigEndian.AppendUint32(nil, uint32(4+len(h)+body.Len()))
+		f = binary.BigEndian.AppendUint32(f, uint32(len(h)))
+		f = append(f, h...)
+		if _, err := c.Write(append(f, body.Bytes()...)); err != nil {
+			return "", err
+		}
+		var prefix [4]byte
+		if _, err := io.ReadFull(c, prefix[:]); err != nil {
+			return "", err
+		}
+		resp := make([]byte, binary.BigEndian.Uint32(prefix[:]))
+		if _, err := io.ReadFull(c, resp); err != nil {
+			return "", err
+		}
+		granted += bytes.Count(resp, []byte(`"queueId"`))
+	}
+	time.Sleep(hold)
+	return fmt.Sprintf("%d of %d queue locks granted", granted, reqs*queues), nil
 }
