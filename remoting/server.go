@@ -360,8 +360,8 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	if limit := s.cfg.Limits.MaxConns; limit > 0 && len(s.conns) >= limit {
 		s.mu.Unlock()
+		s.refusedConns.Add(1) // counted before the peer can see the close
 		_ = nc.Close()
-		s.refusedConns.Add(1)
 		s.refusal.refused(nc.RemoteAddr().String(), limit)
 		return
 	}
