@@ -69,6 +69,10 @@ type Config struct {
 	// TransactionCheckMax is how many times a transaction is checked
 	// before it is discarded (transactionCheckMax). Default 15.
 	TransactionCheckMax int
+	// Limits bound what clients can make the broker's remoting server
+	// hold: read budget, connections, requests in flight per connection,
+	// header sizes. Zero values take remoting's defaults.
+	Limits remoting.Limits
 }
 
 func (c *Config) setDefaults() {
@@ -243,6 +247,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.srv = remoting.NewServer(remoting.ServerConfig{
 		Addr:     cfg.Addr,
 		Listener: cfg.Listener,
+		Limits:   cfg.Limits,
 		Logger:   b.log.Named("remoting"),
 		Pools: map[string]remoting.PoolConfig{
 			// A send worker waits for its raft commit, so the pool is wide:
@@ -284,6 +289,7 @@ func (b *Broker) Start() error {
 	b.startConsumerSide()
 	b.loops.goRun(b.scheduleLoop)
 	b.loops.goRun(b.txnCheckLoop)
+	b.locks.start(lockSweepInterval)
 	b.wg.Add(1)
 	go b.registerLoop()
 	b.log.Info("broker serving", "addr", b.srv.Addr().String(), "role", b.group.Role().Role)
@@ -328,6 +334,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	}
 	b.hooks.b.Store(nil)
 	b.loops.stop()
+	b.locks.stop()
 	b.closeStepDone(closeDrained)
 
 	offErr := b.offsets.stop(ctx)

@@ -127,7 +127,11 @@
 // for orderly consumers, served on the heartbeat pool by the leader (a
 // follower forwards). A queue lock is a 60 s lease in the leader's memory,
 // granted when free, held by the same clientId or expired, and forgotten
-// when the raft term changes; the client renews it every 20 s.
+// when the raft term changes; the client renews it every 20 s. Only queues
+// that exist here are locked (this broker's name, a known topic, a queue
+// id in range); a group holds at most MaxLocksPerGroup leases and the
+// table MaxLocks, and a sweeper, started and stopped with the broker,
+// drops expired leases every 10 s.
 //
 // Filters (msgfilter.go): a pull delivers what its subscription selects —
 // the request's own (pull consumers) or the one the group's heartbeat

@@ -1,10 +1,17 @@
 package broker
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 func TestLockTable(t *testing.T) {
@@ -13,22 +20,30 @@ func TestLockTable(t *testing.T) {
 	q := func(id int32) mqJSON { return mqJSON{Topic: "T", BrokerName: "broker-a", QueueID: id} }
 	qs := []mqJSON{q(0), q(1), q(2)}
 
-	if got := tbl.lock(5, "g", "c1", qs); !reflect.DeepEqual(got, qs) {
+	lock := func(term uint64, group, client string, mqs []mqJSON) []mqJSON {
+		t.Helper()
+		got, capped := tbl.lock(term, group, client, mqs)
+		if capped != 0 {
+			t.Fatalf("%d refused for the caps", capped)
+		}
+		return got
+	}
+	if got := lock(5, "g", "c1", qs); !reflect.DeepEqual(got, qs) {
 		t.Fatalf("first lock: %v", got)
 	}
-	if got := tbl.lock(5, "g", "c2", []mqJSON{q(1), q(3)}); !reflect.DeepEqual(got, []mqJSON{q(3)}) {
+	if got := lock(5, "g", "c2", []mqJSON{q(1), q(3)}); !reflect.DeepEqual(got, []mqJSON{q(3)}) {
 		t.Fatalf("c2 got %v, want only queue 3", got)
 	}
-	if got := tbl.lock(5, "other", "c2", []mqJSON{q(1)}); len(got) != 1 {
+	if got := lock(5, "other", "c2", []mqJSON{q(1)}); len(got) != 1 {
 		t.Fatalf("another group's lock: %v", got)
 	}
 	// Renewal by the holder keeps the lease alive past the first grant's expiry.
 	now = now.Add(50 * time.Second)
-	if got := tbl.lock(5, "g", "c1", []mqJSON{q(0)}); len(got) != 1 {
+	if got := lock(5, "g", "c1", []mqJSON{q(0)}); len(got) != 1 {
 		t.Fatalf("renewal: %v", got)
 	}
 	now = now.Add(20 * time.Second)
-	if got := tbl.lock(5, "g", "c2", []mqJSON{q(0), q(1)}); !reflect.DeepEqual(got, []mqJSON{q(1)}) {
+	if got := lock(5, "g", "c2", []mqJSON{q(0), q(1)}); !reflect.DeepEqual(got, []mqJSON{q(1)}) {
 		t.Fatalf("after 70 s c2 got %v, want queue 1 (expired) but not 0 (renewed)", got)
 	}
 	if h, ok := tbl.holder("g", q(2)); ok {
@@ -43,7 +58,7 @@ func TestLockTable(t *testing.T) {
 		t.Fatal("queue 1 still held after its holder unlocked it")
 	}
 	// A new term forgets every lease.
-	if got := tbl.lock(6, "g", "c3", []mqJSON{q(0)}); len(got) != 1 {
+	if got := lock(6, "g", "c3", []mqJSON{q(0)}); len(got) != 1 {
 		t.Fatalf("new term: %v", got)
 	}
 	if _, ok := tbl.holder("other", q(1)); ok {
@@ -73,4 +88,140 @@ func FuzzParseLockBody(f *testing.F) {
 			t.Fatalf("accepted %q", body)
 		}
 	})
+}
+
+// lockableQueues keeps only queues of this broker's existing topics with a
+// queue id in range, and takes their strings from the broker.
+func TestLockableQueues(t *testing.T) {
+	topics := map[string]metadata.TopicConfig{
+		"T":    {TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 2},
+		"Wide": {TopicName: "Wide", ReadQueueNums: 1, WriteQueueNums: 8},
+	}
+	lookup := func(name string) (metadata.TopicConfig, bool) { tc, ok := topics[name]; return tc, ok }
+	in := []mqJSON{
+		{"T", "broker-a", 0}, {"T", "broker-a", 3}, {"Wide", "broker-a", 7},
+		{"T", "broker-a", 4}, {"T", "broker-a", -1}, {"../x", "broker-a", 0},
+		{"Nope", "broker-a", 0}, {"T", "broker-b", 0}, {"", "", 0},
+	}
+	got := lockableQueues(in, "broker-a", lookup)
+	want := []mqJSON{{"T", "broker-a", 0}, {"T", "broker-a", 3}, {"Wide", "broker-a", 7}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// The table holds at most perGroup leases per group and total in all; at
+// the cap, renewals of held leases still succeed.
+func TestLockTableCaps(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tbl := newLockTable(func() time.Time { return now }, time.Minute)
+	tbl.perGroup, tbl.total = 3, 5
+	q := func(id int32) mqJSON { return mqJSON{Topic: "T", BrokerName: "broker-a", QueueID: id} }
+	if got, capped := tbl.lock(1, "g1", "c", []mqJSON{q(0), q(1), q(2), q(3)}); len(got) != 3 || capped != 1 {
+		t.Fatalf("g1: %v, %d capped", got, capped)
+	}
+	if got, capped := tbl.lock(1, "g1", "c", []mqJSON{q(0), q(1), q(2)}); len(got) != 3 || capped != 0 {
+		t.Fatalf("renewal at the cap: %v, %d capped", got, capped)
+	}
+	if got, capped := tbl.lock(1, "g2", "c", []mqJSON{q(0), q(1), q(2)}); len(got) != 2 || capped != 1 {
+		t.Fatalf("g2 at the total cap: %v, %d capped", got, capped)
+	}
+	if got, capped := tbl.lock(1, "g3", "c", []mqJSON{q(0)}); len(got) != 0 || capped != 1 {
+		t.Fatalf("g3: %v, %d capped", got, capped)
+	}
+	if leases, groups := tbl.size(); leases != 5 || groups != 2 {
+		t.Fatalf("%d leases in %d groups", leases, groups)
+	}
+	// Unlocking and expiry make room again.
+	tbl.unlock(1, "g2", "c", []mqJSON{q(0)})
+	if got, _ := tbl.lock(1, "g3", "c", []mqJSON{q(0)}); len(got) != 1 {
+		t.Fatalf("after an unlock: %v", got)
+	}
+	now = now.Add(time.Minute)
+	if got, _ := tbl.lock(1, "g1", "d", []mqJSON{q(5), q(6), q(7)}); len(got) != 3 {
+		t.Fatalf("after g1's leases expired: %v", got)
+	}
+	if tbl.capped != 3 {
+		t.Fatalf("capped counter %d", tbl.capped)
+	}
+}
+
+// Expired leases used to stay in the table for good (634 MiB minutes
+// after the flood). The sweeper drops them, and the groups left empty,
+// while it runs; stop ends it.
+func TestLockSweeper(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	tbl := newLockTable(clock, time.Minute)
+	for g := range 10 {
+		if got, _ := tbl.lock(1, fmt.Sprint("g", g), "c", []mqJSON{{"T", "b", 0}, {"T", "b", 1}}); len(got) != 2 {
+			t.Fatal(got)
+		}
+	}
+	tbl.start(time.Millisecond)
+	defer tbl.stop()
+	mu.Lock()
+	now = now.Add(30 * time.Second)
+	mu.Unlock()
+	if got, _ := tbl.lock(1, "g0", "c", []mqJSON{{"T", "b", 0}}); len(got) != 1 {
+		t.Fatal(got)
+	}
+	mu.Lock()
+	now = now.Add(40 * time.Second) // g0's queue 0 renewed 40 s ago, all else 70 s
+	mu.Unlock()
+	waitFor(t, "expired leases swept", func() bool { l, g := tbl.size(); return l == 1 && g == 1 })
+	if h, ok := tbl.holder("g0", mqJSON{"T", "b", 0}); !ok || h != "c" {
+		t.Fatalf("the renewed lease went: %q %v", h, ok)
+	}
+	tbl.stop()
+	tbl.stop() // a second stop is a no-op
+}
+
+// LOCK_BATCH_MQ used to lock anything: topic ../x, queue -1, 100 000
+// queues of topics that do not exist (the table grew to 634 MiB). The
+// broker now grants only queues of its existing topics, still grants
+// those, and refuses over-long group names.
+func TestLockBatchOnlyExistingQueues(t *testing.T) {
+	tc := StartTestCluster(t, 1, nil)
+	createTestTopic(t, tc, "LockT", 4)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClient(t)
+	lockReq := func(group string, mqs []mqJSON) *remoting.Command {
+		body, _ := json.Marshal(lockBatchBody{ConsumerGroup: group, ClientID: "127.0.0.1@1", MQSet: mqs})
+		return c.call(t, addr, remoting.LockBatchMQ, nil, body)
+	}
+	granted := func(resp *remoting.Command) []mqJSON {
+		t.Helper()
+		var res lockBatchResult
+		if resp.Code != remoting.Success {
+			t.Fatalf("%+v", resp)
+		}
+		if err := json.Unmarshal(resp.Body, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.LockOKMQSet
+	}
+	bogus := []mqJSON{{"../x", "broker-a", 0}, {"LockT", "broker-a", -1}, {"LockT", "broker-a", 4}, {"LockT", "broker-b", 0}}
+	for i := range 10_000 {
+		bogus = append(bogus, mqJSON{fmt.Sprint("NoSuchTopic", i), "broker-a", int32(i % 8)})
+	}
+	if got := granted(lockReq("cg", bogus)); len(got) != 0 {
+		t.Fatalf("granted %d queues that do not exist, e.g. %v", len(got), got[0])
+	}
+	valid := []mqJSON{{"LockT", "broker-a", 0}, {"LockT", "broker-a", 3}}
+	if got := granted(lockReq("cg", append(bogus[:3:3], valid...))); !reflect.DeepEqual(got, valid) {
+		t.Fatalf("granted %v, want %v", got, valid)
+	}
+	_, leaderID := leaderGroup(t, tc)
+	b := tc.Broker(leaderID)
+	if leases, groups := b.locks.size(); leases != 2 || groups != 1 {
+		t.Fatalf("table holds %d leases in %d groups, want 2 in 1", leases, groups)
+	}
+	if resp := lockReq(strings.Repeat("g", maxLockGroupLen+1), valid); resp.Code == remoting.Success {
+		t.Fatalf("an over-long group was served: %+v", resp)
+	}
 }

@@ -119,3 +119,23 @@ func BenchmarkRoundTripLoopbackParallel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeManyExtFields decodes the costliest header the default
+// limits accept (DefaultMaxExtFields one-byte fields) and one they refuse
+// (100 000 fields, the shape of the 1.2 M-field attack): alloc-B/hdr-B is
+// what decoding costs per header byte.
+func BenchmarkDecodeManyExtFields(b *testing.B) {
+	for _, n := range []int{DefaultMaxExtFields, 100_000} {
+		frame := jsonFrame(string(hugeExtHeader(n)), nil)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = Decode(frame)
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(frame)), "alloc-B/hdr-B")
+		})
+	}
+}

@@ -52,9 +52,10 @@ func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, err
 
 // decodeBinaryHeader parses a ROCKETMQ binary header into c. Every length is
 // checked against the bytes that remain; negative lengths, a header that
-// ends early, and bytes left over after the ext entries all fail with
-// ErrBadHeader. Strings are taken as raw bytes, without UTF-8 validation.
-func decodeBinaryHeader(h []byte, c *Command) error {
+// ends early, bytes left over after the ext entries and more entries than
+// lim.MaxExtFields all fail with ErrBadHeader. Strings are taken as raw
+// bytes, without UTF-8 validation.
+func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
 	if len(h) < binaryFixedLength {
 		return fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
 	}
@@ -70,8 +71,11 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 	if remarkLen < 0 || int64(remarkLen) > int64(len(h)-pos-4) {
 		return fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
 	}
+	// Strings are cut from one copy of the header: one allocation of its
+	// size, whatever the number of fields.
+	hs := string(h)
 	if remarkLen > 0 {
-		c.Remark = string(h[pos : pos+int(remarkLen)])
+		c.Remark = hs[pos : pos+int(remarkLen)]
 		pos += int(remarkLen)
 	}
 	extLen := int32(binary.BigEndian.Uint32(h[pos:]))
@@ -79,7 +83,7 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 	if extLen < 0 || int64(extLen) != int64(len(h)-pos) {
 		return fmt.Errorf("%w: ext length %d with %d header bytes left", ErrBadHeader, extLen, len(h)-pos)
 	}
-	ext, err := decodeBinaryExt(h[pos:])
+	ext, err := decodeBinaryExt(hs[pos:], lim.MaxExtFields)
 	if err != nil {
 		return err
 	}
@@ -88,32 +92,36 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 }
 
 // decodeBinaryExt parses the ext entries: repeated key length (int16), key,
-// value length (int32), value. A later duplicate key wins.
-func decodeBinaryExt(b []byte) (map[string]string, error) {
+// value length (int32), value. A later duplicate key wins; at most maxExt
+// entries are read, duplicates included.
+func decodeBinaryExt(b string, maxExt int) (map[string]string, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	m := make(map[string]string, 16)
-	for pos := 0; pos < len(b); {
+	for pos, n := 0, 0; pos < len(b); n++ {
+		if n == maxExt {
+			return nil, fmt.Errorf("%w: more than %d ext fields", ErrBadHeader, maxExt)
+		}
 		if len(b)-pos < 2 {
 			return nil, fmt.Errorf("%w: ext key length cut at byte %d", ErrBadHeader, pos)
 		}
-		kl := int16(binary.BigEndian.Uint16(b[pos:]))
+		kl := int16(uint16(b[pos])<<8 | uint16(b[pos+1]))
 		pos += 2
 		if kl < 0 || int(kl) > len(b)-pos {
 			return nil, fmt.Errorf("%w: ext key length %d with %d bytes left", ErrBadHeader, kl, len(b)-pos)
 		}
-		k := string(b[pos : pos+int(kl)])
+		k := b[pos : pos+int(kl)]
 		pos += int(kl)
 		if len(b)-pos < 4 {
 			return nil, fmt.Errorf("%w: ext value length of %q cut", ErrBadHeader, k)
 		}
-		vl := int32(binary.BigEndian.Uint32(b[pos:]))
+		vl := int32(uint32(b[pos])<<24 | uint32(b[pos+1])<<16 | uint32(b[pos+2])<<8 | uint32(b[pos+3]))
 		pos += 4
 		if vl < 0 || int64(vl) > int64(len(b)-pos) {
 			return nil, fmt.Errorf("%w: ext value length %d of %q with %d bytes left", ErrBadHeader, vl, k, len(b)-pos)
 		}
-		m[k] = string(b[pos : pos+int(vl)])
+		m[k] = b[pos : pos+int(vl)]
 		pos += int(vl)
 	}
 	return m, nil

@@ -310,16 +310,21 @@ func (c *Client) connClosed(addr string, conn *Conn) {
 	}
 }
 
-// dispatch hands a server-to-client request to the OnRequest workers.
-func (c *Client) dispatch(conn *Conn, req *Command) {
+// dispatch hands a server-to-client request to the OnRequest workers. A
+// client has no read budget, so held is always 0.
+func (c *Client) dispatch(conn *Conn, req *Command, _ int64) {
 	if c.cfg.OnRequest == nil {
 		if !req.IsOneway() {
 			conn.reply(req, notSupportedResponse(req))
 		}
 		return
 	}
-	if !c.pool.submit(task{conn: conn, req: req, h: c.cfg.OnRequest}) && !req.IsOneway() {
-		conn.reply(req, busyResponse(req, c.pool.name))
+	conn.inflight.Add(1)
+	if !c.pool.submit(task{conn: conn, req: req, h: c.cfg.OnRequest}) {
+		conn.inflight.Add(-1)
+		if !req.IsOneway() {
+			conn.reply(req, busyResponse(req, c.pool.name))
+		}
 	}
 }
 

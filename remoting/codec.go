@@ -75,9 +75,20 @@ func appendFrame(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
 //
 // It fails with ErrBadFrame when frame is shorter than 4 bytes, the header
 // length runs past its end or the type byte is neither SerializeJSON nor
-// SerializeRocketMQ, and with ErrBadHeader when the header does not decode.
-// No input makes it panic.
+// SerializeRocketMQ, and with ErrBadHeader when the header does not decode
+// or exceeds DefaultHeaderLimits. No input makes it panic.
 func Decode(frame []byte) (*Command, error) {
+	return DecodeLimited(frame, DefaultHeaderLimits)
+}
+
+// DecodeLimited is Decode with the given header limits (zero fields take
+// the defaults). Within them, decoding allocates at most about the
+// header's size in strings plus a bounded map: a header longer than
+// lim.MaxBytes is refused before it is parsed, and one with more than
+// lim.MaxExtFields ext entries or nested deeper than lim.MaxDepth as soon
+// as the parser gets there.
+func DecodeLimited(frame []byte, lim HeaderLimits) (*Command, error) {
+	lim = lim.withDefaults()
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least the 4-byte header-length word", ErrBadFrame, len(frame))
 	}
@@ -86,16 +97,19 @@ func Decode(frame []byte) (*Command, error) {
 	if hlen > len(frame)-4 {
 		return nil, fmt.Errorf("%w: header length %d exceeds the %d bytes after it", ErrBadFrame, hlen, len(frame)-4)
 	}
+	if typ != SerializeJSON && typ != SerializeRocketMQ {
+		return nil, fmt.Errorf("%w: unknown serialize type %d", ErrBadFrame, typ)
+	}
+	if hlen > lim.MaxBytes {
+		return nil, fmt.Errorf("%w: header of %d bytes exceeds the limit of %d", ErrBadHeader, hlen, lim.MaxBytes)
+	}
 	header, body := frame[4:4+hlen], frame[4+hlen:]
 	c := &Command{SerializeType: typ}
 	var err error
-	switch typ {
-	case SerializeJSON:
-		err = decodeJSONHeader(header, c)
-	case SerializeRocketMQ:
-		err = decodeBinaryHeader(header, c)
-	default:
-		return nil, fmt.Errorf("%w: unknown serialize type %d", ErrBadFrame, typ)
+	if typ == SerializeJSON {
+		err = decodeJSONHeader(header, c, lim)
+	} else {
+		err = decodeBinaryHeader(header, c, lim)
 	}
 	if err != nil {
 		return nil, err
@@ -147,21 +161,30 @@ func ReadFrame(r io.Reader, buf []byte, maxSize int) ([]byte, error) {
 // the prefix instead of copying it, and always returns a fresh buffer (the
 // decoded Command's Body aliases it and outlives the next read).
 func readFrameBuffered(br *bufio.Reader, maxSize int) ([]byte, error) {
+	n, err := readLengthBuffered(br, maxSize)
+	if err != nil {
+		return nil, err
+	}
+	return readFrameBody(br, nil, n)
+}
+
+// readLengthBuffered reads and checks a frame's length prefix.
+func readLengthBuffered(br *bufio.Reader, maxSize int) (int, error) {
 	p, err := br.Peek(4)
 	if err != nil {
 		if errors.Is(err, io.EOF) && len(p) > 0 {
-			return nil, io.ErrUnexpectedEOF
+			return 0, io.ErrUnexpectedEOF
 		}
-		return nil, err
+		return 0, err
 	}
 	n := int32(binary.BigEndian.Uint32(p))
 	if err := checkLength(n, maxSize); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if _, err := br.Discard(4); err != nil {
-		return nil, err
+		return 0, err
 	}
-	return readFrameBody(br, nil, int(n))
+	return int(n), nil
 }
 
 // readFrameBody reads exactly n bytes. Frames above readChunk are read into

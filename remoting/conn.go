@@ -35,9 +35,20 @@ type connConfig struct {
 	idleTimeout  time.Duration // 0: none
 	writeTimeout time.Duration // 0: none
 	logger       hclog.Logger
+	// header bounds the headers the connection decodes (zero fields:
+	// defaults).
+	header HeaderLimits
+	// budget, if set, is the owner's read budget: every frame is counted
+	// against it from its length prefix on (see Limits.ReadBudget).
+	budget *budget
+	// inflight, if set, is the owner's count of requests in flight over
+	// all its connections; finish decrements it with the connection's own.
+	inflight *atomic.Int64
 	// dispatch receives every request the connection reads, on its read
-	// goroutine; it must not block.
-	dispatch func(*Conn, *Command)
+	// goroutine, with the budget bytes it holds (0 without a budget); it
+	// must not block, and it owns those bytes: it releases them at once or
+	// hands them to a task that releases them through finish.
+	dispatch func(c *Conn, req *Command, held int64)
 	// onClose runs once, on the read goroutine, after the connection has
 	// closed and its pending calls have failed.
 	onClose func(*Conn)
@@ -69,6 +80,11 @@ type Conn struct {
 	wqueue   []byte
 	wspare   []byte
 	flushing bool
+
+	// inflight counts this connection's requests queued or being handled.
+	// Only the read goroutine adds to it, so checking it against a limit
+	// and adding needs no lock.
+	inflight atomic.Int64
 
 	mu         sync.Mutex
 	closed     bool
@@ -373,13 +389,14 @@ func (c *Conn) readLoop() {
 		if c.cfg.idleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.idleTimeout))
 		}
-		frame, err := readFrameBuffered(br, c.cfg.maxFrame)
+		frame, held, err := c.readFrame(br)
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
-		cmd, err := Decode(frame)
+		cmd, err := DecodeLimited(frame, c.cfg.header)
 		if err != nil {
+			c.release(held)
 			c.cfg.logger.Warn("closing connection after an undecodable frame",
 				"peer", c.nc.RemoteAddr(), "conn", c.id, "error", err)
 			c.closeWith(err)
@@ -387,10 +404,59 @@ func (c *Conn) readLoop() {
 		}
 		if cmd.IsResponse() {
 			c.complete(cmd)
+			c.release(held)
 			continue
 		}
-		c.cfg.dispatch(c, cmd)
+		c.cfg.dispatch(c, cmd, held)
 	}
+}
+
+// readFrame reads the next frame. With a budget, the frame's announced
+// length is taken from it before the body is read (waiting, with the read
+// deadline stopped, while it is used up), and the body is read into one
+// buffer of that length: the budget, not the arrival of bytes, bounds
+// what peers can make the server allocate. It returns the bytes held.
+func (c *Conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
+	b := c.cfg.budget
+	if b == nil {
+		frame, err := readFrameBuffered(br, c.cfg.maxFrame)
+		return frame, 0, err
+	}
+	n, err := readLengthBuffered(br, c.cfg.maxFrame)
+	if err != nil {
+		return nil, 0, err
+	}
+	waited, err := b.acquire(c.ctx, int64(n))
+	if err != nil {
+		return nil, 0, err
+	}
+	if waited && c.cfg.idleTimeout > 0 {
+		// The time spent waiting for the budget is the server's, not the
+		// peer's idleness.
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.idleTimeout))
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(br, frame); err != nil {
+		b.release(int64(n))
+		return nil, 0, unexpectedEOF(err)
+	}
+	return frame, int64(n), nil
+}
+
+// release returns held bytes to the budget.
+func (c *Conn) release(held int64) {
+	if c.cfg.budget != nil {
+		c.cfg.budget.release(held)
+	}
+}
+
+// finish ends a request dispatched to a worker: its handler has returned.
+func (c *Conn) finish(held int64) {
+	c.inflight.Add(-1)
+	if c.cfg.inflight != nil {
+		c.cfg.inflight.Add(-1)
+	}
+	c.release(held)
 }
 
 // readFailed logs why reading stopped and closes the connection.

@@ -20,7 +20,10 @@
 //
 // A frame, length field included, may not exceed MaxFrameSize (16 MiB by
 // default, Java's frameMaxLength). The length is checked before anything
-// is allocated, and a large frame's buffer grows only as its bytes arrive.
+// is allocated. On a server the frame is then counted against the read
+// budget (see Limits) before its buffer is allocated; elsewhere (a
+// Client, ReadFrame) a large frame's buffer grows only as its bytes
+// arrive.
 //
 // # JSON header (type 0)
 //
@@ -98,7 +101,8 @@
 //     (late or unknown responses are dropped);
 //   - queues a request on the pool registered for its code, or answers at
 //     once with RequestCodeNotSupported (no handler; remark "request type
-//     N not supported") or SystemBusy (queue full; remark
+//     N not supported") or SystemBusy (queue full, or the connection has
+//     MaxInFlightPerConn requests in flight; remark
 //     "[TOO_MANY_REQUESTS]…"), so a flood on one pool never holds up
 //     another;
 //   - on a frame it cannot decode (bad length, bad type byte, bad header),
@@ -112,6 +116,38 @@
 // pool. A handler panic is recovered, logged and answered with
 // SystemError. Handlers receive the connection's context, cancelled when
 // the connection closes.
+//
+// # Limits: what peers can make a server hold
+//
+//	limit               default   beyond it
+//	------------------  --------  ----------------------------------------------
+//	ReadBudget          256 MiB   readers wait before reading the next frame body
+//	MaxConns            4096      a new connection is closed at accept (logged
+//	                              at most once per LogEvery, with a count)
+//	MaxInFlightPerConn  1024      the request is answered SystemBusy
+//	Header.MaxBytes     1 MiB     ErrBadHeader: the connection is closed
+//	Header.MaxExtFields 1024      ErrBadHeader: the connection is closed
+//	Header.MaxDepth     32        ErrBadHeader: the connection is closed
+//
+// The read budget is server-wide and counts request bytes read but not yet
+// handled: a frame is counted at its announced length from the moment its
+// length prefix has arrived, before its buffer is allocated, until its
+// handler returns (or its answer is decided without one: no handler, a
+// limit, a full queue; or it fails to arrive). So a peer that announces
+// 16 MiB and sends 12 MiB holds 16 MiB of the budget, and frames queued
+// behind a slow pool hold theirs: the sum never exceeds the budget, and
+// a connection that would exceed it waits (TCP back-pressure; waiters are
+// served in arrival order) instead of queueing without limit. A frame
+// whose prefix has been read and whose bytes are granted always completes
+// or fails, so waiting never deadlocks; a peer that stalls inside a frame
+// is ended by IdleTimeout. Responses on a server's connections (to
+// Conn.Request calls) count until they are handed to their caller.
+// Server.HeldBytes and Server.Stats expose the figures. The process's
+// resident memory under a flood can reach about twice the budget: the
+// garbage collector lets the heap grow to twice what is live (GOGC=100;
+// GOMEMLIMIT tightens it). Decoding a header
+// within the header limits costs at most about its size in strings plus a
+// map of at most MaxExtFields entries.
 //
 // Client: each pooled connection has a read goroutine as above; requests
 // from the server go to ClientConfig.OnRequest on a small worker pool; each
@@ -140,9 +176,10 @@
 //     ErrTimeout when its context's deadline passes, or with ErrConnClosed
 //     as soon as its connection dies.
 //   - Nothing read from the network can make the package panic, or make a
-//     connection buffer more than one MaxFrameSize frame: every length is
+//     server hold more request bytes than its ReadBudget (a client
+//     connection: more than one MaxFrameSize frame): every length is
 //     validated before use, and the decoders are fuzzed (the JSON one
-//     against encoding/json).
+//     against encoding/json, the limits against the unlimited decoder).
 //   - A connection that delivers no frame for IdleTimeout (server side,
 //     120 s by default) is closed, and OnConnClose reports it.
 package remoting

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"math"
 	"testing"
 )
 
@@ -103,6 +104,9 @@ func FuzzReadFrame(f *testing.F) {
 	})
 }
 
+// unlimitedHeader lets the JSON parser accept what encoding/json accepts.
+var unlimitedHeader = HeaderLimits{MaxBytes: maxHeaderLength, MaxExtFields: math.MaxInt, MaxDepth: maxJSONDepth}
+
 // refCommand is the Go client's view of a JSON header.
 type refCommand struct {
 	Code      int16             `json:"code"`
@@ -132,7 +136,7 @@ func FuzzJSONHeader(f *testing.F) {
 	f.Add([]byte(`{"a":{"b":[1,2,{"c":true}]},"language":null}`))
 	f.Fuzz(func(t *testing.T, header []byte) {
 		var c Command
-		err := decodeJSONHeader(header, &c)
+		err := decodeJSONHeader(header, &c, unlimitedHeader)
 		var ref refCommand
 		refErr := json.Unmarshal(header, &ref)
 		if bytes.Equal(bytes.TrimSpace(header), []byte("null")) {
@@ -155,6 +159,44 @@ func FuzzJSONHeader(f *testing.F) {
 			c.Opaque != ref.Opaque || c.Flag != ref.Flag || c.Remark != ref.Remark ||
 			len(c.ExtFields) != len(ref.ExtFields) || !maps.Equal(c.ExtFields, ref.ExtFields) {
 			t.Fatalf("disagree on %q:\n ours %+v\n  ref %+v", header, c, ref)
+		}
+	})
+}
+
+// FuzzDecodeLimited: limits only ever refuse. Under any limits no input
+// panics; what decodes within them decodes the same without them, has at
+// most MaxExtFields ext fields and a header of at most MaxBytes; what is
+// refused for a limit is ErrBadHeader.
+func FuzzDecodeLimited(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s, uint16(64), uint8(4), uint8(3))
+	}
+	f.Add(jsonFrame(string(hugeExtHeader(20)), nil)[4:], uint16(4096), uint8(8), uint8(4))
+	f.Add(binaryExtHeader(20), uint16(4096), uint8(8), uint8(4))
+	f.Add([]byte("\x00\x00\x00\x0f{\"a\":[[[[]]]]}"), uint16(100), uint8(8), uint8(3))
+	f.Fuzz(func(t *testing.T, frame []byte, maxBytes uint16, maxExt, maxDepth uint8) {
+		lim := HeaderLimits{MaxBytes: int(maxBytes), MaxExtFields: int(maxExt), MaxDepth: int(maxDepth)}
+		c, err := DecodeLimited(frame, lim)
+		ref, refErr := DecodeLimited(frame, unlimitedHeader)
+		if err != nil {
+			if !errors.Is(err, ErrBadFrame) && !errors.Is(err, ErrBadHeader) {
+				t.Fatalf("unexpected error class: %v", err)
+			}
+			if refErr != nil && errors.Is(err, ErrBadFrame) != errors.Is(refErr, ErrBadFrame) {
+				t.Fatalf("limited %v, unlimited %v", err, refErr)
+			}
+			return
+		}
+		if refErr != nil {
+			t.Fatalf("accepted within limits, refused without: %v", refErr)
+		}
+		if !sameCommand(c, ref) {
+			t.Fatalf("limits changed the result:\n%+v\n%+v", c, ref)
+		}
+		lim = lim.withDefaults()
+		hlen := int(binary.BigEndian.Uint32(frame) & maxHeaderLength)
+		if hlen > lim.MaxBytes || len(c.ExtFields) > lim.MaxExtFields {
+			t.Fatalf("header of %d bytes with %d ext fields passed %+v", hlen, len(c.ExtFields), lim)
 		}
 	})
 }

@@ -15,7 +15,8 @@ import (
 // into the Go client's RemotingCommand struct (keys matched
 // case-insensitively, numbers for the int fields, null for anything, ext
 // values that are strings or null), except that the top level must be an
-// object. A differential fuzz test holds it to that.
+// object and that HeaderLimits bound the ext entries and the nesting. A
+// differential fuzz test holds it to that.
 
 // maxJSONDepth is encoding/json's nesting limit for arrays and objects.
 const maxJSONDepth = 10000
@@ -102,9 +103,10 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// decodeJSONHeader parses a JSON header into c.
-func decodeJSONHeader(h []byte, c *Command) error {
-	r := jsonReader{b: h}
+// decodeJSONHeader parses a JSON header into c within lim (whose fields
+// are set).
+func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
+	r := jsonReader{b: h, s: string(h), extLeft: lim.MaxExtFields, maxDepth: min(lim.MaxDepth, maxJSONDepth)}
 	r.ws()
 	if r.peek() != '{' {
 		return r.fail("header is not a JSON object")
@@ -171,7 +173,15 @@ func decodeJSONHeader(h []byte, c *Command) error {
 // wrap ErrBadHeader and name the offset.
 type jsonReader struct {
 	b []byte
+	// s is b as one string: strings without escapes are cut from it, so
+	// decoding allocates the header's size once rather than once per
+	// string.
+	s string
 	i int
+	// extLeft is how many more ext entries may be read; maxDepth bounds
+	// the nesting of skipped values.
+	extLeft  int
+	maxDepth int
 }
 
 func (r *jsonReader) fail(what string) error {
@@ -339,6 +349,10 @@ func (r *jsonReader) readExt(m *map[string]string) error {
 		if r.peek() != '"' {
 			return r.fail("expected a key")
 		}
+		if r.extLeft == 0 {
+			return r.fail("too many ext fields")
+		}
+		r.extLeft--
 		k, err := r.readString()
 		if err != nil {
 			return err
@@ -374,7 +388,7 @@ func (r *jsonReader) readString() (string, error) {
 	for j := r.i + 1; j < len(r.b); j++ {
 		c := r.b[j]
 		if c == '"' {
-			s := string(r.b[r.i+1 : j])
+			s := r.s[r.i+1 : j]
 			r.i = j + 1
 			return s, nil
 		}
@@ -508,7 +522,7 @@ func (r *jsonReader) skipValue(depth int) error {
 		r.ws()
 		switch c := r.peek(); {
 		case c == '{' || c == '[':
-			if depth+len(closers)+1 > maxJSONDepth {
+			if depth+len(closers)+1 > r.maxDepth {
 				return r.fail("nesting too deep")
 			}
 			r.i++

@@ -61,11 +61,14 @@ type PoolStats struct {
 	Rejected  uint64 // requests answered SystemBusy because the queue was full
 }
 
-// task is one request waiting for a worker.
+// task is one request waiting for a worker. It counts in its connection's
+// requests in flight and holds held bytes of its owner's read budget until
+// the handler returns.
 type task struct {
 	conn *Conn
 	req  *Command
 	h    Handler
+	held int64
 }
 
 // pool is a fixed set of workers behind a bounded queue. Producers are the
@@ -121,6 +124,7 @@ func (p *pool) work() {
 	for t := range p.queue {
 		resp := p.call(t)
 		p.handled.Add(1)
+		t.conn.finish(t.held)
 		if resp != nil && !t.req.IsOneway() {
 			t.conn.reply(t.req, resp)
 		}

@@ -44,6 +44,9 @@ type ServerConfig struct {
 	// Pools are the named worker pools ("send", "pull", "admin",
 	// "heartbeat", …). DefaultPool is added when missing.
 	Pools map[string]PoolConfig
+	// Limits bound what peers can make the server hold: the read budget,
+	// connections, requests in flight per connection, header sizes.
+	Limits Limits
 	// Logger receives the server's logs (hclog.NewNullLogger() if nil).
 	Logger hclog.Logger
 	// OnConnClose, if set, is called once per accepted connection after it
@@ -68,9 +71,15 @@ type route struct {
 // RequestCodeNotSupported or SystemBusy itself); the workers of every pool,
 // which run handlers and write their responses.
 type Server struct {
-	cfg    ServerConfig
-	logger hclog.Logger
-	pools  map[string]*pool
+	cfg     ServerConfig
+	logger  hclog.Logger
+	pools   map[string]*pool
+	budget  *budget
+	refusal refusalLog
+
+	inflight     atomic.Int64  // requests queued or being handled, all connections
+	refusedConns atomic.Uint64 // connections closed at accept for MaxConns
+	busyInFlight atomic.Uint64 // requests answered SystemBusy for MaxInFlightPerConn
 
 	hmu    sync.Mutex                      // serializes Handle
 	routes atomic.Pointer[map[int16]route] // copy-on-write
@@ -94,6 +103,7 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	cfg.Limits = cfg.Limits.withDefaults(cfg.MaxFrameSize)
 	pools := maps.Clone(cfg.Pools)
 	if pools == nil {
 		pools = make(map[string]PoolConfig)
@@ -108,7 +118,9 @@ func NewServer(cfg ServerConfig) *Server {
 		pools:  make(map[string]*pool, len(pools)),
 		conns:  make(map[*Conn]struct{}),
 		quit:   make(chan struct{}),
+		budget: newBudget(cfg.Limits.ReadBudget),
 	}
+	s.refusal = refusalLog{logger: cfg.Logger, now: time.Now}
 	for name, pc := range pools {
 		s.pools[name] = newPool(name, pc, cfg.Logger)
 	}
@@ -207,6 +219,41 @@ func (s *Server) ConnCount() int {
 	return len(s.conns)
 }
 
+// HeldBytes is how much of the read budget requests hold now: frames being
+// read (at their announced length), queued and being handled.
+func (s *Server) HeldBytes() int64 {
+	held, _, _ := s.budget.stats()
+	return held
+}
+
+// ServerStats is a snapshot of what a server holds and what its limits
+// refused.
+type ServerStats struct {
+	Conns        int    // open connections
+	HeldBytes    int64  // read budget held (see HeldBytes)
+	ReadBudget   int64  // the budget's size
+	ReadWaiting  int    // connections waiting for the budget now
+	ReadWaits    uint64 // frames that had to wait for the budget
+	InFlight     int64  // requests queued or being handled
+	RefusedConns uint64 // connections closed at accept for MaxConns
+	BusyInFlight uint64 // requests answered SystemBusy for MaxInFlightPerConn
+}
+
+// Stats returns the server's counters. Safe for concurrent use.
+func (s *Server) Stats() ServerStats {
+	held, waiting, waits := s.budget.stats()
+	return ServerStats{
+		Conns:        s.ConnCount(),
+		HeldBytes:    held,
+		ReadBudget:   s.budget.limit,
+		ReadWaiting:  waiting,
+		ReadWaits:    waits,
+		InFlight:     s.inflight.Load(),
+		RefusedConns: s.refusedConns.Load(),
+		BusyInFlight: s.busyInFlight.Load(),
+	}
+}
+
 // Close stops accepting, closes every connection (their pending
 // server-to-client calls fail with ErrConnClosed), lets the workers finish
 // the requests already queued (their responses are not delivered), and
@@ -291,13 +338,17 @@ func (s *Server) acceptLoop(ln net.Listener) {
 	}
 }
 
-// serveConn registers an accepted connection and starts its read goroutine.
+// serveConn registers an accepted connection and starts its read
+// goroutine, or closes it at once when MaxConns are open.
 func (s *Server) serveConn(nc net.Conn) {
 	c := newConn(nc, connConfig{
 		maxFrame:     s.cfg.MaxFrameSize,
 		idleTimeout:  s.cfg.IdleTimeout,
 		writeTimeout: s.cfg.WriteTimeout,
 		logger:       s.logger,
+		header:       s.cfg.Limits.Header,
+		budget:       s.budget,
+		inflight:     &s.inflight,
 		dispatch:     s.dispatch,
 		onClose:      s.connClosed,
 	})
@@ -305,6 +356,13 @@ func (s *Server) serveConn(nc net.Conn) {
 	if s.closed {
 		s.mu.Unlock()
 		_ = nc.Close()
+		return
+	}
+	if limit := s.cfg.Limits.MaxConns; limit > 0 && len(s.conns) >= limit {
+		s.mu.Unlock()
+		s.refusedConns.Add(1) // counted before the peer can see the close
+		_ = nc.Close()
+		s.refusal.refused(nc.RemoteAddr().String(), limit)
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -328,17 +386,37 @@ func (s *Server) connClosed(c *Conn) {
 }
 
 // dispatch runs on a connection's read goroutine: it queues req on its
-// code's pool, or answers at once when there is no handler or no room.
-func (s *Server) dispatch(c *Conn, req *Command) {
+// code's pool, or answers at once when there is no handler, the
+// connection has MaxInFlightPerConn requests in flight, or the pool's queue
+// is full. A request answered at once gives its budget bytes back before
+// the answer is written.
+func (s *Server) dispatch(c *Conn, req *Command, held int64) {
 	r, ok := (*s.routes.Load())[req.Code]
 	if !ok {
+		c.release(held)
 		s.logger.Debug("request code not supported", "peer", c.RemoteAddr(), "code", req.Code)
 		if !req.IsOneway() {
 			c.reply(req, notSupportedResponse(req))
 		}
 		return
 	}
-	if !r.pool.submit(task{conn: c, req: req, h: r.h}) {
+	if limit := s.cfg.Limits.MaxInFlightPerConn; limit > 0 && c.inflight.Load() >= int64(limit) {
+		c.release(held)
+		s.busyInFlight.Add(1)
+		s.logger.Debug("connection has too many requests in flight, answering SYSTEM_BUSY",
+			"peer", c.RemoteAddr(), "limit", limit, "request", RequestCodeName(req.Code))
+		if !req.IsOneway() {
+			c.reply(req, NewResponse(req, SystemBusy, fmt.Sprintf(
+				"[TOO_MANY_REQUESTS] more than %d requests in flight on this connection, try again later", limit)))
+		}
+		return
+	}
+	c.inflight.Add(1)
+	s.inflight.Add(1)
+	if !r.pool.submit(task{conn: c, req: req, h: r.h, held: held}) {
+		c.inflight.Add(-1)
+		s.inflight.Add(-1)
+		c.release(held)
 		s.logger.Debug("pool full, answering SYSTEM_BUSY", "pool", r.pool.name,
 			"peer", c.RemoteAddr(), "request", RequestCodeName(req.Code))
 		if !req.IsOneway() {

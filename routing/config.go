@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // Defaults of Config.
@@ -16,6 +18,10 @@ const (
 	DefaultScanInterval = 10 * time.Second
 	// MaxHeartbeatTimeout bounds a registration's heartbeatTimeoutMillis.
 	MaxHeartbeatTimeout = 24 * time.Hour
+	// DefaultReadBudget is the name server's read budget: its requests
+	// are small (a registration of 10 000 topics is about 2 MiB), so it
+	// holds far less than a broker's.
+	DefaultReadBudget = 64 << 20
 )
 
 // Config configures a Server. Zero values mean the defaults, so Config{}
@@ -38,6 +44,10 @@ type Config struct {
 	// Logger receives registrations, expiries, fencing decisions and
 	// rejected requests. Default: a null logger.
 	Logger hclog.Logger
+	// Limits bound what peers can make the remoting server hold. Zero
+	// values take remoting's defaults, except ReadBudget:
+	// DefaultReadBudget.
+	Limits remoting.Limits
 }
 
 // DefaultConfig returns the configuration with every default filled in.

@@ -62,8 +62,13 @@ func NewServer(cfg Config) (*Server, error) {
 		table: NewRouteTable(cfg.BrokerExpiry),
 		quit:  make(chan struct{}),
 	}
+	limits := cfg.Limits
+	if limits.ReadBudget == 0 {
+		limits.ReadBudget = DefaultReadBudget
+	}
 	s.rs = remoting.NewServer(remoting.ServerConfig{
 		Addr:        cfg.Addr,
+		Limits:      limits,
 		Pools:       map[string]remoting.PoolConfig{PoolHeartbeat: heartbeatPool},
 		Logger:      cfg.Logger.Named("remoting"),
 		OnConnClose: s.connClosed,

@@ -41,6 +41,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/store"
 )
 
@@ -81,6 +82,9 @@ var brokerKeys = []keySpec{
 	{key: "default_topic_queue_nums", aliases: []string{"defaultTopicQueueNums"}, def: "8", usage: "queues of auto-created topics"},
 	{key: "max_message_size", aliases: []string{"maxMessageSize"}, def: "4194304", usage: "largest message body in bytes"},
 	{key: "register_interval", aliases: []string{"registerNameServerPeriod"}, def: "30s", usage: "name-server heartbeat (bare number: ms)"},
+	{key: "remoting.read_budget", def: "268435456", usage: "bytes of requests read but not yet handled; beyond it clients are not read until handlers finish"},
+	{key: "remoting.max_conns", def: "4096", usage: "client connections; more are closed at accept (-1: no limit)"},
+	{key: "remoting.max_inflight_per_conn", def: "1024", usage: "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)"},
 	{key: "log_level", def: "info", usage: "trace, debug, info, warn or error"},
 	{key: "log_json", def: "false", isBool: true, usage: "log as JSON"},
 	{key: "store.flush_disk_type", aliases: []string{"flushDiskType"}, def: "ASYNC_FLUSH", usage: "ASYNC_FLUSH or SYNC_FLUSH"},
@@ -163,6 +167,7 @@ type nodeConfig struct {
 	DelayLevels             []time.Duration
 	DefaultTopicQueueNums   int32
 	MaxMessageSize          int
+	Limits                  remoting.Limits // remoting.read_budget, max_conns, max_inflight_per_conn
 	RegisterInterval        time.Duration
 	LogLevel                string
 	LogJSON                 bool
@@ -457,6 +462,11 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		TrailingLogs:          uint64(integer("raft.trailing_logs", 1, 1<<40)),
 		RaftSegmentSize:       int(integer("raft.segment_size", 64<<10, 1<<34)),
 	}
+	c.Limits = remoting.Limits{
+		ReadBudget:         integer("remoting.read_budget", remoting.DefaultMaxFrameSize, 1<<40),
+		MaxConns:           int(integer("remoting.max_conns", -1, 1<<20)),
+		MaxInFlightPerConn: int(integer("remoting.max_inflight_per_conn", -1, 1<<20)),
+	}
 	levels, err := broker.ParseDelayLevels(str("message_delay_level"))
 	if err != nil {
 		bad("message_delay_level", "%v", err)
@@ -688,6 +698,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		DisablePropertyFilter:       !c.PropertyFilter,
 		DelayLevels:                 c.DelayLevels,
 		MaxMessageSize:              c.MaxMessageSize,
+		Limits:                      c.Limits,
 	}
 }
 

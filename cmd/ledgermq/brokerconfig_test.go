@@ -225,6 +225,7 @@ func TestConfigRejects(t *testing.T) {
 		{"bad extension", "b.ini", "a=b\n", [2]string{}, nil, errConfigFile, "extension"},
 		{"bad yaml", "b.yaml", "a: [\n", [2]string{}, nil, errConfigFile, "b.yaml"},
 		{"bad escape", "b.conf", "brokerName=\\uZZZZ\n", [2]string{}, nil, errConfigFile, "escape"},
+		{"read budget below a frame", "", "", [2]string{}, []string{"--remoting-read-budget", "1048576"}, errBadValue, "remoting.read_budget"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,6 +240,20 @@ func TestConfigRejects(t *testing.T) {
 				t.Fatalf("error %q does not mention %q", err, tt.mention)
 			}
 		})
+	}
+}
+
+// The remoting limits reach the broker's configuration; -1 disables one.
+func TestConfigRemotingLimits(t *testing.T) {
+	c, err := loadWith(t, "b.conf", "remoting.max_conns=-1\n", "--remoting-read-budget", "33554432", "--remoting-max-inflight-per-conn", "64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.brokerConfig().Limits; l.ReadBudget != 32<<20 || l.MaxConns != -1 || l.MaxInFlightPerConn != 64 {
+		t.Fatalf("%+v", l)
+	}
+	if c, err = loadWith(t, "", ""); err != nil || c.Limits.ReadBudget != 256<<20 || c.Limits.MaxConns != 4096 {
+		t.Fatalf("defaults: %+v %v", c.Limits, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/routing"
 )
 
@@ -66,6 +67,9 @@ func newNamesrvCmd() *cobra.Command {
 	f.StringVar(&cfg.Addr, "listen", cfg.Addr, "TCP address to listen on")
 	f.DurationVar(&cfg.BrokerExpiry, "broker-expiry", cfg.BrokerExpiry, "remove a broker not heard from for this long")
 	f.DurationVar(&cfg.ScanInterval, "scan-interval", cfg.ScanInterval, "how often expired brokers are looked for")
+	f.Int64Var(&cfg.Limits.ReadBudget, "read-budget", routing.DefaultReadBudget, "bytes of requests read but not yet handled; beyond it peers are not read until handlers finish")
+	f.IntVar(&cfg.Limits.MaxConns, "max-conns", remoting.DefaultMaxConns, "connections; more are closed at accept (-1: no limit)")
+	f.IntVar(&cfg.Limits.MaxInFlightPerConn, "max-inflight-per-conn", remoting.DefaultMaxInFlightPerConn, "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)")
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	f.BoolVar(&check, "check-config", false, "print the effective configuration and exit")
