@@ -65,7 +65,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 			b.SetBytes(int64(len(cmd.Body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := s.register(cmd.ExtFields, cmd.Body, 1); err != nil {
+				if _, err := s.register(cmd.ExtFields, cmd.Body, fakeConn(1)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -93,7 +93,7 @@ func BenchmarkRouteOverTCP(b *testing.B) {
 	s, _ := startServer(b, Config{})
 	ns := s.Addr().String()
 	c := newClient(b)
-	registerAll(b, c, ns, brokerReq(0, 0, 1, benchTopics(100)...), brokerReq(1, 1, 1), brokerReq(2, 2, 1))
+	registerAll(b, s, c, brokerReq(0, 0, 1, benchTopics(100)...), brokerReq(1, 1, 1), brokerReq(2, 2, 1))
 	req := remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": "topic-00050"}, nil)
 	ctx := ctxGuard(b)
 	b.ReportAllocs()

@@ -74,13 +74,16 @@ func TestRouteTableFencing(t *testing.T) {
 			leaderTerm: 5,
 		},
 		{
-			name: "fence outlives the leader while the group lives",
+			// A term fences only while its registration lives: a claim
+			// that outlived its claimant would lock the group out (the
+			// server asks the claimed node before it gets here).
+			name: "the fence ends with the leader's registration",
 			steps: []step{
 				regStep(0, 0, 5), regStep(2, 2, 6), regStep(1, 0, 6),
-				{unregister: 1}, staleStep(0, 0, 5),
+				{unregister: 1}, regStep(0, 0, 5),
 			},
-			addrs:      map[int64]string{2: addr(2)},
-			leaderTerm: 6,
+			addrs:      map[int64]string{0: addr(0), 2: addr(2)},
+			leaderTerm: 5,
 		},
 		{
 			name: "an address's term never goes back",
@@ -112,7 +115,7 @@ func TestRouteTableFencing(t *testing.T) {
 			name:       "a leader stepping down in its own term becomes a follower",
 			steps:      []step{regStep(0, 0, 3), regStep(0, 1, 3)},
 			addrs:      map[int64]string{1: addr(0)},
-			leaderTerm: 3,
+			leaderTerm: 0,
 		},
 		{
 			name: "a group that disappears forgets its fence",
@@ -128,7 +131,7 @@ func TestRouteTableFencing(t *testing.T) {
 			tb := NewRouteTable(0)
 			for i, s := range tc.steps {
 				if s.reg == nil {
-					if _, ok := tb.Unregister("broker-a", addr(s.unregister)); !ok {
+					if _, ok, _ := tb.Unregister("broker-a", addr(s.unregister), 0, true); !ok {
 						t.Fatalf("step %d: unregister %s: not registered", i, addr(s.unregister))
 					}
 					continue
@@ -231,11 +234,11 @@ func TestRouteTableTopics(t *testing.T) {
 
 	// Losing the leader keeps the topics (consumers pull from followers);
 	// losing the last member drops them.
-	tb.Unregister("broker-a", addr(0))
+	_, _, _ = tb.Unregister("broker-a", addr(0), 0, true)
 	if r, ok := tb.Route("A"); !ok || !maps.Equal(r.BrokerDatas[0].BrokerAddrs, map[int64]string{1: addr(1)}) {
 		t.Fatalf("route without a leader %+v %v", r, ok)
 	}
-	tb.Unregister("broker-a", addr(1))
+	_, _, _ = tb.Unregister("broker-a", addr(1), 0, true)
 	if got := tb.Topics(); len(got) != 0 {
 		t.Fatalf("topics of a vanished group: %v", got)
 	}
