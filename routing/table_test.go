@@ -470,3 +470,77 @@ func TestRouteTableConcurrent(t *testing.T) {
 	}
 	<-done
 }
+
+// TestRouteTableTopicSharing: which groups may serve a topic another
+// group serves (doc.go, Topics).
+func TestRouteTableTopicSharing(t *testing.T) {
+	tb := NewRouteTable(0)
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+	leader := func(group string, n int, sec int, version int64, trust bool, topics ...TopicConfig) RegisterResult {
+		t.Helper()
+		r := reg(n, 0, 1, topics...)
+		r.BrokerName, r.Now, r.TrustTopics = group, at(sec), trust
+		r.DataVersion.Counter = version
+		res, err := tb.Register(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	servers := func(topic string) []string {
+		route, ok := tb.Route(topic)
+		if !ok {
+			return nil
+		}
+		var out []string
+		for _, qd := range route.QueueDatas {
+			out = append(out, qd.BrokerName)
+		}
+		return out
+	}
+	orders := topic("Orders", 4)
+
+	leader("b", 1, 0, 1, false)         // b exists before Orders
+	leader("a", 0, 1, 1, false, orders) // a creates Orders
+	if res := leader("b", 1, 2, 2, false, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("an older group creating the topic too was refused: %v", res.TopicsRefused)
+	}
+	if got := servers("Orders"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("Orders served by %v", got)
+	}
+	// A group that appears later cannot take a share unsigned …
+	if res := leader("c", 2, 3, 1, false, orders, topic("Own", 1)); !slices.Equal(res.TopicsRefused, []string{"Orders"}) {
+		t.Fatalf("new group: refused %v", res.TopicsRefused)
+	}
+	if got := servers("Orders"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("Orders served by %v after the new group", got)
+	}
+	if got := servers("Own"); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("the new group's own topic served by %v", got)
+	}
+	// … but can when signed with the cluster secret.
+	if res := leader("c", 2, 4, 2, true, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("signed: refused %v", res.TopicsRefused)
+	}
+	// A group that served the topic keeps its right across a restart of
+	// the whole group (it is forgotten and registers as new).
+	if _, ok, _ := tb.Unregister("b", addr(1), 0, true); !ok {
+		t.Fatal("b not registered")
+	}
+	if res := leader("b", 1, 10, 1, false, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("restarted group: refused %v", res.TopicsRefused)
+	}
+	// A topic no group serves any more is free for the first to claim it.
+	for _, g := range []struct {
+		name string
+		n    int
+	}{{"a", 0}, {"b", 1}, {"c", 2}} {
+		leader(g.name, g.n, 20, 9, false)
+	}
+	if got := servers("Orders"); got != nil {
+		t.Fatalf("Orders still served by %v", got)
+	}
+	if res := leader("d", 3, 30, 1, false, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("free topic: refused %v", res.TopicsRefused)
+	}
+}
