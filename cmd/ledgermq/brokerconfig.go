@@ -39,6 +39,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/store"
@@ -81,6 +82,7 @@ var brokerKeys = []keySpec{
 	{key: "default_topic_queue_nums", aliases: []string{"defaultTopicQueueNums"}, def: "8", usage: "queues of auto-created topics"},
 	{key: "max_message_size", aliases: []string{"maxMessageSize"}, def: "4194304", usage: "largest message body in bytes"},
 	{key: "register_interval", aliases: []string{"registerNameServerPeriod"}, def: "30s", usage: "name-server heartbeat (bare number: ms)"},
+	{key: "cluster_secret", def: "", usage: "shared secret that signs registrations with the name servers (≥ 16 bytes; prefer the file or LEDGERMQ_CLUSTER_SECRET to the flag)"},
 	{key: "log_level", def: "info", usage: "trace, debug, info, warn or error"},
 	{key: "log_json", def: "false", isBool: true, usage: "log as JSON"},
 	{key: "store.flush_disk_type", aliases: []string{"flushDiskType"}, def: "ASYNC_FLUSH", usage: "ASYNC_FLUSH or SYNC_FLUSH"},
@@ -164,6 +166,7 @@ type nodeConfig struct {
 	DefaultTopicQueueNums   int32
 	MaxMessageSize          int
 	RegisterInterval        time.Duration
+	ClusterSecret           string
 	LogLevel                string
 	LogJSON                 bool
 
@@ -236,7 +239,11 @@ func loadBrokerConfig(fs *pflag.FlagSet, useEnv bool) (*nodeConfig, error) {
 			}
 		}
 		raw[k.key] = stringify(v.Get(k.key))
-		settings = append(settings, setting{Key: k.key, Value: raw[k.key], Source: sourceOf(k, fs, useEnv, fileVals)})
+		shown := raw[k.key]
+		if k.key == "cluster_secret" && shown != "" {
+			shown = "(set)" // never printed
+		}
+		settings = append(settings, setting{Key: k.key, Value: shown, Source: sourceOf(k, fs, useEnv, fileVals)})
 	}
 	c, perrs := resolve(raw)
 	errs = append(errs, perrs...)
@@ -444,6 +451,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		DefaultTopicQueueNums: int32(integer("default_topic_queue_nums", 1, 1024)),
 		MaxMessageSize:        int(integer("max_message_size", 1, 1<<30)),
 		RegisterInterval:      duration("register_interval"),
+		ClusterSecret:         str("cluster_secret"),
 		LogLevel:              strings.ToLower(str("log_level")),
 		LogJSON:               boolean("log_json"),
 		FlushInterval:         duration("store.flush_interval"),
@@ -462,6 +470,9 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		bad("message_delay_level", "%v", err)
 	}
 	c.DelayLevels = levels
+	if err := auth.CheckSecret(c.ClusterSecret); err != nil {
+		bad("cluster_secret", "%v", err)
+	}
 	if c.ClusterName == "" || c.BrokerName == "" || c.NodeID == "" || c.DataDir == "" {
 		bad("cluster_name, broker_name, raft.node_id, data_dir", "must not be empty")
 	}
@@ -670,6 +681,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		AdvertiseAddr:               c.ClientAddr,
 		NamesrvAddrs:                c.NamesrvAddrs,
 		RegisterInterval:            c.RegisterInterval,
+		ClusterSecret:               c.ClusterSecret,
 		AutoCreateTopic:             c.AutoCreateTopic,
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,
