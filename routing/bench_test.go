@@ -3,6 +3,7 @@ package routing
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/ledgermq/ledgermq/remoting"
@@ -105,4 +106,38 @@ func BenchmarkRouteOverTCP(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLeaderClaim is a failover as the name server sees it: a new
+// term's leader registers and the benchmark waits until clients would be
+// routed to it. "checked" asks the node for RAFT_STATUS over loopback (the
+// default); "unchecked" confirms without asking, so the difference is
+// what confirmation adds to a failover.
+func BenchmarkLeaderClaim(b *testing.B) {
+	for _, mode := range []string{"unchecked", "checked"} {
+		b.Run(mode, func(b *testing.B) {
+			var s *Server
+			if mode == "checked" {
+				s, _ = startCheckingServer(b, Config{})
+			} else {
+				s, _ = startServer(b, Config{})
+			}
+			node := startFakeNode(b, "broker-a", "leader", 1)
+			c := newClient(b)
+			ctx := ctxGuard(b)
+			term := int64(1)
+			registerAll(b, s, c, claim("broker-a", node.addr(), 0, term, topic("T", 4)))
+			b.ResetTimer()
+			for b.Loop() {
+				term++
+				node.set("broker-a", "leader", uint64(term))
+				if err := RegisterBroker(ctx, c, s.Addr().String(), claim("broker-a", node.addr(), 0, term, topic("T", 4))); err != nil {
+					b.Fatal(err)
+				}
+				for !hasMember(s, "broker-a", node.addr(), 0, term) {
+					runtime.Gosched()
+				}
+			}
+		})
+	}
 }
