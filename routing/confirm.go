@@ -100,6 +100,8 @@ func (r RaftStatusChecker) Check(ctx context.Context, c Claim) error {
 }
 
 const (
+	// maxStatusFrame bounds a RAFT_STATUS answer the name server reads.
+	maxStatusFrame = 1 << 20
 	// MaxPendingClaims bounds the registrations waiting for confirmation
 	// (one per group and address: a newer one replaces an older).
 	MaxPendingClaims = 1024

@@ -47,7 +47,8 @@
 //     heartbeats are applied at once. On a failover the new leader's
 //     claim costs one RAFT_STATUS round trip (the name server's
 //     connection to the node usually exists from confirming it as a
-//     follower).
+//     follower). A broker that does not answer RAFT_STATUS (not a
+//     ledgermq broker) is never confirmed and so never routed.
 //   - Fencing (DESIGN I6). A registration is refused with ErrStaleTerm,
 //     answered NOT_LEADER_FOR_QUEUE (501) and changes nothing, when its
 //     term is lower than (a) the term recorded for the same address in

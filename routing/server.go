@@ -81,7 +81,10 @@ func NewServer(cfg Config) (*Server, error) {
 	if checker == nil {
 		s.checkerClient = remoting.NewClient(remoting.ClientConfig{
 			DialTimeout: cfg.ConfirmTimeout,
-			Logger:      cfg.Logger.Named("confirm"),
+			// A RAFT_STATUS answer is a few KiB: a node that sends more
+			// is cut off rather than buffered.
+			MaxFrameSize: maxStatusFrame,
+			Logger:       cfg.Logger.Named("confirm"),
 		})
 		checker = RaftStatusChecker{Client: s.checkerClient, Timeout: cfg.ConfirmTimeout}
 	}
