@@ -139,6 +139,8 @@ type confirmer struct {
 	mu      sync.Mutex
 	pending map[pendingKey]*pendingClaim
 	work    chan pendingKey // each pending key, once while it waits
+	// applying counts checked registrations not yet applied or dropped.
+	applying int
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -203,11 +205,12 @@ func (c *confirmer) drop(key pendingKey, conn uint64, trusted bool) {
 	}
 }
 
-// pendingCount is how many registrations wait (for tests).
+// pendingCount is how many registrations wait or are being applied (for
+// tests: zero means every registration received so far is settled).
 func (c *confirmer) pendingCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending)
+	return len(c.pending) + c.applying
 }
 
 func (c *confirmer) worker() {
@@ -240,15 +243,18 @@ func (c *confirmer) confirm(key pendingKey) {
 			continue // replaced while being checked: check the newer one
 		}
 		delete(c.pending, key)
+		c.applying++
 		c.mu.Unlock()
-		if c.ctx.Err() != nil {
-			return
-		}
-		if err != nil {
+		switch {
+		case c.ctx.Err() != nil:
+		case err != nil:
 			c.s.claimRefused(p.reg, err)
-			return
+		default:
+			c.s.applyConfirmed(p.reg, p.conn)
 		}
-		c.s.applyConfirmed(p.reg, p.conn)
+		c.mu.Lock()
+		c.applying--
+		c.mu.Unlock()
 		return
 	}
 }
