@@ -38,6 +38,10 @@ type Config struct {
 	NamesrvAddrs []string
 	// RegisterInterval is the heartbeat to the name servers. Default 30 s.
 	RegisterInterval time.Duration
+	// ClusterSecret, when set, signs every registration with the name
+	// servers (routing: REGISTER_BROKER, UNREGISTER_BROKER); name servers
+	// configured with a secret refuse unsigned ones.
+	ClusterSecret string
 	// AutoCreateTopic creates unknown topics from the TBW102 template on
 	// first send (RocketMQ autoCreateTopicEnable). Default true.
 	AutoCreateTopic bool

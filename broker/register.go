@@ -299,6 +299,7 @@ func (b *Broker) registerAll(role dledger.RoleEvent) {
 		Term:         int64(role.Term),
 		DataVersion:  dv,
 		Topics:       topics,
+		Secret:       b.cfg.ClusterSecret,
 	}
 	var wg sync.WaitGroup
 	for _, addr := range b.cfg.NamesrvAddrs {
@@ -322,7 +323,7 @@ func (b *Broker) registerAll(role dledger.RoleEvent) {
 // is leaving.
 func (b *Broker) unregister(ctx context.Context, id int64) {
 	req := routing.UnregisterRequest{ClusterName: b.cfg.ClusterName, BrokerName: b.cfg.BrokerName,
-		BrokerAddr: b.cfg.AdvertiseAddr, BrokerID: id}
+		BrokerAddr: b.cfg.AdvertiseAddr, BrokerID: id, Secret: b.cfg.ClusterSecret}
 	var wg sync.WaitGroup
 	for _, addr := range b.cfg.NamesrvAddrs {
 		wg.Add(1)

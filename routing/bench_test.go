@@ -3,6 +3,7 @@ package routing
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/ledgermq/ledgermq/remoting"
@@ -65,7 +66,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 			b.SetBytes(int64(len(cmd.Body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := s.register(cmd.ExtFields, cmd.Body, 1); err != nil {
+				if _, err := s.register(cmd.ExtFields, cmd.Body, fakeConn(1)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -93,7 +94,7 @@ func BenchmarkRouteOverTCP(b *testing.B) {
 	s, _ := startServer(b, Config{})
 	ns := s.Addr().String()
 	c := newClient(b)
-	registerAll(b, c, ns, brokerReq(0, 0, 1, benchTopics(100)...), brokerReq(1, 1, 1), brokerReq(2, 2, 1))
+	registerAll(b, s, c, brokerReq(0, 0, 1, benchTopics(100)...), brokerReq(1, 1, 1), brokerReq(2, 2, 1))
 	req := remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": "topic-00050"}, nil)
 	ctx := ctxGuard(b)
 	b.ReportAllocs()
@@ -105,4 +106,38 @@ func BenchmarkRouteOverTCP(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLeaderClaim is a failover as the name server sees it: a new
+// term's leader registers and the benchmark waits until clients would be
+// routed to it. "checked" asks the node for RAFT_STATUS over loopback (the
+// default); "unchecked" confirms without asking, so the difference is
+// what confirmation adds to a failover.
+func BenchmarkLeaderClaim(b *testing.B) {
+	for _, mode := range []string{"unchecked", "checked"} {
+		b.Run(mode, func(b *testing.B) {
+			var s *Server
+			if mode == "checked" {
+				s, _ = startCheckingServer(b, Config{})
+			} else {
+				s, _ = startServer(b, Config{})
+			}
+			node := startFakeNode(b, "broker-a", "leader", 1)
+			c := newClient(b)
+			ctx := ctxGuard(b)
+			term := int64(1)
+			registerAll(b, s, c, claim("broker-a", node.addr(), 0, term, topic("T", 4)))
+			b.ResetTimer()
+			for b.Loop() {
+				term++
+				node.set("broker-a", "leader", uint64(term))
+				if err := RegisterBroker(ctx, c, s.Addr().String(), claim("broker-a", node.addr(), 0, term, topic("T", 4))); err != nil {
+					b.Fatal(err)
+				}
+				for !hasMember(s, "broker-a", node.addr(), 0, term) {
+					runtime.Gosched()
+				}
+			}
+		})
+	}
 }

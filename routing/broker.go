@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -38,14 +39,21 @@ type RegisterRequest struct {
 	HeartbeatTimeout time.Duration
 	// Compressed sends the deflated body layout instead of JSON.
 	Compressed bool
+	// Secret, when set, is the cluster secret the request is signed with
+	// (auth.SignFresh with auth.Cluster(Secret)); SignTime is the time
+	// signed in (zero: now).
+	Secret   string
+	SignTime time.Time
 }
 
 // RegisterCommand builds the REGISTER_BROKER request for req: the ext
 // fields brokerName, brokerAddr, clusterName, haServerAddr, brokerId,
 // enableActingMaster=false, compressed, bodyCrc32 (and
-// heartbeatTimeoutMillis when set), and a RegisterBrokerBody. The command
-// may be sent to several name servers at once. Errors wrap ErrBadRequest
-// (invalid identity, duplicate or invalid topics).
+// heartbeatTimeoutMillis when set), and a RegisterBrokerBody; with a
+// Secret also AccessKey, SignTime, SignNonce and Signature (package auth).
+// A signed command is accepted once per name server: build one for each.
+// Errors wrap ErrBadRequest (invalid identity, duplicate or invalid
+// topics).
 func RegisterCommand(req RegisterRequest) (*remoting.Command, error) {
 	table := make(map[string]TopicConfig, len(req.Topics))
 	for _, tc := range req.Topics {
@@ -86,14 +94,31 @@ func RegisterCommand(req RegisterRequest) (*remoting.Command, error) {
 	if req.HeartbeatTimeout > 0 {
 		ext[extHeartbeatTimeout] = strconv.FormatInt(req.HeartbeatTimeout.Milliseconds(), 10)
 	}
+	if err := signRequest(ext, raw, req.Secret, req.SignTime); err != nil {
+		return nil, err
+	}
 	return remoting.NewRequest(remoting.RegisterBroker, ext, raw), nil
+}
+
+// signRequest signs ext and body with the cluster secret when one is set.
+func signRequest(ext map[string]string, body []byte, secret string, at time.Time) error {
+	if secret == "" {
+		return nil
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return auth.SignFresh(ext, body, auth.Cluster(secret), at)
 }
 
 // RegisterBroker registers (or heartbeats) the node with the name server
 // at namesrvAddr over client and waits for the answer; ctx bounds the
 // call. A registration refused by fencing returns an error matching
 // ErrStaleTerm: the node's term is behind, so it is no longer the leader
-// it claims to be. Other refusals return the *remoting.CodeError. Safe
+// it claims to be; one refused for its signature (NO_PERMISSION) matches
+// ErrUnauthenticated. Other refusals return the *remoting.CodeError. An
+// accepted registration may still wait for the name server to confirm it
+// with the node (doc.go, Confirmation). Safe
 // for concurrent use; a broker calls it for each name server every 30 s
 // and at once on a role or topic change.
 func RegisterBroker(ctx context.Context, client *remoting.Client, namesrvAddr string, req RegisterRequest) error {
@@ -105,8 +130,11 @@ func RegisterBroker(ctx context.Context, client *remoting.Client, namesrvAddr st
 	if err != nil {
 		return fmt.Errorf("routing: register %s id %d with %s: %w", req.BrokerName, req.BrokerID, namesrvAddr, err)
 	}
-	if resp.Code == codeStaleTerm {
+	switch resp.Code {
+	case codeStaleTerm:
 		return fmt.Errorf("%w: %s: %w", ErrStaleTerm, namesrvAddr, remoting.CheckResponse(resp))
+	case codeRefused:
+		return fmt.Errorf("%w: %s: %w", ErrUnauthenticated, namesrvAddr, remoting.CheckResponse(resp))
 	}
 	if err := remoting.CheckResponse(resp); err != nil {
 		return fmt.Errorf("routing: register %s id %d with %s: %w", req.BrokerName, req.BrokerID, namesrvAddr, err)
@@ -121,18 +149,36 @@ type UnregisterRequest struct {
 	BrokerName  string
 	BrokerAddr  string
 	BrokerID    int64
+	// Secret and SignTime sign the request as RegisterRequest's do.
+	Secret   string
+	SignTime time.Time
 }
 
-// UnregisterBroker tells the name server at namesrvAddr that the node is
-// leaving (UNREGISTER_BROKER), so clients stop being routed to it before
-// its connection closes. Safe for concurrent use.
-func UnregisterBroker(ctx context.Context, client *remoting.Client, namesrvAddr string, req UnregisterRequest) error {
-	cmd := remoting.NewRequest(remoting.UnregisterBroker, map[string]string{
+// UnregisterCommand builds the UNREGISTER_BROKER request for req (signed
+// when req.Secret is set).
+func UnregisterCommand(req UnregisterRequest) (*remoting.Command, error) {
+	ext := map[string]string{
 		extBrokerName:  req.BrokerName,
 		extBrokerAddr:  req.BrokerAddr,
 		extClusterName: req.ClusterName,
 		extBrokerID:    strconv.FormatInt(req.BrokerID, 10),
-	}, nil)
+	}
+	if err := signRequest(ext, nil, req.Secret, req.SignTime); err != nil {
+		return nil, err
+	}
+	return remoting.NewRequest(remoting.UnregisterBroker, ext, nil), nil
+}
+
+// UnregisterBroker tells the name server at namesrvAddr that the node is
+// leaving (UNREGISTER_BROKER), so clients stop being routed to it before
+// its connection closes. The name server honours it only on the
+// connection the node registered on, or signed with the cluster secret.
+// Safe for concurrent use.
+func UnregisterBroker(ctx context.Context, client *remoting.Client, namesrvAddr string, req UnregisterRequest) error {
+	cmd, err := UnregisterCommand(req)
+	if err != nil {
+		return err
+	}
 	resp, err := client.Invoke(ctx, namesrvAddr, cmd)
 	if err == nil {
 		err = remoting.CheckResponse(resp)

@@ -83,7 +83,7 @@ func TestConfig(t *testing.T) {
 			t.Errorf("%s: Validate() = %v", tc.name, err)
 		}
 	}
-	if got, want := (Config{}).String(), `routing{addr=":9876" brokerExpiry=2m0s scanInterval=10s}`; got != want {
+	if got, want := (Config{}).String(), `routing{addr=":9876" brokerExpiry=2m0s scanInterval=10s clusterSecret=none signWindow=5m0s confirmTimeout=1s topicGrace=1m0s}`; got != want {
 		t.Fatalf("String() = %s, want %s", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ledgermq/ledgermq/remoting"
+	"github.com/ledgermq/ledgermq/auth"
 )
 
 // Defaults of Config.
@@ -22,6 +23,13 @@ const (
 	// are small (a registration of 10 000 topics is about 2 MiB), so it
 	// holds far less than a broker's.
 	DefaultReadBudget = 64 << 20
+	// DefaultConfirmTimeout bounds one attempt to confirm a claim with
+	// the claimed node.
+	DefaultConfirmTimeout = time.Second
+	// DefaultTopicGrace is how long after start unsigned registrations may
+	// share topics freely: the brokers of a running cluster re-register
+	// with a restarted name server in any order within it.
+	DefaultTopicGrace = time.Minute
 )
 
 // Config configures a Server. Zero values mean the defaults, so Config{}
@@ -48,6 +56,27 @@ type Config struct {
 	// values take remoting's defaults, except ReadBudget:
 	// DefaultReadBudget.
 	Limits remoting.Limits
+
+	// Secret is the cluster secret (at least auth.MinSecretLen bytes).
+	// When set, REGISTER_BROKER and UNREGISTER_BROKER must be signed with
+	// it (package auth) and fresh (SignWindow); others are refused with
+	// NO_PERMISSION. Empty: no signature is required (doc.go says what
+	// the name server then still checks).
+	Secret string
+	// SignWindow is how far a signed request's SignTime may be from this
+	// name server's clock. Default auth.DefaultWindow (5 min).
+	SignWindow time.Duration
+	// Checker confirms a registration with the node it names before the
+	// registration changes routes. Default: RaftStatusChecker, which asks
+	// the node for RAFT_STATUS (4001). Tests pass a fake.
+	Checker Checker
+	// ConfirmTimeout bounds one attempt of the default Checker. Default
+	// DefaultConfirmTimeout.
+	ConfirmTimeout time.Duration
+	// TopicGrace is how long after Start unsigned registrations may share
+	// topics without the rule of doc.go (Topics). Default
+	// DefaultTopicGrace; negative: none.
+	TopicGrace time.Duration
 }
 
 // DefaultConfig returns the configuration with every default filled in.
@@ -58,6 +87,10 @@ func DefaultConfig() Config {
 		ScanInterval: DefaultScanInterval,
 		Clock:        SystemClock(),
 		Logger:       hclog.NewNullLogger(),
+
+		SignWindow:     auth.DefaultWindow,
+		ConfirmTimeout: DefaultConfirmTimeout,
+		TopicGrace:     DefaultTopicGrace,
 	}
 }
 
@@ -79,6 +112,15 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	if c.SignWindow == 0 {
+		c.SignWindow = d.SignWindow
+	}
+	if c.ConfirmTimeout == 0 {
+		c.ConfirmTimeout = d.ConfirmTimeout
+	}
+	if c.TopicGrace == 0 {
+		c.TopicGrace = d.TopicGrace
+	}
 	return c
 }
 
@@ -95,6 +137,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("routing: config: ScanInterval %v below 1ms", c.ScanInterval)
 	case c.ScanInterval > c.BrokerExpiry:
 		return errors.New("routing: config: ScanInterval above BrokerExpiry")
+	case c.SignWindow < time.Second:
+		return fmt.Errorf("routing: config: SignWindow %v below 1s", c.SignWindow)
+	case c.ConfirmTimeout < time.Millisecond:
+		return fmt.Errorf("routing: config: ConfirmTimeout %v below 1ms", c.ConfirmTimeout)
+	}
+	if err := auth.CheckSecret(c.Secret); err != nil {
+		return fmt.Errorf("routing: config: %w", err)
 	}
 	return nil
 }
@@ -102,5 +151,10 @@ func (c Config) Validate() error {
 // String renders the effective configuration on one line.
 func (c Config) String() string {
 	c = c.withDefaults()
-	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v}", c.Addr, c.BrokerExpiry, c.ScanInterval)
+	secret := "none"
+	if c.Secret != "" {
+		secret = "set"
+	}
+	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v clusterSecret=%s signWindow=%v confirmTimeout=%v topicGrace=%v}",
+		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace)
 }

@@ -17,24 +17,72 @@
 //	            goroutine; times are passed in (table.go, query.go)
 //	Server      a remoting.Server serving the table, plus the expiry
 //	            scan (server.go, handlers.go)
+//	confirm.go  Checker (RaftStatusChecker); the registrations waiting
+//	            for their node's confirmation and the workers that ask
 //	body.go     REGISTER_BROKER body codec, JSON and deflated
 //	broker.go   RegisterCommand, RegisterBroker, UnregisterBroker
+//	            (signed with Config.Secret's counterpart, package auth)
+//	limit.go    rate-limited logging of refusals
 //	clock.go    Clock; SystemClock; ManualClock for tests
 //
 // # Invariants
 //
+//   - Confirmation (DESIGN I9). A registration that is not a heartbeat of
+//     a confirmed member (same group, broker id, address and term) changes
+//     no route until the node at its address confirms it: the name server
+//     asks that address for RAFT_STATUS (4001) and requires the node's own
+//     group to be the broker name, its term to be at least the claimed
+//     one, and its role to be leader for id 0, or follower or candidate
+//     for an id ≥ 1 (a leader registered under another id would lose its
+//     id 0). Until then the previous confirmed members stay routed
+//     (clients keep the old leader; a dead one is gone with its
+//     connection). The check runs on confirmWorkers workers, never on
+//     the registration handler: each attempt is bounded by
+//     Config.ConfirmTimeout (1 s), a node that cannot be reached is tried
+//     confirmAttempts (3) times 100 ms apart, and a contradicted or
+//     unreachable claim is dropped and logged (rate-limited). At most
+//     MaxPendingClaims (1024) wait, one per group and address (a newer
+//     registration replaces the one waiting); beyond that a registration
+//     is answered SYSTEM_BUSY. The confirmed member is the cache: its
+//     heartbeats are applied at once. On a failover the new leader's
+//     claim costs one RAFT_STATUS round trip (the name server's
+//     connection to the node usually exists from confirming it as a
+//     follower). A broker that does not answer RAFT_STATUS (not a
+//     ledgermq broker) is never confirmed and so never routed.
 //   - Fencing (DESIGN I6). A registration is refused with ErrStaleTerm,
 //     answered NOT_LEADER_FOR_QUEUE (501) and changes nothing, when its
 //     term is lower than (a) the term recorded for the same address in
-//     the group (a node's term never goes back), (b) the term of another
-//     address holding the broker id it claims (Java's stateVersion rule),
-//     or (c) for id 0, the highest term of any leader claim the group has
-//     accepted. The last one is a watermark that outlives the leader's
-//     entry (expiry, close, unregister) as long as the group has a
-//     member; a group that loses its last member is forgotten, watermark
-//     included, as a restarted name server would forget it. An equal
-//     term passes: the Raft leader of a term is unique, and a leader that
-//     steps down without a new term re-registers as a follower in it.
+//     the group (a node's term never goes back), or (b) the term of
+//     another address holding the broker id it claims (Java's
+//     stateVersion rule). Only live, confirmed members fence: a claim's
+//     term stops fencing when its member expires, unregisters or loses its
+//     last connection, so no claim, forged or stale, locks a group out
+//     after its claimant has gone. An equal term passes: the Raft leader
+//     of a term is unique, and a leader that steps down without a new
+//     term re-registers as a follower in it.
+//   - Connections. A member remembers the open connections it registered
+//     on (at most maxMemberConns, 4, the latest kept) and is removed when
+//     the last of them closes, so a stranger who repeats its heartbeat and
+//     disconnects does not take it along.
+//   - Unregistration. UNREGISTER_BROKER is honoured only on a connection
+//     the member registered on, or when signed with the cluster secret;
+//     otherwise it is answered NO_PERMISSION (16) with the reason and
+//     changes nothing. It also drops the address's registration waiting
+//     for confirmation.
+//   - Signatures. With Config.Secret set, REGISTER_BROKER and
+//     UNREGISTER_BROKER must carry a signature with the cluster secret
+//     (package auth: RocketMQ's ACL signature, access key
+//     auth.ClusterAccessKey) and a SignTime within Config.SignWindow
+//     (±5 min) of the name server's clock, with a signature not seen
+//     before in that window (replay). Anything else is answered
+//     NO_PERMISSION with the reason (ErrUnauthenticated), changes
+//     nothing, and is logged at most once per 10 s per kind with a count
+//     of what was left out. Without a secret, signatures are neither
+//     required nor checked, and confirmation, fencing, connections and
+//     the topic rule below are what protect the routes: an attacker who
+//     runs a server that lies in RAFT_STATUS can still register a group
+//     of its own or, while its claim is the newest, pose as a leader.
+//     Configure a secret wherever strangers can reach the name server.
 //   - One id per address, one address per id. An accepted registration
 //     removes the address's entry under any other id (a promoted
 //     follower leaves its old id, a deposed leader leaves 0) and another
@@ -48,6 +96,24 @@
 //     election; producers skip it (no brokerAddrs "0"). A group loses its
 //     topics with its last member. DELETE_TOPIC_IN_NAMESRV holds until
 //     the leader's DataVersion changes.
+//   - Topics a group may share. The same topic on several groups is
+//     normal (an admin creates it on every group of a cluster; auto-create
+//     lands on any group), a group that lists a topic to attract its
+//     producers is not. A leader registration's topic that other groups
+//     serve is taken only if (1) the registration is signed with the
+//     cluster secret (with a secret configured every registration is, so
+//     every signed group may share any topic, as in RocketMQ), or (2) the
+//     name server is within Config.TopicGrace (60 s) of its start (brokers
+//     re-register in any order), or (3) the group already served the
+//     topic at some time since the topic was last served by no group
+//     (a restarted group keeps its share), or (4) the group was first
+//     registered no later than the topic was first served (so `updateTopic
+//     -c` on every existing group works). Otherwise the topic is left out
+//     of the group's routes and logged ("topics served by other groups
+//     not taken"); the group's other topics are served. A topic no group
+//     serves is free: the first group to list it serves it. Consequence
+//     without a secret: a group added after a topic exists cannot share
+//     it; configure a cluster secret for that.
 //   - Liveness. A member whose last registration is more than its timeout
 //     old (heartbeatTimeoutMillis, else Config.BrokerExpiry, 120 s) is
 //     removed by the scan that runs every ScanInterval (10 s). A member
@@ -73,10 +139,17 @@
 //
 //	code  request                            pool       answer
 //	----  ---------------------------------  ---------  --------------------------------
-//	103   REGISTER_BROKER                    heartbeat  0; ext masterAddr, haServerAddr
-//	                                                    (follower, leader known); 501
-//	                                                    stale term; 1 malformed
-//	104   UNREGISTER_BROKER                  heartbeat  0 (also when nothing matched)
+//	103   REGISTER_BROKER                    heartbeat  0 (applied, or waiting for its node's
+//	                                                    confirmation); ext masterAddr,
+//	                                                    haServerAddr (follower, leader
+//	                                                    known); 501 stale term; 16
+//	                                                    unsigned/stale/replayed (secret
+//	                                                    set); 2 too many waiting; 1
+//	                                                    malformed
+//	104   UNREGISTER_BROKER                  heartbeat  0 (also when nothing matched); 16
+//	                                                    from a stranger's connection
+//	                                                    unsigned, or unsigned/stale with
+//	                                                    a secret set
 //	105   GET_ROUTEINFO_BY_TOPIC             default    0 + TopicRouteData; 17 unknown
 //	106   GET_BROKER_CLUSTER_INFO            default    0 + ClusterInfo
 //	206   GET_ALL_TOPIC_LIST_FROM_NAMESERVER default    0 + TopicList
@@ -99,6 +172,9 @@
 //	enableActingMaster      no        ignored ("false")
 //	compressed              no        "true" selects the deflated body
 //	bodyCrc32               no        CRC-32(body) & 0x7FFFFFFF; 0 = unchecked
+//	AccessKey, Signature    secret    auth.ClusterAccessKey; HMAC-SHA1 of the
+//	                                  sorted ext values and the body (auth)
+//	SignTime, SignNonce     secret    signer's ms clock; 16 random bytes, hex
 //
 // JSON body (compressed=false). Unknown keys are ignored (Java 5 brokers
 // add mappingDataVersion, topicQueueMappingInfoMap, …); an empty body is
@@ -133,10 +209,11 @@
 //
 // # UNREGISTER_BROKER (104)
 //
-// Ext clusterName, brokerName, brokerAddr, brokerId (all required). The
-// member of brokerName registered at brokerAddr is removed, whatever its
-// id: Java removes by id, which lets a deposed leader's late unregister
-// remove its successor.
+// Ext clusterName, brokerName, brokerAddr, brokerId (all required), and
+// the four signature fields as for 103 when signed. The member of
+// brokerName registered at brokerAddr is removed, whatever its id (Java
+// removes by id, which lets a deposed leader's late unregister remove its
+// successor), if the request came on one of its connections or is signed.
 //
 // # Answers
 //
@@ -168,8 +245,11 @@
 // # Goroutines: who calls what
 //
 // Server.Start starts the remoting server (accept loop, one read
-// goroutine per connection, pool workers) and one scan goroutine. Request
-// handlers run on the pool workers and call the RouteTable; the scan
+// goroutine per connection, pool workers), one scan goroutine and the
+// confirmation workers, which ask nodes over the Server's own remoting
+// client (one connection per confirmed node) and apply confirmed
+// registrations to the RouteTable. Request handlers run on the pool
+// workers and call the RouteTable; the scan
 // goroutine calls RouteTable.Expire every ScanInterval; the connection
 // close hook runs on the closed connection's read goroutine and calls
 // RouteTable.RemoveConn. A registration that was still queued when its

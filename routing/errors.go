@@ -26,6 +26,28 @@ var (
 	// ErrBodyCRC: the bodyCrc32 ext field does not match the body.
 	ErrBodyCRC = errors.New("routing: body crc32 mismatch")
 
+	// ErrNotRegistrant: an UNREGISTER_BROKER arrived on a connection the
+	// member never registered on and is not signed with the cluster
+	// secret. The name server answers NO_PERMISSION (16) and keeps the
+	// member.
+	ErrNotRegistrant = errors.New("routing: unregister from a connection that did not register the broker")
+
+	// ErrUnauthenticated: the name server has a cluster secret and a
+	// REGISTER_BROKER or UNREGISTER_BROKER is unsigned, wrongly signed,
+	// stale or replayed (it wraps the auth package's error). Answered
+	// NO_PERMISSION (16).
+	ErrUnauthenticated = errors.New("routing: registration not signed with the cluster secret")
+
+	// ErrBusy: too many registrations are waiting for their node's
+	// confirmation (MaxPendingClaims). Answered SYSTEM_BUSY (2).
+	ErrBusy = errors.New("routing: too many registrations awaiting confirmation")
+
+	// ErrClaimRefused: the node a registration names does not confirm it
+	// (another group, another role, an older term) or cannot be asked.
+	// The registration is dropped and logged; the registrant learns of it
+	// only by its absence from routes.
+	ErrClaimRefused = errors.New("routing: claim not confirmed by the claimed node")
+
 	// ErrClosed: the Server was closed.
 	ErrClosed = errors.New("routing: server closed")
 )

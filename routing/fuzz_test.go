@@ -136,10 +136,10 @@ func FuzzRegister(f *testing.F) {
 			ext["heartbeatTimeoutMillis"] = timeout
 		}
 		// A leader at term 3 is there first, so fencing is exercised too.
-		if _, err := s.register(good.ExtFields, good.Body, 1); err != nil {
+		if _, err := s.table.Register(reg(0, 0, 3, topic("T", 4))); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.register(ext, body, 2)
+		_, err = s.register(ext, body, fakeConn(2))
 		if err != nil && !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrBadBody) &&
 			!errors.Is(err, ErrBodyCRC) && !errors.Is(err, ErrStaleTerm) {
 			t.Fatalf("unexpected error class: %v", err)

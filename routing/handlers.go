@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"time"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -15,6 +16,11 @@ import (
 // means exactly that; NOT_LEADER_FOR_QUEUE reads right in a broker's log
 // and no standard client ever sees it from a name server.
 const codeStaleTerm = remoting.NotLeaderForQueue
+
+// codeRefused answers a registration or unregistration the name server
+// will not honour for who sent it (unsigned, wrongly signed, stale,
+// replayed, or an unregister from a stranger's connection).
+const codeRefused = remoting.NoPermission
 
 // Ext field names of the name-server requests.
 const (
@@ -107,18 +113,25 @@ func bodyCRC32(body []byte) uint32 { return crc32.ChecksumIEEE(body) & 0x7FFFFFF
 
 // serveRegister handles REGISTER_BROKER (103) on PoolHeartbeat.
 func (s *Server) serveRegister(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	res, err := s.register(req.ExtFields, req.Body, conn.ID())
-	if errors.Is(err, ErrStaleTerm) {
+	res, err := s.register(req.ExtFields, req.Body, conn)
+	switch {
+	case errors.Is(err, ErrStaleTerm):
 		s.log.Warn("registration fenced", "peer", conn.RemoteAddr(), "error", err)
 		return remoting.NewResponse(req, codeStaleTerm, err.Error())
-	}
-	if err != nil {
+	case errors.Is(err, ErrUnauthenticated):
+		s.limit.Warn(s.log, "register-unauthenticated", "registration refused: not signed with the cluster secret",
+			"peer", conn.RemoteAddr(), "broker", req.ExtFields[extBrokerName], "addr", req.ExtFields[extBrokerAddr], "error", err)
+		return remoting.NewResponse(req, codeRefused, err.Error())
+	case errors.Is(err, ErrBusy):
+		s.limit.Warn(s.log, "register-busy", "registration refused: too many awaiting confirmation", "peer", conn.RemoteAddr())
+		return remoting.NewResponse(req, remoting.SystemBusy, err.Error())
+	case err != nil:
 		return s.reject(conn, req, err)
 	}
 	// The connection may have closed while the request waited in the
 	// queue; its close hook has then already run, so undo the member it
 	// could not see.
-	if conn.Closed() {
+	if !res.Pending && conn.Closed() {
 		s.table.RemoveConn(conn.ID())
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
@@ -129,10 +142,34 @@ func (s *Server) serveRegister(_ context.Context, conn *remoting.Conn, req *remo
 	return resp
 }
 
+// authenticate checks a request's signature and freshness when the name
+// server has a secret, and reports whether the request is signed with it.
+// Without a secret nothing is checked and nothing is trusted. Errors wrap
+// ErrUnauthenticated.
+func (s *Server) authenticate(ext map[string]string, body []byte) (bool, error) {
+	if s.cfg.Secret == "" {
+		return false, nil
+	}
+	_, err := auth.Verify(ext, body, func(ak string) (string, bool) { return s.cfg.Secret, ak == auth.ClusterAccessKey })
+	if err == nil {
+		err = s.guard.Check(ext, s.clock.Now())
+	}
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	return true, nil
+}
+
 // register decodes and applies one REGISTER_BROKER: its ext fields, its
-// body, the id of the connection it came on. It is the whole request
-// path short of the network, so it is what the fuzz target drives.
-func (s *Server) register(ext map[string]string, rawBody []byte, connID uint64) (RegisterResult, error) {
+// body, the connection it came on. It is the whole request path short of
+// the network, so it is what the fuzz target drives. A registration that
+// must be confirmed first is queued (the result says Pending) and applied
+// by a confirmation worker once its node confirms it.
+func (s *Server) register(ext map[string]string, rawBody []byte, conn connState) (RegisterResult, error) {
+	signed, err := s.authenticate(ext, rawBody)
+	if err != nil {
+		return RegisterResult{}, err
+	}
 	h, err := parseRegisterHeader(ext)
 	if err != nil {
 		return RegisterResult{}, err
@@ -147,7 +184,8 @@ func (s *Server) register(ext map[string]string, rawBody []byte, connID uint64) 
 		return RegisterResult{}, err
 	}
 	wrapper := body.TopicConfigSerializeWrapper
-	res, err := s.table.Register(Registration{
+	now := s.clock.Now()
+	reg := Registration{
 		ClusterName:  h.clusterName,
 		BrokerName:   h.brokerName,
 		BrokerAddr:   h.brokerAddr,
@@ -156,30 +194,87 @@ func (s *Server) register(ext map[string]string, rawBody []byte, connID uint64) 
 		DataVersion:  wrapper.DataVersion,
 		Topics:       wrapper.TopicConfigTable,
 		Timeout:      h.timeout,
-		ConnID:       connID,
-		Now:          s.clock.Now(),
-	})
+		ConnID:       conn.ID(),
+		Now:          now,
+		TrustTopics:  signed || (s.cfg.Secret == "" && s.inGrace(now)),
+	}
+	res, err := s.table.Register(reg)
 	if err != nil {
 		return res, err
 	}
-	for _, m := range res.Removed {
-		s.log.Info("broker displaced", append(memberFields(m), "by", h.brokerAddr, "by_id", h.brokerID)...)
+	if res.Pending {
+		if err := s.confirm.add(reg, conn); err != nil {
+			return res, err
+		}
+		s.log.Debug("registration awaiting confirmation by the node", "broker", h.brokerName, "id", h.brokerID,
+			"addr", h.brokerAddr, "term", reg.Term())
+		return res, nil
 	}
-	if res.NewMember {
-		s.log.Info("broker registered", "cluster", h.clusterName, "broker", h.brokerName, "id", h.brokerID,
-			"addr", h.brokerAddr, "term", wrapper.DataVersion.StateVersion, "topics", len(wrapper.TopicConfigTable))
-	}
+	s.logApplied(reg, res)
 	return res, nil
 }
 
-// serveUnregister handles UNREGISTER_BROKER (104) on PoolHeartbeat.
+// applyConfirmed applies a registration its node has confirmed (on a
+// confirmation worker). The table fences it again: the group may have
+// moved on while the node was asked.
+func (s *Server) applyConfirmed(reg Registration, conn connState) {
+	reg.Confirmed = true
+	reg.Now = s.clock.Now()
+	res, err := s.table.Register(reg)
+	if err != nil {
+		s.log.Warn("confirmed registration fenced", "broker", reg.BrokerName, "id", reg.BrokerID,
+			"addr", reg.BrokerAddr, "term", reg.Term(), "error", err)
+		return
+	}
+	if conn.Closed() {
+		s.table.RemoveConn(conn.ID())
+	}
+	s.logApplied(reg, res)
+}
+
+// claimRefused logs a registration its node did not confirm.
+func (s *Server) claimRefused(reg Registration, err error) {
+	s.limit.Warn(s.log, "claim-refused", "registration dropped: the claimed node did not confirm it",
+		"cluster", reg.ClusterName, "broker", reg.BrokerName, "id", reg.BrokerID, "addr", reg.BrokerAddr,
+		"term", reg.Term(), "error", err)
+}
+
+// logApplied logs what an applied registration changed.
+func (s *Server) logApplied(reg Registration, res RegisterResult) {
+	for _, m := range res.Removed {
+		s.log.Info("broker displaced", append(memberFields(m), "by", reg.BrokerAddr, "by_id", reg.BrokerID)...)
+	}
+	if res.NewMember {
+		s.log.Info("broker registered", "cluster", reg.ClusterName, "broker", reg.BrokerName, "id", reg.BrokerID,
+			"addr", reg.BrokerAddr, "term", reg.Term(), "topics", len(reg.Topics))
+	}
+	if len(res.TopicsRefused) > 0 {
+		s.limit.Warn(s.log, "topics-refused", "topics served by other groups not taken from a new group (configure a cluster secret to share them)",
+			"broker", reg.BrokerName, "addr", reg.BrokerAddr, "topics", res.TopicsRefused)
+	}
+}
+
+// serveUnregister handles UNREGISTER_BROKER (104) on PoolHeartbeat. It is
+// honoured only on a connection the member registered on, or signed with
+// the cluster secret.
 func (s *Server) serveUnregister(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	_, name, addr, id, err := identity(req.ExtFields)
 	if err != nil {
 		return s.reject(conn, req, err)
 	}
-	if m, ok := s.table.Unregister(name, addr); ok {
-		s.log.Info("broker unregistered", append(memberFields(m), "claimed_id", id)...)
+	signed, err := s.authenticate(req.ExtFields, req.Body)
+	if err == nil {
+		s.confirm.drop(pendingKey{name, addr}, conn.ID(), signed)
+		var m Member
+		var ok bool
+		if m, ok, err = s.table.Unregister(name, addr, conn.ID(), signed); ok {
+			s.log.Info("broker unregistered", append(memberFields(m), "claimed_id", id)...)
+		}
+	}
+	if err != nil {
+		s.limit.Warn(s.log, "unregister-refused", "unregistration refused", "peer", conn.RemoteAddr(),
+			"broker", name, "addr", addr, "error", err)
+		return remoting.NewResponse(req, codeRefused, err.Error())
 	}
 	return remoting.NewResponse(req, remoting.Success, "")
 }

@@ -23,11 +23,19 @@ const guard = 10 * time.Second
 // t0 is the start of every manual clock in the tests.
 var t0 = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 
+// trustAll confirms every claim: the tests of routes and fencing register
+// brokers that do not exist (the confirmation tests use real nodes).
+var trustAll = CheckerFunc(func(context.Context, Claim) error { return nil })
+
 // startServer starts a name server on a loopback port with a manual clock
-// (unless cfg has a clock); the test's cleanup closes it.
+// (unless cfg has a clock) and a Checker that confirms every claim (unless
+// cfg has one); the test's cleanup closes it.
 func startServer(t testing.TB, cfg Config) (*Server, *ManualClock) {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
+	if cfg.Checker == nil {
+		cfg.Checker = trustAll
+	}
 	var clock *ManualClock
 	if cfg.Clock == nil {
 		clock = NewManualClock(t0)
@@ -103,7 +111,7 @@ func topicMap(tcs ...TopicConfig) map[string]TopicConfig {
 }
 
 // reg is a registration of node n of group "broker-a" with the given id
-// and term, at t0, on no connection.
+// and term, at t0, on no connection, confirmed by its node.
 func reg(n int, id, term int64, topics ...TopicConfig) Registration {
 	return Registration{
 		ClusterName:  "DefaultCluster",
@@ -114,8 +122,16 @@ func reg(n int, id, term int64, topics ...TopicConfig) Registration {
 		DataVersion:  DataVersion{StateVersion: term, Timestamp: 1, Counter: 1},
 		Topics:       topicMap(topics...),
 		Now:          t0,
+		Confirmed:    true,
 	}
 }
+
+// fakeConn is a connection id for Server.register in tests; it never
+// closes.
+type fakeConn uint64
+
+func (c fakeConn) ID() uint64   { return uint64(c) }
+func (c fakeConn) Closed() bool { return false }
 
 // addrsOf returns the brokerAddrs of a group in the table's cluster info
 // (nil when the group is unknown).

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -31,21 +33,30 @@ var heartbeatPool = remoting.PoolConfig{Workers: 1, QueueSize: 4096}
 // Goroutines, all owned by the Server and finished when Close returns: the
 // remoting server's (accept loop, one reader per connection, pool
 // workers: handlers run there, and the connection-close hook that drops a
-// closed connection's brokers runs on the reader), and one scan goroutine
-// that expires members every ScanInterval. Every method is safe for
-// concurrent use.
+// closed connection's brokers runs on the reader), one scan goroutine
+// that expires members every ScanInterval, and the confirmation workers
+// (and the default Checker's client) that ask claimed nodes about
+// registrations. Every method is safe for concurrent use.
 type Server struct {
 	cfg   Config
 	log   hclog.Logger
 	clock Clock
 	table *RouteTable
 	rs    *remoting.Server
+	// confirm holds registrations until their node confirms them; its
+	// checker's client (nil with a Checker from Config) is closed by Close.
+	confirm       *confirmer
+	checkerClient *remoting.Client
+	// guard refuses stale and replayed signed requests (nil: no secret).
+	guard *auth.Guard
+	limit *logLimiter
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	quit    chan struct{}
-	wg      sync.WaitGroup // scan goroutine
+	mu        sync.Mutex
+	startedAt time.Time // for TopicGrace
+	started   bool
+	closed    bool
+	quit      chan struct{}
+	wg        sync.WaitGroup // scan goroutine
 }
 
 // NewServer validates cfg and returns a name server that is not listening
@@ -60,12 +71,28 @@ func NewServer(cfg Config) (*Server, error) {
 		log:   cfg.Logger,
 		clock: cfg.Clock,
 		table: NewRouteTable(cfg.BrokerExpiry),
+		limit: newLogLimiter(cfg.Clock, logEvery),
 		quit:  make(chan struct{}),
 	}
 	limits := cfg.Limits
 	if limits.ReadBudget == 0 {
 		limits.ReadBudget = DefaultReadBudget
 	}
+	if cfg.Secret != "" {
+		s.guard = auth.NewGuard(cfg.SignWindow)
+	}
+	checker := cfg.Checker
+	if checker == nil {
+		s.checkerClient = remoting.NewClient(remoting.ClientConfig{
+			DialTimeout: cfg.ConfirmTimeout,
+			// A RAFT_STATUS answer is a few KiB: a node that sends more
+			// is cut off rather than buffered.
+			MaxFrameSize: maxStatusFrame,
+			Logger:       cfg.Logger.Named("confirm"),
+		})
+		checker = RaftStatusChecker{Client: s.checkerClient, Timeout: cfg.ConfirmTimeout}
+	}
+	s.confirm = newConfirmer(s, checker)
 	s.rs = remoting.NewServer(remoting.ServerConfig{
 		Addr:        cfg.Addr,
 		Limits:      limits,
@@ -95,6 +122,8 @@ func (s *Server) Start() error {
 		return fmt.Errorf("routing: %w", err)
 	}
 	s.started = true
+	s.startedAt = s.clock.Now()
+	s.confirm.start()
 	ticker := s.clock.NewTicker(s.cfg.ScanInterval)
 	s.wg.Add(1)
 	go s.scanLoop(ticker)
@@ -122,6 +151,10 @@ func (s *Server) Close(ctx context.Context) error {
 	err := s.rs.Close(ctx)
 	done := make(chan struct{})
 	go func() {
+		s.confirm.stop()
+		if s.checkerClient != nil {
+			_ = s.checkerClient.Close()
+		}
 		s.wg.Wait()
 		close(done)
 	}()
@@ -159,6 +192,17 @@ func (s *Server) connClosed(c *remoting.Conn) {
 	for _, m := range s.table.RemoveConn(c.ID()) {
 		s.log.Info("broker removed: connection closed", memberFields(m)...)
 	}
+}
+
+// inGrace reports whether now is within TopicGrace of Start.
+func (s *Server) inGrace(now time.Time) bool {
+	if s.cfg.TopicGrace <= 0 {
+		return false
+	}
+	s.mu.Lock()
+	at := s.startedAt
+	s.mu.Unlock()
+	return !at.IsZero() && now.Before(at.Add(s.cfg.TopicGrace))
 }
 
 // memberFields are the log fields naming a member.

@@ -3,6 +3,7 @@ package routing
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -13,14 +14,34 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-// registerAll registers every request with the name server at ns.
-func registerAll(t testing.TB, c *remoting.Client, ns string, reqs ...RegisterRequest) {
+// registerAll registers every request with the name server s and waits
+// until each is in its table (confirmed by its node, as s's Checker says).
+func registerAll(t testing.TB, s *Server, c *remoting.Client, reqs ...RegisterRequest) {
 	t.Helper()
 	for _, r := range reqs {
-		if err := RegisterBroker(ctxGuard(t), c, ns, r); err != nil {
+		if err := RegisterBroker(ctxGuard(t), c, s.Addr().String(), r); err != nil {
 			t.Fatalf("register %s id %d: %v", r.BrokerAddr, r.BrokerID, err)
 		}
+		waitMember(t, s, r.BrokerName, r.BrokerAddr, r.BrokerID, r.Term)
 	}
+}
+
+// waitMember waits until s routes addr as id of group at term.
+func waitMember(t testing.TB, s *Server, group, addr string, id, term int64) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s registered as %s id %d at term %d", addr, group, id, term), func() bool {
+		return hasMember(s, group, addr, id, term)
+	})
+}
+
+// hasMember reports whether s routes addr as id of group at term.
+func hasMember(s *Server, group, addr string, id, term int64) bool {
+	for _, m := range s.Table().Members() {
+		if m.BrokerName == group && m.Addr == addr && m.BrokerID == id && m.Term == term {
+			return true
+		}
+	}
+	return false
 }
 
 func TestServerRouteOfThreeMemberGroup(t *testing.T) {
@@ -28,7 +49,7 @@ func TestServerRouteOfThreeMemberGroup(t *testing.T) {
 	ns := s.Addr().String()
 	c := newClient(t)
 	topics := []TopicConfig{topic("TestTopic", 4), {TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}}
-	registerAll(t, c, ns, brokerReq(0, 0, 1, topics...), brokerReq(1, 1, 1, topics...), brokerReq(2, 2, 1, topics...))
+	registerAll(t, s, c, brokerReq(0, 0, 1, topics...), brokerReq(1, 1, 1, topics...), brokerReq(2, 2, 1, topics...))
 
 	resp := routeOf(t, c, ns, "TestTopic")
 	if resp.Code != remoting.Success || len(resp.Body) == 0 {
@@ -95,7 +116,7 @@ func TestServerUnknownTopic(t *testing.T) {
 		t.Fatalf("unknown topic: %v", resp)
 	}
 	// TBW102 too, while no broker reports it.
-	registerAll(t, c, s.Addr().String(), brokerReq(0, 0, 1, topic("T", 1)))
+	registerAll(t, s, c, brokerReq(0, 0, 1, topic("T", 1)))
 	if resp := routeOf(t, c, s.Addr().String(), "TBW102"); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("TBW102 without a template: %v", resp)
 	}
@@ -106,10 +127,10 @@ func TestServerLeaderChange(t *testing.T) {
 	ns := s.Addr().String()
 	c := newClient(t)
 	tp := topic("T", 4)
-	registerAll(t, c, ns, brokerReq(0, 0, 1, tp), brokerReq(1, 1, 1, tp), brokerReq(2, 2, 1, tp))
+	registerAll(t, s, c, brokerReq(0, 0, 1, tp), brokerReq(1, 1, 1, tp), brokerReq(2, 2, 1, tp))
 
 	// Node 1 wins term 2 and registers as leader at once.
-	registerAll(t, c, ns, brokerReq(1, 0, 2, tp))
+	registerAll(t, s, c, brokerReq(1, 0, 2, tp))
 	if got := mustRoute(t, c, ns, "T").BrokerDataList[0].BrokerAddresses; !maps.Equal(got, map[int64]string{0: addr(1), 2: addr(2)}) {
 		t.Fatalf("after election %v", got)
 	}
@@ -124,7 +145,7 @@ func TestServerLeaderChange(t *testing.T) {
 		t.Fatalf("stale leader code: %v", err)
 	}
 	// It re-registers as a follower once it knows the new term.
-	registerAll(t, c, ns, brokerReq(0, 1, 2, tp), brokerReq(2, 2, 2, tp))
+	registerAll(t, s, c, brokerReq(0, 1, 2, tp), brokerReq(2, 2, 2, tp))
 	if got := mustRoute(t, c, ns, "T").BrokerDataList[0].BrokerAddresses; !maps.Equal(got, map[int64]string{0: addr(1), 1: addr(0), 2: addr(2)}) {
 		t.Fatalf("after rejoin %v", got)
 	}
@@ -155,7 +176,7 @@ func TestServerCompressedRegistration(t *testing.T) {
 	c := newClient(t)
 	req := brokerReq(0, 0, 1, topic("Zipped", 3))
 	req.Compressed = true
-	registerAll(t, c, s.Addr().String(), req)
+	registerAll(t, s, c, req)
 	if r := mustRoute(t, c, s.Addr().String(), "Zipped"); r.QueueDataList[0].WriteQueueNums != 3 {
 		t.Fatalf("route %+v", r.QueueDataList[0])
 	}
@@ -168,11 +189,11 @@ func TestServerTwoNameServersAreIndependent(t *testing.T) {
 	c := newClient(t)
 	tp := topic("T", 2)
 
-	registerAll(t, c, ns1, brokerReq(0, 0, 1, tp))
+	registerAll(t, s1, c, brokerReq(0, 0, 1, tp))
 	if resp := routeOf(t, c, ns2, "T"); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("ns2 knows a broker that registered only with ns1: %v", resp)
 	}
-	registerAll(t, c, ns2, brokerReq(0, 0, 1, tp), brokerReq(1, 1, 1, tp))
+	registerAll(t, s2, c, brokerReq(0, 0, 1, tp), brokerReq(1, 1, 1, tp))
 	// A change on one name server does not touch the other.
 	if err := UnregisterBroker(ctxGuard(t), c, ns2, UnregisterRequest{ClusterName: "DefaultCluster", BrokerName: "broker-a", BrokerAddr: addr(0)}); err != nil {
 		t.Fatal(err)
@@ -189,13 +210,13 @@ func TestServerExpiry(t *testing.T) {
 	s, clock := startServer(t, Config{BrokerExpiry: 120 * time.Second, ScanInterval: 10 * time.Second})
 	ns := s.Addr().String()
 	c := newClient(t)
-	registerAll(t, c, ns, brokerReq(0, 0, 1, topic("T", 1)))
+	registerAll(t, s, c, brokerReq(0, 0, 1, topic("T", 1)))
 	if clock.Tickers() != 1 {
 		t.Fatalf("scan tickers: %d", clock.Tickers())
 	}
 
-	clock.Advance(120 * time.Second)          // due, but not past the expiry
-	registerAll(t, c, ns, brokerReq(1, 1, 1)) // heartbeat of another node at +120 s
+	clock.Advance(120 * time.Second)         // due, but not past the expiry
+	registerAll(t, s, c, brokerReq(1, 1, 1)) // heartbeat of another node at +120 s
 	if len(s.Table().Members()) != 2 {
 		t.Fatalf("members at +120s: %+v", s.Table().Members())
 	}
@@ -218,12 +239,11 @@ func TestServerExpiry(t *testing.T) {
 
 func TestServerConnectionCloseRemovesBroker(t *testing.T) {
 	s, _ := startServer(t, Config{})
-	ns := s.Addr().String()
 	leader := newClient(t)
 	follower := newClient(t)
 	tp := topic("T", 1)
-	registerAll(t, leader, ns, brokerReq(0, 0, 1, tp))
-	registerAll(t, follower, ns, brokerReq(1, 1, 1, tp))
+	registerAll(t, s, leader, brokerReq(0, 0, 1, tp))
+	registerAll(t, s, follower, brokerReq(1, 1, 1, tp))
 
 	_ = leader.Close() // the leader process dies
 	waitFor(t, "the closed connection's broker to go", func() bool {
@@ -240,7 +260,7 @@ func TestServerClusterInfoTopicListDelete(t *testing.T) {
 	c := newClient(t)
 	b := brokerReq(3, 0, 1, topic("X", 1))
 	b.BrokerName, b.ClusterName = "broker-b", "Other"
-	registerAll(t, c, ns, brokerReq(0, 0, 1, topic("A", 1), topic("B", 1)), brokerReq(1, 1, 1), b)
+	registerAll(t, s, c, brokerReq(0, 0, 1, topic("A", 1), topic("B", 1)), brokerReq(1, 1, 1), b)
 
 	resp := invoke(t, c, ns, remoting.GetBrokerClusterInfo, nil, nil)
 	if resp.Code != remoting.Success {
@@ -356,6 +376,7 @@ func TestServerHostileInput(t *testing.T) {
 	if resp.Code != remoting.Success {
 		t.Fatalf("good registration after hostile ones: %v", resp)
 	}
+	waitMember(t, s, "broker-a", addr(0), 0, 1)
 	mustRoute(t, c, ns, "T")
 }
 

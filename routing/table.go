@@ -32,11 +32,18 @@ type Registration struct {
 	// zero means the table's default.
 	Timeout time.Duration
 	// ConnID identifies the connection the registration arrived on
-	// (remoting.Conn.ID); RemoveConn(ConnID) removes the member. Zero
-	// means none.
+	// (remoting.Conn.ID); the member is removed when every connection it
+	// registered on has closed (RemoveConn). Zero means none.
 	ConnID uint64
 	// Now is the time of the heartbeat.
 	Now time.Time
+	// Confirmed is set when the claimed node has confirmed the claim
+	// (Checker): only then may a registration change the routes.
+	Confirmed bool
+	// TrustTopics is set for a registration signed with the cluster
+	// secret (or arriving in the name server's startup grace): it may
+	// share topics other groups serve (doc.go, Topics).
+	TrustTopics bool
 }
 
 // Term is the registration's Raft term (DataVersion.StateVersion).
@@ -82,6 +89,13 @@ type RegisterResult struct {
 	// leader, the registering address's entry under another id, another
 	// address's entry under the claimed id.
 	Removed []Member
+	// Pending is set when the registration changed nothing because it
+	// must be confirmed by the claimed node first (it is not a heartbeat
+	// of a confirmed member); register it again with Confirmed once it is.
+	Pending bool
+	// TopicsRefused lists the topics of a leader registration that were
+	// not taken because other groups serve them (doc.go, Topics), sorted.
+	TopicsRefused []string
 }
 
 // Member is a snapshot of one registered broker: one member of a broker
@@ -96,7 +110,10 @@ type Member struct {
 	DataVersion   DataVersion
 	LastHeartbeat time.Time
 	Timeout       time.Duration
-	ConnID        uint64
+	// ConnID is the connection of the member's last registration; Conns
+	// every open connection it registered on (oldest first).
+	ConnID uint64
+	Conns  []uint64
 }
 
 // RouteTable is the name server's state: broker groups, their members and
@@ -111,6 +128,12 @@ type RouteTable struct {
 	// topicGroups indexes the topics: topic → names of the groups that
 	// serve it. It always agrees with the groups' topics maps.
 	topicGroups map[string]map[string]struct{}
+	// topicSince is when each served topic was first served (by any
+	// group) since no group served it; topicSharers the groups that have
+	// served it since then. Both are forgotten with the topic's last
+	// group. They decide which groups may share a topic (doc.go, Topics).
+	topicSince   map[string]time.Time
+	topicSharers map[string]map[string]struct{}
 }
 
 // group is one broker group (broker name).
@@ -118,9 +141,9 @@ type group struct {
 	cluster string
 	name    string
 	members map[int64]*member // by broker id
-	// leaderTerm is the highest term of an id-0 claim accepted while the
-	// group existed: the fence against deposed leaders.
-	leaderTerm int64
+	// since is when the group's first member registered (the group is
+	// forgotten with its last member).
+	since time.Time
 	// topics are the group's queues by topic, from its leader.
 	topics map[string]QueueData
 	// topicsVersion is the DataVersion the topics were read from.
@@ -136,7 +159,36 @@ type member struct {
 	version  DataVersion
 	lastSeen time.Time
 	timeout  time.Duration
-	connID   uint64
+	// conns are the open connections the member registered on, oldest
+	// first, at most maxMemberConns; the last is the latest.
+	conns []uint64
+}
+
+// maxMemberConns bounds the connections remembered per member. A broker
+// uses one connection per name server; more appear only while a
+// reconnecting broker's old connection has not been seen closing yet.
+const maxMemberConns = 4
+
+// addConn records that m registered on conn (0: none).
+func (m *member) addConn(conn uint64) {
+	if conn == 0 {
+		return
+	}
+	if i := slices.Index(m.conns, conn); i >= 0 {
+		m.conns = slices.Delete(m.conns, i, i+1)
+	}
+	m.conns = append(m.conns, conn)
+	if len(m.conns) > maxMemberConns {
+		m.conns = slices.Delete(m.conns, 0, len(m.conns)-maxMemberConns)
+	}
+}
+
+// lastConn is the connection of m's latest registration (0: none).
+func (m *member) lastConn() uint64 {
+	if len(m.conns) == 0 {
+		return 0
+	}
+	return m.conns[len(m.conns)-1]
 }
 
 // NewRouteTable returns an empty table whose members expire after expiry
@@ -147,9 +199,11 @@ func NewRouteTable(expiry time.Duration) *RouteTable {
 		expiry = DefaultBrokerExpiry
 	}
 	return &RouteTable{
-		expiry:      expiry,
-		groups:      make(map[string]*group),
-		topicGroups: make(map[string]map[string]struct{}),
+		expiry:       expiry,
+		groups:       make(map[string]*group),
+		topicGroups:  make(map[string]map[string]struct{}),
+		topicSince:   make(map[string]time.Time),
+		topicSharers: make(map[string]map[string]struct{}),
 	}
 }
 
@@ -158,16 +212,22 @@ func NewRouteTable(expiry time.Duration) *RouteTable {
 //
 //  1. Fencing (I6): the registration fails with ErrStaleTerm, changing
 //     nothing, if its term is lower than (a) the term recorded for its
-//     own address in the group, (b) the term of another address that
-//     holds the broker id it claims, or (c) for id 0, the highest term of
-//     any leader claim accepted for the group. An equal term passes.
-//  2. The address's entry under any other id is removed (a promoted
+//     own address in the group, or (b) the term of another address that
+//     holds the broker id it claims. Only live, confirmed members fence:
+//     a claim stops fencing when its member expires, unregisters or loses
+//     its connections. An equal term passes.
+//  2. Confirmation: a registration that is not a heartbeat of a confirmed
+//     member (same group, id, address and term) changes nothing unless
+//     r.Confirmed; the result says Pending.
+//  3. The address's entry under any other id is removed (a promoted
 //     follower leaves its old id; a deposed leader leaves id 0), and so
 //     is another address's entry under the claimed id (for id 0: the
 //     former leader, which re-registers as a follower).
-//  3. The member is recorded with its term and heartbeat time.
-//  4. For id 0, the group's topics are replaced by Topics when the leader
-//     is new or DataVersion differs from the one last applied.
+//  4. The member is recorded with its term, heartbeat time and
+//     connection.
+//  5. For id 0, the group's topics are replaced by Topics when the leader
+//     is new or DataVersion differs from the one last applied, except
+//     topics the group may not share (doc.go, Topics).
 //
 // Errors wrap ErrBadRequest (invalid identity), ErrBadBody (invalid
 // topic) or ErrStaleTerm.
@@ -184,11 +244,16 @@ func (t *RouteTable) Register(r Registration) (RegisterResult, error) {
 		if err := g.fence(r.BrokerID, r.BrokerAddr, term); err != nil {
 			return RegisterResult{}, err
 		}
-	} else {
+	}
+	if !r.Confirmed && !g.isHeartbeat(r.BrokerID, r.BrokerAddr, term) {
+		return RegisterResult{Pending: true}, nil
+	}
+	if g == nil {
 		g = &group{
 			name:    r.BrokerName,
 			members: make(map[int64]*member),
 			topics:  make(map[string]QueueData),
+			since:   r.Now,
 		}
 		t.groups[r.BrokerName] = g
 	}
@@ -217,12 +282,11 @@ func (t *RouteTable) Register(r Registration) (RegisterResult, error) {
 	m.version = r.DataVersion
 	m.lastSeen = r.Now
 	m.timeout = cmp.Or(r.Timeout, t.expiry)
-	m.connID = r.ConnID
+	m.addConn(r.ConnID)
 
 	if r.BrokerID == 0 {
-		g.leaderTerm = max(g.leaderTerm, term)
 		if newMember || g.topicsVersion != r.DataVersion {
-			t.setTopics(g, r.Topics)
+			res.TopicsRefused = t.setTopics(g, r.Topics, r.TrustTopics, r.Now)
 			g.topicsVersion = r.DataVersion
 			res.TopicsApplied = true
 		}
@@ -231,6 +295,16 @@ func (t *RouteTable) Register(r Registration) (RegisterResult, error) {
 		res.HAServerAddr = leader.haAddr
 	}
 	return res, nil
+}
+
+// isHeartbeat reports whether a registration repeats a confirmed member:
+// the same id, address and term. A nil group has none.
+func (g *group) isHeartbeat(id int64, addr string, term int64) bool {
+	if g == nil {
+		return false
+	}
+	m := g.members[id]
+	return m != nil && m.addr == addr && m.term == term
 }
 
 // fence applies rule 1 of Register.
@@ -242,25 +316,34 @@ func (g *group) fence(id int64, addr string, term int64) error {
 		}
 	}
 	if holder := g.members[id]; holder != nil && holder.addr != addr && holder.term > term {
+		if id == 0 {
+			return fmt.Errorf("%w: %s is led by %s at term %d; %s claims leadership at term %d",
+				ErrStaleTerm, g.name, holder.addr, holder.term, addr, term)
+		}
 		return fmt.Errorf("%w: %s id %d is held by %s at term %d; %s claims it at term %d",
 			ErrStaleTerm, g.name, id, holder.addr, holder.term, addr, term)
-	}
-	if id == 0 && term < g.leaderTerm {
-		return fmt.Errorf("%w: %s has had a leader at term %d; %s claims leadership at term %d",
-			ErrStaleTerm, g.name, g.leaderTerm, addr, term)
 	}
 	return nil
 }
 
-// setTopics replaces g's topics and keeps the index in step.
-func (t *RouteTable) setTopics(g *group, topics map[string]TopicConfig) {
+// setTopics replaces g's topics and keeps the index in step. A topic other
+// groups serve is taken only if g may share it (doc.go, Topics): trust
+// (a signed registration), g served it before since the topic was last
+// free, or g existed before the topic was first served. It returns the
+// topics refused, sorted.
+func (t *RouteTable) setTopics(g *group, topics map[string]TopicConfig, trust bool, now time.Time) []string {
 	for name := range g.topics {
 		if _, keep := topics[name]; !keep {
 			t.unindex(name, g)
 		}
 	}
+	var refused []string
 	for name, tc := range topics {
 		if name == "" {
+			continue
+		}
+		if !trust && !t.mayShare(g, name) {
+			refused = append(refused, name)
 			continue
 		}
 		g.topics[name] = QueueData{
@@ -274,18 +357,47 @@ func (t *RouteTable) setTopics(g *group, topics map[string]TopicConfig) {
 		if set == nil {
 			set = make(map[string]struct{}, 1)
 			t.topicGroups[name] = set
+			t.topicSince[name] = now
 		}
 		set[g.name] = struct{}{}
+		sharers := t.topicSharers[name]
+		if sharers == nil {
+			sharers = make(map[string]struct{}, 1)
+			t.topicSharers[name] = sharers
+		}
+		sharers[g.name] = struct{}{}
 	}
+	slices.Sort(refused)
+	return refused
 }
 
-// unindex removes topic from g.
+// mayShare reports whether an unsigned leader registration of g may serve
+// topic: no other group serves it, g serves it already or did since the
+// topic was last free, or g is older than the topic.
+func (t *RouteTable) mayShare(g *group, topic string) bool {
+	set := t.topicGroups[topic]
+	if len(set) == 0 {
+		return true
+	}
+	if _, ok := set[g.name]; ok {
+		return true
+	}
+	if _, ok := t.topicSharers[topic][g.name]; ok {
+		return true
+	}
+	return !g.since.After(t.topicSince[topic])
+}
+
+// unindex removes topic from g; a topic no group serves any more is free
+// again (its history is forgotten).
 func (t *RouteTable) unindex(topic string, g *group) {
 	delete(g.topics, topic)
 	if set := t.topicGroups[topic]; set != nil {
 		delete(set, g.name)
 		if len(set) == 0 {
 			delete(t.topicGroups, topic)
+			delete(t.topicSince, topic)
+			delete(t.topicSharers, topic)
 		}
 	}
 }
@@ -307,20 +419,27 @@ func (t *RouteTable) removeMember(g *group, m *member) Member {
 // Unregister removes the member of group brokerName registered at
 // brokerAddr, whatever its id, and reports whether there was one. Matching
 // by address (Java matches by id) keeps a late UNREGISTER_BROKER of a
-// deposed leader from removing the new leader.
-func (t *RouteTable) Unregister(brokerName, brokerAddr string) (Member, bool) {
+// deposed leader from removing the new leader. The request is honoured
+// only when it arrives on one of the member's connections (connID) or is
+// trusted (signed with the cluster secret); otherwise it fails with
+// ErrNotRegistrant and changes nothing.
+func (t *RouteTable) Unregister(brokerName, brokerAddr string, connID uint64, trusted bool) (Member, bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.groups[brokerName]
 	if g == nil {
-		return Member{}, false
+		return Member{}, false, nil
 	}
 	for _, m := range g.members {
-		if m.addr == brokerAddr {
-			return t.removeMember(g, m), true
+		if m.addr != brokerAddr {
+			continue
 		}
+		if !trusted && (connID == 0 || !slices.Contains(m.conns, connID)) {
+			return Member{}, false, fmt.Errorf("%w: %s at %s registered on another connection", ErrNotRegistrant, brokerName, brokerAddr)
+		}
+		return t.removeMember(g, m), true, nil
 	}
-	return Member{}, false
+	return Member{}, false, nil
 }
 
 // Expire removes every member whose last heartbeat is more than its
@@ -329,13 +448,24 @@ func (t *RouteTable) Expire(now time.Time) []Member {
 	return t.removeIf(func(m *member) bool { return now.Sub(m.lastSeen) > m.timeout })
 }
 
-// RemoveConn removes every member registered on connection connID (its
-// last registration arrived there) and returns them. Zero removes nothing.
+// RemoveConn forgets connection connID and removes every member that has
+// no open connection left (each registered on it, and on no other that is
+// still open), and returns them. Zero removes nothing.
 func (t *RouteTable) RemoveConn(connID uint64) []Member {
 	if connID == 0 {
 		return nil
 	}
-	return t.removeIf(func(m *member) bool { return m.connID == connID })
+	return t.removeIf(func(m *member) bool {
+		i := slices.Index(m.conns, connID)
+		switch {
+		case i < 0:
+			return false
+		case len(m.conns) == 1:
+			return true // its last connection: the member goes, conns intact for the snapshot
+		}
+		m.conns = slices.Delete(m.conns, i, i+1)
+		return false
+	})
 }
 
 // removeIf removes the members matching drop.
@@ -368,8 +498,9 @@ func (t *RouteTable) Members() []Member {
 	return out
 }
 
-// LeaderTerm returns the fencing watermark of a group: the highest term of
-// a leader claim it accepted. ok is false for an unknown group.
+// LeaderTerm returns the term of a group's confirmed leader (id 0), the
+// fence of leader claims; 0 when the group has no leader. ok is false for
+// an unknown group.
 func (t *RouteTable) LeaderTerm(brokerName string) (term int64, ok bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -377,7 +508,10 @@ func (t *RouteTable) LeaderTerm(brokerName string) (term int64, ok bool) {
 	if g == nil {
 		return 0, false
 	}
-	return g.leaderTerm, true
+	if m := g.members[0]; m != nil {
+		return m.term, true
+	}
+	return 0, true
 }
 
 func (g *group) snapshot(m *member) Member {
@@ -391,7 +525,8 @@ func (g *group) snapshot(m *member) Member {
 		DataVersion:   m.version,
 		LastHeartbeat: m.lastSeen,
 		Timeout:       m.timeout,
-		ConnID:        m.connID,
+		ConnID:        m.lastConn(),
+		Conns:         slices.Clone(m.conns),
 	}
 }
 

@@ -74,13 +74,16 @@ func TestRouteTableFencing(t *testing.T) {
 			leaderTerm: 5,
 		},
 		{
-			name: "fence outlives the leader while the group lives",
+			// A term fences only while its registration lives: a claim
+			// that outlived its claimant would lock the group out (the
+			// server asks the claimed node before it gets here).
+			name: "the fence ends with the leader's registration",
 			steps: []step{
 				regStep(0, 0, 5), regStep(2, 2, 6), regStep(1, 0, 6),
-				{unregister: 1}, staleStep(0, 0, 5),
+				{unregister: 1}, regStep(0, 0, 5),
 			},
-			addrs:      map[int64]string{2: addr(2)},
-			leaderTerm: 6,
+			addrs:      map[int64]string{0: addr(0), 2: addr(2)},
+			leaderTerm: 5,
 		},
 		{
 			name: "an address's term never goes back",
@@ -112,7 +115,7 @@ func TestRouteTableFencing(t *testing.T) {
 			name:       "a leader stepping down in its own term becomes a follower",
 			steps:      []step{regStep(0, 0, 3), regStep(0, 1, 3)},
 			addrs:      map[int64]string{1: addr(0)},
-			leaderTerm: 3,
+			leaderTerm: 0,
 		},
 		{
 			name: "a group that disappears forgets its fence",
@@ -128,7 +131,7 @@ func TestRouteTableFencing(t *testing.T) {
 			tb := NewRouteTable(0)
 			for i, s := range tc.steps {
 				if s.reg == nil {
-					if _, ok := tb.Unregister("broker-a", addr(s.unregister)); !ok {
+					if _, ok, _ := tb.Unregister("broker-a", addr(s.unregister), 0, true); !ok {
 						t.Fatalf("step %d: unregister %s: not registered", i, addr(s.unregister))
 					}
 					continue
@@ -231,11 +234,11 @@ func TestRouteTableTopics(t *testing.T) {
 
 	// Losing the leader keeps the topics (consumers pull from followers);
 	// losing the last member drops them.
-	tb.Unregister("broker-a", addr(0))
+	_, _, _ = tb.Unregister("broker-a", addr(0), 0, true)
 	if r, ok := tb.Route("A"); !ok || !maps.Equal(r.BrokerDatas[0].BrokerAddrs, map[int64]string{1: addr(1)}) {
 		t.Fatalf("route without a leader %+v %v", r, ok)
 	}
-	tb.Unregister("broker-a", addr(1))
+	_, _, _ = tb.Unregister("broker-a", addr(1), 0, true)
 	if got := tb.Topics(); len(got) != 0 {
 		t.Fatalf("topics of a vanished group: %v", got)
 	}
@@ -466,4 +469,78 @@ func TestRouteTableConcurrent(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestRouteTableTopicSharing: which groups may serve a topic another
+// group serves (doc.go, Topics).
+func TestRouteTableTopicSharing(t *testing.T) {
+	tb := NewRouteTable(0)
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+	leader := func(group string, n int, sec int, version int64, trust bool, topics ...TopicConfig) RegisterResult {
+		t.Helper()
+		r := reg(n, 0, 1, topics...)
+		r.BrokerName, r.Now, r.TrustTopics = group, at(sec), trust
+		r.DataVersion.Counter = version
+		res, err := tb.Register(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	servers := func(topic string) []string {
+		route, ok := tb.Route(topic)
+		if !ok {
+			return nil
+		}
+		var out []string
+		for _, qd := range route.QueueDatas {
+			out = append(out, qd.BrokerName)
+		}
+		return out
+	}
+	orders := topic("Orders", 4)
+
+	leader("b", 1, 0, 1, false)         // b exists before Orders
+	leader("a", 0, 1, 1, false, orders) // a creates Orders
+	if res := leader("b", 1, 2, 2, false, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("an older group creating the topic too was refused: %v", res.TopicsRefused)
+	}
+	if got := servers("Orders"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("Orders served by %v", got)
+	}
+	// A group that appears later cannot take a share unsigned …
+	if res := leader("c", 2, 3, 1, false, orders, topic("Own", 1)); !slices.Equal(res.TopicsRefused, []string{"Orders"}) {
+		t.Fatalf("new group: refused %v", res.TopicsRefused)
+	}
+	if got := servers("Orders"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("Orders served by %v after the new group", got)
+	}
+	if got := servers("Own"); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("the new group's own topic served by %v", got)
+	}
+	// … but can when signed with the cluster secret.
+	if res := leader("c", 2, 4, 2, true, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("signed: refused %v", res.TopicsRefused)
+	}
+	// A group that served the topic keeps its right across a restart of
+	// the whole group (it is forgotten and registers as new).
+	if _, ok, _ := tb.Unregister("b", addr(1), 0, true); !ok {
+		t.Fatal("b not registered")
+	}
+	if res := leader("b", 1, 10, 1, false, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("restarted group: refused %v", res.TopicsRefused)
+	}
+	// A topic no group serves any more is free for the first to claim it.
+	for _, g := range []struct {
+		name string
+		n    int
+	}{{"a", 0}, {"b", 1}, {"c", 2}} {
+		leader(g.name, g.n, 20, 9, false)
+	}
+	if got := servers("Orders"); got != nil {
+		t.Fatalf("Orders still served by %v", got)
+	}
+	if res := leader("d", 3, 30, 1, false, orders); len(res.TopicsRefused) != 0 {
+		t.Fatalf("free topic: refused %v", res.TopicsRefused)
+	}
 }

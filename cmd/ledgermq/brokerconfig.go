@@ -39,6 +39,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -85,6 +86,7 @@ var brokerKeys = []keySpec{
 	{key: "remoting.read_budget", def: "268435456", usage: "bytes of requests read but not yet handled; beyond it clients are not read until handlers finish"},
 	{key: "remoting.max_conns", def: "4096", usage: "client connections; more are closed at accept (-1: no limit)"},
 	{key: "remoting.max_inflight_per_conn", def: "1024", usage: "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)"},
+	{key: "cluster_secret", def: "", usage: "shared secret that signs registrations with the name servers (≥ 16 bytes; prefer the file or LEDGERMQ_CLUSTER_SECRET to the flag)"},
 	{key: "log_level", def: "info", usage: "trace, debug, info, warn or error"},
 	{key: "log_json", def: "false", isBool: true, usage: "log as JSON"},
 	{key: "store.flush_disk_type", aliases: []string{"flushDiskType"}, def: "ASYNC_FLUSH", usage: "ASYNC_FLUSH or SYNC_FLUSH"},
@@ -169,6 +171,7 @@ type nodeConfig struct {
 	MaxMessageSize          int
 	Limits                  remoting.Limits // remoting.read_budget, max_conns, max_inflight_per_conn
 	RegisterInterval        time.Duration
+	ClusterSecret           string
 	LogLevel                string
 	LogJSON                 bool
 
@@ -241,7 +244,11 @@ func loadBrokerConfig(fs *pflag.FlagSet, useEnv bool) (*nodeConfig, error) {
 			}
 		}
 		raw[k.key] = stringify(v.Get(k.key))
-		settings = append(settings, setting{Key: k.key, Value: raw[k.key], Source: sourceOf(k, fs, useEnv, fileVals)})
+		shown := raw[k.key]
+		if k.key == "cluster_secret" && shown != "" {
+			shown = "(set)" // never printed
+		}
+		settings = append(settings, setting{Key: k.key, Value: shown, Source: sourceOf(k, fs, useEnv, fileVals)})
 	}
 	c, perrs := resolve(raw)
 	errs = append(errs, perrs...)
@@ -449,6 +456,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		DefaultTopicQueueNums: int32(integer("default_topic_queue_nums", 1, 1024)),
 		MaxMessageSize:        int(integer("max_message_size", 1, 1<<30)),
 		RegisterInterval:      duration("register_interval"),
+		ClusterSecret:         str("cluster_secret"),
 		LogLevel:              strings.ToLower(str("log_level")),
 		LogJSON:               boolean("log_json"),
 		FlushInterval:         duration("store.flush_interval"),
@@ -472,6 +480,9 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		bad("message_delay_level", "%v", err)
 	}
 	c.DelayLevels = levels
+	if err := auth.CheckSecret(c.ClusterSecret); err != nil {
+		bad("cluster_secret", "%v", err)
+	}
 	if c.ClusterName == "" || c.BrokerName == "" || c.NodeID == "" || c.DataDir == "" {
 		bad("cluster_name, broker_name, raft.node_id, data_dir", "must not be empty")
 	}
@@ -692,6 +703,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		AdvertiseAddr:               c.ClientAddr,
 		NamesrvAddrs:                c.NamesrvAddrs,
 		RegisterInterval:            c.RegisterInterval,
+		ClusterSecret:               c.ClusterSecret,
 		AutoCreateTopic:             c.AutoCreateTopic,
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,

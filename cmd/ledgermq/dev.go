@@ -7,7 +7,12 @@ package main
 //
 //	DIR/LOCK          flock held while dev runs (one dev per directory)
 //	DIR/n0.conf ...   each node's broker config (properties, RocketMQ key
-//	                  names where they exist); rewritten on every run
+//	                  names where they exist, cluster_secret); rewritten on
+//	                  every run, mode 0600
+//	DIR/cluster.secret the cluster secret (64 hex digits), random, made on
+//	                  the first run and kept (mode 0600); the name server
+//	                  reads it (--cluster-secret-file) and every node's
+//	                  config carries it, so registrations are signed
 //	DIR/n0/ ...       each node's data_dir (raft/, store/, metadata.json)
 //	DIR/namesrv.log   the name server's stdout and stderr (appended)
 //	DIR/n0.log ...    each node's stdout and stderr (appended)
@@ -61,6 +66,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -186,8 +192,13 @@ func (d *devRun) run(ctx context.Context) error {
 	if err := checkFree(d.namesrv); err != nil {
 		return fmt.Errorf("%w: name server address %s: %w", errDevConfig, d.namesrv, err)
 	}
+	secretPath, secret, err := devSecret(d.dir)
+	if err != nil {
+		return err
+	}
+	extra := append([]string{"cluster_secret=" + secret}, d.nodeConf...)
 	for _, n := range d.layout {
-		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing, d.nodeConf)); err != nil {
+		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing, extra)); err != nil {
 			return err
 		}
 	}
@@ -199,7 +210,7 @@ func (d *devRun) run(ctx context.Context) error {
 	defer d.stopAll()
 
 	d.nsChild = &child{name: "namesrv", logPath: filepath.Join(d.dir, "namesrv.log"),
-		args: []string{"namesrv", "--listen", d.namesrv, "--log-level", d.logLevel}}
+		args: []string{"namesrv", "--listen", d.namesrv, "--log-level", d.logLevel, "--cluster-secret-file", secretPath}}
 	if err := d.sup.start(d.nsChild); err != nil {
 		return err
 	}
@@ -433,6 +444,34 @@ func planLayout(dir string, n int) ([]devNode, error) {
 		nodes[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
 	}
 	return nodes, nil
+}
+
+// devSecretFile is the cluster secret's file in the dev directory.
+const devSecretFile = "cluster.secret"
+
+// devSecret returns the dev directory's cluster secret and its file,
+// making a random one on the first run.
+func devSecret(dir string) (path, secret string, err error) {
+	path = filepath.Join(dir, devSecretFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		secret = strings.TrimSpace(string(data))
+		if err := auth.CheckSecret(secret); err != nil || secret == "" {
+			return "", "", fmt.Errorf("%w: %s: not a cluster secret (delete it to get a new one): %v", errDevConfig, path, err)
+		}
+		return path, secret, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", "", fmt.Errorf("%w: %w", errDevConfig, err)
+	}
+	if secret, err = auth.NewSecret(); err != nil {
+		return "", "", err
+	}
+	// WriteFileAtomic creates the file 0600: only this user reads it.
+	if err := fsutil.WriteFileAtomic(path, []byte(secret+"\n")); err != nil {
+		return "", "", err
+	}
+	return path, secret, nil
 }
 
 // freePorts picks n distinct free loopback ports (all held open until all

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,9 +28,10 @@ func newLogger(name, level string, json bool) hclog.Logger {
 func newNamesrvCmd() *cobra.Command {
 	cfg := routing.DefaultConfig()
 	var (
-		logLevel string
-		logJSON  bool
-		check    bool
+		logLevel   string
+		logJSON    bool
+		check      bool
+		secretFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "namesrv",
@@ -38,6 +40,11 @@ func newNamesrvCmd() *cobra.Command {
 			"route queries. Name servers share no state; run several and give every broker all of them.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger("namesrv", logLevel, logJSON)
+			secret, err := namesrvSecret(secretFile)
+			if err != nil {
+				return err
+			}
+			cfg.Secret = secret
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -73,5 +80,27 @@ func newNamesrvCmd() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	f.BoolVar(&check, "check-config", false, "print the effective configuration and exit")
+	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster secret brokers sign registrations with (else "+envClusterSecret+"; none: registrations are not signed)")
 	return cmd
+}
+
+// envClusterSecret is the environment variable of the cluster secret, for
+// the name server and (as the cluster_secret key) the broker.
+const envClusterSecret = envPrefix + "CLUSTER_SECRET"
+
+// namesrvSecret is the cluster secret: the file's content (surrounding
+// white space removed) when path is set, else the environment's.
+func namesrvSecret(path string) (string, error) {
+	if path == "" {
+		return strings.TrimSpace(os.Getenv(envClusterSecret)), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("namesrv: cluster secret: %w", err)
+	}
+	secret := strings.TrimSpace(string(data))
+	if secret == "" {
+		return "", fmt.Errorf("namesrv: cluster secret file %s is empty", path)
+	}
+	return secret, nil
 }
