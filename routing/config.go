@@ -7,8 +7,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/auth"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // Defaults of Config.
