@@ -281,10 +281,11 @@ func TestTransactionProducerCloseLeavesNothing(t *testing.T) {
 	if _, err := p.SendInTransaction(ctxGuard(t), &Message{Topic: "TxT", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the unknown outcome written", func() bool { return len(b.endsSeen()) == 1 })
 	b.check("tx-pg", "tx-pg", 0)
 	waitFor(t, "the check answered", func() bool {
 		ends := b.endsSeen()
-		return len(ends) == 2 && ends[1].CommitOrRollback == protocol.TransactionRollback
+		return len(ends) == 2 && ends[1].CommitOrRollback == protocol.TransactionRollback && ends[1].FromTransactionCheck
 	})
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
