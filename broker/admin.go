@@ -11,8 +11,8 @@ import (
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/routing"
 )
 
 const (
@@ -84,7 +84,7 @@ func (b *Broker) updateAndCreateTopic(ctx context.Context, req *remoting.Command
 	if topic == autoCreateTopic && !b.cfg.AutoCreateTopic {
 		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system topic", ErrInvalidParameter, topic)
 	}
-	tc := metadata.TopicConfig{TopicName: topic, TopicFilterType: routing.FilterSingleTag}
+	tc := metadata.TopicConfig{TopicName: topic, TopicFilterType: protocol.FilterSingleTag}
 	if tc.ReadQueueNums, err = extInt32(ext, "readQueueNums", 8); err != nil {
 		return nil, err
 	}
@@ -98,15 +98,15 @@ func (b *Broker) updateAndCreateTopic(ctx context.Context, req *remoting.Command
 		return nil, err
 	}
 	if f := ext["topicFilterType"]; f != "" {
-		if f != routing.FilterSingleTag && f != routing.FilterMultiTag {
+		if f != protocol.FilterSingleTag && f != protocol.FilterMultiTag {
 			return nil, fmt.Errorf("%w: topicFilterType %q", ErrInvalidParameter, f)
 		}
 		tc.TopicFilterType = f
 	}
 	tc.Order = strings.EqualFold(ext["order"], "true")
 	for _, n := range []int32{tc.ReadQueueNums, tc.WriteQueueNums} {
-		if n < 0 || n > routing.MaxQueueNums {
-			return nil, fmt.Errorf("%w: queue count %d outside 0..%d", ErrInvalidParameter, n, routing.MaxQueueNums)
+		if n < 0 || n > protocol.MaxQueueNums {
+			return nil, fmt.Errorf("%w: queue count %d outside 0..%d", ErrInvalidParameter, n, protocol.MaxQueueNums)
 		}
 	}
 	if tc.ReadQueueNums == 0 && tc.WriteQueueNums == 0 {
@@ -163,7 +163,7 @@ func (b *Broker) deleteTopic(ctx context.Context, req *remoting.Command) (*remot
 // TopicConfigSerializeWrapper), the table this node registers.
 func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	topics, dv := b.topicTable()
-	w := routing.TopicConfigWrapper{TopicConfigTable: make(map[string]routing.TopicConfig, len(topics)), DataVersion: dv}
+	w := protocol.TopicConfigWrapper{TopicConfigTable: make(map[string]protocol.TopicConfig, len(topics)), DataVersion: dv}
 	for _, t := range topics {
 		if t.Attributes == nil {
 			t.Attributes = map[string]string{}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/routing"
 )
 
 func testAdminRoundTrips(t *testing.T, tc *TestCluster, c *remoting.Client) {
@@ -43,11 +43,11 @@ func testAdminRoundTrips(t *testing.T, tc *TestCluster, c *remoting.Client) {
 	}
 
 	// 21 from a follower (its own replica, once it has applied the op).
-	var w routing.TopicConfigWrapper
+	var w protocol.TopicConfigWrapper
 	waitUntil(t, 10*time.Second, "follower sees AdminTopic", func() bool {
 		resp := invoke(t, c, faddr, remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil))
 		mustOK(t, resp)
-		w = routing.TopicConfigWrapper{}
+		w = protocol.TopicConfigWrapper{}
 		if err := json.Unmarshal(resp.Body, &w); err != nil {
 			t.Fatal(err)
 		}

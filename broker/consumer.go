@@ -56,66 +56,27 @@ const (
 
 // --- HEART_BEAT body --------------------------------------------------------
 
-// heartbeatData is the HEART_BEAT body (Java HeartbeatData). codeSet is not
-// read: the Go client sends it as strings and Java as numbers, and the
-// broker derives the hashes from subString itself.
-type heartbeatData struct {
-	ClientID        string         `json:"clientID"`
-	ProducerDataSet []producerData `json:"producerDataSet"`
-	ConsumerDataSet []consumerData `json:"consumerDataSet"`
-}
-
-type producerData struct {
-	GroupName string `json:"groupName"`
-}
-
-type consumerData struct {
-	GroupName           string             `json:"groupName"`
-	ConsumeType         string             `json:"consumeType"`
-	MessageModel        string             `json:"messageModel"`
-	ConsumeFromWhere    string             `json:"consumeFromWhere"`
-	SubscriptionDataSet []subscriptionData `json:"subscriptionDataSet"`
-	UnitMode            bool               `json:"unitMode"`
-}
-
-type subscriptionData struct {
-	ClassFilterMode bool     `json:"classFilterMode"`
-	Topic           string   `json:"topic"`
-	SubString       string   `json:"subString"`
-	TagsSet         []string `json:"tagsSet"`
-	// SubVersion is a nanosecond timestamp above 2^53: decoded as int64,
-	// never through float64.
-	SubVersion     int64  `json:"subVersion"`
-	ExpressionType string `json:"expressionType"`
-}
+// The HEART_BEAT body is protocol's HeartbeatData, the one our client
+// encodes. Its codeSet is not read: the broker derives the tag hashes
+// from subString itself.
+type (
+	heartbeatData    = protocol.HeartbeatData
+	consumerData     = protocol.ConsumerData
+	subscriptionData = protocol.SubscriptionData
+)
 
 const (
 	messageModelBroadcasting = "BROADCASTING"
 	expressionTypeTag        = "TAG"
 )
 
-// decodeHeartbeat parses and checks a HEART_BEAT body. Errors wrap
-// ErrBadRequest; no input makes it panic. Group names are checked by
-// dropInvalidGroups, group by group.
-func decodeHeartbeat(body []byte) (heartbeatData, error) {
-	var hb heartbeatData
-	if err := json.Unmarshal(body, &hb); err != nil {
-		return heartbeatData{}, fmt.Errorf("%w: heartbeat body: %v", ErrBadRequest, err)
-	}
-	if hb.ClientID == "" {
-		return heartbeatData{}, fmt.Errorf("%w: heartbeat without clientID", ErrBadRequest)
-	}
-	for _, c := range hb.ConsumerDataSet {
-		for _, s := range c.SubscriptionDataSet {
-			if s.Topic == "" {
-				return heartbeatData{}, fmt.Errorf("%w: group %.64q subscribes to an empty topic", ErrBadRequest, c.GroupName)
-			}
-		}
-	}
-	for _, p := range hb.ProducerDataSet {
-		if p.GroupName == "" {
-			return heartbeatData{}, fmt.Errorf("%w: producer without group", ErrBadRequest)
-		}
+// decodeHeartbeat parses and checks a HEART_BEAT body (protocol's rules
+// and bounds). Errors wrap ErrBadRequest; no input makes it panic. Group
+// names are checked by dropInvalidGroups, group by group.
+func decodeHeartbeat(body []byte) (*heartbeatData, error) {
+	hb, err := protocol.DecodeHeartbeat(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	return hb, nil
 }
@@ -124,7 +85,7 @@ func decodeHeartbeat(body []byte) (heartbeatData, error) {
 // refuses and returns why (wrapping ErrInvalidParameter), or nil. One
 // client process heartbeats all its consumers at once: a group that cannot
 // hold retries is refused without keeping the others from registering.
-func (hb *heartbeatData) dropInvalidGroups() error {
+func dropInvalidGroups(hb *heartbeatData) error {
 	const named = 3 // the answer's remark names a few, and counts the rest
 	var errs []error
 	n := 0
@@ -603,8 +564,8 @@ func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *re
 	if err != nil {
 		return errorResponse(req, err)
 	}
-	refused := hb.dropInvalidGroups()
-	joined := b.consumers.register(conn, hb, clientInfo{language: req.Language, version: req.Version})
+	refused := dropInvalidGroups(hb)
+	joined := b.consumers.register(conn, *hb, clientInfo{language: req.Language, version: req.Version})
 	b.consumers.notifyGroups(joined, hb.ClientID)
 	groups := make([]string, 0, len(hb.ConsumerDataSet))
 	md := b.group.Metadata()

@@ -315,7 +315,7 @@ func FuzzDecodeHeartbeat(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = hb.dropInvalidGroups()
+		_ = dropInvalidGroups(hb)
 		for _, cd := range hb.ConsumerDataSet {
 			if validateGroup(cd.GroupName) != nil {
 				t.Fatalf("invalid group %q kept", cd.GroupName)
@@ -333,7 +333,7 @@ func FuzzDecodeHeartbeat(f *testing.F) {
 			t.Fatalf("round trip differs:\n%s\n%s", again, again2)
 		}
 		m := newConsumerManager(&Broker{cfg: Config{Clock: time.Now}})
-		m.register(nil, hb, clientInfo{})
+		m.register(nil, *hb, clientInfo{})
 		for _, cd := range hb.ConsumerDataSet {
 			_ = m.clientIDs(cd.GroupName)
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/routing"
 )
 
 // Subscription-group administration, as RocketMQ's admin tools use it:
@@ -31,7 +30,7 @@ import (
 // metadata the answer was read from.
 type subscriptionGroupWrapper struct {
 	SubscriptionGroupTable map[string]metadata.SubscriptionGroup `json:"subscriptionGroupTable"`
-	DataVersion            routing.DataVersion                   `json:"dataVersion"`
+	DataVersion            protocol.DataVersion                  `json:"dataVersion"`
 }
 
 func (b *Broker) registerGroupProcessors() {
@@ -57,7 +56,7 @@ func parseSubscriptionGroup(body []byte) (metadata.SubscriptionGroup, error) {
 	if err := json.Unmarshal(body, &cfg); err != nil {
 		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: subscription group body: %v", ErrBadRequest, err)
 	}
-	if cfg.RetryQueueNums < 0 || cfg.RetryQueueNums > routing.MaxQueueNums || cfg.RetryMaxTimes < -1 {
+	if cfg.RetryQueueNums < 0 || cfg.RetryQueueNums > protocol.MaxQueueNums || cfg.RetryMaxTimes < -1 {
 		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: retryQueueNums %d, retryMaxTimes %d", ErrInvalidParameter, cfg.RetryQueueNums, cfg.RetryMaxTimes)
 	}
 	return cfg, nil
@@ -110,7 +109,7 @@ func (b *Broker) deleteSubscriptionGroup(ctx context.Context, req *remoting.Comm
 func (b *Broker) getAllSubscriptionGroups(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	md := b.group.Metadata()
 	w := subscriptionGroupWrapper{SubscriptionGroupTable: map[string]metadata.SubscriptionGroup{},
-		DataVersion: routing.DataVersion{Counter: int64(md.AppliedIndex())}}
+		DataVersion: protocol.DataVersion{Counter: int64(md.AppliedIndex())}}
 	for _, g := range md.Groups() {
 		w.SubscriptionGroupTable[g.GroupName] = g
 	}

@@ -65,23 +65,23 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/store"
 )
 
 // PullSysFlag bits of the PULL_MESSAGE header.
 const (
-	pullFlagCommitOffset = 1
-	pullFlagSuspend      = 2
-	pullFlagSubscription = 4
-	pullFlagClassFilter  = 8
+	pullFlagCommitOffset = protocol.PullFlagCommitOffset
+	pullFlagSuspend      = protocol.PullFlagSuspend
+	pullFlagSubscription = protocol.PullFlagSubscription
+	pullFlagClassFilter  = protocol.PullFlagClassFilter
 )
 
 const (
@@ -98,68 +98,17 @@ const (
 	maxPullMsgNums = 1024
 )
 
-// pullHeader is PULL_MESSAGE's custom header (Java PullMessageRequestHeader).
-type pullHeader struct {
-	ConsumerGroup        string
-	Topic                string
-	QueueID              int32
-	QueueOffset          int64
-	MaxMsgNums           int32
-	SysFlag              int32
-	CommitOffset         int64
-	SuspendTimeoutMillis int64
-	Subscription         string
-	SubVersion           int64
-	ExpressionType       string
-}
+// pullHeader is protocol's PULL_MESSAGE header, the one our client
+// encodes.
+type pullHeader = protocol.PullMessageRequestHeader
 
-// Encode implements remoting.Header.
-func (h pullHeader) Encode() map[string]string {
-	return map[string]string{
-		"consumerGroup":        h.ConsumerGroup,
-		"topic":                h.Topic,
-		"queueId":              strconv.FormatInt(int64(h.QueueID), 10),
-		"queueOffset":          strconv.FormatInt(h.QueueOffset, 10),
-		"maxMsgNums":           strconv.FormatInt(int64(h.MaxMsgNums), 10),
-		"sysFlag":              strconv.FormatInt(int64(h.SysFlag), 10),
-		"commitOffset":         strconv.FormatInt(h.CommitOffset, 10),
-		"suspendTimeoutMillis": strconv.FormatInt(h.SuspendTimeoutMillis, 10),
-		"subscription":         h.Subscription,
-		"subVersion":           strconv.FormatInt(h.SubVersion, 10),
-		"expressionType":       h.ExpressionType,
-	}
-}
-
-// parsePullHeader reads a PULL_MESSAGE header. Required fields as Java's
-// @CFNotNull ones; subscription, subVersion and expressionType are
-// optional. Errors wrap ErrBadRequest; no input makes it panic.
+// parsePullHeader reads a PULL_MESSAGE header (protocol's rules: Java's
+// @CFNotNull fields required; subscription, subVersion and expressionType
+// optional). Errors wrap ErrBadRequest; no input makes it panic.
 func parsePullHeader(ext map[string]string) (pullHeader, error) {
 	var h pullHeader
-	var errs [8]error
-	h.ConsumerGroup, errs[0] = remoting.ExtString(ext, "consumerGroup")
-	h.Topic, errs[1] = remoting.ExtString(ext, "topic")
-	h.QueueID, errs[2] = remoting.ExtInt32(ext, "queueId")
-	h.QueueOffset, errs[3] = remoting.ExtInt(ext, "queueOffset")
-	h.MaxMsgNums, errs[4] = remoting.ExtInt32(ext, "maxMsgNums")
-	h.SysFlag, errs[5] = remoting.ExtInt32(ext, "sysFlag")
-	h.CommitOffset, errs[6] = remoting.ExtInt(ext, "commitOffset")
-	h.SuspendTimeoutMillis, errs[7] = remoting.ExtInt(ext, "suspendTimeoutMillis")
-	for _, err := range errs {
-		if err != nil {
-			return pullHeader{}, fmt.Errorf("%w: pull header: %v", ErrBadRequest, err)
-		}
-	}
-	h.Subscription = ext["subscription"]
-	h.ExpressionType = ext["expressionType"]
-	if v, ok := ext["subVersion"]; ok && v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return pullHeader{}, fmt.Errorf("%w: pull header: subVersion %q", ErrBadRequest, v)
-		}
-		h.SubVersion = n
-	}
-	if h.ConsumerGroup == "" || h.Topic == "" {
-		return pullHeader{}, fmt.Errorf("%w: pull header: empty consumerGroup or topic", ErrBadRequest)
+	if err := h.Decode(ext); err != nil {
+		return pullHeader{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	return h, nil
 }
@@ -363,12 +312,8 @@ func recordMatches(rec []byte, f *store.TagFilter) bool {
 // reads. suggestWhichBrokerId is always 0: the leader.
 func pullResponse(req *remoting.Command, code int16, next, minOff, maxOff int64) *remoting.Command {
 	r := remoting.NewResponse(req, code, "")
-	r.ExtFields = map[string]string{
-		"nextBeginOffset":      strconv.FormatInt(next, 10),
-		"minOffset":            strconv.FormatInt(minOff, 10),
-		"maxOffset":            strconv.FormatInt(maxOff, 10),
-		"suggestWhichBrokerId": "0",
-	}
+	h := protocol.PullMessageResponseHeader{NextBeginOffset: next, MinOffset: minOff, MaxOffset: maxOff}
+	r.ExtFields = h.Encode()
 	return r
 }
 

@@ -14,10 +14,11 @@ import (
 )
 
 func pullExt(group, topic string, qid int32, offset int64, sysFlag int32, suspendMillis int64, sub string) map[string]string {
-	return pullHeader{
+	h := pullHeader{
 		ConsumerGroup: group, Topic: topic, QueueID: qid, QueueOffset: offset, MaxMsgNums: 32,
 		SysFlag: sysFlag, SuspendTimeoutMillis: suspendMillis, Subscription: sub, ExpressionType: "TAG",
-	}.Encode()
+	}
+	return h.Encode()
 }
 
 // decodePull checks a pull answer's ext and decodes its body.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/routing"
 )
 
@@ -38,7 +39,7 @@ type producerState struct {
 	// none), so a node that stops being leader or follower unregisters.
 	registered int64
 	// dataVersion versions the topic table; fingerprint detects changes.
-	dataVersion routing.DataVersion
+	dataVersion protocol.DataVersion
 	fingerprint uint64
 	// tps sampling of putTotal, taken on every registration round.
 	lastSampleAt  time.Time
@@ -178,7 +179,7 @@ func (b *Broker) ensureTemplate() {
 func (b *Broker) templateConfig() metadata.TopicConfig {
 	n := b.cfg.DefaultTopicQueueNums
 	return metadata.TopicConfig{TopicName: autoCreateTopic, ReadQueueNums: n, WriteQueueNums: n,
-		Perm: metadata.PermRead | metadata.PermWrite | metadata.PermInherit, TopicFilterType: routing.FilterSingleTag}
+		Perm: metadata.PermRead | metadata.PermWrite | metadata.PermInherit, TopicFilterType: protocol.FilterSingleTag}
 }
 
 // topicConfig returns a topic's config as this broker serves it: the
@@ -237,9 +238,9 @@ func (b *Broker) awaitRegister(ctx context.Context) {
 // GET_ALL_TOPIC_CONFIG: the replicated metadata's topics plus TBW102
 // while AutoCreateTopic is on, with its version (Timestamp and Counter
 // move whenever the table's content changes; StateVersion is the term).
-func (b *Broker) topicTable() ([]routing.TopicConfig, routing.DataVersion) {
+func (b *Broker) topicTable() ([]protocol.TopicConfig, protocol.DataVersion) {
 	meta := b.group.Metadata().Topics()
-	out := make([]routing.TopicConfig, 0, len(meta)+1)
+	out := make([]protocol.TopicConfig, 0, len(meta)+1)
 	seenTemplate := false
 	for _, t := range meta {
 		if t.TopicName == autoCreateTopic {
@@ -265,18 +266,18 @@ func (b *Broker) topicTable() ([]routing.TopicConfig, routing.DataVersion) {
 	return out, dv
 }
 
-func toRouting(t metadata.TopicConfig) routing.TopicConfig {
+func toRouting(t metadata.TopicConfig) protocol.TopicConfig {
 	filter := t.TopicFilterType
 	if filter == "" {
-		filter = routing.FilterSingleTag
+		filter = protocol.FilterSingleTag
 	}
-	return routing.TopicConfig{TopicName: t.TopicName, ReadQueueNums: t.ReadQueueNums, WriteQueueNums: t.WriteQueueNums,
+	return protocol.TopicConfig{TopicName: t.TopicName, ReadQueueNums: t.ReadQueueNums, WriteQueueNums: t.WriteQueueNums,
 		Perm: t.Perm, TopicFilterType: filter, TopicSysFlag: t.TopicSysFlag, Order: t.Order, Attributes: t.Attributes}
 }
 
 // fingerprint hashes a topic table (sorted by name, as metadata returns
 // it) to detect changes.
-func fingerprint(ts []routing.TopicConfig) uint64 {
+func fingerprint(ts []protocol.TopicConfig) uint64 {
 	h := fnv.New64a()
 	enc := json.NewEncoder(h)
 	for _, t := range ts {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/routing"
 )
@@ -140,8 +141,8 @@ func TestForgedLeaderClaims(t *testing.T) {
 	}
 	forged := func(brokerAddr string, term int64) routing.RegisterRequest {
 		return routing.RegisterRequest{ClusterName: "DefaultCluster", BrokerName: "broker-a", BrokerAddr: brokerAddr,
-			HAServerAddr: brokerAddr, BrokerID: 0, Term: term, DataVersion: routing.DataVersion{Timestamp: 1, Counter: 1},
-			Topics: []routing.TopicConfig{{TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}}}
+			HAServerAddr: brokerAddr, BrokerID: 0, Term: term, DataVersion: protocol.DataVersion{Timestamp: 1, Counter: 1},
+			Topics: []protocol.TopicConfig{{TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}}}
 	}
 	for name, req := range map[string]routing.RegisterRequest{
 		"term 2^40 at a fake address":       forged(fake(), 1<<40),

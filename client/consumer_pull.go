@@ -7,14 +7,15 @@ import (
 	"strings"
 
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // PullSysFlag bits of PULL_MESSAGE.
 const (
-	pullFlagCommitOffset = 1
-	pullFlagSuspend      = 2
-	pullFlagSubscription = 4
+	pullFlagCommitOffset = protocol.PullFlagCommitOffset
+	pullFlagSuspend      = protocol.PullFlagSuspend
+	pullFlagSubscription = protocol.PullFlagSubscription
 )
 
 // SelectorType is the language of a subscription expression.
@@ -98,19 +99,10 @@ func (b *consumerBase) pull(ctx context.Context, q Queue, offset int64, p pullPa
 	if p.commitOffset > 0 {
 		flag |= pullFlagCommitOffset
 	}
-	resp, addr, err := b.call(ctx, q, true, func() *remoting.Command {
-		ext := queueExt(q)
-		ext["consumerGroup"] = b.opts.group
-		ext["queueOffset"] = strconv.FormatInt(offset, 10)
-		ext["maxMsgNums"] = strconv.Itoa(co.pullBatch)
-		ext["sysFlag"] = strconv.Itoa(flag)
-		ext["commitOffset"] = strconv.FormatInt(max(p.commitOffset, 0), 10)
-		ext["suspendTimeoutMillis"] = strconv.FormatInt(co.longPoll.Milliseconds(), 10)
-		ext["subscription"] = p.sub.expression()
-		ext["subVersion"] = "0"
-		ext["expressionType"] = p.sub.Type.String()
-		return remoting.NewRequest(remoting.PullMessage, ext, nil)
-	})
+	h := protocol.PullMessageRequestHeader{ConsumerGroup: b.opts.group, Topic: q.Topic, QueueID: q.QueueID,
+		QueueOffset: offset, MaxMsgNums: int32(co.pullBatch), SysFlag: flag, CommitOffset: max(p.commitOffset, 0),
+		SuspendTimeoutMillis: co.longPoll.Milliseconds(), Subscription: p.sub.expression(), ExpressionType: p.sub.Type.String()}
+	resp, addr, err := b.call(ctx, q, true, h.Request)
 	if err != nil {
 		return nil, fmt.Errorf("client: pull %v at %d: %w", q, offset, err)
 	}
@@ -119,16 +111,11 @@ func (b *consumerBase) pull(ctx context.Context, q Queue, offset int64, p pullPa
 	default:
 		return nil, fmt.Errorf("client: pull %v at %d: %w", q, offset, &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr})
 	}
-	r := &pullResult{code: resp.Code}
-	var errs [3]error
-	r.next, errs[0] = remoting.ExtInt(resp.ExtFields, "nextBeginOffset")
-	r.minOff, errs[1] = remoting.ExtInt(resp.ExtFields, "minOffset")
-	r.maxOff, errs[2] = remoting.ExtInt(resp.ExtFields, "maxOffset")
-	for _, e := range errs {
-		if e != nil {
-			return nil, fmt.Errorf("client: pull %v at %d: answer from %s: %w", q, offset, addr, e)
-		}
+	var rh protocol.PullMessageResponseHeader
+	if err := rh.Decode(resp.ExtFields); err != nil {
+		return nil, fmt.Errorf("client: pull %v at %d: answer from %s: %w", q, offset, addr, err)
 	}
+	r := &pullResult{code: resp.Code, next: rh.NextBeginOffset, minOff: rh.MinOffset, maxOff: rh.MaxOffset}
 	if resp.Code != remoting.Success {
 		return r, nil
 	}

@@ -7,10 +7,10 @@
 //
 // The client, the broker and the name server build and read these
 // headers and bodies with this package, so the two sides of a request
-// cannot drift. (Being folded in: the name server's register body and
-// route types in routing/wire.go and routing/body.go, the broker's pull
-// header and its heartbeat decoding; until then those files match this
-// package field for field, and the tests check the JSON against both.)
+// cannot drift: the topic table types are the replicated ones (package
+// metadata), and the name server's route, cluster-info and register-body
+// types, the broker's send, pull and heartbeat decoding and our client's
+// encoding are all this package's.
 //
 // # Codes and who uses what
 //
@@ -25,11 +25,13 @@
 //	34    HEART_BEAT                client → broker     none                                 HeartbeatData
 //	37    END_TRANSACTION           producer → broker   EndTransactionRequestHeader          none
 //	39    CHECK_TRANSACTION_STATE   broker → producer   CheckTransactionStateRequestHeader   the half message (stored record)
-//	103   REGISTER_BROKER           broker → namesrv    (routing/)                           RegisterBrokerBody
+//	11    PULL_MESSAGE              consumer → broker   PullMessageRequestHeader             answer: PullMessageResponseHeader + records
+//	103   REGISTER_BROKER           broker → namesrv    (routing/)                           RegisterBrokerBody (DecodeRegisterBody)
 //	105   GET_ROUTEINFO_BY_TOPIC    client → namesrv    GetRouteInfoRequestHeader            answer: TopicRouteData
 //	106   GET_BROKER_CLUSTER_INFO   admin → namesrv     none (ClusterInfoRequest)            answer: ClusterInfo
 //	202   GET_TOPIC_STATS_INFO      admin → broker      topic                                answer: TopicStatsTable
 //	203   GET_CONSUMER_CONNECTION…  admin → broker      consumerGroup                        answer: ConsumerConnection
+//	204   GET_PRODUCER_CONNECTION…  admin → broker      producerGroup                        answer: ProducerConnection
 //	206   GET_ALL_TOPIC_LIST…       admin → namesrv     none                                 answer: TopicList
 //	208   GET_CONSUME_STATS         admin → broker      consumerGroup, topic                 answer: ConsumeStats
 //	222   INVOKE_BROKER_TO_RESET…   admin → broker      ResetOffsetHeader                    answer: ResetOffsetBody

@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -233,6 +235,140 @@ func FuzzCheckTransactionStateRequestHeader(f *testing.F) {
 			return
 		}
 		var again CheckTransactionStateRequestHeader
+		if err := again.Decode(got.Encode()); err != nil || again != got {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+// FuzzDecodeRegisterBody feeds arbitrary REGISTER_BROKER bodies to the
+// decoder: it must never panic, and what it accepts must survive a round
+// trip through Encode in the same form.
+func FuzzDecodeRegisterBody(f *testing.F) {
+	f.Add([]byte(javaBody), false)
+	f.Add([]byte(`{}`), false)
+	f.Add([]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"readQueueNums":1}}}}`), false)
+	f.Add([]byte(`null`), false)
+	f.Add([]byte{}, false)
+	f.Add(javaCompressed(f, `{"counter":2,"stateVersion":5,"timestamp":7}`,
+		[]string{"A 4 4 6 SINGLE_TAG {}", "B 2 1 6 MULTI_TAG "}, `[]`, []string{`{}`}, nil), true)
+	f.Add(javaCompressed(f, `{}`, nil, `[]`, nil, nil), true)
+	f.Add(deflate(f, []byte{0, 0, 0, 2, '{', '}', 0x7f, 0xff, 0xff, 0xff}), true)
+	f.Add([]byte("x\x9c\x03\x00\x00\x00\x00\x01"), true)
+	for _, compressed := range []bool{false, true} {
+		b := &RegisterBrokerBody{TopicConfigSerializeWrapper: TopicConfigWrapper{
+			DataVersion:      DataVersion{StateVersion: 1, Timestamp: 2, Counter: 3},
+			TopicConfigTable: topicMap(topic("A", 4), topic("TBW102", 8)),
+		}}
+		raw, err := b.Encode(compressed)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw, compressed)
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte, compressed bool) {
+		b, err := decodeRegisterBody(data, compressed, 1<<20)
+		if err != nil {
+			if !errors.Is(err, ErrBadBody) {
+				t.Fatalf("error %v does not wrap ErrBadBody", err)
+			}
+			return
+		}
+		for name, tc := range b.TopicConfigSerializeWrapper.TopicConfigTable {
+			if name == "" || tc.TopicName != name || CheckTopicConfig(tc) != nil {
+				t.Fatalf("decoder accepted topic %q: %+v", name, tc)
+			}
+		}
+		enc, err := b.Encode(compressed)
+		if err != nil {
+			// Only the compressed form has names it cannot carry.
+			if compressed && errors.Is(err, ErrBadBody) {
+				return
+			}
+			t.Fatalf("encode what was decoded: %v", err)
+		}
+		b2, err := DecodeRegisterBody(enc, compressed)
+		if err != nil {
+			t.Fatalf("decode what was encoded: %v\n%q", err, enc)
+		}
+		enc2, err := b2.Encode(compressed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !compressed && !bytes.Equal(enc, enc2) {
+			t.Fatalf("round trip changed the body:\n%s\n%s", enc, enc2)
+		}
+		if compressed && !reflect.DeepEqual(normalized(b), normalized(b2)) {
+			t.Fatalf("round trip changed the body:\n%+v\n%+v", b, b2)
+		}
+	})
+}
+
+// normalized keeps what the compressed form carries.
+func normalized(b *RegisterBrokerBody) map[string]TopicConfig {
+	out := make(map[string]TopicConfig)
+	for name, tc := range b.TopicConfigSerializeWrapper.TopicConfigTable {
+		out[name] = TopicConfig{TopicName: tc.TopicName, ReadQueueNums: tc.ReadQueueNums,
+			WriteQueueNums: tc.WriteQueueNums, Perm: tc.Perm, TopicFilterType: tc.TopicFilterType}
+	}
+	return out
+}
+
+// FuzzParseTopicText fuzzes the compressed form's topic text, and checks
+// that what it parses formats back to an equal topic.
+func FuzzParseTopicText(f *testing.F) {
+	for _, s := range []string{"A 4 4 6 SINGLE_TAG {}", "B 2 1 6 MULTI_TAG ", "C 1 1 2 SINGLE_TAG {not json",
+		"D 8 8 6 SINGLE_TAG", "E -1 1 6 SINGLE_TAG", "F 1 1 6", "", "G  1 1 6 SINGLE_TAG", `H 1 1 6 SINGLE_TAG {"a":"b c"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tc, err := parseTopicText(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadBody) {
+				t.Fatalf("error %v does not wrap ErrBadBody", err)
+			}
+			return
+		}
+		text := fmt.Sprintf("%s %d %d %d %s ", tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, tc.Perm, tc.TopicFilterType)
+		back, err := parseTopicText(text)
+		if err != nil {
+			t.Fatalf("reparse %q: %v", text, err)
+		}
+		tc.Attributes = nil
+		if !reflect.DeepEqual(back, tc) {
+			t.Fatalf("round trip %q: %+v != %+v", s, back, tc)
+		}
+	})
+}
+
+// FuzzPullMessageRequestHeader: as above for PULL_MESSAGE.
+func FuzzPullMessageRequestHeader(f *testing.F) {
+	h := PullMessageRequestHeader{ConsumerGroup: "g", Topic: "T", QueueID: 1, QueueOffset: 7, MaxMsgNums: 32, SysFlag: 6,
+		SuspendTimeoutMillis: 20000, Subscription: "A || B", SubVersion: 1795975709349293848, ExpressionType: "TAG"}
+	f.Add(extBytes(h.Encode()))
+	f.Add([]byte("consumerGroup\x00g\x00topic\x00\x00queueId\x00-1\x00queueOffset\x00x"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got PullMessageRequestHeader
+		if err := got.Decode(extFromBytes(data)); err != nil {
+			return
+		}
+		var again PullMessageRequestHeader
+		if err := again.Decode(got.Encode()); err != nil || again != got {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+// FuzzPullMessageResponseHeader: as above for the answer.
+func FuzzPullMessageResponseHeader(f *testing.F) {
+	f.Add([]byte("nextBeginOffset\x0012\x00minOffset\x000\x00maxOffset\x0012\x00suggestWhichBrokerId\x000"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got PullMessageResponseHeader
+		if err := got.Decode(extFromBytes(data)); err != nil {
+			return
+		}
+		var again PullMessageResponseHeader
 		if err := again.Decode(got.Encode()); err != nil || again != got {
 			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
 		}

@@ -66,7 +66,7 @@ type ConsumerData struct {
 type TagCodes []int32
 
 // UnmarshalJSON accepts an array of numbers or of decimal strings (or
-// null).
+// null); items that are neither are dropped.
 func (c *TagCodes) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		*c = nil
@@ -78,19 +78,21 @@ func (c *TagCodes) UnmarshalJSON(b []byte) error {
 	}
 	out := make(TagCodes, 0, len(raw))
 	for _, r := range raw {
+		// A code that is not a 32-bit number is left out: receivers derive
+		// the codes from the subscription expression anyway.
 		var n int32
 		if len(r) > 0 && r[0] == '"' {
 			var s string
-			if err := json.Unmarshal(r, &s); err != nil {
-				return err
+			if json.Unmarshal(r, &s) != nil {
+				continue
 			}
 			v, err := strconv.ParseInt(s, 10, 32)
 			if err != nil {
-				return fmt.Errorf("tag code %q: %w", s, err)
+				continue
 			}
 			n = int32(v)
-		} else if err := json.Unmarshal(r, &n); err != nil {
-			return err
+		} else if json.Unmarshal(r, &n) != nil {
+			continue
 		}
 		out = append(out, n)
 	}
@@ -99,8 +101,9 @@ func (c *TagCodes) UnmarshalJSON(b []byte) error {
 }
 
 // DecodeHeartbeat decodes and checks a heartbeat body: a JSON object with
-// a clientID, named producer groups, named consumer groups whose
-// subscriptions name a topic, and at most MaxHeartbeatGroups groups of
+// a clientID, named producer groups, consumer groups whose subscriptions
+// name a topic (consumer group names are the receiver's to check, group
+// by group), and at most MaxHeartbeatGroups groups of
 // each kind and MaxHeartbeatSubscriptions subscriptions per group. Absent
 // sets decode as empty ones. Errors wrap ErrBadBody. It never panics.
 func DecodeHeartbeat(body []byte) (*HeartbeatData, error) {
@@ -121,9 +124,6 @@ func DecodeHeartbeat(body []byte) (*HeartbeatData, error) {
 		}
 	}
 	for _, c := range hb.ConsumerDataSet {
-		if c.GroupName == "" {
-			return nil, fmt.Errorf("%w: heartbeat: consumer without a group", ErrBadBody)
-		}
 		if len(c.SubscriptionDataSet) > MaxHeartbeatSubscriptions {
 			return nil, fmt.Errorf("%w: heartbeat: group %s has %d subscriptions, limit %d",
 				ErrBadBody, quote(c.GroupName), len(c.SubscriptionDataSet), MaxHeartbeatSubscriptions)

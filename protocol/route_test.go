@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ledgermq/ledgermq/remoting"
-	"github.com/ledgermq/ledgermq/routing"
 )
 
 // capturedRoute is a route body the real client decoded (protocol.md §2.1).
@@ -39,15 +38,15 @@ func TestTopicRouteDataCaptured(t *testing.T) {
 // TestTopicRouteDataMatchesRouting: what our name server marshals decodes
 // here and re-encodes to the same bytes, for the shapes it produces.
 func TestTopicRouteDataMatchesRouting(t *testing.T) {
-	for _, rr := range []routing.TopicRouteData{
-		{QueueDatas: []routing.QueueData{}, BrokerDatas: []routing.BrokerData{}, FilterServerTable: map[string][]string{}},
+	for _, rr := range []TopicRouteData{
+		{QueueDatas: []QueueData{}, BrokerDatas: []BrokerData{}, FilterServerTable: map[string][]string{}},
 		{
 			OrderTopicConf: "broker-a:4;broker-b:2",
-			QueueDatas: []routing.QueueData{
+			QueueDatas: []QueueData{
 				{BrokerName: "broker-a", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6},
 				{BrokerName: "broker-b", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 7, TopicSysFlag: 1},
 			},
-			BrokerDatas: []routing.BrokerData{
+			BrokerDatas: []BrokerData{
 				{Cluster: "c", BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: "127.0.0.1:1", 1: "127.0.0.1:2", 2: "127.0.0.1:3"}},
 				{Cluster: "c", BrokerName: "broker-b", BrokerAddrs: map[int64]string{}},
 			},
@@ -68,8 +67,8 @@ func TestTopicRouteDataMatchesRouting(t *testing.T) {
 		}
 	}
 
-	ci := routing.ClusterInfo{
-		BrokerAddrTable: map[string]routing.BrokerData{
+	ci := ClusterInfo{
+		BrokerAddrTable: map[string]BrokerData{
 			"broker-a": {Cluster: "c", BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: "127.0.0.1:1"}},
 			"broker-b": {Cluster: "d", BrokerName: "broker-b", BrokerAddrs: map[int64]string{}},
 		},

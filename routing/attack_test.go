@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -13,10 +14,10 @@ import (
 // loopback that answers RAFT_STATUS; the name server is the real one.
 
 // claim is a registration of brokerAddr as id of group at term.
-func claim(group, brokerAddr string, id, term int64, topics ...TopicConfig) RegisterRequest {
+func claim(group, brokerAddr string, id, term int64, topics ...protocol.TopicConfig) RegisterRequest {
 	return RegisterRequest{
 		ClusterName: "DefaultCluster", BrokerName: group, BrokerAddr: brokerAddr, HAServerAddr: brokerAddr,
-		BrokerID: id, Term: term, DataVersion: DataVersion{Timestamp: 1000, Counter: 1}, Topics: topics,
+		BrokerID: id, Term: term, DataVersion: protocol.DataVersion{Timestamp: 1000, Counter: 1}, Topics: topics,
 	}
 }
 

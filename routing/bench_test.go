@@ -6,12 +6,13 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // benchTopics returns n topic configs.
-func benchTopics(n int) []TopicConfig {
-	out := make([]TopicConfig, n)
+func benchTopics(n int) []protocol.TopicConfig {
+	out := make([]protocol.TopicConfig, n)
 	for i := range out {
 		out[i] = topic(fmt.Sprintf("topic-%05d", i), 8)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/auth"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -30,10 +31,10 @@ type RegisterRequest struct {
 	// DataVersion versions Topics: change Timestamp or Counter whenever
 	// the topic table changes, or the name server keeps the topics it
 	// has. Its StateVersion is replaced by Term.
-	DataVersion DataVersion
+	DataVersion protocol.DataVersion
 	// Topics is the node's whole topic table (a leader's replaces the
 	// group's; a follower's is ignored by the name server).
-	Topics []TopicConfig
+	Topics []protocol.TopicConfig
 	// HeartbeatTimeout, if positive, is sent as heartbeatTimeoutMillis:
 	// how long the name server keeps the node without a heartbeat.
 	HeartbeatTimeout time.Duration
@@ -55,13 +56,13 @@ type RegisterRequest struct {
 // Errors wrap ErrBadRequest (invalid identity, duplicate or invalid
 // topics).
 func RegisterCommand(req RegisterRequest) (*remoting.Command, error) {
-	table := make(map[string]TopicConfig, len(req.Topics))
+	table := make(map[string]protocol.TopicConfig, len(req.Topics))
 	for _, tc := range req.Topics {
 		if _, dup := table[tc.TopicName]; dup {
 			return nil, fmt.Errorf("%w: topic %q listed twice", ErrBadRequest, tc.TopicName)
 		}
 		if tc.TopicFilterType == "" {
-			tc.TopicFilterType = FilterSingleTag
+			tc.TopicFilterType = protocol.FilterSingleTag
 		}
 		table[tc.TopicName] = tc
 	}
@@ -74,8 +75,8 @@ func RegisterCommand(req RegisterRequest) (*remoting.Command, error) {
 	if err := check.validate(); err != nil {
 		return nil, badRequest(err)
 	}
-	body := &RegisterBrokerBody{
-		TopicConfigSerializeWrapper: TopicConfigWrapper{TopicConfigTable: table, DataVersion: dv},
+	body := &protocol.RegisterBrokerBody{
+		TopicConfigSerializeWrapper: protocol.TopicConfigWrapper{TopicConfigTable: table, DataVersion: dv},
 	}
 	raw, err := body.Encode(req.Compressed)
 	if err != nil {

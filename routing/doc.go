@@ -132,7 +132,7 @@
 //   - Hostile input (DESIGN I7). Nothing a peer sends makes the package
 //     panic: a malformed request is answered SYSTEM_ERROR with the reason
 //     and logged with the peer; the body decoders check every length,
-//     bound inflation (MaxInflatedBody) and queue counts (MaxQueueNums),
+//     bound inflation (protocol.MaxInflatedBody) and queue counts (protocol.MaxQueueNums),
 //     and are fuzzed.
 //
 // # Requests served
@@ -188,7 +188,7 @@
 //	 "filterServerList":[]}
 //
 // Deflated body (compressed=true): a zlib stream that inflates to at most
-// MaxInflatedBody bytes of
+// protocol.MaxInflatedBody bytes of
 //
 //	size  field
 //	----  ---------------------------------------------------------------

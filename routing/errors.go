@@ -1,6 +1,10 @@
 package routing
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ledgermq/ledgermq/protocol"
+)
 
 // Sentinel errors. Every error this package returns wraps one of these (or
 // a remoting or context error) and is meant to be compared with errors.Is.
@@ -20,8 +24,9 @@ var (
 
 	// ErrBadBody: a REGISTER_BROKER body is not a RegisterBrokerBody (bad
 	// JSON, a truncated or oversized compressed stream, an out-of-range
-	// queue count, a topic without a name).
-	ErrBadBody = errors.New("routing: malformed register body")
+	// queue count, a topic without a name). It is protocol.ErrBadBody:
+	// protocol decodes the body.
+	ErrBadBody = protocol.ErrBadBody
 
 	// ErrBodyCRC: the bodyCrc32 ext field does not match the body.
 	ErrBodyCRC = errors.New("routing: body crc32 mismatch")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/auth"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -179,7 +180,7 @@ func (s *Server) register(ext map[string]string, rawBody []byte, conn connState)
 			return RegisterResult{}, fmt.Errorf("%w: header says %d, body has %d", ErrBodyCRC, h.bodyCRC, got)
 		}
 	}
-	body, err := DecodeRegisterBody(rawBody, h.compressed)
+	body, err := protocol.DecodeRegisterBody(rawBody, h.compressed)
 	if err != nil {
 		return RegisterResult{}, err
 	}
@@ -300,7 +301,7 @@ func (s *Server) serveClusterInfo(_ context.Context, conn *remoting.Conn, req *r
 
 // serveTopicList handles GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206).
 func (s *Server) serveTopicList(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return s.jsonResponse(conn, req, TopicList{TopicList: s.table.Topics()})
+	return s.jsonResponse(conn, req, protocol.TopicList{TopicList: s.table.Topics()})
 }
 
 // serveDeleteTopic handles DELETE_TOPIC_IN_NAMESRV (216): ext topic, and

@@ -14,6 +14,7 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 
 	"github.com/ledgermq/ledgermq/internal/testwait"
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // guard bounds every wait in the tests; it is a failure deadline, never a
@@ -97,13 +98,13 @@ func wantErr(t testing.TB, err, target error) {
 func addr(n int) string { return "127.0.0.1:" + strconv.Itoa(10911+n) }
 
 // topic returns a normal read/write topic config.
-func topic(name string, queues int32) TopicConfig {
-	return TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: 6, TopicFilterType: FilterSingleTag}
+func topic(name string, queues int32) protocol.TopicConfig {
+	return protocol.TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: 6, TopicFilterType: protocol.FilterSingleTag}
 }
 
 // topicMap keys topics by name.
-func topicMap(tcs ...TopicConfig) map[string]TopicConfig {
-	m := make(map[string]TopicConfig, len(tcs))
+func topicMap(tcs ...protocol.TopicConfig) map[string]protocol.TopicConfig {
+	m := make(map[string]protocol.TopicConfig, len(tcs))
 	for _, tc := range tcs {
 		m[tc.TopicName] = tc
 	}
@@ -112,14 +113,14 @@ func topicMap(tcs ...TopicConfig) map[string]TopicConfig {
 
 // reg is a registration of node n of group "broker-a" with the given id
 // and term, at t0, on no connection, confirmed by its node.
-func reg(n int, id, term int64, topics ...TopicConfig) Registration {
+func reg(n int, id, term int64, topics ...protocol.TopicConfig) Registration {
 	return Registration{
 		ClusterName:  "DefaultCluster",
 		BrokerName:   "broker-a",
 		BrokerAddr:   addr(n),
 		HAServerAddr: addr(n),
 		BrokerID:     id,
-		DataVersion:  DataVersion{StateVersion: term, Timestamp: 1, Counter: 1},
+		DataVersion:  protocol.DataVersion{StateVersion: term, Timestamp: 1, Counter: 1},
 		Topics:       topicMap(topics...),
 		Now:          t0,
 		Confirmed:    true,
@@ -271,7 +272,7 @@ func mustRoute(t testing.TB, c *remoting.Client, ns, topic string) *clientRoute 
 }
 
 // brokerReq is the RegisterRequest of node n of group broker-a.
-func brokerReq(n int, id, term int64, topics ...TopicConfig) RegisterRequest {
+func brokerReq(n int, id, term int64, topics ...protocol.TopicConfig) RegisterRequest {
 	return RegisterRequest{
 		ClusterName:  "DefaultCluster",
 		BrokerName:   "broker-a",
@@ -279,7 +280,7 @@ func brokerReq(n int, id, term int64, topics ...TopicConfig) RegisterRequest {
 		HAServerAddr: addr(n),
 		BrokerID:     id,
 		Term:         term,
-		DataVersion:  DataVersion{Timestamp: 1000, Counter: term},
+		DataVersion:  protocol.DataVersion{Timestamp: 1000, Counter: term},
 		Topics:       topics,
 	}
 }

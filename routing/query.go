@@ -7,6 +7,8 @@ import (
 	"net"
 	"slices"
 	"strconv"
+
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // Route returns the route of topic: the queues of every group serving it
@@ -14,7 +16,7 @@ import (
 // no group serves the topic (TOPIC_NOT_EXIST). TBW102, the auto-create
 // template, is an ordinary topic here: it has a route while any leader
 // reports it. The result is a fresh copy the caller may keep.
-func (t *RouteTable) Route(topic string) (route *TopicRouteData, ok bool) {
+func (t *RouteTable) Route(topic string) (route *protocol.TopicRouteData, ok bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	set := t.topicGroups[topic]
@@ -22,9 +24,9 @@ func (t *RouteTable) Route(topic string) (route *TopicRouteData, ok bool) {
 		return nil, false
 	}
 	names := slices.Sorted(maps.Keys(set))
-	route = &TopicRouteData{
-		QueueDatas:        make([]QueueData, 0, len(names)),
-		BrokerDatas:       make([]BrokerData, 0, len(names)),
+	route = &protocol.TopicRouteData{
+		QueueDatas:        make([]protocol.QueueData, 0, len(names)),
+		BrokerDatas:       make([]protocol.BrokerData, 0, len(names)),
 		FilterServerTable: map[string][]string{},
 	}
 	for _, name := range names {
@@ -36,20 +38,20 @@ func (t *RouteTable) Route(topic string) (route *TopicRouteData, ok bool) {
 }
 
 // brokerData is the group's BrokerData (never a nil BrokerAddrs).
-func (g *group) brokerData() BrokerData {
+func (g *group) brokerData() protocol.BrokerData {
 	addrs := make(map[int64]string, len(g.members))
 	for id, m := range g.members {
 		addrs[id] = m.addr
 	}
-	return BrokerData{Cluster: g.cluster, BrokerName: g.name, BrokerAddrs: addrs}
+	return protocol.BrokerData{Cluster: g.cluster, BrokerName: g.name, BrokerAddrs: addrs}
 }
 
 // ClusterInfo returns every group and the group names of every cluster.
-func (t *RouteTable) ClusterInfo() *ClusterInfo {
+func (t *RouteTable) ClusterInfo() *protocol.ClusterInfo {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	info := &ClusterInfo{
-		BrokerAddrTable:  make(map[string]BrokerData, len(t.groups)),
+	info := &protocol.ClusterInfo{
+		BrokerAddrTable:  make(map[string]protocol.BrokerData, len(t.groups)),
 		ClusterAddrTable: make(map[string][]string),
 	}
 	for name, g := range t.groups {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -48,7 +49,7 @@ func TestServerRouteOfThreeMemberGroup(t *testing.T) {
 	s, _ := startServer(t, Config{})
 	ns := s.Addr().String()
 	c := newClient(t)
-	topics := []TopicConfig{topic("TestTopic", 4), {TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}}
+	topics := []protocol.TopicConfig{topic("TestTopic", 4), {TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}}
 	registerAll(t, s, c, brokerReq(0, 0, 1, topics...), brokerReq(1, 1, 1, topics...), brokerReq(2, 2, 1, topics...))
 
 	resp := routeOf(t, c, ns, "TestTopic")
@@ -269,7 +270,7 @@ func TestServerClusterInfoTopicListDelete(t *testing.T) {
 	if got := objectKeys(t, resp.Body); !slices.Equal(got, []string{"brokerAddrTable", "clusterAddrTable"}) {
 		t.Fatalf("cluster info keys %v", got)
 	}
-	var info ClusterInfo
+	var info protocol.ClusterInfo
 	if err := json.Unmarshal(resp.Body, &info); err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +436,7 @@ func TestRegisterCommand(t *testing.T) {
 	if cmd.ExtFields["bodyCrc32"] == "0" {
 		t.Fatal("no body checksum")
 	}
-	b, err := DecodeRegisterBody(cmd.Body, false)
+	b, err := protocol.DecodeRegisterBody(cmd.Body, false)
 	if err != nil {
 		t.Fatal(err)
 	}

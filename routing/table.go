@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // DefaultBrokerExpiry is how long a member stays registered without a
@@ -24,10 +26,10 @@ type Registration struct {
 	BrokerID     int64 // 0 = leader, ≥ 1 = follower
 	// DataVersion versions Topics; its StateVersion is the broker's Raft
 	// term, the fencing token of I6.
-	DataVersion DataVersion
+	DataVersion protocol.DataVersion
 	// Topics is the broker's whole topic table. It is read only from a
 	// leader (id 0), and only when the leader or DataVersion changed.
-	Topics map[string]TopicConfig
+	Topics map[string]protocol.TopicConfig
 	// Timeout is how long the member lives without another registration;
 	// zero means the table's default.
 	Timeout time.Duration
@@ -65,7 +67,7 @@ func (r *Registration) validate() error {
 		return fmt.Errorf("%w: brokerAddr: %w", ErrBadRequest, err)
 	}
 	for _, tc := range r.Topics {
-		if err := checkTopic(tc); err != nil {
+		if err := protocol.CheckTopicConfig(tc); err != nil {
 			return err
 		}
 	}
@@ -107,7 +109,7 @@ type Member struct {
 	Addr          string
 	HAServerAddr  string
 	Term          int64
-	DataVersion   DataVersion
+	DataVersion   protocol.DataVersion
 	LastHeartbeat time.Time
 	Timeout       time.Duration
 	// ConnID is the connection of the member's last registration; Conns
@@ -145,9 +147,9 @@ type group struct {
 	// forgotten with its last member).
 	since time.Time
 	// topics are the group's queues by topic, from its leader.
-	topics map[string]QueueData
+	topics map[string]protocol.QueueData
 	// topicsVersion is the DataVersion the topics were read from.
-	topicsVersion DataVersion
+	topicsVersion protocol.DataVersion
 }
 
 // member is one registered broker of a group.
@@ -156,7 +158,7 @@ type member struct {
 	addr     string
 	haAddr   string
 	term     int64
-	version  DataVersion
+	version  protocol.DataVersion
 	lastSeen time.Time
 	timeout  time.Duration
 	// conns are the open connections the member registered on, oldest
@@ -252,7 +254,7 @@ func (t *RouteTable) Register(r Registration) (RegisterResult, error) {
 		g = &group{
 			name:    r.BrokerName,
 			members: make(map[int64]*member),
-			topics:  make(map[string]QueueData),
+			topics:  make(map[string]protocol.QueueData),
 			since:   r.Now,
 		}
 		t.groups[r.BrokerName] = g
@@ -331,7 +333,7 @@ func (g *group) fence(id int64, addr string, term int64) error {
 // (a signed registration), g served it before since the topic was last
 // free, or g existed before the topic was first served. It returns the
 // topics refused, sorted.
-func (t *RouteTable) setTopics(g *group, topics map[string]TopicConfig, trust bool, now time.Time) []string {
+func (t *RouteTable) setTopics(g *group, topics map[string]protocol.TopicConfig, trust bool, now time.Time) []string {
 	for name := range g.topics {
 		if _, keep := topics[name]; !keep {
 			t.unindex(name, g)
@@ -346,7 +348,7 @@ func (t *RouteTable) setTopics(g *group, topics map[string]TopicConfig, trust bo
 			refused = append(refused, name)
 			continue
 		}
-		g.topics[name] = QueueData{
+		g.topics[name] = protocol.QueueData{
 			BrokerName:     g.name,
 			ReadQueueNums:  tc.ReadQueueNums,
 			WriteQueueNums: tc.WriteQueueNums,

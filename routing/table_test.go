@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // step is one operation of a table scenario.
@@ -192,7 +194,7 @@ func TestRouteTableTopics(t *testing.T) {
 	}
 
 	leader := reg(0, 0, 1, topic("A", 4), topic("B", 8),
-		TopicConfig{TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7})
+		protocol.TopicConfig{TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7})
 	if _, err := tb.Register(leader); err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +390,7 @@ func TestRouteTableRejectsInvalid(t *testing.T) {
 		{"address with a quote", func(r *Registration) { r.BrokerAddr = `a":1` }, ErrBadRequest},
 		{"address with a space", func(r *Registration) { r.BrokerAddr = " 127.0.0.1:1" }, ErrBadRequest},
 		{"negative queues", func(r *Registration) { r.Topics = topicMap(topic("T", -1)) }, ErrBadBody},
-		{"too many queues", func(r *Registration) { r.Topics = topicMap(topic("T", MaxQueueNums+1)) }, ErrBadBody},
+		{"too many queues", func(r *Registration) { r.Topics = topicMap(topic("T", protocol.MaxQueueNums+1)) }, ErrBadBody},
 		{"ipv6 literal", func(r *Registration) { r.BrokerAddr = "[::1]:10911" }, nil},
 		{"host name", func(r *Registration) { r.BrokerAddr = "broker-0.svc:10911" }, nil},
 	}
@@ -476,7 +478,7 @@ func TestRouteTableConcurrent(t *testing.T) {
 func TestRouteTableTopicSharing(t *testing.T) {
 	tb := NewRouteTable(0)
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
-	leader := func(group string, n int, sec int, version int64, trust bool, topics ...TopicConfig) RegisterResult {
+	leader := func(group string, n int, sec int, version int64, trust bool, topics ...protocol.TopicConfig) RegisterResult {
 		t.Helper()
 		r := reg(n, 0, 1, topics...)
 		r.BrokerName, r.Now, r.TrustTopics = group, at(sec), trust

@@ -1,4 +1,4 @@
-package routing
+package protocol
 
 import (
 	"bytes"
@@ -207,4 +207,17 @@ func TestDecodeCompressedAtLimit(t *testing.T) {
 	if _, err := decodeRegisterBody(body, true, raw-1); !errors.Is(err, ErrBadBody) {
 		t.Fatalf("one byte over the limit: %v", err)
 	}
+}
+
+func topic(name string, queues int32) TopicConfig {
+	return TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: 6, TopicFilterType: FilterSingleTag}
+}
+
+// topicMap keys topics by name.
+func topicMap(tcs ...TopicConfig) map[string]TopicConfig {
+	m := make(map[string]TopicConfig, len(tcs))
+	for _, tc := range tcs {
+		m[tc.TopicName] = tc
+	}
+	return m
 }

@@ -1,4 +1,4 @@
-package routing
+package protocol
 
 import (
 	"bytes"
@@ -18,9 +18,6 @@ const (
 	// MaxInflatedBody bounds the inflated size of a compressed body, so a
 	// small frame cannot expand into gigabytes.
 	MaxInflatedBody = 64 << 20
-	// MaxQueueNums bounds a topic's read and write queue counts: clients
-	// allocate one object per queue of a route.
-	MaxQueueNums = 1 << 16
 )
 
 // DecodeRegisterBody decodes a REGISTER_BROKER body: JSON when compressed
@@ -100,7 +97,7 @@ func (b *RegisterBrokerBody) normalize() error {
 			tc.TopicName = key
 			w.TopicConfigTable[key] = tc
 		}
-		if err := checkTopic(tc); err != nil {
+		if err := CheckTopicConfig(tc); err != nil {
 			return err
 		}
 		if tc.TopicName != key {
@@ -110,8 +107,9 @@ func (b *RegisterBrokerBody) normalize() error {
 	return nil
 }
 
-// checkTopic validates what the name server serves from a topic.
-func checkTopic(tc TopicConfig) error {
+// CheckTopicConfig validates what a name server serves of a topic: a
+// name and queue counts within [0, MaxQueueNums]. Errors wrap ErrBadBody.
+func CheckTopicConfig(tc TopicConfig) error {
 	switch {
 	case tc.TopicName == "":
 		return fmt.Errorf("%w: topic without a name", ErrBadBody)
@@ -221,7 +219,7 @@ func parseTopicText(s string) (TopicConfig, error) {
 			tc.Attributes = attrs
 		}
 	}
-	if err := checkTopic(tc); err != nil {
+	if err := CheckTopicConfig(tc); err != nil {
 		return TopicConfig{}, err
 	}
 	return tc, nil
