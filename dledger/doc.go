@@ -166,6 +166,16 @@
 // rebuilds the queues and the index; the Store value stays the same. raft
 // then applies the entries after the snapshot's index.
 //
+// After an install raft v1.8.0 deletes the whole log (a monotonic store)
+// but keeps its in-memory last index; when the log reached past the
+// snapshot, raft would then reject every AppendEntries and receive the
+// same snapshot for ever. Restore therefore leaves the log store a plan
+// (logstore.go, installPlan), as the Raft paper's InstallSnapshot rule
+// says: if the log holds the snapshot's last entry with the snapshot's
+// term, only the entries up to it are deleted and the rest stay; otherwise
+// the whole log goes and the node stops once (ErrRestartNeeded), so the
+// restart reads the emptied log and the snapshot consistently.
+//
 // raft-wal keeps compacted entries readable until their whole log segment
 // (Config.RaftSegmentSize) is deleted, and raft sends a snapshot only when
 // it cannot read an entry, so a lagging follower catches up from the log

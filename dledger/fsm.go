@@ -54,6 +54,9 @@ type fsm struct {
 	// lastIndex is raft's last log index, set once raft runs: Restore
 	// reads it to notice raft installing a snapshot older than its log.
 	lastIndex atomic.Pointer[func() uint64]
+	// rlog is the raft log, set by the group: Restore leaves it the plan
+	// for raft's deletion that follows a snapshot install.
+	rlog *raftLog
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -235,7 +238,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		if err != nil {
 			return fmt.Errorf("dledger: restore: %w", err)
 		}
-		idx := st.SnapshotIndex()
+		idx, term := st.SnapshotIndex(), st.SnapshotTerm()
 		var last uint64
 		if li := f.lastIndex.Load(); li != nil {
 			last = (*li)()
@@ -243,16 +246,22 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		if err := f.install(dir, m, idx); err != nil {
 			return err
 		}
-		if last > idx {
-			// raft v1.8.0 with a monotonic log store (raft-wal) empties the
-			// log after installing a snapshot but keeps its last log index
-			// (here last > idx), so it rejects every later AppendEntries and
-			// the leader sends the snapshot again for ever (the family of
-			// hashicorp/raft#697). A restart reloads a consistent last index
-			// from the emptied log and the snapshot: stop, fail-stop, and let
-			// the supervisor start the node again.
-			f.fail(fmt.Errorf("%w: raft installed snapshot %d over a log reaching %d; restart the node to resume replication",
-				ErrRestartNeeded, idx, last))
+		if f.rlog != nil {
+			plan := &installPlan{index: idx}
+			if last > idx {
+				t, ok := f.rlog.termAt(idx)
+				plan.retain = ok && t == term
+				if !plan.retain {
+					// The log after the snapshot does not continue it: raft
+					// deletes it all but keeps its last index (installPlan),
+					// which only a restart corrects.
+					plan.afterFull = func() {
+						f.fail(fmt.Errorf("%w: raft installed snapshot %d (term %d) over a log reaching %d that does not continue it; restart the node to resume replication",
+							ErrRestartNeeded, idx, term, last))
+					}
+				}
+			}
+			f.rlog.plan.Store(plan)
 		}
 		return nil
 	}

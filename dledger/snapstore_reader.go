@@ -22,6 +22,7 @@ type snapshotReader struct {
 	id    string
 	dir   string
 	index uint64
+	term  uint64
 	parts []io.Reader
 	files []*os.File
 	crc   hash.Hash32
@@ -32,7 +33,7 @@ type snapshotReader struct {
 // openSnapshotReader opens every file the stream needs up front, so a
 // snapshot reaped while it streams still streams whole.
 func openSnapshotReader(s *snapshotStore, snap *snapshot) (*snapshotReader, error) {
-	r := &snapshotReader{s: s, id: snap.meta.ID, dir: snap.dir, index: snap.meta.Index, crc: crc32.New(castagnoli)}
+	r := &snapshotReader{s: s, id: snap.meta.ID, dir: snap.dir, index: snap.meta.Index, term: snap.meta.Term, crc: crc32.New(castagnoli)}
 	raw, err := readManifestFile(snap.manifest)
 	if err != nil {
 		return nil, fmt.Errorf("dledger: open snapshot %s: %w", snap.meta.ID, err)
@@ -86,6 +87,9 @@ func (r *snapshotReader) StagedDir() string { return r.dir }
 
 // SnapshotIndex is the raft index the snapshot was taken at.
 func (r *snapshotReader) SnapshotIndex() uint64 { return r.index }
+
+// SnapshotTerm is the term of the snapshot's last entry.
+func (r *snapshotReader) SnapshotTerm() uint64 { return r.term }
 
 func (r *snapshotReader) Close() error {
 	if r.done {

@@ -16,6 +16,7 @@ import (
 type stagedSnapshot interface {
 	StagedDir() string
 	SnapshotIndex() uint64
+	SnapshotTerm() uint64
 }
 
 // unwrapReader strips raft's wrappers (it counts restore progress) to get
