@@ -15,7 +15,10 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
+	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/internal/testwait"
+	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 func startProducer(t *testing.T, ns []string, name string) rocketmq.Producer {
@@ -94,6 +97,9 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 
 func startPush(t *testing.T, ns []string, group, instance, topic string, model consumer.MessageModel, h func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error)) rocketmq.PushConsumer {
 	t.Helper()
+	if model == consumer.Clustering {
+		ensureRetryTopic(t, ns, group)
+	}
 	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName(group),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset), consumer.WithInstance(instance),
 		consumer.WithConsumerModel(model))
@@ -319,4 +325,32 @@ func TestRealClientSurvivesLeaderKill(t *testing.T) {
 	}
 	t.Logf("leader kill: first acked send %v after the kill, %d sends failed, %d acknowledged, %d delivered more than once",
 		firstAfter, failures, len(acked), dups)
+}
+
+// ensureRetryTopic creates the group's %RETRY% topic and waits for its
+// route before a real push consumer starts. Otherwise the consumer picks
+// the retry queue up in a later rebalance, which may still run when the
+// test shuts the consumer down, and rocketmq-client-go's Shutdown races
+// with it (an unsynchronised flag the race detector reports inside the
+// client).
+func ensureRetryTopic(t *testing.T, ns []string, group string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := client.NewAdmin(client.WithAdminNameServers(ns...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	retry := "%RETRY%" + group
+	if _, err := a.CreateTopic(ctx, client.TopicConfig{Topic: retry, ReadQueues: 1, WriteQueues: 1, Perm: 6}, client.Target{}); err != nil {
+		t.Fatalf("creating %s: %v", retry, err)
+	}
+	rc := remoting.NewClient(remoting.ClientConfig{})
+	defer rc.Close()
+	waitFor(t, ctx, "the route of "+retry, func() bool {
+		h := protocol.GetRouteInfoRequestHeader{Topic: retry}
+		resp, err := rc.Invoke(ctx, ns[0], h.Request())
+		return err == nil && resp.Code == remoting.Success
+	})
 }
