@@ -21,22 +21,8 @@ import (
 // second from several real-client producers against a 3-node group, and
 // then how fast one push consumer drains what was sent.
 func BenchmarkRealClientSend(b *testing.B) {
-	tc := broker.StartTestCluster(b, 3, nil)
-	ns := []string{tc.NamesrvAddr()}
+	ns := startBenchGroup(b)
 	ctx := context.Background()
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		if r, ok := tc.Namesrv.Table().Route("TBW102"); ok && len(r.BrokerDatas) > 0 {
-			if _, ok := r.BrokerDatas[0].BrokerAddrs[0]; ok {
-				break
-			}
-		}
-		if wctx.Err() != nil {
-			b.Fatal("no route")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	const producers, perProducerConns = 8, 1
 	body := bytes.Repeat([]byte("x"), 1024)
 	var ps []rocketmq.Producer
@@ -108,4 +94,80 @@ func BenchmarkRealClientSend(b *testing.B) {
 	case <-time.After(120 * time.Second):
 		b.Fatalf("consumed %d of %d", got.Load(), total)
 	}
+}
+
+// startBenchGroup starts a 3-node group and waits for its TBW102 route.
+func startBenchGroup(b *testing.B) []string {
+	b.Helper()
+	tc := broker.StartTestCluster(b, 3, nil)
+	wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if r, ok := tc.Namesrv.Table().Route("TBW102"); ok && len(r.BrokerDatas) > 0 {
+			if _, ok := r.BrokerDatas[0].BrokerAddrs[0]; ok {
+				return []string{tc.NamesrvAddr()}
+			}
+		}
+		if wctx.Err() != nil {
+			b.Fatal("no route")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// commitAll commits every local transaction.
+type commitAll struct{}
+
+func (commitAll) ExecuteLocalTransaction(*primitive.Message) primitive.LocalTransactionState {
+	return primitive.CommitMessageState
+}
+
+func (commitAll) CheckLocalTransaction(*primitive.MessageExt) primitive.LocalTransactionState {
+	return primitive.CommitMessageState
+}
+
+// BenchmarkRealClientTransaction measures committed 1 KiB transactions per
+// second (half message, local transaction, END_TRANSACTION) from several
+// real-client TransactionProducers, the same shape as
+// BenchmarkRealClientSend, so the two can be read side by side.
+func BenchmarkRealClientTransaction(b *testing.B) {
+	ns := startBenchGroup(b)
+	ctx := context.Background()
+	const producers = 8
+	body := bytes.Repeat([]byte("x"), 1024)
+	var ps []rocketmq.TransactionProducer
+	for i := 0; i < producers; i++ {
+		p, err := rocketmq.NewTransactionProducer(commitAll{}, producer.WithNameServer(ns), producer.WithGroupName("bench-tx-pg"),
+			producer.WithInstanceName(fmt.Sprintf("bench-tx-%d", i)), producer.WithRetry(2))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer p.Shutdown()
+		ps = append(ps, p)
+	}
+	if _, err := ps[0].SendMessageInTransaction(ctx, primitive.NewMessage("BenchTxTopic", body)); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.SetBytes(1024)
+	b.ResetTimer()
+	for i := 0; i < producers*16; i++ {
+		wg.Add(1)
+		go func(p rocketmq.TransactionProducer) {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if _, err := p.SendMessageInTransaction(ctx, primitive.NewMessage("BenchTxTopic", body)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}(ps[i%producers])
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "txns/s")
 }

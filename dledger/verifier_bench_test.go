@@ -17,13 +17,15 @@ import (
 // default rate, so that its cost shows), alternating in one run so both
 // see the same machine: verifier=off/round=1, on/1, off/2, on/2.
 func BenchmarkSendVerifier(b *testing.B) {
+	// off, the default interval (0: 5 s), and 50 times the default rate.
 	for round := 1; round <= 2; round++ {
-		for _, on := range []bool{false, true} {
-			name := fmt.Sprintf("verifier=off/round=%d", round)
-			interval := time.Duration(-1)
-			if on {
-				name = fmt.Sprintf("verifier=on/round=%d", round)
-				interval = 100 * time.Millisecond
+		for _, interval := range []time.Duration{-1, 0, 100 * time.Millisecond} {
+			name := fmt.Sprintf("verifier=%v/round=%d", interval, round)
+			switch interval {
+			case -1:
+				name = fmt.Sprintf("verifier=off/round=%d", round)
+			case 0:
+				name = fmt.Sprintf("verifier=default/round=%d", round)
 			}
 			b.Run(name, func(b *testing.B) {
 				c := MakeCluster(b, 3, func(i int, cfg *Config) {
