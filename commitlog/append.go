@@ -19,7 +19,7 @@ import (
 // entry's offset.
 //
 // When the batch does not fit in the rest of the active segment it goes to a
-// new, pre-allocated segment (the directory is fsynced after creating it)
+// new segment (the directory is fsynced after creating it)
 // and the rest of the old one gets an end-of-segment marker. A batch larger
 // than SegmentSize-8 bytes (payloads plus trailers) is ErrTooLarge; a size
 // below MinEntrySize, or a payload whose header fill wrote wrongly, is
@@ -176,7 +176,7 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 	if active != nil {
 		next = active.end()
 	}
-	seg, err := createSegment(l.cfg.Dir, next, l.segSize, l.log)
+	seg, err := createSegment(l.cfg.Dir, next, l.segSize, l.cfg.Preallocate, l.log)
 	if err != nil {
 		return nil, err
 	}

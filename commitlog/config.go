@@ -64,6 +64,12 @@ type Config struct {
 	// above which DeleteExpired removes sealed segments regardless of age.
 	// 0 < r <= 1, default 0.75.
 	DiskMaxUsedSpaceRatio float64
+	// Preallocate reserves a new segment's disk blocks when it is created
+	// (fallocate), so that the disk is claimed up front. Off by default: a
+	// segment file is created sparse at its full size and takes disk space
+	// as it is written; writes go through pwrite, so a full disk is an
+	// error of the write (ErrWrite), never a fault of the mapping.
+	Preallocate bool
 	// Clock gives the time used for retention ages. Default time.Now.
 	Clock func() time.Time
 	// Logger receives warnings (ignored files, outstanding refs on Close,

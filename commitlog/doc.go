@@ -18,8 +18,9 @@
 //
 // Offsets are global and contiguous: segment i+1 starts at segment i's start
 // plus SegmentSize, so every start is a multiple of SegmentSize. Every
-// segment file is exactly SegmentSize bytes, pre-allocated with fallocate
-// (so writing the data cannot run out of disk space) and mapped MAP_SHARED.
+// segment file is exactly SegmentSize bytes, created sparse (it takes disk
+// space as it is written; Config.Preallocate reserves every block up front
+// with fallocate instead) and mapped MAP_SHARED.
 // Reads go through the mapping; appends do not (see Writes). Only the last
 // file may be shorter when Open finds
 // it (a creation cut short by a crash); Open extends it. A gap, a misaligned
@@ -69,7 +70,7 @@
 //     entry. Bytes from the write position to the end of the active segment
 //     are zero.
 //   - Bytes below FlushedOffset are durable. FlushedOffset <= MaxOffset.
-//   - Segments are created (fallocate, fsync, directory fsync) before the
+//   - Segments are created (ftruncate or fallocate, fsync, directory fsync) before the
 //     marker that sends data to them is written, so a durable marker always
 //     has its successor file.
 //   - A mapping is unmapped only when nobody uses it: the Log's list holds a
@@ -107,7 +108,7 @@
 // more random lengths are plausible). A false match needs a 32-bit CRC
 // collision at a position that also carries a plausible length. To prove
 // that nothing follows the end of the data, Recover reads the rest of the
-// last segment (pre-allocated zeros) once.
+// last segment (zeros, or holes that read as zeros) once.
 //
 // Scan runs the same verification read-only up to the write position, where
 // everything is supposed to be valid, so it reports every damaged range
@@ -126,7 +127,7 @@
 // copy it saves (BenchmarkAppendBatch44x1KiB). The mapping and the file
 // share the page cache, so readers see the bytes through the mapping once
 // the write position, published after the pwrite returned, covers them. A
-// failed pwrite (an I/O error; the space is pre-allocated) is ErrWrite:
+// failed pwrite (an I/O error, or a full disk for a sparse segment) is ErrWrite:
 // the range is zeroed again (FALLOC_FL_ZERO_RANGE, best effort) and
 // nothing is published. Recovery and Truncate still zero a cut tail
 // through the mapping.
@@ -180,8 +181,10 @@
 //
 // # Limits
 //
-// Segments are at most 2 GiB - 1 (the marker's length is an int32). On a file
-// system without fallocate the files are sparse and an append can run out
-// of disk space (ErrWrite). Modifying segment files behind an open Log is
-// not supported.
+// Segments are at most 2 GiB - 1 (the marker's length is an int32). A
+// sparse segment (the default, and always on a file system without
+// fallocate) can run out of disk space on an append: the append fails with
+// ErrWrite (a pwrite error, never a fault of the mapping, which appends do
+// not write through). Modifying segment files behind an open Log is not
+// supported.
 package commitlog

@@ -150,7 +150,7 @@ func (l *Log) loadSegments() error {
 		if f.size < l.segSize {
 			l.log.Warn("extending short last segment", "path", f.path, "size", f.size)
 		}
-		s, err := openSegment(f.path, f.start, l.segSize, l.log)
+		s, err := openSegment(f.path, f.start, l.segSize, l.cfg.Preallocate, l.log)
 		if err != nil {
 			return err
 		}

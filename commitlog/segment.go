@@ -68,7 +68,7 @@ type SegmentInfo struct {
 // openSegment maps an existing segment file. If size is larger than the file
 // (a segment whose creation was cut short by a crash) the file is extended
 // first; the caller decides whether that is allowed.
-func openSegment(path string, start, size int64, log hclog.Logger) (*segment, error) {
+func openSegment(path string, start, size int64, prealloc bool, log hclog.Logger) (*segment, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: open segment: %w", err)
@@ -79,7 +79,7 @@ func openSegment(path string, start, size int64, log hclog.Logger) (*segment, er
 		return nil, fmt.Errorf("commitlog: stat segment: %w", err)
 	}
 	if fi.Size() < size {
-		if err := allocate(f, size); err != nil {
+		if err := allocate(f, size, prealloc); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -89,13 +89,13 @@ func openSegment(path string, start, size int64, log hclog.Logger) (*segment, er
 
 // createSegment creates, pre-allocates and maps a new segment file. The
 // caller fsyncs the directory.
-func createSegment(dir string, start, size int64, log hclog.Logger) (*segment, error) {
+func createSegment(dir string, start, size int64, prealloc bool, log hclog.Logger) (*segment, error) {
 	path := filepath.Join(dir, SegmentName(start))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: create segment: %w", err)
 	}
-	if err := allocate(f, size); err != nil {
+	if err := allocate(f, size, prealloc); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, err
@@ -108,12 +108,17 @@ func createSegment(dir string, start, size int64, log hclog.Logger) (*segment, e
 	return s, nil
 }
 
-// allocate extends f to size with fallocate (so that writes through the
-// mapping cannot hit ENOSPC, which would arrive as SIGBUS), falling back to
-// ftruncate on file systems without fallocate, then fsyncs the new size.
-func allocate(f *os.File, size int64) error {
-	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+// allocate extends f to size and fsyncs the new size. With prealloc the
+// blocks are reserved (fallocate; ftruncate on file systems without it);
+// otherwise the file is sparse and takes space as it is written. Segments
+// are written with pwrite and only read through the mapping, so a disk
+// that fills up fails a write with an error either way.
+func allocate(f *os.File, size int64, prealloc bool) error {
+	var err error
+	if prealloc {
+		err = unix.Fallocate(int(f.Fd()), 0, 0, size)
+	}
+	if !prealloc || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 		err = f.Truncate(size)
 	}
 	if err != nil {

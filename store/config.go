@@ -75,6 +75,9 @@ type Config struct {
 	// DeleteWhen is the hours of day (RocketMQ deleteWhen, e.g. "04" or
 	// "03;04") at which expired segments are deleted. Default "04".
 	DeleteWhen string
+	// Preallocate reserves each new CommitLog segment's blocks at creation
+	// (commitlog.Config.Preallocate). Default off: segments are sparse.
+	Preallocate bool
 	// DiskMaxUsedSpaceRatio: above it the oldest segments are deleted at
 	// any hour, expired or not. Default 0.75.
 	DiskMaxUsedSpaceRatio float64

@@ -136,6 +136,7 @@ func (s *Store) openParts() error {
 	clCfg.FlushInterval = s.cfg.FlushInterval
 	clCfg.FileReservedTime = s.cfg.FileReservedTime
 	clCfg.DiskMaxUsedSpaceRatio = s.cfg.DiskMaxUsedSpaceRatio
+	clCfg.Preallocate = s.cfg.Preallocate
 	clCfg.Clock = s.cfg.Clock
 	clCfg.Logger = s.cfg.Logger
 	var err error

@@ -92,6 +92,7 @@ var brokerKeys = []keySpec{
 	{key: "store.flush_disk_type", aliases: []string{"flushDiskType"}, def: "ASYNC_FLUSH", usage: "ASYNC_FLUSH or SYNC_FLUSH"},
 	{key: "store.flush_interval", aliases: []string{"flushIntervalCommitLog"}, def: "500ms", usage: "async flush period (bare number: ms)"},
 	{key: "store.segment_size", aliases: []string{"mappedFileSizeCommitLog", "mapedFileSizeCommitLog"}, def: "1073741824", usage: "commitlog segment size in bytes"},
+	{key: "store.preallocate", def: "false", usage: "reserve a new commitlog segment's disk blocks at creation (otherwise segments are sparse and grow as written)"},
 	{key: "store.file_reserved_time", aliases: []string{"fileReservedTime"}, def: "72h", usage: "keep commitlog segments this long (bare number: hours)"},
 	{key: "store.delete_when", aliases: []string{"deleteWhen"}, def: "04", usage: "hours of day expired segments are deleted, e.g. 03;04"},
 	{key: "store.disk_max_used_space_ratio", aliases: []string{"diskMaxUsedSpaceRatio"}, def: "75", usage: "percent of disk use above which old segments go"},
@@ -178,6 +179,7 @@ type nodeConfig struct {
 	FlushMode             store.FlushMode
 	FlushInterval         time.Duration
 	SegmentSize           int64
+	Preallocate           bool
 	FileReservedTime      time.Duration
 	DeleteWhen            string
 	DiskMaxUsedSpaceRatio float64
@@ -459,6 +461,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		ClusterSecret:         str("cluster_secret"),
 		LogLevel:              strings.ToLower(str("log_level")),
 		LogJSON:               boolean("log_json"),
+		Preallocate:           boolean("store.preallocate"),
 		FlushInterval:         duration("store.flush_interval"),
 		SegmentSize:           integer("store.segment_size", 64<<10, 1<<40),
 		FileReservedTime:      duration("store.file_reserved_time"),
@@ -637,6 +640,7 @@ func formatPeers(peers []dledger.Peer) string {
 func (c *nodeConfig) storeConfig(onDispatch func(string, int32, int64)) store.Config {
 	sc := store.DefaultConfig(filepath.Join(c.DataDir, "store"))
 	sc.SegmentSize = c.SegmentSize
+	sc.Preallocate = c.Preallocate
 	sc.FlushMode = c.FlushMode
 	sc.FlushInterval = c.FlushInterval
 	sc.MaxMessageSize = c.MaxMessageSize
