@@ -308,12 +308,19 @@ func (g *Group) failure() error {
 // Close stops this node gracefully: as leader it first hands leadership to
 // a caught-up follower (bounded by the election timeout), then stops raft,
 // fails queued proposals with ErrClosed and closes the store cleanly.
-func (g *Group) Close() error {
+func (g *Group) Close() error { return g.close(true) }
+
+// CloseWithoutHandOver is Close without the hand-over, for a stop of the
+// whole group: the followers are stopping too, so a transfer could only
+// wait and fail.
+func (g *Group) CloseWithoutHandOver() error { return g.close(false) }
+
+func (g *Group) close(handOver bool) error {
 	if !g.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
 	g.ready.Store(false)
-	if g.raft.State() == raft.Leader && len(g.raft.GetConfiguration().Configuration().Servers) > 1 {
+	if handOver && g.raft.State() == raft.Leader && len(g.raft.GetConfiguration().Configuration().Servers) > 1 {
 		if err := g.raft.LeadershipTransfer().Error(); err != nil {
 			g.log.Warn("leadership transfer before shutdown failed", "error", err)
 		}

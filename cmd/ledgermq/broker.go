@@ -11,10 +11,13 @@ package main
 //
 // to stdout and wait. A raft node that stops itself (a store that cannot
 // write, raft in a state only a restart clears) makes the command return
-// its error (exit 1), for the supervisor to start it again. SIGTERM or
-// SIGINT (or the command's context ending) shut down gracefully: the broker unregisters and stops serving, then the
-// raft group's Close hands leadership to a caught-up follower before it
-// stops; the command then returns nil (exit 0).
+// its error (exit 1), for the supervisor to start it again. SIGTERM, SIGINT
+// or the command's context ending shut the node down gracefully: the
+// broker unregisters and stops serving, then the raft group closes, and
+// the command returns nil (exit 0). SIGTERM (this node alone stopping, as
+// in a rolling restart) first hands leadership to a caught-up follower;
+// SIGINT (the whole group stopping: ledgermq dev's stop, a terminal's
+// Ctrl-C) does not, since every peer is stopping too.
 //
 // Goroutines: the command's goroutine only waits; the raft group and the
 // broker own theirs and Close waits for them.
@@ -102,10 +105,17 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 		"peers", formatPeers(cfg.Peers), "timing", cfg.Timing.Name, "version", version)
 	fmt.Fprintf(cmd.OutOrStdout(), "broker %s of %s listening on %s (raft %s)\n", cfg.NodeID, cfg.BrokerName, b.Addr(), cfg.RaftBind)
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	// SIGTERM stops this node alone (a rolling restart): leadership is
+	// handed over first. SIGINT stops it as part of the whole group (dev's
+	// stop, a terminal's Ctrl-C): every peer is stopping, so no hand-over.
+	wholeGroup := false
 	select {
-	case <-ctx.Done():
+	case <-cmd.Context().Done():
+	case sig := <-sigs:
+		wholeGroup = sig == os.Interrupt
 	case <-group.Failed():
 		// The node stopped itself (fail-stop): exit, so that the
 		// supervisor starts it again, rather than serve without raft.
@@ -114,11 +124,16 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 		defer cancel()
 		return errors.Join(group.Err(), b.Close(sctx), closeGroup(group))
 	}
-	log.Info("shutting down", "role", group.Role().Role)
+	log.Info("shutting down", "role", group.Role().Role, "hand_over", !wholeGroup)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	handOver(sctx, group, 4*cfg.Timing.ElectionTimeout, log)
-	err = errors.Join(b.Close(sctx), closeGroup(group))
+	closeRaft := closeGroup
+	if wholeGroup {
+		closeRaft = func(g *dledger.Group) error { return ignoreClosed(g.CloseWithoutHandOver()) }
+	} else {
+		handOver(sctx, group, 4*cfg.Timing.ElectionTimeout, log)
+	}
+	err = errors.Join(b.Close(sctx), closeRaft(group))
 	log.Info("stopped", "error", err)
 	return err
 }
@@ -145,9 +160,12 @@ func handOver(ctx context.Context, g *dledger.Group, wait time.Duration, log hcl
 }
 
 // closeGroup closes the raft group (transferring leadership first).
-func closeGroup(g *dledger.Group) error {
-	if err := g.Close(); err != nil && !errors.Is(err, dledger.ErrClosed) {
-		return err
+func closeGroup(g *dledger.Group) error { return ignoreClosed(g.Close()) }
+
+// ignoreClosed drops the error of closing a group closed before.
+func ignoreClosed(err error) error {
+	if errors.Is(err, dledger.ErrClosed) {
+		return nil
 	}
-	return nil
+	return err
 }

@@ -38,8 +38,9 @@ package main
 // reports it as failing with the last error from its log, and a node that
 // exits with status 3 (it cannot start from its own files) is reported with
 // the admin command that rebuilds it. SIGTERM or SIGINT stop everything:
-// SIGTERM to the nodes, up to stopGrace for them to exit, SIGKILL to any
-// left, then the same for the name server; dev exits 0.
+// SIGINT to the nodes (a whole-group stop: no leadership hand-over), up to
+// stopGrace for them to exit, SIGKILL to any left, then SIGTERM and the
+// same wait for the name server; dev exits 0.
 //
 // Goroutines: the command's goroutine runs the supervision loop (signals,
 // exits, restarts, leader polling); one goroutine per running child waits
@@ -392,9 +393,9 @@ func (d *devRun) stopAll() {
 	if d.sup == nil {
 		return
 	}
-	d.sup.stop(d.nodeChildren, d.out)
+	d.sup.stop(d.nodeChildren, syscall.SIGINT, d.out)
 	if d.nsChild != nil {
-		d.sup.stop([]*child{d.nsChild}, d.out)
+		d.sup.stop([]*child{d.nsChild}, syscall.SIGTERM, d.out)
 	}
 	d.sup.wg.Wait()
 	fmt.Fprintln(d.out, "dev: stopped")
@@ -668,13 +669,15 @@ func (s *supervisor) start(c *child) error {
 	return nil
 }
 
-// stop sends SIGTERM to every running child of cs, waits up to stopGrace
-// for them, kills the rest and reports how each stopped to out.
-func (s *supervisor) stop(cs []*child, out io.Writer) {
+// stop sends sig to every running child of cs, waits up to stopGrace for
+// them, kills the rest and reports how each stopped to out. The nodes of a
+// whole-group stop get SIGINT (no leadership hand-over: every peer is
+// stopping too).
+func (s *supervisor) stop(cs []*child, sig syscall.Signal, out io.Writer) {
 	var stopping []*child
 	for _, c := range cs {
 		if c.alive() {
-			_ = c.cmd.Process.Signal(syscall.SIGTERM)
+			_ = c.cmd.Process.Signal(sig)
 			stopping = append(stopping, c)
 		}
 	}

@@ -84,9 +84,17 @@ func TestDevClusterEndToEnd(t *testing.T) {
 		if devcluster.Alive(n.PID) {
 			t.Errorf("node %s (pid %d) still running after dev stopped", n.ID, n.PID)
 		}
-		// Graceful: every node exited 0 on SIGTERM.
+		// Graceful: every node exited 0, and none tried to hand leadership
+		// to a peer that was stopping too.
 		if want := fmt.Sprintf("dev: %s (pid %d) stopped: exit status 0", n.ID, n.PID); !strings.Contains(d.Output(), want) {
 			t.Errorf("dev output lacks %q:\n%s", want, d.Output())
+		}
+		logText, err := os.ReadFile(filepath.Join(dir, n.ID+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(logText), "leadership transfer before shutdown failed") {
+			t.Errorf("%s tried a hand-over while the whole group stopped:\n%s", n.ID, logText)
 		}
 	}
 }
