@@ -34,6 +34,10 @@ const raftRPCsInFlight = 1
 // memory for replication (at most logCacheEntries × MaxBatchBytes bytes).
 const logCacheEntries = 64
 
+// raftLogEvery is how often raft may repeat one warning or error about one
+// peer (the lines in between are counted, see throttledLogger).
+const raftLogEvery = 10 * time.Second
+
 // Group is this node's member of a broker group: a hashicorp/raft node
 // whose FSM is the message store and the replicated metadata.
 type Group struct {
@@ -176,7 +180,9 @@ func (g *Group) open() error {
 	rc.BatchApplyCh = false
 	rc.MaxAppendEntries = 256
 	rc.NotifyCh = g.notifyCh
-	rc.Logger = g.log.Named("raft")
+	// A peer that is down makes raft repeat the same error several times
+	// a second: one line per peer and message every raftLogEvery.
+	rc.Logger = newThrottledLogger(g.log.Named("raft"), raftLogEvery, time.Now)
 	rc.NoLegacyTelemetry = true
 
 	existing, err := raft.HasExistingState(g.wal, g.wal, g.snaps)
