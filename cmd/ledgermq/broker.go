@@ -9,7 +9,8 @@ package main
 //
 //	broker n0 of broker-a listening on 127.0.0.1:10911 (raft 127.0.0.1:40911)
 //
-// to stdout and wait. A raft node that stops itself (a store that cannot
+// (with ", http ADDR" after the raft address when http_addr serves the
+// operator endpoints of package ops) to stdout and wait. A raft node that stops itself (a store that cannot
 // write, raft in a state only a restart clears) makes the command return
 // its error (exit 1), for the supervisor to start it again. SIGTERM, SIGINT
 // or the command's context ending shut the node down gracefully: the
@@ -101,9 +102,26 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 		defer cancel()
 		return errors.Join(err, b.Close(ctx), closeGroup(group))
 	}
+	opsSrv, err := startOps(cfg, group, log)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		return errors.Join(err, b.Close(sctx), closeGroup(group))
+	}
+	if opsSrv != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			_ = opsSrv.Close(sctx)
+		}()
+	}
 	log.Info("broker node started", "addr", b.Addr().String(), "raft", cfg.RaftBind,
 		"peers", formatPeers(cfg.Peers), "timing", cfg.Timing.Name, "version", version)
-	fmt.Fprintf(cmd.OutOrStdout(), "broker %s of %s listening on %s (raft %s)\n", cfg.NodeID, cfg.BrokerName, b.Addr(), cfg.RaftBind)
+	httpNote := ""
+	if opsSrv != nil {
+		httpNote = ", http " + opsSrv.Addr().String()
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "broker %s of %s listening on %s (raft %s%s)\n", cfg.NodeID, cfg.BrokerName, b.Addr(), cfg.RaftBind, httpNote)
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/ops"
+)
+
+// nodeStatus is the ops Status of a running broker node.
+func nodeStatus(cfg *nodeConfig, g *dledger.Group) func() ops.Status {
+	return func() ops.Status {
+		st := g.Status()
+		s := ops.Status{
+			Cluster: cfg.ClusterName, Group: cfg.BrokerName, Node: cfg.NodeID, Version: version,
+			Role: st.Role, Term: st.Term, Leader: st.LeaderID,
+			LastIndex: st.LastIndex, CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex,
+			FormatVersion: st.FormatVersion, MaxFormatVersion: st.MaxFormatVersion,
+			// The group is open, so the store has recovered and raft runs.
+			Recovered: true,
+		}
+		if st.CommitIndex > st.AppliedIndex {
+			s.Lag = st.CommitIndex - st.AppliedIndex
+		}
+		if err := g.Err(); err != nil {
+			s.Failed = err.Error()
+		}
+		if err := g.Store().CheckWritable(); err != nil {
+			s.DiskError = err.Error()
+		}
+		return s
+	}
+}
+
+// startOps serves the node's /livez, /readyz, /status and /metrics on
+// cfg.HTTPAddr; nil when it is not set.
+func startOps(cfg *nodeConfig, g *dledger.Group, log hclog.Logger) (*ops.Server, error) {
+	if cfg.HTTPAddr == "" {
+		return nil, nil
+	}
+	status := nodeStatus(cfg, g)
+	reg := prometheus.NewRegistry()
+	labels := prometheus.Labels{"cluster": cfg.ClusterName, "group": cfg.BrokerName, "node": cfg.NodeID}
+	reg.MustRegister(ops.NewNodeCollector(status, 0, labels),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s, err := ops.New(ops.Config{Addr: cfg.HTTPAddr, Status: status, Registry: reg, Logger: log.Named("ops")})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	log.Info("operator endpoints serving", "http", s.Addr().String(), "paths", "/livez /readyz /status /metrics")
+	return s, nil
+}

@@ -1,0 +1,80 @@
+package ops
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Roles a node reports in ledgermq_raft_role.
+var roles = []string{"leader", "follower", "candidate", "shutdown"}
+
+// NodeCollector exports a node's raft series from its Status, read at each
+// scrape (so nothing is cached between scrapes):
+//
+//	ledgermq_raft_term                 gauge  the node's current term
+//	ledgermq_raft_role{role}           gauge  1 for the node's role, 0 for the others
+//	ledgermq_raft_last_index           gauge  last raft log index
+//	ledgermq_raft_commit_index         gauge  commit index
+//	ledgermq_raft_applied_index        gauge  applied index
+//	ledgermq_raft_apply_lag_entries    gauge  commit − applied
+//	ledgermq_raft_format_version       gauge  the group's format version as applied here
+//	ledgermq_node_ready                gauge  1 when /readyz would answer 200
+//
+// Every series carries the constant labels given (cluster, group, node).
+type NodeCollector struct {
+	status                                                func() Status
+	maxLag                                                uint64
+	term, role, last, commit, applied, lag, format, ready *prometheus.Desc
+}
+
+// NewNodeCollector returns the collector of status with constant labels.
+func NewNodeCollector(status func() Status, maxLag uint64, labels prometheus.Labels) *NodeCollector {
+	if maxLag == 0 {
+		maxLag = DefaultMaxLag
+	}
+	d := func(name, help string, variable ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, variable, labels)
+	}
+	return &NodeCollector{
+		status:  status,
+		maxLag:  maxLag,
+		term:    d("ledgermq_raft_term", "The node's current raft term."),
+		role:    d("ledgermq_raft_role", "1 for the node's raft role, 0 for the others.", "role"),
+		last:    d("ledgermq_raft_last_index", "The node's last raft log index."),
+		commit:  d("ledgermq_raft_commit_index", "The node's raft commit index."),
+		applied: d("ledgermq_raft_applied_index", "The last raft index the node has applied."),
+		lag:     d("ledgermq_raft_apply_lag_entries", "Commit index minus applied index."),
+		format:  d("ledgermq_raft_format_version", "The group's format version as applied by this node."),
+		ready:   d("ledgermq_node_ready", "1 when the node is ready for traffic (/readyz)."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *NodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.term, c.role, c.last, c.commit, c.applied, c.lag, c.format, c.ready} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *NodeCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.status()
+	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+	}
+	gauge(c.term, float64(s.Term))
+	for _, r := range roles {
+		v := 0.0
+		if r == s.Role {
+			v = 1
+		}
+		gauge(c.role, v, r)
+	}
+	gauge(c.last, float64(s.LastIndex))
+	gauge(c.commit, float64(s.CommitIndex))
+	gauge(c.applied, float64(s.AppliedIndex))
+	gauge(c.lag, float64(s.Lag))
+	gauge(c.format, float64(s.FormatVersion))
+	ready := 0.0
+	if ok, _ := s.Ready(c.maxLag); ok {
+		ready = 1
+	}
+	gauge(c.ready, ready)
+}

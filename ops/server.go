@@ -1,0 +1,117 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Addr is where the server listens (host:port; port 0 picks one).
+	Addr string
+	// Status returns the node's status; called once per request.
+	Status func() Status
+	// Registry is served on /metrics; nil serves an empty one.
+	Registry *prometheus.Registry
+	// MaxLag is the readiness bound on CommitIndex − AppliedIndex; 0 means
+	// DefaultMaxLag.
+	MaxLag uint64
+	Logger hclog.Logger
+}
+
+// Server is a node's operator HTTP server.
+type Server struct {
+	cfg  Config
+	http *http.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// New builds the server; Start listens.
+func New(cfg Config) (*Server, error) {
+	if cfg.Status == nil {
+		return nil, errors.New("ops: Config.Status is required")
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.MaxLag == 0 {
+		cfg.MaxLag = DefaultMaxLag
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	s := &Server{cfg: cfg, done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.HandleFunc("GET /status", s.status)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: errorLog{cfg.Logger}}))
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}
+	return s, nil
+}
+
+// Start listens on Config.Addr and serves until Close.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("ops: listen %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	go func() {
+		defer close(s.done)
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.cfg.Logger.Error("ops server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// Addr is the listening address (after Start).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Close stops the server, waiting for requests in flight up to ctx.
+func (s *Server) Close(ctx context.Context) error {
+	if s.ln == nil {
+		return nil
+	}
+	err := s.http.Shutdown(ctx)
+	<-s.done
+	return err
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	ok, why := s.cfg.Status().Ready(s.cfg.MaxLag)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, strings.Join(why, "\n"))
+		return
+	}
+	fmt.Fprintln(w, "ready")
+}
+
+func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s.cfg.Status()); err != nil {
+		s.cfg.Logger.Debug("status not written", "error", err)
+	}
+}
+
+// errorLog adapts hclog to promhttp's logger.
+type errorLog struct{ l hclog.Logger }
+
+func (e errorLog) Println(v ...interface{}) { e.l.Warn("metrics: " + fmt.Sprint(v...)) }

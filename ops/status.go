@@ -1,0 +1,63 @@
+package ops
+
+import "fmt"
+
+// DefaultMaxLag is how many entries the applied index may trail the commit
+// index of a ready node.
+const DefaultMaxLag = 1000
+
+// Status is what a node reports of itself.
+type Status struct {
+	Cluster string `json:"cluster"`
+	Group   string `json:"group"`
+	Node    string `json:"node"`
+	Version string `json:"version"`
+	// Role is leader, follower, candidate or shutdown; Leader the leader's
+	// node id ("" when none is known).
+	Role   string `json:"role"`
+	Term   uint64 `json:"term"`
+	Leader string `json:"leader"`
+
+	LastIndex    uint64 `json:"lastIndex"`
+	CommitIndex  uint64 `json:"commitIndex"`
+	AppliedIndex uint64 `json:"appliedIndex"`
+	// Lag is CommitIndex − AppliedIndex.
+	Lag uint64 `json:"lag"`
+
+	FormatVersion    uint32 `json:"formatVersion"`
+	MaxFormatVersion uint32 `json:"maxFormatVersion"`
+
+	// Recovered: the store recovered and raft runs.
+	Recovered bool `json:"recovered"`
+	// Failed is why the node stopped itself ("" while it runs).
+	Failed string `json:"failed,omitempty"`
+	// DiskError is why the store cannot write ("" while it can).
+	DiskError string `json:"diskError,omitempty"`
+	// Draining: the node hands its work away and should get no new clients.
+	Draining bool `json:"draining"`
+}
+
+// Ready reports whether the node should get traffic, and why not.
+func (s Status) Ready(maxLag uint64) (bool, []string) {
+	var why []string
+	if !s.Recovered {
+		why = append(why, "not recovered")
+	}
+	if s.Failed != "" {
+		why = append(why, "stopped itself: "+s.Failed)
+	}
+	if s.Leader == "" {
+		why = append(why, "no leader known")
+	}
+	if s.Lag > maxLag {
+		why = append(why, fmt.Sprintf("applied index %d is %d entries behind the commit index %d (more than %d)",
+			s.AppliedIndex, s.Lag, s.CommitIndex, maxLag))
+	}
+	if s.DiskError != "" {
+		why = append(why, "disk not writable: "+s.DiskError)
+	}
+	if s.Draining {
+		why = append(why, "draining")
+	}
+	return len(why) == 0, why
+}
