@@ -47,6 +47,7 @@ package main
 // for its exit and is waited for before dev returns.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,7 +98,7 @@ const (
 
 // devNode is one node's fixed layout.
 type devNode struct {
-	id, addr, raft, dir, conf string
+	id, addr, raft, http, dir, conf string
 }
 
 func newDevCmd() *cobra.Command {
@@ -179,6 +180,10 @@ type devRun struct {
 	nodeChildren     []*child
 	announced, stale bool
 	leaderID         string
+	// written is cluster.json as last written (rewritten only on change);
+	// lastPoll paces the leader polls that keep its roles current.
+	written  []byte
+	lastPoll time.Time
 }
 
 func (d *devRun) run(ctx context.Context) error {
@@ -273,7 +278,10 @@ func (d *devRun) loop(ctx context.Context) error {
 				fmt.Fprintf(d.out, "dev: restarted %s (pid %d)\n", c.name, c.cmd.Process.Pid)
 				d.stale = true
 			}
-			if d.stale {
+			// Poll after a restart, and every second to keep the roles in
+			// cluster.json current (written only when they change).
+			if d.stale || now.Sub(d.lastPoll) >= time.Second {
+				d.lastPoll = now
 				d.pollLeader(ctx, client)
 			}
 			if !d.announced && time.Since(waitingSince) > 60*time.Second {
@@ -349,29 +357,16 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	if err != nil || leader == "" {
 		return
 	}
-	cf := devcluster.File{Namesrv: d.namesrv}
-	for i, n := range d.layout {
-		pid := 0
-		if c := d.nodeChildren[i]; c.alive() {
-			pid = c.cmd.Process.Pid
-		}
-		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, Dir: n.dir})
-		if n.addr == leader {
-			d.leaderID = n.id
-		}
-	}
-	data, err := json.MarshalIndent(cf, "", "  ")
-	if err != nil {
-		return
-	}
-	path := filepath.Join(d.dir, devcluster.FileName)
-	if err := fsutil.WriteFileAtomic(path, append(data, '\n')); err != nil {
-		d.log.Error("writing cluster.json", "error", err)
+	cf := d.clusterFile(leader, false)
+	path, changed := d.writeClusterFile(cf)
+	if path == "" {
 		return
 	}
 	d.stale = false
 	if d.announced {
-		fmt.Fprintf(d.out, "dev: %s updated\n", path)
+		if changed {
+			fmt.Fprintf(d.out, "dev: %s updated\n", path)
+		}
 		return
 	}
 	d.announced = true
@@ -382,13 +377,56 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		if n.ID == d.leaderID {
 			role = "leader"
 		}
-		fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d raft %-21s %-8s log %s\n", n.ID, n.Addr, n.PID, n.Raft, role, d.nodeChildren[i].logPath)
+		fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d raft %-21s http %-21s %-8s log %s\n", n.ID, n.Addr, n.PID, n.Raft, n.HTTP, role, d.nodeChildren[i].logPath)
 	}
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
 }
 
-// stopAll stops the nodes, then the name server, and waits for every
-// child's goroutine.
+// clusterFile is cluster.json's content: every node's addresses, pid (0
+// while down) and role (leader, follower, down; stopped once dev stops).
+func (d *devRun) clusterFile(leaderAddr string, stopped bool) devcluster.File {
+	cf := devcluster.File{Namesrv: d.namesrv}
+	for i, n := range d.layout {
+		pid, role := 0, devcluster.RoleDown
+		if c := d.nodeChildren[i]; c.alive() {
+			pid, role = c.cmd.Process.Pid, devcluster.RoleFollower
+		}
+		if n.addr == leaderAddr {
+			d.leaderID = n.id
+			if pid != 0 {
+				role = devcluster.RoleLeader
+			}
+		}
+		if stopped {
+			pid, role = 0, devcluster.RoleStopped
+		}
+		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, Role: role, Dir: n.dir})
+	}
+	return cf
+}
+
+// writeClusterFile writes cf as cluster.json when it changed and returns
+// its path ("" after an error) and whether it was written.
+func (d *devRun) writeClusterFile(cf devcluster.File) (string, bool) {
+	data, err := json.MarshalIndent(cf, "", "  ")
+	if err != nil {
+		return "", false
+	}
+	data = append(data, '\n')
+	path := filepath.Join(d.dir, devcluster.FileName)
+	if bytes.Equal(data, d.written) {
+		return path, false
+	}
+	if err := fsutil.WriteFileAtomic(path, data); err != nil {
+		d.log.Error("writing cluster.json", "error", err)
+		return "", false
+	}
+	d.written = data
+	return path, true
+}
+
+// stopAll stops the nodes, then the name server, waits for every child's
+// goroutine, and marks every node stopped in cluster.json.
 func (d *devRun) stopAll() {
 	if d.sup == nil {
 		return
@@ -398,6 +436,9 @@ func (d *devRun) stopAll() {
 		d.sup.stop([]*child{d.nsChild}, syscall.SIGTERM, d.out)
 	}
 	d.sup.wg.Wait()
+	if d.announced {
+		d.writeClusterFile(d.clusterFile("", true))
+	}
 	fmt.Fprintln(d.out, "dev: stopped")
 }
 
@@ -427,8 +468,15 @@ func planLayout(dir string, n int) ([]devNode, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: %s: %w", errDevConfig, nodes[i].conf, err)
 			}
-			nodes[i].addr, nodes[i].raft = cfg.ClientAddr, cfg.RaftBind
-			for _, a := range []string{nodes[i].addr, nodes[i].raft} {
+			nodes[i].addr, nodes[i].raft, nodes[i].http = cfg.ClientAddr, cfg.RaftBind, cfg.HTTPAddr
+			if nodes[i].http == "" { // a directory of an older dev
+				ports, err := freePorts(1)
+				if err != nil {
+					return nil, err
+				}
+				nodes[i].http = fmt.Sprintf("127.0.0.1:%d", ports[0])
+			}
+			for _, a := range []string{nodes[i].addr, nodes[i].raft, nodes[i].http} {
 				if err := checkFree(a); err != nil {
 					return nil, fmt.Errorf("%w: %s keeps address %s from an earlier run, but: %w", errDevConfig, nodes[i].id, a, err)
 				}
@@ -436,13 +484,14 @@ func planLayout(dir string, n int) ([]devNode, error) {
 		}
 		return nodes, nil
 	}
-	ports, err := freePorts(2 * n)
+	ports, err := freePorts(3 * n)
 	if err != nil {
 		return nil, err
 	}
 	for i := range nodes {
-		nodes[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[2*i])
-		nodes[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
+		nodes[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[3*i])
+		nodes[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[3*i+1])
+		nodes[i].http = fmt.Sprintf("127.0.0.1:%d", ports[3*i+2])
 	}
 	return nodes, nil
 }
@@ -524,6 +573,7 @@ func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []stri
 	fmt.Fprintf(&b, "enableDLegerCommitLog=true\ndLegerGroup=%s\ndLegerSelfId=%s\n", devBrokerName, n.id)
 	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
 	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
+	fmt.Fprintf(&b, "http_addr=%s\n", n.http)
 	for _, kv := range extra {
 		fmt.Fprintf(&b, "%s\n", kv)
 	}

@@ -3,9 +3,6 @@ package main
 import (
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,35 +10,12 @@ import (
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 )
 
-// Every node of a real group serves /livez, /readyz, /status and /metrics
-// on its http_addr: ready once the group has a leader, and exactly one node
-// reports the leader role in its metrics.
+// Every node of `ledgermq dev` serves /livez, /readyz, /status and /metrics
+// on the http address cluster.json gives: ready once the group has a
+// leader, and exactly one node reports the leader role in its metrics, the
+// node cluster.json calls leader.
 func TestBrokerOpsEndpoints(t *testing.T) {
-	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{Args: []string{"--node-conf", "http_addr=127.0.0.1:0"}})
-	addrRe := regexp.MustCompile(`listening on .* \(raft .*, http (127\.0\.0\.1:\d+)\)`)
-	httpOf := map[string]string{}
-	defer func() {
-		if t.Failed() {
-			for _, n := range d.File.Nodes {
-				b, _ := os.ReadFile(filepath.Join(d.Dir, n.ID+".log"))
-				t.Logf("%s.log:\n%s", n.ID, b)
-			}
-		}
-	}()
-	waitFor(t, 30*time.Second, "every node's operator endpoints", func() bool {
-		for _, n := range d.File.Nodes {
-			b, err := os.ReadFile(filepath.Join(d.Dir, n.ID+".log"))
-			if err != nil {
-				return false
-			}
-			m := addrRe.FindSubmatch(b)
-			if m == nil {
-				return false
-			}
-			httpOf[n.ID] = string(m[1])
-		}
-		return true
-	})
+	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{})
 	get := func(addr, path string) (int, string) {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
@@ -51,26 +25,68 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	leaders := 0
-	for id, addr := range httpOf {
-		if code, body := get(addr, "/livez"); code != 200 || body != "ok\n" {
-			t.Fatalf("%s /livez: %d %q", id, code, body)
+	var cf devcluster.File
+	waitFor(t, 30*time.Second, "cluster.json naming a leader", func() bool {
+		var err error
+		cf, err = devcluster.ReadFile(d.Dir)
+		if err != nil {
+			return false
 		}
-		waitFor(t, 30*time.Second, id+" ready", func() bool { code, _ := get(addr, "/readyz"); return code == 200 })
-		code, body := get(addr, "/status")
-		if code != 200 || !strings.Contains(body, `"node": "`+id+`"`) || !strings.Contains(body, `"recovered": true`) {
-			t.Fatalf("%s /status: %d %s", id, code, body)
+		for _, n := range cf.Nodes {
+			if n.Role == devcluster.RoleLeader {
+				return true
+			}
 		}
-		code, body = get(addr, "/metrics")
-		if code != 200 || !strings.Contains(body, `ledgermq_raft_term{cluster="DefaultCluster",group="broker-a",node="`+id+`"}`) ||
+		return false
+	})
+	for _, n := range cf.Nodes {
+		if n.HTTP == "" {
+			t.Fatalf("cluster.json gives %s no http address: %+v", n.ID, cf)
+		}
+		if code, body := get(n.HTTP, "/livez"); code != 200 || body != "ok\n" {
+			t.Fatalf("%s /livez: %d %q", n.ID, code, body)
+		}
+		waitFor(t, 30*time.Second, n.ID+" ready", func() bool { code, _ := get(n.HTTP, "/readyz"); return code == 200 })
+		code, body := get(n.HTTP, "/status")
+		if code != 200 || !strings.Contains(body, `"node": "`+n.ID+`"`) || !strings.Contains(body, `"recovered": true`) {
+			t.Fatalf("%s /status: %d %s", n.ID, code, body)
+		}
+		code, body = get(n.HTTP, "/metrics")
+		if code != 200 || !strings.Contains(body, `ledgermq_raft_term{cluster="DefaultCluster",group="broker-a",node="`+n.ID+`"}`) ||
 			!strings.Contains(body, "go_goroutines") {
-			t.Fatalf("%s /metrics: %d\n%s", id, code, body)
-		}
-		if strings.Contains(body, `node="`+id+`",role="leader"} 1`) {
-			leaders++
+			t.Fatalf("%s /metrics: %d\n%s", n.ID, code, body)
 		}
 	}
-	if leaders != 1 {
-		t.Fatalf("%d nodes report the leader role", leaders)
+	// The leader's metrics and cluster.json agree (re-read together: a
+	// leader change between two reads is no failure).
+	waitFor(t, 30*time.Second, "one leader in the metrics, the one cluster.json names", func() bool {
+		cf, err := devcluster.ReadFile(d.Dir)
+		if err != nil {
+			return false
+		}
+		leaders := 0
+		for _, n := range cf.Nodes {
+			_, body := get(n.HTTP, "/metrics")
+			leads := strings.Contains(body, `node="`+n.ID+`",role="leader"} 1`)
+			if leads != (n.Role == devcluster.RoleLeader) {
+				return false
+			}
+			if leads {
+				leaders++
+			}
+		}
+		return leaders == 1
+	})
+	if err := d.Stop(45 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := devcluster.ReadFile(d.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range cf.Nodes {
+		if n.Role != devcluster.RoleStopped || n.PID != 0 {
+			t.Fatalf("after dev stopped, cluster.json has %+v", n)
+		}
 	}
 }

@@ -25,6 +25,11 @@ type Node struct {
 	PID  int    `json:"pid"`
 	Addr string `json:"addr"`
 	Raft string `json:"raft"`
+	// HTTP serves the node's /livez, /readyz, /status and /metrics.
+	HTTP string `json:"http"`
+	// Role is the node's role as dev last saw it: leader, follower, down
+	// (not running), or stopped (dev has stopped).
+	Role string `json:"role"`
 	Dir  string `json:"dir"`
 }
 

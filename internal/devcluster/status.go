@@ -20,6 +20,12 @@ const (
 	RoleFollower = "follower"
 )
 
+// Roles cluster.json gives a node that does not run.
+const (
+	RoleDown    = "down"    // dev is (re)starting it, or it is not restarted
+	RoleStopped = "stopped" // dev has stopped
+)
+
 // raftStatusCode is ledgermq's RAFT_STATUS request (4001): a node's raft
 // view as JSON, with its FSM's applied index. Nodes built before it answer
 // REQUEST_CODE_NOT_SUPPORTED, and Status then does without it; it is named
