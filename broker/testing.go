@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/routing"
 )
 
@@ -20,7 +21,7 @@ import (
 // loopback port) in this process, for tests of this package and of clients.
 type TestCluster struct {
 	T       testing.TB
-	Raft    *dledger.Cluster
+	Raft    *dledgertest.Cluster
 	Namesrv *routing.Server
 	Peers   map[string]string // node id -> client address
 
@@ -56,7 +57,7 @@ func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestClus
 		tc.Peers[id] = l.Addr().String()
 		tc.hooks[id] = NewHooks()
 	}
-	tc.Raft = dledger.MakeCluster(t, n, func(i int, c *dledger.Config) {
+	tc.Raft = dledgertest.MakeCluster(t, n, func(i int, c *dledger.Config) {
 		id := fmt.Sprintf("n%d", i)
 		c.StoreHost = netip.MustParseAddrPort(tc.Peers[id])
 		h := tc.hooks[id]
