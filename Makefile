@@ -25,7 +25,7 @@ help:
 	@echo "make chaos      TestDevChaos with 30 process faults (LEDGERMQ_CHAOS_SEED=S repeats a run)"
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -tags release -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
 
 test: lint unit fuzz-short
 

@@ -2,28 +2,10 @@ package broker
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"maps"
 	"testing"
-
-	"github.com/ledgermq/ledgermq/message"
 )
-
-// encodeBatchItem encodes one item exactly as rocketmq-client-go's
-// encodeMessage does: size, magic 0, body CRC 0, flag, body, properties.
-func encodeBatchItem(flag int32, body []byte, props map[string]string) []byte {
-	p := message.EncodeProperties(props)
-	out := make([]byte, 0, batchItemMin+len(body)+len(p))
-	out = binary.BigEndian.AppendUint32(out, uint32(batchItemMin+len(body)+len(p)))
-	out = binary.BigEndian.AppendUint32(out, 0)
-	out = binary.BigEndian.AppendUint32(out, 0)
-	out = binary.BigEndian.AppendUint32(out, uint32(flag))
-	out = binary.BigEndian.AppendUint32(out, uint32(len(body)))
-	out = append(out, body...)
-	out = binary.BigEndian.AppendUint16(out, uint16(len(p)))
-	return append(out, p...)
-}
 
 func encodeBatch(items []batchItem) []byte {
 	var out []byte
@@ -31,13 +13,6 @@ func encodeBatch(items []batchItem) []byte {
 		out = append(out, encodeBatchItem(it.Flag, it.Body, it.Properties)...)
 	}
 	return out
-}
-
-// capturedBatch is the shape of the captured Go client batch: two items
-// of 39 bytes, batch-1/TagA and batch-2/TagC.
-func capturedBatch() []byte {
-	return append(encodeBatchItem(0, []byte("batch-1"), map[string]string{"TAGS": "TagA"}),
-		encodeBatchItem(0, []byte("batch-2"), map[string]string{"TAGS": "TagC"})...)
 }
 
 func TestDecodeBatch(t *testing.T) {

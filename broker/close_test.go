@@ -1,10 +1,12 @@
-package broker
+package broker_test
 
 import (
 	"net"
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -16,7 +18,7 @@ import (
 // taking requests. Once on a follower (which forwards the commit to the
 // leader), once on the leader (which proposes it through raft itself).
 func TestOffsetCommittedDuringShutdownIsDurable(t *testing.T) {
-	tc := StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	createTestTopic(t, tc, "CloseTopic", 4)
 	c := newTestClient(t)
 	const group = "cg_close"
@@ -28,9 +30,9 @@ func TestOffsetCommittedDuringShutdownIsDurable(t *testing.T) {
 	during := func(id string, qid int32, off int64) {
 		b := tc.Broker(id)
 		addr := tc.Peers[id]
-		b.closeHook = func(s closeStep) {
+		b.SetCloseHookForTest(func(s broker.CloseStep) {
 			switch s {
-			case closeUnregistered:
+			case broker.CloseUnregistered:
 				if m := memberID(tc, addr); m != -1 {
 					t.Errorf("%s still registered as %d when it starts to close", id, m)
 				}
@@ -39,20 +41,20 @@ func TestOffsetCommittedDuringShutdownIsDurable(t *testing.T) {
 				if r.Code != remoting.Success {
 					t.Errorf("commit to closing %s: %d %s", id, r.Code, r.Remark)
 				}
-			case closeDrained:
+			case broker.CloseDrained:
 				if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 					_ = conn.Close()
 					t.Errorf("%s still accepts connections after its server closed", id)
 				}
-				b.offsets.commit(group, "CloseTopic", qid+1, off+1, "")
+				b.CommitOffsetForTest(group, "CloseTopic", qid+1, off+1, "")
 			}
-		}
+		})
 	}
 	durable := func(stage string, qid int32, off int64) {
 		t.Helper()
 		for _, q := range []int32{qid, qid + 1} {
 			want := itoa(off + int64(q-qid))
-			waitFor(t, stage+": offset of queue "+itoa(int64(q))+" replicated to every running node", func() bool {
+			broker.WaitFor(t, stage+": offset of queue "+itoa(int64(q))+" replicated to every running node", func() bool {
 				for _, n := range tc.Raft.Up() {
 					if got, ok := n.Group().Metadata().Offset(group, "CloseTopic", q); !ok || itoa(got) != want {
 						return false

@@ -180,4 +180,16 @@
 //	5     offset committer: flush until empty     after 3 no commit can arrive;
 //	      (raft on the leader, forward on a       the raft group is still open
 //	      follower), then stop; close the client
+//
+// # Testing
+//
+// broker/brokertest starts a name server and a broker group in the test
+// process (StartCluster, on dledger/dledgertest's raft nodes); clients',
+// compat and cmd tests use it. Only tests import it, so the binary links
+// neither it nor internal/faultnet (cmd/ledgermq's deps test checks
+// that). This package's tests that drive a group are external tests
+// (package broker_test, the *_cluster_test.go files and a few whole
+// files); export_test.go hands them the internals they inspect (held
+// pulls, the lock table's size, the Close hook) and the request builders
+// and wait adapters that the internal unit tests share.
 package broker

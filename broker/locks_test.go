@@ -1,17 +1,14 @@
 package broker
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ledgermq/ledgermq/metadata"
-	"github.com/ledgermq/ledgermq/remoting"
 )
 
 func TestLockTable(t *testing.T) {
@@ -176,52 +173,4 @@ func TestLockSweeper(t *testing.T) {
 	}
 	tbl.stop()
 	tbl.stop() // a second stop is a no-op
-}
-
-// LOCK_BATCH_MQ used to lock anything: topic ../x, queue -1, 100 000
-// queues of topics that do not exist (the table grew to 634 MiB). The
-// broker now grants only queues of its existing topics, still grants
-// those, and refuses over-long group names.
-func TestLockBatchOnlyExistingQueues(t *testing.T) {
-	tc := StartTestCluster(t, 1, nil)
-	createTestTopic(t, tc, "LockT", 4)
-	addr, err := tc.LeaderAddr(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newTestClient(t)
-	lockReq := func(group string, mqs []mqJSON) *remoting.Command {
-		body, _ := json.Marshal(lockBatchBody{ConsumerGroup: group, ClientID: "127.0.0.1@1", MQSet: mqs})
-		return c.call(t, addr, remoting.LockBatchMQ, nil, body)
-	}
-	granted := func(resp *remoting.Command) []mqJSON {
-		t.Helper()
-		var res lockBatchResult
-		if resp.Code != remoting.Success {
-			t.Fatalf("%+v", resp)
-		}
-		if err := json.Unmarshal(resp.Body, &res); err != nil {
-			t.Fatal(err)
-		}
-		return res.LockOKMQSet
-	}
-	bogus := []mqJSON{{"../x", "broker-a", 0}, {"LockT", "broker-a", -1}, {"LockT", "broker-a", 4}, {"LockT", "broker-b", 0}}
-	for i := range 10_000 {
-		bogus = append(bogus, mqJSON{fmt.Sprint("NoSuchTopic", i), "broker-a", int32(i % 8)})
-	}
-	if got := granted(lockReq("cg", bogus)); len(got) != 0 {
-		t.Fatalf("granted %d queues that do not exist, e.g. %v", len(got), got[0])
-	}
-	valid := []mqJSON{{"LockT", "broker-a", 0}, {"LockT", "broker-a", 3}}
-	if got := granted(lockReq("cg", append(bogus[:3:3], valid...))); !reflect.DeepEqual(got, valid) {
-		t.Fatalf("granted %v, want %v", got, valid)
-	}
-	_, leaderID := leaderGroup(t, tc)
-	b := tc.Broker(leaderID)
-	if leases, groups := b.locks.size(); leases != 2 || groups != 1 {
-		t.Fatalf("table holds %d leases in %d groups, want 2 in 1", leases, groups)
-	}
-	if resp := lockReq(strings.Repeat("g", maxLockGroupLen+1), valid); resp.Code == remoting.Success {
-		t.Fatalf("an over-long group was served: %+v", resp)
-	}
 }

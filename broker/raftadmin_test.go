@@ -1,10 +1,12 @@
-package broker
+package broker_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -27,7 +29,7 @@ func raftStatusOf(t *testing.T, c *remoting.Client, addr string) protocol.RaftSt
 // follower, which forwards it), the refusals, and a member removed and added
 // back, first as a non-voter, then promoted.
 func TestRaftAdmin(t *testing.T) {
-	tc := StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	c := newProdClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -64,7 +66,7 @@ func TestRaftAdmin(t *testing.T) {
 	if resp.Code != remoting.Success {
 		t.Fatalf("transfer: %d %s", resp.Code, resp.Remark)
 	}
-	waitUntil(t, 10*time.Second, "the named member to lead", func() bool {
+	broker.WaitUntil(t, 10*time.Second, "the named member to lead", func() bool {
 		return raftStatusOf(t, c, follower.ClientAddr).Role == "leader"
 	})
 	leader, old := follower, ls
@@ -105,7 +107,7 @@ func TestRaftAdmin(t *testing.T) {
 			t.Fatalf("after add (voter %v): %+v %v", voter, m, ok)
 		}
 	}
-	waitUntil(t, 10*time.Second, "the re-added node to follow the leader", func() bool {
+	broker.WaitUntil(t, 10*time.Second, "the re-added node to follow the leader", func() bool {
 		st := raftStatusOf(t, c, addr.ClientAddr)
 		return st.Leader == leader.ID && len(st.Members) == 3
 	})

@@ -1,18 +1,17 @@
-package broker
+package broker_test
 
 import (
 	"context"
 	"net/netip"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
-
-	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // --- helpers shared by the producer-side tests ------------------------------
@@ -35,47 +34,9 @@ func invoke(t testing.TB, c *remoting.Client, addr string, req *remoting.Command
 	return resp
 }
 
-// waitUntil polls cond until it holds or the timeout passes.
-func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testwait.For(t, timeout, what, cond)
-}
-
-// sendRequest is a SEND_MESSAGE exactly as rocketmq-client-go builds it.
-func sendRequest(topic string, queueID int, props map[string]string, body string) *remoting.Command {
-	ext := map[string]string{
-		"producerGroup":         "pg1",
-		"topic":                 topic,
-		"queueId":               strconv.Itoa(queueID),
-		"sysFlag":               "0",
-		"bornTimestamp":         strconv.FormatInt(time.Now().UnixMilli(), 10),
-		"flag":                  "0",
-		"reconsumeTimes":        "0",
-		"unitMode":              "false",
-		"maxReconsumeTimes":     "0",
-		"defaultTopic":          "TBW102",
-		"defaultTopicQueueNums": "4",
-		"batch":                 "false",
-		"properties":            string(message.EncodeProperties(props)),
-		"bname":                 "broker-a",
-	}
-	return remoting.NewRequest(remoting.SendMessage, ext, []byte(body))
-}
-
-// batchRequest is a SEND_BATCH_MESSAGE with the short header, as the Go
-// client sends it.
-func batchRequest(topic string, queueID int, body []byte) *remoting.Command {
-	ext := map[string]string{
-		"a": "pg1", "b": topic, "c": "TBW102", "d": "4", "e": strconv.Itoa(queueID), "f": "0",
-		"g": strconv.FormatInt(time.Now().UnixMilli(), 10), "h": "0", "i": "", "j": "0",
-		"k": "false", "l": "0", "m": "true", "n": "broker-a",
-	}
-	return remoting.NewRequest(remoting.SendBatchMessage, ext, body)
-}
-
 // leaderOf waits for the group's leader and returns its node id, client
 // address and group.
-func leaderOf(t testing.TB, tc *TestCluster) (string, string, *dledger.Group) {
+func leaderOf(t testing.TB, tc *brokertest.Cluster) (string, string, *dledger.Group) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -87,7 +48,7 @@ func leaderOf(t testing.TB, tc *TestCluster) (string, string, *dledger.Group) {
 }
 
 // followerOf returns a running follower's id and client address.
-func followerOf(t testing.TB, tc *TestCluster, leaderID string) (string, string) {
+func followerOf(t testing.TB, tc *brokertest.Cluster, leaderID string) (string, string) {
 	t.Helper()
 	for _, n := range tc.Raft.Up() {
 		if n.ID != leaderID {
@@ -128,7 +89,7 @@ func mustOK(t testing.TB, resp *remoting.Command) {
 // TestProducerSide runs the send and admin scenarios against one 3-node
 // cluster (starting one costs seconds).
 func TestProducerSide(t *testing.T) {
-	tc := StartTestCluster(t, 3, func(_ int, c *Config) { c.MaxMessageSize = 64 << 10 })
+	tc := brokertest.StartCluster(t, 3, func(_ int, c *broker.Config) { c.MaxMessageSize = 64 << 10 })
 	c := newProdClient(t)
 	t.Run("SingleSend", func(t *testing.T) { testSingleSend(t, tc, c) })
 	t.Run("BatchSend", func(t *testing.T) { testBatchSend(t, tc, c) })
@@ -141,10 +102,10 @@ func TestProducerSide(t *testing.T) {
 	t.Run("SubscriptionGroups", func(t *testing.T) { testSubscriptionGroups(t, tc, c) })
 }
 
-func testSingleSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
+func testSingleSend(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
 	_, addr, g := leaderOf(t, tc)
 	props := map[string]string{"TAGS": "TagA", "KEYS": "k1 k2", "UNIQ_KEY": "C00002024A2200000000941699480001"}
-	resp := invoke(t, c, addr, sendRequest("SingleTopic", 1, props, "hello"))
+	resp := invoke(t, c, addr, broker.SendRequest("SingleTopic", 1, props, "hello"))
 	mustOK(t, resp)
 	ext := resp.ExtFields
 	if ext["queueId"] != "1" || ext["queueOffset"] != "0" || ext["transactionId"] != props["UNIQ_KEY"] ||
@@ -171,16 +132,16 @@ func testSingleSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
 		t.Fatalf("born host %v", m.BornHost)
 	}
 	// A second send to the same queue gets the next queue offset.
-	resp = invoke(t, c, addr, sendRequest("SingleTopic", 1, map[string]string{"TAGS": "TagB"}, "again"))
+	resp = invoke(t, c, addr, broker.SendRequest("SingleTopic", 1, map[string]string{"TAGS": "TagB"}, "again"))
 	mustOK(t, resp)
 	if resp.ExtFields["queueOffset"] != "1" || resp.ExtFields["transactionId"] == "" {
 		t.Fatalf("second send ext %v", resp.ExtFields)
 	}
 }
 
-func testBatchSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
+func testBatchSend(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
 	_, addr, g := leaderOf(t, tc)
-	resp := invoke(t, c, addr, batchRequest("BatchTopic", 2, capturedBatch()))
+	resp := invoke(t, c, addr, broker.BatchRequest("BatchTopic", 2, broker.CapturedBatch()))
 	mustOK(t, resp)
 	ids := strings.Split(resp.ExtFields["msgId"], ",")
 	if len(ids) != 2 || resp.ExtFields["queueId"] != "2" || resp.ExtFields["queueOffset"] != "0" {
@@ -212,10 +173,10 @@ func testBatchSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
 	}
 }
 
-func testFollowerForwards(t *testing.T, tc *TestCluster, c *remoting.Client) {
+func testFollowerForwards(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
 	leaderID, leaderAddr, g := leaderOf(t, tc)
 	_, faddr := followerOf(t, tc, leaderID)
-	req := sendRequest("ForwardTopic", 0, map[string]string{"TAGS": "F"}, "via follower")
+	req := broker.SendRequest("ForwardTopic", 0, map[string]string{"TAGS": "F"}, "via follower")
 	resp := invoke(t, c, faddr, req)
 	mustOK(t, resp)
 	m := readBack(t, g, "ForwardTopic", 0, 0)
@@ -230,17 +191,17 @@ func testFollowerForwards(t *testing.T, tc *TestCluster, c *remoting.Client) {
 		t.Fatalf("born host %v", m.BornHost)
 	}
 	// A batch is forwarded too.
-	mustOK(t, invoke(t, c, faddr, batchRequest("ForwardTopic", 0, capturedBatch())))
+	mustOK(t, invoke(t, c, faddr, broker.BatchRequest("ForwardTopic", 0, broker.CapturedBatch())))
 	// A request already forwarded once is not forwarded again.
-	req.SetExt(extForwardedFrom, "127.0.0.1:1")
+	req.SetExt(broker.ExtForwardedFrom, "127.0.0.1:1")
 	if resp := invoke(t, c, faddr, req); resp.Code != remoting.ServiceNotAvailable {
 		t.Fatalf("re-forwarded request answered %d %q", resp.Code, resp.Remark)
 	}
 }
 
-func testAutoCreateRoute(t *testing.T, tc *TestCluster, c *remoting.Client) {
+func testAutoCreateRoute(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
 	_, addr, g := leaderOf(t, tc)
-	mustOK(t, invoke(t, c, addr, sendRequest("AutoTopic", 3, nil, "x")))
+	mustOK(t, invoke(t, c, addr, broker.SendRequest("AutoTopic", 3, nil, "x")))
 	cfg, ok := g.Metadata().Topic("AutoTopic")
 	if !ok || cfg.WriteQueueNums != 4 || cfg.ReadQueueNums != 4 || cfg.Perm != 6 {
 		t.Fatalf("auto-created config %+v %v", cfg, ok)
@@ -258,17 +219,17 @@ func testAutoCreateRoute(t *testing.T, tc *TestCluster, c *remoting.Client) {
 		t.Fatalf("TBW102 route %s", resp.Body)
 	}
 	// Unknown topic whose template is unknown: 17.
-	req := sendRequest("NoTemplateTopic", 0, nil, "x")
+	req := broker.SendRequest("NoTemplateTopic", 0, nil, "x")
 	req.ExtFields["defaultTopic"] = "NoSuchTemplate"
 	if resp := invoke(t, c, addr, req); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("answered %d %q", resp.Code, resp.Remark)
 	}
 }
 
-func testRetryAndDLQ(t *testing.T, tc *TestCluster, c *remoting.Client) {
+func testRetryAndDLQ(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
 	_, addr, g := leaderOf(t, tc)
 	// The consumer's send-back fallback: %RETRY% topic, 1 queue.
-	req := sendRequest("%RETRY%cg1", 0, map[string]string{"RETRY_TOPIC": "T"}, "retry me")
+	req := broker.SendRequest("%RETRY%cg1", 0, map[string]string{"RETRY_TOPIC": "T"}, "retry me")
 	req.ExtFields["reconsumeTimes"] = "1"
 	req.ExtFields["maxReconsumeTimes"] = "16"
 	mustOK(t, invoke(t, c, addr, req))
@@ -276,7 +237,7 @@ func testRetryAndDLQ(t *testing.T, tc *TestCluster, c *remoting.Client) {
 		t.Fatalf("retry topic %+v %v", cfg, ok)
 	}
 	// Retried too often: it goes to the group's dead-letter topic.
-	req = sendRequest("%RETRY%cg1", 0, nil, "dead")
+	req = broker.SendRequest("%RETRY%cg1", 0, nil, "dead")
 	req.ExtFields["reconsumeTimes"] = "16"
 	req.ExtFields["maxReconsumeTimes"] = "16"
 	mustOK(t, invoke(t, c, addr, req))
@@ -285,11 +246,11 @@ func testRetryAndDLQ(t *testing.T, tc *TestCluster, c *remoting.Client) {
 	}
 }
 
-func testHostileSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
+func testHostileSend(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
 	_, addr, _ := leaderOf(t, tc)
-	mustOK(t, invoke(t, c, addr, sendRequest("HostileTopic", 0, nil, "ok")))
+	mustOK(t, invoke(t, c, addr, broker.SendRequest("HostileTopic", 0, nil, "ok")))
 	mod := func(f func(r *remoting.Command)) *remoting.Command {
-		r := sendRequest("HostileTopic", 0, map[string]string{"TAGS": "a"}, "x")
+		r := broker.SendRequest("HostileTopic", 0, map[string]string{"TAGS": "a"}, "x")
 		f(r)
 		return r
 	}
@@ -313,11 +274,11 @@ func testHostileSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
 		}), remoting.MessageIllegal},
 		{"body too large", mod(func(r *remoting.Command) { r.Body = make([]byte, 65<<10) }), remoting.MessageIllegal},
 		{"garbage batch", func() *remoting.Command {
-			r := batchRequest("HostileTopic", 0, []byte{0, 0, 0, 99, 1, 2, 3})
+			r := broker.BatchRequest("HostileTopic", 0, []byte{0, 0, 0, 99, 1, 2, 3})
 			return r
 		}(), remoting.MessageIllegal},
-		{"empty batch", batchRequest("HostileTopic", 0, nil), remoting.MessageIllegal},
-		{"batch to retry topic", batchRequest("%RETRY%x", 0, capturedBatch()), remoting.MessageIllegal},
+		{"empty batch", broker.BatchRequest("HostileTopic", 0, nil), remoting.MessageIllegal},
+		{"batch to retry topic", broker.BatchRequest("%RETRY%x", 0, broker.CapturedBatch()), remoting.MessageIllegal},
 	}
 	for _, cse := range cases {
 		t.Run(cse.name, func(t *testing.T) {
@@ -331,7 +292,7 @@ func testHostileSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
 		})
 	}
 	// Still serving.
-	resp := invoke(t, c, addr, sendRequest("HostileTopic", 0, nil, "still ok"))
+	resp := invoke(t, c, addr, broker.SendRequest("HostileTopic", 0, nil, "still ok"))
 	mustOK(t, resp)
 	if resp.ExtFields["queueOffset"] != "1" {
 		t.Fatalf("after hostile input: %v", resp.ExtFields)
@@ -341,12 +302,12 @@ func testHostileSend(t *testing.T, tc *TestCluster, c *remoting.Client) {
 // TestLeaderFailover kills the leader: the new leader registers as
 // brokerId 0 with a higher term and sends resume on it.
 func TestLeaderFailover(t *testing.T) {
-	tc := StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	c := newProdClient(t)
 	oldID, oldAddr, g := leaderOf(t, tc)
-	mustOK(t, invoke(t, c, oldAddr, sendRequest("FailoverTopic", 0, nil, "before")))
+	mustOK(t, invoke(t, c, oldAddr, broker.SendRequest("FailoverTopic", 0, nil, "before")))
 	oldTerm := int64(g.Role().Term)
-	waitUntil(t, 10*time.Second, "leader registered as id 0", func() bool {
+	broker.WaitUntil(t, 10*time.Second, "leader registered as id 0", func() bool {
 		return memberID(tc, oldAddr) == 0
 	})
 
@@ -355,7 +316,7 @@ func TestLeaderFailover(t *testing.T) {
 	if newID == oldID {
 		t.Fatal("killed node still leads")
 	}
-	waitUntil(t, 10*time.Second, "new leader registered as id 0 with a higher term", func() bool {
+	broker.WaitUntil(t, 10*time.Second, "new leader registered as id 0 with a higher term", func() bool {
 		for _, m := range tc.Namesrv.Table().Members() {
 			if m.BrokerID == 0 && m.Addr == newAddr && m.Term > oldTerm {
 				return true
@@ -363,7 +324,7 @@ func TestLeaderFailover(t *testing.T) {
 		}
 		return false
 	})
-	resp := invoke(t, c, newAddr, sendRequest("FailoverTopic", 0, nil, "after"))
+	resp := invoke(t, c, newAddr, broker.SendRequest("FailoverTopic", 0, nil, "after"))
 	mustOK(t, resp)
 	if resp.ExtFields["queueOffset"] != "1" {
 		t.Fatalf("after failover: %v", resp.ExtFields)
@@ -373,13 +334,13 @@ func TestLeaderFailover(t *testing.T) {
 	}
 	// The surviving follower forwards to the new leader.
 	_, faddr := followerOf(t, tc, newID)
-	waitUntil(t, 10*time.Second, "follower forwards to the new leader", func() bool {
-		return invoke(t, c, faddr, sendRequest("FailoverTopic", 0, nil, "fwd")).Code == remoting.Success
+	broker.WaitUntil(t, 10*time.Second, "follower forwards to the new leader", func() bool {
+		return invoke(t, c, faddr, broker.SendRequest("FailoverTopic", 0, nil, "fwd")).Code == remoting.Success
 	})
 }
 
 // memberID is the broker id addr is registered under, or -1.
-func memberID(tc *TestCluster, addr string) int64 {
+func memberID(tc *brokertest.Cluster, addr string) int64 {
 	for _, m := range tc.Namesrv.Table().Members() {
 		if m.Addr == addr {
 			return m.BrokerID
@@ -389,11 +350,11 @@ func memberID(tc *TestCluster, addr string) int64 {
 }
 
 func BenchmarkSendLeader(b *testing.B) {
-	tc := StartTestCluster(b, 3, nil)
+	tc := brokertest.StartCluster(b, 3, nil)
 	c := newProdClient(b)
 	_, addr, _ := leaderOf(b, tc)
 	body := strings.Repeat("x", 1024)
-	mustOK(b, invoke(b, c, addr, sendRequest("BenchTopic", 0, nil, body)))
+	mustOK(b, invoke(b, c, addr, broker.SendRequest("BenchTopic", 0, nil, body)))
 	b.SetBytes(int64(len(body)))
 	b.SetParallelism(16) // many producers, as group commit expects
 	b.ResetTimer()
@@ -402,7 +363,7 @@ func BenchmarkSendLeader(b *testing.B) {
 		for pb.Next() {
 			i++
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			resp, err := c.Invoke(ctx, addr, sendRequest("BenchTopic", i%4, map[string]string{"TAGS": "T"}, body))
+			resp, err := c.Invoke(ctx, addr, broker.SendRequest("BenchTopic", i%4, map[string]string{"TAGS": "T"}, body))
 			cancel()
 			if err != nil || resp.Code != remoting.Success {
 				b.Errorf("send: %v %v", err, resp)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -207,7 +207,7 @@ func TestLeaderKillFailover(t *testing.T) {
 // waits on a raft apply future that hashicorp/raft never answers when it
 // shuts down with the entry's commit batch still queued for the FSM
 // (hashicorp/raft#498). That is dledger's bug to fix; this test reports it.
-func kill(t *testing.T, tc *broker.TestCluster, id string) {
+func kill(t *testing.T, tc *brokertest.Cluster, id string) {
 	t.Helper()
 	const killTimeout = 10 * time.Second
 	done := make(chan struct{})

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -63,16 +64,16 @@ func newProducer(t testing.TB, opts ...Option) *Producer {
 
 // startCluster starts a name server and a 3-node group and waits until the
 // name server lists the leader's TBW102 route.
-func startCluster(t testing.TB, opt func(int, *broker.Config)) *broker.TestCluster {
+func startCluster(t testing.TB, opt func(int, *broker.Config)) *brokertest.Cluster {
 	t.Helper()
-	tc := broker.StartTestCluster(t, 3, opt)
+	tc := brokertest.StartCluster(t, 3, opt)
 	waitLeaderRoute(t, tc, protocol.DefaultTopic)
 	return tc
 }
 
 // waitLeaderRoute waits until the name server has a route for topic with a
 // leader in every group.
-func waitLeaderRoute(t testing.TB, tc *broker.TestCluster, topic string) {
+func waitLeaderRoute(t testing.TB, tc *brokertest.Cluster, topic string) {
 	t.Helper()
 	waitFor(t, "a route with a leader for "+topic, func() bool {
 		r, ok := tc.Namesrv.Table().Route(topic)
@@ -128,7 +129,7 @@ func readQueue(t testing.TB, rc *remoting.Client, addr, topic string, qid int32)
 
 // readTopic pulls every message of every queue of topic from addr, by
 // queue id.
-func readTopic(t testing.TB, tc *broker.TestCluster, rc *remoting.Client, addr, topic string) map[int32][]*message.Ext {
+func readTopic(t testing.TB, tc *brokertest.Cluster, rc *remoting.Client, addr, topic string) map[int32][]*message.Ext {
 	t.Helper()
 	r, ok := tc.Namesrv.Table().Route(topic)
 	if !ok || len(r.QueueDatas) == 0 {
@@ -153,7 +154,7 @@ func byUniqKey(queues map[int32][]*message.Ext) map[string][]*message.Ext {
 }
 
 // createTopic creates topic with n queues on the leader of tc.
-func createTopic(t testing.TB, tc *broker.TestCluster, rc *remoting.Client, topic string, n int) {
+func createTopic(t testing.TB, tc *brokertest.Cluster, rc *remoting.Client, topic string, n int) {
 	t.Helper()
 	ctx := ctxGuard(t)
 	addr, err := tc.LeaderAddr(ctx)

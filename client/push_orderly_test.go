@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -117,7 +117,7 @@ func seq(from, to int) []int {
 }
 
 // lockAs asks the leader to lock qs for clientID and returns the granted.
-func lockAs(t testing.TB, tc *broker.TestCluster, rc *remoting.Client, group, clientID string, qs []Queue) []Queue {
+func lockAs(t testing.TB, tc *brokertest.Cluster, rc *remoting.Client, group, clientID string, qs []Queue) []Queue {
 	t.Helper()
 	ctx := ctxGuard(t)
 	addr, err := tc.LeaderAddr(ctx)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -81,7 +82,7 @@ func newTxn(t testing.TB, ns string, l TransactionListener, extra ...Option) *Tr
 }
 
 // bodiesOn reads topic (one queue) on the leader: body → copies.
-func bodiesOn(t testing.TB, tc *broker.TestCluster, topic string) map[string]int {
+func bodiesOn(t testing.TB, tc *brokertest.Cluster, topic string) map[string]int {
 	t.Helper()
 	addr, err := tc.LeaderAddr(ctxGuard(t))
 	if err != nil {
@@ -96,7 +97,7 @@ func bodiesOn(t testing.TB, tc *broker.TestCluster, topic string) map[string]int
 
 // sendMarker sends a plain message to topic and waits until the leader
 // serves it: every decision taken before it is then visible.
-func sendMarker(t testing.TB, tc *broker.TestCluster, p *Producer, topic, body string) {
+func sendMarker(t testing.TB, tc *brokertest.Cluster, p *Producer, topic, body string) {
 	t.Helper()
 	if _, err := p.Send(ctxGuard(t), &Message{Topic: topic, Body: []byte(body)}); err != nil {
 		t.Fatal(err)

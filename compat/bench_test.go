@@ -14,7 +14,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 )
 
 // BenchmarkRealClientSend measures acknowledged 1 KiB SendSync calls per
@@ -99,7 +99,7 @@ func BenchmarkRealClientSend(b *testing.B) {
 // startBenchGroup starts a 3-node group and waits for its TBW102 route.
 func startBenchGroup(b *testing.B) []string {
 	b.Helper()
-	tc := broker.StartTestCluster(b, 3, nil)
+	tc := brokertest.StartCluster(b, 3, nil)
 	wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {

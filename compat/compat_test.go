@@ -14,7 +14,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 )
 
 func TestMain(m *testing.M) {
@@ -112,16 +112,16 @@ func TestRealClientSendAndPushConsume(t *testing.T) {
 // startGroup starts a name server and a 3-node group, waits until the
 // leader's TBW102 route is listed, and returns a context that ends after
 // timeout or with the test.
-func startGroup(t *testing.T, timeout time.Duration) (*broker.TestCluster, []string, context.Context) {
+func startGroup(t *testing.T, timeout time.Duration) (*brokertest.Cluster, []string, context.Context) {
 	t.Helper()
-	tc := broker.StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	waitRoute(t, ctx, tc, "TBW102")
 	return tc, []string{tc.NamesrvAddr()}, ctx
 }
 
-func waitRoute(t *testing.T, ctx context.Context, tc *broker.TestCluster, topic string) {
+func waitRoute(t *testing.T, ctx context.Context, tc *brokertest.Cluster, topic string) {
 	t.Helper()
 	for {
 		if r, ok := tc.Namesrv.Table().Route(topic); ok {

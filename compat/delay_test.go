@@ -11,6 +11,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -21,7 +22,7 @@ import (
 // once consumed.
 func TestRealClientDelayAndRetry(t *testing.T) {
 	levels := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 300 * time.Millisecond, 300 * time.Millisecond}
-	tc := broker.StartTestCluster(t, 3, func(_ int, c *broker.Config) { c.DelayLevels = levels })
+	tc := brokertest.StartCluster(t, 3, func(_ int, c *broker.Config) { c.DelayLevels = levels })
 	ns := []string{tc.NamesrvAddr()}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

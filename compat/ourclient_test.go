@@ -11,7 +11,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -22,7 +22,7 @@ import (
 
 // createQueues creates topic with n queues on the leader and waits for
 // its route.
-func createQueues(t *testing.T, ctx context.Context, tc *broker.TestCluster, topic string, n int) {
+func createQueues(t *testing.T, ctx context.Context, tc *brokertest.Cluster, topic string, n int) {
 	t.Helper()
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()

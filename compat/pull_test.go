@@ -45,7 +45,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 )
 
 // sentMsg is one acknowledged send: what was sent and where it landed.
@@ -415,7 +415,7 @@ func TestRealClientPullFromOffsets(t *testing.T) {
 
 // waitCommitted waits until the group's offsets on the leader are want
 // (queue -> next offset to consume), i.e. the commits went through raft.
-func waitCommitted(t *testing.T, ctx context.Context, tc *broker.TestCluster, group, topic string, want map[int]int64) {
+func waitCommitted(t *testing.T, ctx context.Context, tc *brokertest.Cluster, group, topic string, want map[int]int64) {
 	t.Helper()
 	last := map[int]int64{}
 	describe = func() string { return fmt.Sprintf("committed %v, want %v", last, want) }

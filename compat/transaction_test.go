@@ -15,6 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -80,7 +81,7 @@ func startTxProducer(t *testing.T, ns []string, instance string, l *txListener) 
 // waitProducerKnown waits until the leader lists instance among the
 // producers of compat-tx-pg (GET_PRODUCER_CONNECTION_LIST): the real client
 // heartbeats first 1 s after Start, and a check-back needs a producer.
-func waitProducerKnown(t *testing.T, ctx context.Context, tc *broker.TestCluster, instance string) {
+func waitProducerKnown(t *testing.T, ctx context.Context, tc *brokertest.Cluster, instance string) {
 	t.Helper()
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
@@ -96,7 +97,7 @@ func waitProducerKnown(t *testing.T, ctx context.Context, tc *broker.TestCluster
 }
 
 // storedBodies reads topic's queue 0 on the leader: body → copies.
-func storedBodies(t *testing.T, ctx context.Context, tc *broker.TestCluster, topic string) map[string]int {
+func storedBodies(t *testing.T, ctx context.Context, tc *brokertest.Cluster, topic string) map[string]int {
 	t.Helper()
 	addr, err := tc.LeaderAddr(ctx)
 	if err != nil {
@@ -133,7 +134,7 @@ func storedBodies(t *testing.T, ctx context.Context, tc *broker.TestCluster, top
 }
 
 // createOneQueueTopic creates topic with one queue on the leader.
-func createOneQueueTopic(t *testing.T, ctx context.Context, tc *broker.TestCluster, topic string) {
+func createOneQueueTopic(t *testing.T, ctx context.Context, tc *brokertest.Cluster, topic string) {
 	t.Helper()
 	addr, err := tc.LeaderAddr(ctx)
 	if err != nil {
@@ -161,7 +162,7 @@ func fastTxChecks(_ int, c *broker.Config) {
 // answers the check. A push consumer of the real client receives exactly
 // the committed messages.
 func TestRealClientTransactions(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, fastTxChecks)
+	tc := brokertest.StartCluster(t, 3, fastTxChecks)
 	ns := []string{tc.NamesrvAddr()}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -242,7 +243,7 @@ func TestRealClientTransactionLeaderKill(t *testing.T) {
 	// A check counts even when the leader knows no producer to ask (as
 	// Java's), and a new leader hears from the real client's producer only
 	// at its next 30 s heartbeat: the checks must outlast that.
-	tc := broker.StartTestCluster(t, 3, func(_ int, c *broker.Config) {
+	tc := brokertest.StartCluster(t, 3, func(_ int, c *broker.Config) {
 		c.TransactionTimeout = 300 * time.Millisecond
 		c.TransactionCheckInterval = time.Second
 		c.TransactionCheckMax = 150
@@ -305,7 +306,7 @@ func sendTx(t *testing.T, ctx context.Context, p rocketmq.TransactionProducer, t
 // noPendingTransactions reports whether the leader's check progress (the
 // offset of CID_SYS_RMQ_TRANS on the half topic) has reached the end of
 // the half queue: every half message is then decided or discarded.
-func noPendingTransactions(ctx context.Context, tc *broker.TestCluster) bool {
+func noPendingTransactions(ctx context.Context, tc *brokertest.Cluster) bool {
 	addr, err := tc.LeaderAddr(ctx)
 	if err != nil {
 		return false

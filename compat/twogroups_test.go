@@ -11,6 +11,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -21,8 +22,8 @@ import (
 // its 30 s route refresh) no send fails; every acknowledged message is
 // consumed.
 func TestRealClientTwoGroupsLeaderKill(t *testing.T) {
-	a := broker.StartTestCluster(t, 3, nil)
-	b := broker.StartTestCluster(t, 3, func(_ int, c *broker.Config) {
+	a := brokertest.StartCluster(t, 3, nil)
+	b := brokertest.StartCluster(t, 3, func(_ int, c *broker.Config) {
 		c.BrokerName = "broker-b"
 		c.NamesrvAddrs = []string{a.NamesrvAddr()}
 	})
@@ -32,7 +33,7 @@ func TestRealClientTwoGroupsLeaderKill(t *testing.T) {
 	const topic = "TwoGroupsTopic"
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
-	for _, tc := range []*broker.TestCluster{a, b} {
+	for _, tc := range []*brokertest.Cluster{a, b} {
 		addr, err := tc.LeaderAddr(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package dledger
+package dledger_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -28,7 +30,7 @@ func benchBody() []byte {
 func BenchmarkReplicatedPropose(b *testing.B) {
 	for _, proposers := range []int{1, 16, 256} {
 		b.Run(fmt.Sprintf("proposers=%d", proposers), func(b *testing.B) {
-			c := MakeCluster(b, 3, func(i int, cfg *Config) { cfg.Timing = TimingLAN })
+			c := dledgertest.MakeCluster(b, 3, func(i int, cfg *dledger.Config) { cfg.Timing = dledger.TimingLAN })
 			ctx := context.Background()
 			leader, err := c.Leader(ctxT(b, 30*time.Second))
 			if err != nil {
@@ -49,7 +51,7 @@ func BenchmarkReplicatedPropose(b *testing.B) {
 					defer wg.Done()
 					var mine []time.Duration
 					for next.Add(1) <= int64(b.N) {
-						m := &message.Ext{Message: message.Message{Topic: "Bench", Body: body}, QueueID: int32(p % 8), BornHost: testBorn}
+						m := &message.Ext{Message: message.Message{Topic: "Bench", Body: body}, QueueID: int32(p % 8), BornHost: dledger.TestBorn}
 						start := time.Now()
 						if _, err := g.Propose(ctx, []*message.Ext{m}); err != nil {
 							b.Error(err)
@@ -68,8 +70,9 @@ func BenchmarkReplicatedPropose(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/msg")
-			if e := g.prop.entries.Load(); e > 0 {
-				b.ReportMetric(float64(g.prop.messages.Load())/float64(e), "msgs/entry")
+			entries, messages := g.ProposerStatsForTest()
+			if e := entries.Load(); e > 0 {
+				b.ReportMetric(float64(messages.Load())/float64(e), "msgs/entry")
 			}
 			if len(lat) > 0 {
 				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -95,9 +98,9 @@ func processCPU() time.Duration {
 // leaves them) to the next proposal committed by the new leader, while a
 // writer keeps trying. Run with -benchtime=10x for the median of 10.
 func BenchmarkFailover(b *testing.B) {
-	for _, timing := range []Timing{TimingDefault, TimingLAN} {
+	for _, timing := range []dledger.Timing{dledger.TimingDefault, dledger.TimingLAN} {
 		b.Run(timing.Name, func(b *testing.B) {
-			c := MakeCluster(b, 3, func(i int, cfg *Config) { cfg.Timing = timing })
+			c := dledgertest.MakeCluster(b, 3, func(i int, cfg *dledger.Config) { cfg.Timing = timing })
 			body := benchBody()
 			var took []time.Duration
 			for i := 0; i < b.N; i++ {
@@ -111,14 +114,14 @@ func BenchmarkFailover(b *testing.B) {
 				}
 				start := time.Now()
 				for {
-					var g *Group
+					var g *dledger.Group
 					for _, n := range c.Up() {
 						if ng := n.Group(); ng != nil && ng.IsLeader() {
 							g = ng
 						}
 					}
 					if g != nil {
-						m := &message.Ext{Message: message.Message{Topic: "Bench", Body: body}, BornHost: testBorn}
+						m := &message.Ext{Message: message.Message{Topic: "Bench", Body: body}, BornHost: dledger.TestBorn}
 						pctx, cancel := context.WithTimeout(ctx, time.Second)
 						_, err := g.Propose(pctx, []*message.Ext{m})
 						cancel()

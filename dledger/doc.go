@@ -305,14 +305,15 @@
 //
 // # Testing
 //
-// MakeCluster starts a group of real raft nodes in the process over
-// loopback TCP through internal/faultnet (partitions, kills), each in its
-// own temporary directory, with Kill/Restart/Wipe and replica comparison.
-// The broker's tests and the chaos harness reuse it. cluster.go (and
-// broker's testing.go) carry the build constraint !release and `make
-// build` builds with -tags release, so the shipped binary does not link
-// the harness or package testing through it (hashicorp/raft itself still
-// imports testing). They stay in these packages rather than in dledgertest
-// and brokertest because the packages' own tests use them and reach
-// unexported state.
+// Package dledgertest holds the harness: MakeCluster starts a group of
+// real raft nodes in the process over loopback TCP through
+// internal/faultnet (partitions, kills), each in its own temporary
+// directory, with Kill/Restart/Wipe and replica comparison. The broker's
+// tests and the chaos harness reuse it. Only tests import it, so the
+// binary links neither the harness nor faultnet (cmd/ledgermq's deps test
+// checks that). The tests that drive a group are therefore external
+// (package dledger_test, which dledgertest does not cycle with);
+// export_test.go hands them the few internals they inspect (the raft log,
+// the FSM hook, the entry encoder). Unit tests of codecs, the log store
+// and the snapshot store stay internal.
 package dledger

@@ -1,4 +1,4 @@
-package dledger
+package dledger_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -15,21 +17,21 @@ import (
 // meets it, with the raft index in the reason, instead of being skipped
 // while the node keeps serving.
 func TestUndecodableEntryStopsEveryNode(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leader.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "before")}); err != nil {
+	if _, err := leader.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "before")}); err != nil {
 		t.Fatal(err)
 	}
-	fut := leader.Group().raft.Apply([]byte{entryVersion, 0x7f, 1, 2, 3}, 5*time.Second)
+	fut := leader.Group().Raft().Apply([]byte{dledger.EntryVersion, 0x7f, 1, 2, 3}, 5*time.Second)
 	if err := fut.Error(); err != nil {
 		t.Fatal(err)
 	}
 	bad := fut.Index()
-	stopped := func(g *Group) bool {
+	stopped := func(g *dledger.Group) bool {
 		select {
 		case <-g.Failed():
 			return true
@@ -59,14 +61,14 @@ func TestUndecodableEntryStopsEveryNode(t *testing.T) {
 			continue
 		}
 		err := g.Err()
-		if !errors.Is(err, ErrFailed) || !errors.Is(err, ErrBadEntry) || !strings.Contains(err.Error(), "raft index") {
+		if !errors.Is(err, dledger.ErrFailed) || !errors.Is(err, dledger.ErrBadEntry) || !strings.Contains(err.Error(), "raft index") {
 			t.Fatalf("%s: reason %v", n.ID, err)
 		}
-		var ae *ApplyError
+		var ae *dledger.ApplyError
 		if !errors.As(err, &ae) || ae.Index != bad {
 			t.Fatalf("%s: reason %v does not name index %d", n.ID, err, bad)
 		}
-		if _, err := g.Propose(ctx, []*message.Ext{testMsg("T", 0, "after")}); !errors.Is(err, ErrFailed) {
+		if _, err := g.Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "after")}); !errors.Is(err, dledger.ErrFailed) {
 			t.Fatalf("%s: a stopped node answered a proposal with %v", n.ID, err)
 		}
 	}
@@ -78,7 +80,7 @@ func TestUndecodableEntryStopsEveryNode(t *testing.T) {
 // group's value now holds on every node: either every node stores the
 // message or the leader refuses it before proposing.
 func TestDifferentMaxMessageSizeDoesNotDiverge(t *testing.T) {
-	c := MakeCluster(t, 3, func(i int, cfg *Config) {
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		if i == 2 {
 			cfg.Store.MaxMessageSize = 64 << 10
 		}
@@ -96,13 +98,13 @@ func TestDifferentMaxMessageSizeDoesNotDiverge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	big := testMsg("T", 0, "big")
+	big := dledger.NewTestMsg("T", 0, "big")
 	big.Body = []byte(strings.Repeat("b", 100<<10))
 	_, perr := leader.Group().Propose(ctx, []*message.Ext{big})
 	if perr != nil && !errors.Is(perr, store.ErrBadMessage) {
 		t.Fatal(perr)
 	}
-	if _, err := leader.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "small")}); err != nil {
+	if _, err := leader.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "small")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitConverged(ctx); err != nil {
@@ -128,7 +130,7 @@ func TestDifferentMaxMessageSizeDoesNotDiverge(t *testing.T) {
 // offsets and keep serving; it now adopts the group's size, also when it
 // restarts with its own configuration.
 func TestDifferentSegmentSizeDoesNotDiverge(t *testing.T) {
-	c := MakeCluster(t, 3, func(i int, cfg *Config) {
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		if i == 2 {
 			cfg.Store.SegmentSize = 1 << 20
 		}
@@ -141,7 +143,7 @@ func TestDifferentSegmentSizeDoesNotDiverge(t *testing.T) {
 	send := func(n int, tag string) {
 		t.Helper()
 		for i := 0; i < n; i++ {
-			m := testMsg("T", int32(i%2), tag)
+			m := dledger.NewTestMsg("T", int32(i%2), tag)
 			m.Body = []byte(strings.Repeat("s", 60<<10))
 			l, err := c.Leader(ctx)
 			if err != nil {
@@ -181,7 +183,7 @@ func TestDifferentSegmentSizeDoesNotDiverge(t *testing.T) {
 // from the group's stops once, naming the key and both values, and adopts
 // the group's table when it restarts with its own configuration.
 func TestDelayLevelMismatchStopsThenAdopts(t *testing.T) {
-	c := MakeCluster(t, 3, func(i int, cfg *Config) {
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		cfg.DelayLevels = "1s 5s"
 		if i == 2 {
 			cfg.DelayLevels = "1s 2s"
@@ -213,7 +215,7 @@ func TestDelayLevelMismatchStopsThenAdopts(t *testing.T) {
 				return false
 			}
 		})
-		if err := g.Err(); !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "messageDelayLevel") ||
+		if err := g.Err(); !errors.Is(err, dledger.ErrSettings) || !strings.Contains(err.Error(), "messageDelayLevel") ||
 			!strings.Contains(err.Error(), group) || !strings.Contains(err.Error(), n.Cfg.DelayLevels) {
 			t.Fatalf("%s: reason %v", n.ID, err)
 		}
@@ -228,7 +230,7 @@ func TestDelayLevelMismatchStopsThenAdopts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leader.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "x")}); err != nil {
+	if _, err := leader.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "x")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitConverged(ctx); err != nil {
@@ -236,8 +238,8 @@ func TestDelayLevelMismatchStopsThenAdopts(t *testing.T) {
 	}
 	for _, n := range c.Up() {
 		s, ok := n.Group().Settings()
-		if !ok || s.DelayLevels != group || n.Group().cfg.DelayLevels != group {
-			t.Fatalf("%s: settings %+v %v, runs %q; want %q", n.ID, s, ok, n.Group().cfg.DelayLevels, group)
+		if !ok || s.DelayLevels != group || n.Group().DelayLevelsForTest() != group {
+			t.Fatalf("%s: settings %+v %v, runs %q; want %q", n.ID, s, ok, n.Group().DelayLevelsForTest(), group)
 		}
 		select {
 		case <-n.Group().Failed():
@@ -251,7 +253,7 @@ func TestDelayLevelMismatchStopsThenAdopts(t *testing.T) {
 // every node; the geometry and a smaller maximum are refused before they
 // are proposed.
 func TestProposeSettings(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -264,12 +266,12 @@ func TestProposeSettings(t *testing.T) {
 	}
 	small := s
 	small.MaxMessageSize--
-	if err := g.ProposeSettings(ctx, small); !errors.Is(err, ErrSettings) {
+	if err := g.ProposeSettings(ctx, small); !errors.Is(err, dledger.ErrSettings) {
 		t.Fatalf("smaller maxMessageSize: %v", err)
 	}
 	seg := s
 	seg.SegmentSize *= 2
-	if err := g.ProposeSettings(ctx, seg); !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "segmentSize") {
+	if err := g.ProposeSettings(ctx, seg); !errors.Is(err, dledger.ErrSettings) || !strings.Contains(err.Error(), "segmentSize") {
 		t.Fatalf("segment size change: %v", err)
 	}
 	big := s
@@ -277,7 +279,7 @@ func TestProposeSettings(t *testing.T) {
 	if err := g.ProposeSettings(ctx, big); err != nil {
 		t.Fatal(err)
 	}
-	m := testMsg("T", 0, "big")
+	m := dledger.NewTestMsg("T", 0, "big")
 	m.Body = make([]byte, s.MaxMessageSize+1)
 	if _, err := g.Propose(ctx, []*message.Ext{m}); err != nil {
 		t.Fatal(err)

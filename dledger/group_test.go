@@ -1,7 +1,6 @@
-package dledger
+package dledger_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
 )
 
 func TestGroupReplicatesIdenticalReplicas(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -29,7 +30,7 @@ func TestGroupReplicatesIdenticalReplicas(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < perWriter; i++ {
-				batch := []*message.Ext{testMsg("T", int32(w%4), fmt.Sprintf("w%d-%d-a", w, i)), testMsg("T", int32(w%4), fmt.Sprintf("w%d-%d-b", w, i))}
+				batch := []*message.Ext{dledger.NewTestMsg("T", int32(w%4), fmt.Sprintf("w%d-%d-a", w, i)), dledger.NewTestMsg("T", int32(w%4), fmt.Sprintf("w%d-%d-b", w, i))}
 				res, err := leader.Group().Propose(ctx, batch)
 				if err != nil {
 					t.Error(err)
@@ -75,17 +76,17 @@ func TestGroupReplicatesIdenticalReplicas(t *testing.T) {
 		if n == leader {
 			continue
 		}
-		if _, err := n.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "x")}); !errors.Is(err, ErrNotLeader) {
+		if _, err := n.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "x")}); !errors.Is(err, dledger.ErrNotLeader) {
 			t.Fatalf("follower %s: got %v, want ErrNotLeader", n.ID, err)
 		}
-		if r := n.Group().Role(); r.Role != RoleFollower || r.LeaderID != leader.ID {
+		if r := n.Group().Role(); r.Role != dledger.RoleFollower || r.LeaderID != leader.ID {
 			t.Fatalf("follower %s role %+v", n.ID, r)
 		}
 	}
 }
 
 func TestGroupLeaderKillUnderLoad(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -113,7 +114,7 @@ func TestGroupLeaderKillUnderLoad(t *testing.T) {
 }
 
 func TestGroupFollowerRestartCatchesUp(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -139,12 +140,12 @@ func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
 	// The isolated leader cannot commit: anything it is asked now ends
 	// failed or unknown, never acknowledged.
 	cut, cancel := context.WithTimeout(ctx, 3*time.Second)
-	_, err := old.Group().Propose(cut, []*message.Ext{testMsg("T", 0, "during-partition")})
+	_, err := old.Group().Propose(cut, []*message.Ext{dledger.NewTestMsg("T", 0, "during-partition")})
 	cancel()
 	if err == nil {
 		t.Fatal("an isolated leader acknowledged a write")
 	}
-	var next *Node
+	var next *dledgertest.Node
 	deadline := time.Now().Add(30 * time.Second)
 	for next == nil || next == old {
 		if time.Now().After(deadline) {
@@ -165,7 +166,7 @@ func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
 		if got := bodies(t, n.Group(), "T")["during-partition"]; got != 0 {
 			// It may have been committed later only if its outcome was
 			// reported unknown; it was reported failed here.
-			if !errors.Is(err, ErrOutcomeUnknown) {
+			if !errors.Is(err, dledger.ErrOutcomeUnknown) {
 				t.Fatalf("%s holds the write the isolated leader failed (%v)", n.ID, err)
 			}
 		}
@@ -174,7 +175,7 @@ func TestGroupMinorityLeaderCannotAcknowledge(t *testing.T) {
 
 func TestGroupLeadershipTransferUnderLoad(t *testing.T) {
 	c, ctx, leader, l := loadedCluster(t)
-	var target *Node
+	var target *dledgertest.Node
 	for _, n := range c.Up() {
 		if n != leader {
 			target = n
@@ -188,7 +189,7 @@ func TestGroupLeadershipTransferUnderLoad(t *testing.T) {
 	if err != nil || now.ID != target.ID {
 		t.Fatalf("leader after transfer: %v %v, want %s", now, err, target.ID)
 	}
-	if _, err := leader.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "x")}); !errors.Is(err, ErrNotLeader) {
+	if _, err := leader.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "x")}); !errors.Is(err, dledger.ErrNotLeader) {
 		t.Fatalf("old leader after transfer: %v", err)
 	}
 	// And to any caught-up node.
@@ -200,7 +201,7 @@ func TestGroupLeadershipTransferUnderLoad(t *testing.T) {
 }
 
 func TestGroupPreferredLeaderReturns(t *testing.T) {
-	c := MakeCluster(t, 3, func(i int, cfg *Config) { cfg.PreferredLeader = "n0" })
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) { cfg.PreferredLeader = "n0" })
 	ctx := ctxT(t, 60*time.Second)
 	waitLeaderIs(t, ctx, c, "n0")
 	if err := c.Stop("n0"); err != nil {
@@ -215,7 +216,7 @@ func TestGroupPreferredLeaderReturns(t *testing.T) {
 	waitLeaderIs(t, ctx, c, "n0")
 }
 
-func waitLeaderIs(t *testing.T, ctx context.Context, c *Cluster, id string) {
+func waitLeaderIs(t *testing.T, ctx context.Context, c *dledgertest.Cluster, id string) {
 	t.Helper()
 	for {
 		if l, err := c.Leader(ctx); err != nil {
@@ -232,7 +233,7 @@ func waitLeaderIs(t *testing.T, ctx context.Context, c *Cluster, id string) {
 }
 
 func TestGroupMetadataReplicatedAndDurable(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -270,7 +271,7 @@ func TestGroupMetadataReplicatedAndDurable(t *testing.T) {
 func TestGroupIdempotentApplyAcrossRepeatedKills(t *testing.T) {
 	kills := make(chan string, 16)
 	var once sync.Map
-	c := MakeCluster(t, 3, func(i int, cfg *Config) {})
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {})
 	ctx := ctxT(t, 90*time.Second)
 	if _, err := c.Leader(ctx); err != nil {
 		t.Fatal(err)
@@ -284,7 +285,7 @@ func TestGroupIdempotentApplyAcrossRepeatedKills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var victim *Node
+		var victim *dledgertest.Node
 		for _, n := range c.Up() {
 			if n != leader {
 				victim = n
@@ -296,7 +297,7 @@ func TestGroupIdempotentApplyAcrossRepeatedKills(t *testing.T) {
 				kills <- victim.ID
 			}
 		}
-		victim.Group().fsm.afterApply.Store(&hook)
+		victim.Group().SetAfterApplyForTest(&hook)
 		select {
 		case id := <-kills:
 			if err := c.Kill(id); err != nil {
@@ -326,7 +327,7 @@ func TestGroupMembershipAddAndRemoveUnderLoad(t *testing.T) {
 	if len(members) != 4 || !members[3].Voter {
 		t.Fatalf("members after add: %+v", members)
 	}
-	var victim *Node
+	var victim *dledgertest.Node
 	for _, n := range c.Up() {
 		if n != leader && n.ID != "n3" {
 			victim = n
@@ -335,7 +336,7 @@ func TestGroupMembershipAddAndRemoveUnderLoad(t *testing.T) {
 	if err := leader.Group().RemoveNode(ctx, victim.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Stop(victim.ID); err != nil && !errors.Is(err, ErrClosed) {
+	if err := c.Stop(victim.ID); err != nil && !errors.Is(err, dledger.ErrClosed) {
 		t.Logf("stopping removed node: %v", err)
 	}
 	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
@@ -343,14 +344,14 @@ func TestGroupMembershipAddAndRemoveUnderLoad(t *testing.T) {
 }
 
 func TestGroupLeaderWithBrokenStoreStepsDown(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leader.Group().Store().FailWrites(errors.New("injected: disk error"))
-	if _, err := leader.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "x")}); !errors.Is(err, store.ErrWriteFailed) {
+	if _, err := leader.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "x")}); !errors.Is(err, store.ErrWriteFailed) {
 		t.Fatalf("propose on broken leader: %v", err)
 	}
 	for {
@@ -359,7 +360,7 @@ func TestGroupLeaderWithBrokenStoreStepsDown(t *testing.T) {
 			t.Fatal(err)
 		}
 		if l != leader {
-			if _, err := l.Group().Propose(ctx, []*message.Ext{testMsg("T", 0, "y")}); err != nil {
+			if _, err := l.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "y")}); err != nil {
 				t.Fatal(err)
 			}
 			return
@@ -372,59 +373,17 @@ func TestGroupLeaderWithBrokenStoreStepsDown(t *testing.T) {
 	}
 }
 
-func FuzzDecodeEntry(f *testing.F) {
-	rec, _ := message.AppendRecord(nil, func() *message.Ext {
-		m := testMsg("T", 0, "body")
-		m.StoreHost = testBorn
-		return m
-	}())
-	f.Add(encodeMessagesEntry([][]byte{rec, rec}))
-	meta, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
-	f.Add(meta)
-	both, _ := encodeMessagesOpEntry([][]byte{rec}, metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
-	f.Add(both)
-	f.Add([]byte{1})
-	f.Add(encodeCheckpointEntry(10, 4096, 0xdeadbeef))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		e, err := decodeEntry(b)
-		if err != nil {
-			return
-		}
-		if e.typ == entryTypeMessagesOp {
-			if _, err := encodeMessagesOpEntry(e.recs, e.op); err != nil {
-				t.Fatalf("a decoded op does not encode: %v", err)
-			}
-		}
-		if e.typ == entryTypeCheckpoint {
-			if again := encodeCheckpointEntry(e.from, e.to, e.sum); !bytes.Equal(again, b) {
-				t.Fatalf("re-encoded checkpoint differs:\n%x\n%x", again, b)
-			}
-		}
-		if e.typ == entryTypeMessages {
-			// The records round-trip byte for byte, and each decodes.
-			if again := encodeMessagesEntry(e.recs); !bytes.Equal(again, b) {
-				t.Fatalf("re-encoded entry differs:\n%x\n%x", again, b)
-			}
-			for i, r := range e.recs {
-				if _, _, err := message.DecodeRecord(r); err != nil {
-					t.Fatalf("record %d passed the entry check but does not decode: %v", i, err)
-				}
-			}
-		}
-	})
-}
-
 // TestGroupProposeWithOp replicates messages and an offset commit in one
 // entry: every replica holds both, also a node restarted from its raft log.
 func TestGroupProposeWithOp(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	op := metadata.Op{Kind: metadata.OpCommitOffsets, Offsets: []metadata.OffsetCommit{{Group: "sched", Topic: "S", QueueID: 1, Offset: 2}}}
-	res, err := leader.Group().ProposeWithOp(ctx, []*message.Ext{testMsg("T", 0, "a"), testMsg("T", 0, "b")}, op)
+	res, err := leader.Group().ProposeWithOp(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "a"), dledger.NewTestMsg("T", 0, "b")}, op)
 	if err != nil || len(res) != 2 || res[1].QueueOffset != 1 {
 		t.Fatalf("ProposeWithOp: %+v %v", res, err)
 	}
@@ -447,7 +406,7 @@ func TestGroupProposeWithOp(t *testing.T) {
 
 // restartFollower kills a follower of leader, restarts it and waits until
 // every node has applied the same log; it returns the follower.
-func restartFollower(t *testing.T, ctx context.Context, c *Cluster, leader *Node) *Node {
+func restartFollower(t *testing.T, ctx context.Context, c *dledgertest.Cluster, leader *dledgertest.Node) *dledgertest.Node {
 	t.Helper()
 	victim := followerOf(c, leader)
 	if err := c.Kill(victim.ID); err != nil {

@@ -1,32 +1,19 @@
-package dledger
+package dledger_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/store"
 )
-
-var testBorn = netip.MustParseAddrPort("127.0.0.1:50000")
-
-func testMsg(topic string, q int32, body string) *message.Ext {
-	m := &message.Ext{
-		Message:       message.Message{Topic: topic, Body: []byte(body)},
-		QueueID:       q,
-		BornTimestamp: 1_700_000_000_000,
-		BornHost:      testBorn,
-	}
-	m.SetProperty(message.PropertyTags, "TagA")
-	m.SetProperty(message.PropertyKeys, body)
-	return m
-}
 
 func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -36,14 +23,14 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 
 // retryable reports errors after which a client goes to the (new) leader.
 func retryable(err error) bool {
-	return errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNotReady) || errors.Is(err, ErrClosed) ||
-		errors.Is(err, ErrBusy) || errors.Is(err, ErrFailed)
+	return errors.Is(err, dledger.ErrNotLeader) || errors.Is(err, dledger.ErrNotReady) || errors.Is(err, dledger.ErrClosed) ||
+		errors.Is(err, dledger.ErrBusy) || errors.Is(err, dledger.ErrFailed)
 }
 
 // load is a set of writers proposing unique messages to whichever node
 // leads, recording what was acknowledged and what ended unknown.
 type load struct {
-	c       *Cluster
+	c       *dledgertest.Cluster
 	mu      sync.Mutex
 	acked   map[string]store.PutResult
 	unknown map[string]bool
@@ -52,14 +39,14 @@ type load struct {
 	wg      sync.WaitGroup
 }
 
-func startLoad(_ *testing.T, c *Cluster, writers int, topic string) *load {
+func startLoad(_ *testing.T, c *dledgertest.Cluster, writers int, topic string) *load {
 	return startPaddedLoad(c, writers, 0, topic)
 }
 
 // startPaddedLoad is startLoad with message bodies of about pad bytes, so
 // the CommitLog fills segments quickly. The body is also the message's key
 // (testMsg), so pad stays under the IndexFile's 1 KiB key limit.
-func startPaddedLoad(c *Cluster, writers, pad int, topic string) *load {
+func startPaddedLoad(c *dledgertest.Cluster, writers, pad int, topic string) *load {
 	l := &load{c: c, acked: map[string]store.PutResult{}, unknown: map[string]bool{}, stop: make(chan struct{})}
 	suffix := ""
 	if pad > 0 {
@@ -91,7 +78,7 @@ func (l *load) send(topic string, q int32, body string) {
 			return
 		default:
 		}
-		var leader *Group
+		var leader *dledger.Group
 		for _, n := range l.c.Up() {
 			if g := n.Group(); g != nil && g.IsLeader() {
 				leader = g
@@ -102,7 +89,7 @@ func (l *load) send(topic string, q int32, body string) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		res, err := leader.Propose(ctx, []*message.Ext{testMsg(topic, q, body)})
+		res, err := leader.Propose(ctx, []*message.Ext{dledger.NewTestMsg(topic, q, body)})
 		cancel()
 		l.mu.Lock()
 		switch {
@@ -110,7 +97,7 @@ func (l *load) send(topic string, q int32, body string) {
 			l.acked[body] = res[0]
 			l.mu.Unlock()
 			return
-		case errors.Is(err, ErrOutcomeUnknown):
+		case errors.Is(err, dledger.ErrOutcomeUnknown):
 			l.unknown[body] = true
 			l.mu.Unlock()
 			return
@@ -148,7 +135,7 @@ func (l *load) waitAcked(t *testing.T, n int, d time.Duration) {
 }
 
 // bodies reads every queue of topic on a node and counts message bodies.
-func bodies(t *testing.T, g *Group, topic string) map[string]int {
+func bodies(t *testing.T, g *dledger.Group, topic string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for q := int32(0); q < 8; q++ {
@@ -177,7 +164,7 @@ func bodies(t *testing.T, g *Group, topic string) map[string]int {
 
 // checkNoLoss asserts every acknowledged message is on every running node
 // and reports duplicates (only possible for retried unknown outcomes).
-func checkNoLoss(t *testing.T, c *Cluster, l *load, topic string) {
+func checkNoLoss(t *testing.T, c *dledgertest.Cluster, l *load, topic string) {
 	t.Helper()
 	for _, n := range c.Up() {
 		got := bodies(t, n.Group(), topic)
@@ -219,9 +206,9 @@ func (l *load) finish(t *testing.T, ctx context.Context, topic string) {
 
 // loadedCluster starts a 3-node group, waits for its leader and starts 4
 // writers, returning once 100 messages are acknowledged.
-func loadedCluster(t *testing.T) (*Cluster, context.Context, *Node, *load) {
+func loadedCluster(t *testing.T) (*dledgertest.Cluster, context.Context, *dledgertest.Node, *load) {
 	t.Helper()
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -233,8 +220,8 @@ func loadedCluster(t *testing.T) (*Cluster, context.Context, *Node, *load) {
 }
 
 // followerOf returns a running node other than leader.
-func followerOf(c *Cluster, leader *Node) *Node {
-	var f *Node
+func followerOf(c *dledgertest.Cluster, leader *dledgertest.Node) *dledgertest.Node {
+	var f *dledgertest.Node
 	for _, n := range c.Up() {
 		if n != leader {
 			f = n

@@ -1,4 +1,4 @@
-package dledger
+package dledger_test
 
 import (
 	"context"
@@ -9,15 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
 )
 
 func FuzzDecodeNodeInfo(f *testing.F) {
-	b, _ := json.Marshal(nodeInfo{Node: "n1", MinVersion: 1, MaxVersion: 2})
+	b, _ := json.Marshal(dledger.NodeInfo{Node: "n1", MinVersion: 1, MaxVersion: 2})
 	f.Add(b)
 	f.Add([]byte(`{"node":"","minVersion":3,"maxVersion":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ni, err := decodeNodeInfo(b)
+		ni, err := dledger.DecodeNodeInfo(b)
 		if err != nil {
 			return
 		}
@@ -36,10 +38,10 @@ func TestGroupOverTCP(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	g, err := Open(Config{
-		Group: "g", NodeID: "n0", Peers: []Peer{{ID: "n0", Addr: addr}}, BindAddr: addr,
-		DataDir: filepath.Join(t.TempDir(), "n0"), Timing: TimingTest,
-		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Store: TestStoreConfig(),
+	g, err := dledger.Open(dledger.Config{
+		Group: "g", NodeID: "n0", Peers: []dledger.Peer{{ID: "n0", Addr: addr}}, BindAddr: addr,
+		DataDir: filepath.Join(t.TempDir(), "n0"), Timing: dledger.TimingTest,
+		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Store: dledgertest.StoreConfig(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -47,13 +49,13 @@ func TestGroupOverTCP(t *testing.T) {
 	defer g.Close()
 	ctx := ctxT(t, 30*time.Second)
 	waitUntil(t, ctx, "the node leads", g.IsLeader)
-	if _, err := g.Propose(context.Background(), []*message.Ext{testMsg("T", 0, "x")}); err != nil {
+	if _, err := g.Propose(context.Background(), []*message.Ext{dledger.NewTestMsg("T", 0, "x")}); err != nil {
 		t.Fatal(err)
 	}
-	ni, err := g.mux.askNodeInfo(addr, time.Second)
-	if err != nil || ni != (nodeInfo{Node: "n0", MinVersion: 1, MaxVersion: formatVersionMax}) {
+	ni, err := g.AskNodeInfoForTest(addr, time.Second)
+	if err != nil || ni != (dledger.NodeInfo{Node: "n0", MinVersion: 1, MaxVersion: dledger.FormatVersionMax}) {
 		t.Fatalf("node info %+v, %v", ni, err)
 	}
 	// A single node raises the group's version on its own.
-	waitUntil(t, ctx, "version 2", func() bool { return g.FormatVersion() == formatVersionMax })
+	waitUntil(t, ctx, "version 2", func() bool { return g.FormatVersion() == dledger.FormatVersionMax })
 }

@@ -1,4 +1,4 @@
-package dledger
+package dledger_test
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // snapshotHeavy makes every node snapshot and compact its raft log often,
 // on small CommitLog segments, so catch-up needs a snapshot soon.
-func snapshotHeavy(_ int, c *Config) {
+func snapshotHeavy(_ int, c *dledger.Config) {
 	c.Store.SegmentSize = 256 << 10
 	c.Store.MaxMessageSize = 64 << 10
 	c.MaxBatchBytes = 64 << 10
@@ -30,7 +32,7 @@ func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool)
 }
 
 // leaderGroup returns the current writable leader, or nil.
-func leaderGroup(c *Cluster) *Group {
+func leaderGroup(c *dledgertest.Cluster) *dledger.Group {
 	for _, n := range c.Up() {
 		if g := n.Group(); g != nil && g.IsLeader() {
 			return g
@@ -41,19 +43,19 @@ func leaderGroup(c *Cluster) *Group {
 
 // compactedPast reports whether the leader has taken a snapshot and its
 // raft log no longer holds index i.
-func compactedPast(c *Cluster, i uint64) bool {
+func compactedPast(c *dledgertest.Cluster, i uint64) bool {
 	g := leaderGroup(c)
 	if g == nil {
 		return false
 	}
-	first, err := g.wal.FirstIndex()
-	snap, _ := strconv.ParseUint(g.raft.Stats()["last_snapshot_index"], 10, 64)
+	first, err := g.WALForTest().FirstIndex()
+	snap, _ := strconv.ParseUint(g.Raft().Stats()["last_snapshot_index"], 10, 64)
 	return err == nil && snap > 0 && first > i
 }
 
 // catchUpThroughSnapshot restarts a stopped follower and checks that it
 // catches up, through a snapshot install, while the load goes on.
-func catchUpThroughSnapshot(t *testing.T, ctx context.Context, c *Cluster, l *load, id string) {
+func catchUpThroughSnapshot(t *testing.T, ctx context.Context, c *dledgertest.Cluster, l *load, id string) {
 	t.Helper()
 	start := time.Now()
 	if err := c.Restart(id); err != nil {
@@ -74,7 +76,7 @@ func catchUpThroughSnapshot(t *testing.T, ctx context.Context, c *Cluster, l *lo
 	})
 	before := l.ackedCount()
 	waitUntil(t, ctx, id+" caught up", func() bool { return g.AppliedIndex() >= target && l.ackedCount() > before+50 })
-	if s, _ := strconv.ParseUint(g.raft.Stats()["last_snapshot_index"], 10, 64); s == 0 {
+	if s, _ := strconv.ParseUint(g.Raft().Stats()["last_snapshot_index"], 10, 64); s == 0 {
 		t.Fatalf("%s has no installed snapshot in raft's stats", id)
 	}
 	st := g.SnapshotStats()
@@ -82,13 +84,13 @@ func catchUpThroughSnapshot(t *testing.T, ctx context.Context, c *Cluster, l *lo
 		id, restored.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), st.Received, st.Restored)
 }
 
-func finishAndCompare(t *testing.T, ctx context.Context, c *Cluster, l *load) {
+func finishAndCompare(t *testing.T, ctx context.Context, c *dledgertest.Cluster, l *load) {
 	t.Helper()
 	l.finish(t, ctx, "T")
 }
 
 func TestGroupWipedFollowerCatchesUpThroughSnapshot(t *testing.T) {
-	c := MakeCluster(t, 3, snapshotHeavy)
+	c := dledgertest.MakeCluster(t, 3, snapshotHeavy)
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -112,7 +114,7 @@ func TestGroupWipedFollowerCatchesUpThroughSnapshot(t *testing.T) {
 }
 
 func TestGroupLaggingFollowerCatchesUpThroughSnapshot(t *testing.T) {
-	c := MakeCluster(t, 3, snapshotHeavy)
+	c := dledgertest.MakeCluster(t, 3, snapshotHeavy)
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -125,7 +127,7 @@ func TestGroupLaggingFollowerCatchesUpThroughSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The follower holds no entry the leader did not have by now.
-	last := leader.Group().raft.LastIndex()
+	last := leader.Group().Raft().LastIndex()
 	waitUntil(t, ctx, "the leader compacted past the killed follower", func() bool { return compactedPast(c, last+1) })
 	catchUpThroughSnapshot(t, ctx, c, l, follower.ID)
 	finishAndCompare(t, ctx, c, l)

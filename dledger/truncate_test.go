@@ -1,4 +1,4 @@
-package dledger
+package dledger_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -24,7 +26,7 @@ import (
 // start again. It must start, catch up and hold the same replicas, with
 // every acknowledged write and none of the cleared ones.
 func TestGroupOldLeaderRestartsAfterClearingSuffix(t *testing.T) {
-	c := MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3)
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -55,7 +57,7 @@ func TestGroupOldLeaderRestartsAfterClearingSuffix(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		acked = append(acked, mustPropose(t, ctx, ng, fmt.Sprintf("after-%d", i)))
 	}
-	if last, _ := ng.wal.LastIndex(); last < top {
+	if last, _ := ng.WALForTest().LastIndex(); last < top {
 		t.Fatalf("new leader's log ends at %d, before the old leader's uncommitted %d", last, top)
 	}
 	if nt := termAt(t, ng, base+1); nt == orphanTerm {
@@ -109,7 +111,7 @@ func TestGroupOldLeaderRestartsAfterClearingSuffix(t *testing.T) {
 // (TimingTest: 100 ms), and a proposal that reaches it after that never
 // enters its log; should that happen, the partition is healed and the
 // round is tried again with the leader of the moment.
-func isolateWithUncommitted(t *testing.T, ctx context.Context, c *Cluster) (*Node, *Group, uint64, uint64, []string) {
+func isolateWithUncommitted(t *testing.T, ctx context.Context, c *dledgertest.Cluster) (*dledgertest.Node, *dledger.Group, uint64, uint64, []string) {
 	t.Helper()
 	for round := 0; round < 3; round++ {
 		leader, err := c.Leader(ctx)
@@ -117,7 +119,7 @@ func isolateWithUncommitted(t *testing.T, ctx context.Context, c *Cluster) (*Nod
 			t.Fatal(err)
 		}
 		g := leader.Group()
-		base, err := g.wal.LastIndex()
+		base, err := g.WALForTest().LastIndex()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +134,7 @@ func isolateWithUncommitted(t *testing.T, ctx context.Context, c *Cluster) (*Nod
 				defer wg.Done()
 				cut, cancel := context.WithTimeout(ctx, time.Second)
 				defer cancel()
-				_, errs[i] = g.Propose(cut, []*message.Ext{testMsg("T", 0, bodies[i])})
+				_, errs[i] = g.Propose(cut, []*message.Ext{dledger.NewTestMsg("T", 0, bodies[i])})
 			}(i)
 		}
 		wg.Wait()
@@ -142,8 +144,8 @@ func isolateWithUncommitted(t *testing.T, ctx context.Context, c *Cluster) (*Nod
 			}
 		}
 		// Only once it has stepped down is its log final.
-		waitUntil(t, ctx, leader.ID+" steps down", func() bool { return g.raft.State() != raft.Leader })
-		top, err := g.wal.LastIndex()
+		waitUntil(t, ctx, leader.ID+" steps down", func() bool { return g.Raft().State() != raft.Leader })
+		top, err := g.WALForTest().LastIndex()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,19 +164,19 @@ func isolateWithUncommitted(t *testing.T, ctx context.Context, c *Cluster) (*Nod
 
 // mustPropose replicates one message to topic T through g and returns its
 // body.
-func mustPropose(t *testing.T, ctx context.Context, g *Group, body string) string {
+func mustPropose(t *testing.T, ctx context.Context, g *dledger.Group, body string) string {
 	t.Helper()
-	if _, err := g.Propose(ctx, []*message.Ext{testMsg("T", 0, body)}); err != nil {
+	if _, err := g.Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, body)}); err != nil {
 		t.Fatalf("propose %q: %v", body, err)
 	}
 	return body
 }
 
 // termAt is the term of entry i in g's raft log.
-func termAt(t *testing.T, g *Group, i uint64) uint64 {
+func termAt(t *testing.T, g *dledger.Group, i uint64) uint64 {
 	t.Helper()
 	var e raft.Log
-	if err := g.wal.GetLog(i, &e); err != nil {
+	if err := g.WALForTest().GetLog(i, &e); err != nil {
 		t.Fatalf("%s: entry %d: %v", g.NodeID(), i, err)
 	}
 	return e.Term
@@ -183,13 +185,13 @@ func termAt(t *testing.T, g *Group, i uint64) uint64 {
 // logMatches reports whether a's and b's raft logs hold entries from..to
 // with the same terms (raft's log matching: then they hold the same
 // entries).
-func logMatches(a, b *Group, from, to uint64) bool {
+func logMatches(a, b *dledger.Group, from, to uint64) bool {
 	if a == nil || b == nil {
 		return false
 	}
 	for i := from; i <= to; i++ {
 		var ea, eb raft.Log
-		if a.wal.GetLog(i, &ea) != nil || b.wal.GetLog(i, &eb) != nil || ea.Term != eb.Term {
+		if a.WALForTest().GetLog(i, &ea) != nil || b.WALForTest().GetLog(i, &eb) != nil || ea.Term != eb.Term {
 			return false
 		}
 	}
@@ -201,7 +203,7 @@ func logMatches(a, b *Group, from, to uint64) bool {
 // failure this test looks for, to be reported as the test's own and not to
 // abort the package's run. A node that panicked is left half open; the
 // test fails anyway.
-func restartCatchingPanic(c *Cluster, id string) (err error) {
+func restartCatchingPanic(c *dledgertest.Cluster, id string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("open panicked: %v", p)

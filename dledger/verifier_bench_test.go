@@ -1,4 +1,4 @@
-package dledger
+package dledger_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/message"
 )
@@ -28,8 +30,8 @@ func BenchmarkSendVerifier(b *testing.B) {
 				name = fmt.Sprintf("verifier=default/round=%d", round)
 			}
 			b.Run(name, func(b *testing.B) {
-				c := MakeCluster(b, 3, func(i int, cfg *Config) {
-					cfg.Timing = TimingLAN
+				c := dledgertest.MakeCluster(b, 3, func(i int, cfg *dledger.Config) {
+					cfg.Timing = dledger.TimingLAN
 					cfg.VerifyInterval = interval
 				})
 				leader, err := c.Leader(ctxT(b, 30*time.Second))
@@ -50,7 +52,7 @@ func BenchmarkSendVerifier(b *testing.B) {
 					go func(p int) {
 						defer wg.Done()
 						for next.Add(1) <= int64(b.N) {
-							m := &message.Ext{Message: message.Message{Topic: "Bench", Body: body}, QueueID: int32(p % 8), BornHost: testBorn}
+							m := &message.Ext{Message: message.Message{Topic: "Bench", Body: body}, QueueID: int32(p % 8), BornHost: dledger.TestBorn}
 							if _, err := g.Propose(context.Background(), []*message.Ext{m}); err != nil {
 								b.Error(err)
 								return

@@ -1,4 +1,4 @@
-package dledger
+package dledger_test
 
 import (
 	"errors"
@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
 )
 
-func isStopped(g *Group) bool {
+func isStopped(g *dledger.Group) bool {
 	select {
 	case <-g.Failed():
 		return true
@@ -19,11 +21,11 @@ func isStopped(g *Group) bool {
 	}
 }
 
-func proposeN(t *testing.T, g *Group, n int, body string) {
+func proposeN(t *testing.T, g *dledger.Group, n int, body string) {
 	t.Helper()
 	ctx := ctxT(t, 30*time.Second)
 	for i := 0; i < n; i++ {
-		if _, err := g.Propose(ctx, []*message.Ext{testMsg("T", int32(i%2), body)}); err != nil {
+		if _, err := g.Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", int32(i%2), body)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +36,7 @@ func proposeN(t *testing.T, g *Group, n int, body string) {
 // proposed; once that member runs a binary that supports version 2, the
 // leader raises the group's version and checkpoints follow.
 func TestMixedVersionGroupWaitsForUpgrade(t *testing.T) {
-	c := MakeCluster(t, 3, func(i int, cfg *Config) {
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		cfg.VerifyInterval = 20 * time.Millisecond
 		if i == 2 {
 			cfg.MaxFormatVersion = 1
@@ -54,11 +56,11 @@ func TestMixedVersionGroupWaitsForUpgrade(t *testing.T) {
 		}
 	}
 	proposeN(t, leader.Group(), 10, "old")
-	checks := leader.Group().versionChecks.Load()
+	checks := leader.Group().VersionChecksForTest().Load()
 	waitUntil(t, ctx, "the leader checks its members' versions twice", func() bool {
-		return leader.Group().versionChecks.Load() >= checks+2
+		return leader.Group().VersionChecksForTest().Load() >= checks+2
 	})
-	if err := leader.Group().ProposeCheckpoint(ctx); !errors.Is(err, ErrFormatVersion) {
+	if err := leader.Group().ProposeCheckpoint(ctx); !errors.Is(err, dledger.ErrFormatVersion) {
 		t.Fatalf("checkpoint in a mixed group: %v", err)
 	}
 	if err := c.WaitConverged(ctx); err != nil {
@@ -103,7 +105,7 @@ func TestMixedVersionGroupWaitsForUpgrade(t *testing.T) {
 // claiming version 1 (the leader's gate bypassed) stops that node, naming
 // the index; the others apply it and keep serving.
 func TestOldNodeStopsOnNewKind(t *testing.T) {
-	c := MakeCluster(t, 3, func(i int, cfg *Config) {
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		cfg.VerifyInterval = -1
 		if i == 2 {
 			cfg.MaxFormatVersion = 1
@@ -129,14 +131,14 @@ func TestOldNodeStopsOnNewKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fut := g.raft.Apply(encodeCheckpointEntry(0, to, sum), 5*time.Second)
+	fut := g.Raft().Apply(dledger.EncodeCheckpointEntry(0, to, sum), 5*time.Second)
 	if err := fut.Error(); err != nil {
 		t.Fatal(err)
 	}
 	old := c.Node("n2").Group()
 	waitUntil(t, ctx, "n2 stops on the entry it does not know", func() bool { return isStopped(old) })
-	var ae *ApplyError
-	if err := old.Err(); !errors.As(err, &ae) || ae.Index != fut.Index() || !errors.Is(err, ErrBadEntry) {
+	var ae *dledger.ApplyError
+	if err := old.Err(); !errors.As(err, &ae) || ae.Index != fut.Index() || !errors.Is(err, dledger.ErrBadEntry) {
 		t.Fatalf("n2: %v", err)
 	}
 	proposeN(t, g, 1, "after")
@@ -151,7 +153,7 @@ func TestOldNodeStopsOnNewKind(t *testing.T) {
 
 // flipByte flips one byte of a node's CommitLog in place (the file's page
 // is the one the store has mapped).
-func flipByte(t *testing.T, g *Group, off int64) {
+func flipByte(t *testing.T, g *dledger.Group, off int64) {
 	t.Helper()
 	for _, seg := range g.Store().SegmentPaths() {
 		if off < seg.Start || off >= seg.Start+seg.Size {
@@ -180,7 +182,7 @@ func flipByte(t *testing.T, g *Group, off int64) {
 // reports the range and both checksums, counts it and stops; the leader
 // and the other follower match and keep serving.
 func TestVerifierDetectsFlippedByte(t *testing.T) {
-	c := MakeCluster(t, 3, func(i int, cfg *Config) { cfg.VerifyInterval = -1 })
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) { cfg.VerifyInterval = -1 })
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -217,7 +219,7 @@ func TestVerifierDetectsFlippedByte(t *testing.T) {
 	}
 	waitUntil(t, ctx, victim.ID+" stops on the mismatch", func() bool { return isStopped(vg) })
 	v := vg.Verifier()
-	if v.Mismatched != 1 || !strings.Contains(v.LastMismatch, "CRC-32C") || !errors.Is(vg.Err(), ErrDiverged) {
+	if v.Mismatched != 1 || !strings.Contains(v.LastMismatch, "CRC-32C") || !errors.Is(vg.Err(), dledger.ErrDiverged) {
 		t.Fatalf("%s: %+v, %v", victim.ID, v, vg.Err())
 	}
 	if st := vg.Status(); st.Verifier.Mismatched != 1 {
@@ -242,7 +244,7 @@ func TestVerifierDetectionDelay(t *testing.T) {
 		t.Skip("measures the periodic verifier")
 	}
 	const interval = time.Second
-	c := MakeCluster(t, 3, func(i int, cfg *Config) { cfg.VerifyInterval = interval })
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) { cfg.VerifyInterval = interval })
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {

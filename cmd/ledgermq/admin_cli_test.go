@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -50,7 +50,7 @@ func heartbeat(t *testing.T, rc *remoting.Client, addr, group, topic string) {
 // TestAdminCLI runs every admin verb against an in-process 3-node group,
 // grouped names and mqadmin aliases, tables and JSON, and the error cases.
 func TestAdminCLI(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	ns := tc.NamesrvAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -252,7 +252,7 @@ func TestAdminCLI(t *testing.T) {
 // down (the exit error names it), then healthy again with --wait after it
 // restarts.
 func TestAdminClusterHealth(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	ns := tc.NamesrvAddr()
 	mustCLI(t, "admin", "cluster", "health", "-n", ns, "--wait", "--timeout", "30s")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

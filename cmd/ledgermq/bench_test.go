@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 )
 
 // runCLI runs the command line args in process and returns its stdout and
@@ -28,7 +28,7 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 // in-process 3-node group: every send acknowledged and read back, the
 // summary in its documented shape, live lines on stderr only.
 func TestBenchProduceVerify(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	// The new leader takes writes once its barrier is through: until a
 	// first send is acknowledged, failed sends are the cluster starting.
 	waitFor(t, 20*time.Second, "a first acknowledged send", func() bool {
@@ -68,7 +68,7 @@ func TestBenchProduceVerify(t *testing.T) {
 // TestAdminRaftTransferCLI moves leadership with the admin command and
 // reads the group's status as a table and as JSON.
 func TestAdminRaftTransferCLI(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	ns := tc.NamesrvAddr()
 	out, _, err := runCLI(t, "admin", "raft", "status", "-n", ns, "-o", "json")
 	if err != nil {
@@ -109,7 +109,7 @@ func TestAdminRaftTransferCLI(t *testing.T) {
 // (every message, no gaps; redeliveries while their first rebalances
 // settle are counted, not hidden).
 func TestBenchConsume(t *testing.T) {
-	tc := broker.StartTestCluster(t, 3, nil)
+	tc := brokertest.StartCluster(t, 3, nil)
 	for _, members := range []string{"1", "2"} {
 		// --idle beyond the broker's 20 s long poll: under the full suite's
 		// load one run in several saw a queue's tail arrive late.

@@ -33,7 +33,7 @@ const CommandPath = "github.com/ledgermq/ledgermq/cmd/ledgermq"
 func Build(tb TB) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), "ledgermq")
-	out, err := exec.Command("go", "build", "-tags", "release", "-o", bin, CommandPath).CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, CommandPath).CombinedOutput()
 	if err != nil {
 		tb.Fatalf("go build %s: %v\n%s", CommandPath, err, out)
 	}

@@ -1,6 +1,4 @@
-//go:build !release
-
-package dledger
+package dledgertest
 
 import (
 	"bytes"
@@ -17,13 +15,14 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/internal/faultnet"
 	"github.com/ledgermq/ledgermq/store"
 )
 
 // Cluster is a broker group of real raft nodes in this process, talking
 // TCP over loopback through a fault-injecting network, each with its own
-// temporary directory. Tests of this package, of the broker and the chaos
+// temporary directory. Tests of dledger, of the broker and the chaos
 // harness use it.
 type Cluster struct {
 	T     testing.TB
@@ -36,18 +35,18 @@ type Cluster struct {
 type Node struct {
 	ID    string
 	Addr  string
-	Cfg   Config
-	group atomic.Pointer[Group]
+	Cfg   dledger.Config
+	group atomic.Pointer[dledger.Group]
 }
 
 // Group is the node's running group, nil while the node is down.
-func (n *Node) Group() *Group { return n.group.Load() }
+func (n *Node) Group() *dledger.Group { return n.group.Load() }
 
 // ClusterOption adjusts every node's Config before it starts.
-type ClusterOption func(i int, c *Config)
+type ClusterOption func(i int, c *dledger.Config)
 
-// TestStoreConfig is a store configuration with small files for tests.
-func TestStoreConfig() store.Config {
+// StoreConfig is a store configuration with small files for tests.
+func StoreConfig() store.Config {
 	c := store.DefaultConfig("")
 	c.SegmentSize = 4 << 20
 	c.IndexSlots = 1024
@@ -69,7 +68,7 @@ func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 	c := &Cluster{T: t, Net: faultnet.NewNetwork()}
 	t.Cleanup(c.Close)
 	layers := make([]*faultnet.Layer, n)
-	var peers []Peer
+	var peers []dledger.Peer
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("n%d", i)
 		l, err := c.Net.Listen(id, "127.0.0.1:0")
@@ -77,21 +76,21 @@ func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 			t.Fatalf("listen %s: %v", id, err)
 		}
 		layers[i] = l
-		peers = append(peers, Peer{ID: id, Addr: l.Addr().String()})
+		peers = append(peers, dledger.Peer{ID: id, Addr: l.Addr().String()})
 	}
 	var logger hclog.Logger = hclog.NewNullLogger()
 	if lvl := os.Getenv("LEDGERMQ_TEST_LOG"); lvl != "" {
 		logger = hclog.New(&hclog.LoggerOptions{Level: hclog.LevelFromString(lvl), Output: os.Stderr})
 	}
 	for i := 0; i < n; i++ {
-		cfg := Config{
+		cfg := dledger.Config{
 			Group:     "g",
 			NodeID:    peers[i].ID,
 			Peers:     peers,
 			DataDir:   filepath.Join(base, peers[i].ID),
-			Timing:    TimingTest,
+			Timing:    dledger.TimingTest,
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
-			Store:     TestStoreConfig(),
+			Store:     StoreConfig(),
 			Logger:    logger.With("node", peers[i].ID),
 		}
 		for _, o := range opts {
@@ -109,7 +108,7 @@ func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 func (c *Cluster) start(n *Node, l *faultnet.Layer) error {
 	cfg := n.Cfg
 	cfg.StreamLayer = l
-	g, err := Open(cfg)
+	g, err := dledger.Open(cfg)
 	if err != nil {
 		l.Close()
 		return err
@@ -158,7 +157,7 @@ func (c *Cluster) Leader(ctx context.Context) (*Node, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("dledger: cluster: no single leader (%d): %w", len(leaders), ctx.Err())
+			return nil, fmt.Errorf("dledgertest: no single leader (%d): %w", len(leaders), ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -216,8 +215,8 @@ func (c *Cluster) WaitConverged(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := leader.Group().raft.Barrier(time.Until(deadlineOf(ctx))).Error(); err != nil {
-		return fmt.Errorf("dledger: cluster: barrier: %w", err)
+	if err := leader.Group().Raft().Barrier(time.Until(deadlineOf(ctx))).Error(); err != nil {
+		return fmt.Errorf("dledgertest: barrier: %w", err)
 	}
 	want := leader.Group().AppliedIndex()
 	t := time.NewTicker(5 * time.Millisecond)
@@ -234,7 +233,7 @@ func (c *Cluster) WaitConverged(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("dledger: cluster did not converge: %w", ctx.Err())
+			return fmt.Errorf("dledgertest: cluster did not converge: %w", ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -256,16 +255,16 @@ func (c *Cluster) CompareReplicas() error {
 		return nil
 	}
 	ref := up[0]
-	refLog, err := commitLogBytes(ref.Group().store)
+	refLog, err := commitLogBytes(ref.Group().Store())
 	if err != nil {
 		return err
 	}
-	refQueues, err := queueSnapshot(ref.Group().store)
+	refQueues, err := queueSnapshot(ref.Group().Store())
 	if err != nil {
 		return err
 	}
 	for _, n := range up[1:] {
-		b, err := commitLogBytes(n.Group().store)
+		b, err := commitLogBytes(n.Group().Store())
 		if err != nil {
 			return err
 		}
@@ -274,15 +273,15 @@ func (c *Cluster) CompareReplicas() error {
 			for at < len(b) && at < len(refLog) && b[at] == refLog[at] {
 				at++
 			}
-			return fmt.Errorf("dledger: commitlog of %s (%d bytes) differs from %s (%d bytes) at byte %d",
+			return fmt.Errorf("dledgertest: commitlog of %s (%d bytes) differs from %s (%d bytes) at byte %d",
 				n.ID, len(b), ref.ID, len(refLog), at)
 		}
-		q, err := queueSnapshot(n.Group().store)
+		q, err := queueSnapshot(n.Group().Store())
 		if err != nil {
 			return err
 		}
 		if q != refQueues {
-			return fmt.Errorf("dledger: queues of %s differ from %s", n.ID, ref.ID)
+			return fmt.Errorf("dledgertest: queues of %s differ from %s", n.ID, ref.ID)
 		}
 	}
 	return nil

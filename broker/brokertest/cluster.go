@@ -1,6 +1,4 @@
-//go:build !release
-
-package broker
+package brokertest
 
 import (
 	"context"
@@ -11,29 +9,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/routing"
 )
 
-// TestCluster is a name server and an n-node broker group (raft over
-// loopback, each node a Broker serving the remoting protocol on its own
-// loopback port) in this process, for tests of this package and of clients.
-type TestCluster struct {
+// Cluster is a name server and an n-node broker group (raft over
+// loopback, each node a broker.Broker serving the remoting protocol on its
+// own loopback port) in this process, for tests of the broker and of
+// clients.
+type Cluster struct {
 	T       testing.TB
-	Raft    *dledger.Cluster
+	Raft    *dledgertest.Cluster
 	Namesrv *routing.Server
 	Peers   map[string]string // node id -> client address
 
-	opt func(i int, c *Config) // each broker's adjustments, kept for restarts
+	opt func(i int, c *broker.Config) // each broker's adjustments, kept for restarts
 
 	mu      sync.Mutex
-	brokers map[string]*Broker
-	hooks   map[string]*Hooks
+	brokers map[string]*broker.Broker
+	hooks   map[string]*broker.Hooks
 }
 
-// StartTestCluster starts a name server and an n-node group and waits for
+// StartCluster starts a name server and an n-node group and waits for
 // a leader. opt may adjust each broker's Config.
-func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestCluster {
+func StartCluster(t testing.TB, n int, opt func(i int, c *broker.Config)) *Cluster {
 	t.Helper()
 	ns, err := routing.NewServer(routing.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -42,7 +43,7 @@ func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestClus
 	if err := ns.Start(); err != nil {
 		t.Fatal(err)
 	}
-	tc := &TestCluster{T: t, Namesrv: ns, Peers: map[string]string{}, opt: opt, brokers: map[string]*Broker{}, hooks: map[string]*Hooks{}}
+	tc := &Cluster{T: t, Namesrv: ns, Peers: map[string]string{}, opt: opt, brokers: map[string]*broker.Broker{}, hooks: map[string]*broker.Hooks{}}
 	// The client sockets are bound before anything else needs their
 	// addresses, so no other test can take a port in between.
 	listeners := map[string]net.Listener{}
@@ -54,9 +55,9 @@ func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestClus
 		id := fmt.Sprintf("n%d", i)
 		listeners[id] = l
 		tc.Peers[id] = l.Addr().String()
-		tc.hooks[id] = NewHooks()
+		tc.hooks[id] = broker.NewHooks()
 	}
-	tc.Raft = dledger.MakeCluster(t, n, func(i int, c *dledger.Config) {
+	tc.Raft = dledgertest.MakeCluster(t, n, func(i int, c *dledger.Config) {
 		id := fmt.Sprintf("n%d", i)
 		c.StoreHost = netip.MustParseAddrPort(tc.Peers[id])
 		h := tc.hooks[id]
@@ -78,10 +79,10 @@ func StartTestCluster(t testing.TB, n int, opt func(i int, c *Config)) *TestClus
 
 // startBroker starts node id's broker on l, or on its address when l is
 // nil (a restart).
-func (tc *TestCluster) startBroker(id string, i int, l net.Listener) {
+func (tc *Cluster) startBroker(id string, i int, l net.Listener) {
 	tc.T.Helper()
 	g := tc.Raft.Node(id).Group()
-	cfg := Config{
+	cfg := broker.Config{
 		BrokerName:                  "broker-a",
 		NodeID:                      id,
 		Peers:                       tc.Peers,
@@ -95,7 +96,7 @@ func (tc *TestCluster) startBroker(id string, i int, l net.Listener) {
 	if tc.opt != nil {
 		tc.opt(i, &cfg)
 	}
-	b, err := New(cfg, g, tc.hooks[id])
+	b, err := broker.New(cfg, g, tc.hooks[id])
 	if err != nil {
 		tc.T.Fatal(err)
 	}
@@ -108,17 +109,17 @@ func (tc *TestCluster) startBroker(id string, i int, l net.Listener) {
 }
 
 // Broker returns node id's broker (nil while the node is down).
-func (tc *TestCluster) Broker(id string) *Broker {
+func (tc *Cluster) Broker(id string) *broker.Broker {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	return tc.brokers[id]
 }
 
 // NamesrvAddr is the name server's address.
-func (tc *TestCluster) NamesrvAddr() string { return tc.Namesrv.Addr().String() }
+func (tc *Cluster) NamesrvAddr() string { return tc.Namesrv.Addr().String() }
 
 // LeaderAddr waits for a leader and returns its client address.
-func (tc *TestCluster) LeaderAddr(ctx context.Context) (string, error) {
+func (tc *Cluster) LeaderAddr(ctx context.Context) (string, error) {
 	n, err := tc.Raft.Leader(ctx)
 	if err != nil {
 		return "", err
@@ -127,7 +128,7 @@ func (tc *TestCluster) LeaderAddr(ctx context.Context) (string, error) {
 }
 
 // Kill stops node id's broker and kills its raft node (as kill -9 would).
-func (tc *TestCluster) Kill(id string) {
+func (tc *Cluster) Kill(id string) {
 	tc.T.Helper()
 	tc.mu.Lock()
 	b := tc.brokers[id]
@@ -144,7 +145,7 @@ func (tc *TestCluster) Kill(id string) {
 }
 
 // Restart starts a killed node and its broker again.
-func (tc *TestCluster) Restart(id string) {
+func (tc *Cluster) Restart(id string) {
 	tc.T.Helper()
 	if err := tc.Raft.Restart(id); err != nil {
 		tc.T.Fatal(err)
@@ -157,10 +158,10 @@ func (tc *TestCluster) Restart(id string) {
 }
 
 // Close stops every broker, the group and the name server.
-func (tc *TestCluster) Close() {
+func (tc *Cluster) Close() {
 	tc.mu.Lock()
 	bs := tc.brokers
-	tc.brokers = map[string]*Broker{}
+	tc.brokers = map[string]*broker.Broker{}
 	tc.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,0 +1,188 @@
+package broker_test
+
+import (
+	"testing"
+
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+func queryOffset(t testing.TB, c *testClient, addr, group, topic string, qid int32) (int16, string) {
+	t.Helper()
+	resp := c.call(t, addr, remoting.QueryConsumerOffset,
+		map[string]string{"consumerGroup": group, "topic": topic, "queueId": itoa(int64(qid)), "bname": "broker-a"}, nil)
+	return resp.Code, resp.ExtFields["offset"]
+}
+
+// offsetEverywhere reports whether every running node answers want.
+func offsetEverywhere(t testing.TB, tc *brokertest.Cluster, c *testClient, group, topic string, qid int32, want string) bool {
+	for _, n := range tc.Raft.Up() {
+		if tc.Broker(n.ID) == nil {
+			return false
+		}
+		code, off := queryOffset(t, c, tc.Peers[n.ID], group, topic, qid)
+		if code != remoting.Success || off != want {
+			return false
+		}
+	}
+	return true
+}
+
+func TestOffsetsCommitReplicatedAndSurviveFailover(t *testing.T) {
+	tc := brokertest.StartCluster(t, 3, nil)
+	createTestTopic(t, tc, "OT", 4)
+	putTestMessages(t, tc, "OT", 1, "a", "b", "c")
+	_, leaderID := leaderGroup(t, tc)
+	leader := tc.Peers[leaderID]
+	c := newTestClient(t)
+	const group = "cg_off"
+
+	// UPDATE_CONSUMER_OFFSET with flag 0, as the Go client sends it.
+	r := c.call(t, leader, remoting.UpdateConsumerOffset, map[string]string{
+		"consumerGroup": group, "topic": "OT", "queueId": "0", "commitOffset": "7", "bname": "broker-a"}, nil)
+	if r.Code != remoting.Success {
+		t.Fatalf("update: %d %s", r.Code, r.Remark)
+	}
+	// ... and with the one-way bit: no answer, still applied.
+	req := remoting.NewRequest(remoting.UpdateConsumerOffset, map[string]string{
+		"consumerGroup": group, "topic": "OT", "queueId": "2", "commitOffset": "5"}, nil)
+	if err := c.InvokeOneway(testCtx(t), leader, req); err != nil {
+		t.Fatal(err)
+	}
+	// The COMMIT_OFFSET bit of a pull.
+	pr := c.call(t, leader, remoting.PullMessage, func() map[string]string {
+		e := pullExt(group, "OT", 1, 0, broker.PullFlagCommitOffset, 0, "")
+		e["commitOffset"] = "2"
+		return e
+	}(), nil)
+	if pr.Code != remoting.Success {
+		t.Fatalf("pull: %d", pr.Code)
+	}
+	// A follower forwards what it is sent to the leader.
+	var followerID string
+	for id := range tc.Peers {
+		if id != leaderID {
+			followerID = id
+			break
+		}
+	}
+	c.call(t, tc.Peers[followerID], remoting.UpdateConsumerOffset, map[string]string{
+		"consumerGroup": group, "topic": "OT", "queueId": "3", "commitOffset": "11"}, nil)
+
+	want := map[int32]string{0: "7", 1: "2", 2: "5", 3: "11"}
+	check := func(stage string) {
+		t.Helper()
+		for qid, off := range want {
+			broker.WaitFor(t, stage+": offset of queue "+itoa(int64(qid))+" on every node", func() bool {
+				return offsetEverywhere(t, tc, c, group, "OT", qid, off)
+			})
+		}
+	}
+	check("committed")
+
+	tc.Kill(leaderID)
+	if _, err := tc.Raft.Leader(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	check("after the leader was killed")
+	tc.Restart(leaderID)
+	check("after the old leader restarted")
+}
+
+func TestQueryOffsetOfNewGroup(t *testing.T) {
+	tc := brokertest.StartCluster(t, 1, nil)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTestTopic(t, tc, "NG", 2)
+	putTestMessages(t, tc, "NG", 0, "a")
+	c := newTestClient(t)
+	for _, tt := range []struct {
+		name  string
+		topic string
+		qid   int32
+	}{
+		{"young queue with messages", "NG", 0},
+		{"empty queue", "NG", 1},
+		{"unknown topic", "Nope", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Nothing deleted from the queue yet: read from its first message.
+			if code, off := queryOffset(t, c, addr, "fresh", tt.topic, tt.qid); code != remoting.Success || off != "0" {
+				t.Fatalf("code %d offset %q", code, off)
+			}
+		})
+	}
+	r := c.call(t, addr, remoting.QueryConsumerOffset, map[string]string{"topic": "NG", "queueId": "0"}, nil)
+	if r.Code != remoting.SystemError {
+		t.Fatalf("missing group: %d", r.Code)
+	}
+}
+
+func TestQueueOffsetQueries(t *testing.T) {
+	tc := brokertest.StartCluster(t, 1, nil)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := tc.Broker(tc.Raft.Nodes[0].ID)
+	createTestTopic(t, tc, "QO", 2)
+	putTestMessages(t, tc, "QO", 0, "a", "b", "c")
+	st := b.GroupForTest().Store()
+	first, err := st.MessageAt(mustPhy(t, b, "QO", 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := st.MessageAt(mustPhy(t, b, "QO", 0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClient(t)
+	q := func(topic, qid string) map[string]string {
+		return map[string]string{"topic": topic, "queueId": qid, "bname": "broker-a"}
+	}
+	withTS := func(topic string, ts int64) map[string]string {
+		m := q(topic, "0")
+		m["timestamp"] = itoa(ts)
+		return m
+	}
+	for _, tt := range []struct {
+		name string
+		code int16
+		ext  map[string]string
+		key  string
+		want string
+	}{
+		{"max", remoting.GetMaxOffset, q("QO", "0"), "offset", "3"},
+		{"max of empty queue", remoting.GetMaxOffset, q("QO", "1"), "offset", "0"},
+		{"max of unknown topic", remoting.GetMaxOffset, q("Nope", "0"), "offset", "0"},
+		{"min", remoting.GetMinOffset, q("QO", "0"), "offset", "0"},
+		{"search before all", remoting.SearchOffsetByTimestamp, withTS("QO", 0), "offset", "0"},
+		{"search at the first", remoting.SearchOffsetByTimestamp, withTS("QO", first.StoreTimestamp), "offset", "0"},
+		{"search after all", remoting.SearchOffsetByTimestamp, withTS("QO", last.StoreTimestamp+1), "offset", "3"},
+		{"search unknown topic", remoting.SearchOffsetByTimestamp, withTS("Nope", 1), "offset", "0"},
+		{"search without timestamp", remoting.SearchOffsetByTimestamp, q("QO", "0"), "offset", "0"},
+		{"earliest", remoting.GetEarliestMsgStoretime, q("QO", "0"), "timestamp", itoa(first.StoreTimestamp)},
+		{"earliest of empty queue", remoting.GetEarliestMsgStoretime, q("QO", "1"), "timestamp", "-1"},
+		{"bad queue id", remoting.GetMaxOffset, q("QO", "x"), "offset", "0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.call(t, addr, tt.code, tt.ext, nil)
+			if got, ok := r.ExtFields[tt.key]; !ok || got != tt.want {
+				t.Fatalf("%s = %q (present %v, code %d %s), want %q", tt.key, got, ok, r.Code, r.Remark, tt.want)
+			}
+		})
+	}
+}
+
+func mustPhy(t testing.TB, b *broker.Broker, topic string, qid int32, off int64) int64 {
+	t.Helper()
+	res, err := b.GroupForTest().Store().Get(topic, qid, off, 1, nil)
+	if err != nil || len(res.Records) != 1 {
+		t.Fatalf("get %s/%d@%d: %v", topic, qid, off, err)
+	}
+	defer res.Release()
+	return res.Records[0].PhysicalOffset
+}
