@@ -74,7 +74,27 @@ func StartCluster(t testing.TB, n int, opt func(i int, c *broker.Config)) *Clust
 	if _, err := tc.Raft.Leader(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The name server routes a registration only once the node it names
+	// has confirmed it: wait until it lists the group's leader, so that
+	// clients started next find routes.
+	for !tc.leaderRegistered() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the name server lists no leader of broker-a: %+v", ns.Table().Members())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	return tc
+}
+
+// leaderRegistered reports whether the name server lists brokerId 0.
+func (tc *Cluster) leaderRegistered() bool {
+	for _, m := range tc.Namesrv.Table().Members() {
+		if m.BrokerName == "broker-a" && m.BrokerID == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // startBroker starts node id's broker on l, or on its address when l is

@@ -6,12 +6,15 @@ package main
 // performance figure of the project is measured with it.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -211,6 +214,7 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 	if err != nil {
 		return err
 	}
+
 	var v *bench.Verification
 	if bf.verify {
 		ac, err := client.NewAdmin(client.WithAdminNameServers(bf.namesrv))
@@ -229,11 +233,15 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 	if bf.output == "json" {
 		return printJSON(out, struct {
 			bench.Summary
+			Errors       map[string]int64    `json:"errors,omitempty"`
 			Verification *bench.Verification `json:"verification,omitempty"`
-		}{res.Summary, v})
+		}{res.Summary, res.Errors, v})
 	}
 	if _, err := fmt.Fprintln(out, res.Summary.String()); err != nil {
 		return err
+	}
+	for _, e := range sortedErrors(res.Errors) {
+		fmt.Fprintf(out, "errors: %d× %s\n", res.Errors[e], e)
 	}
 	if v != nil {
 		fmt.Fprintf(out, "verify: lost=%d duplicates=%d unknown-stored=%d failed-stored=%d\n", v.Lost, v.Duplicates, v.UnknownStored, v.FailedStored)
@@ -302,4 +310,19 @@ func (lr *liveReport) done() {
 	for lr.pw.IsRenderInProgress() {
 		time.Sleep(10 * time.Millisecond) // the renderer's own goroutine finishing its last frame
 	}
+}
+
+// sortedErrors lists the error texts of a run, the most frequent first.
+func sortedErrors(errs map[string]int64) []string {
+	out := make([]string, 0, len(errs))
+	for e := range errs {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if errs[a] != errs[b] {
+			return cmp.Compare(errs[b], errs[a])
+		}
+		return strings.Compare(a, b)
+	})
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,12 +125,22 @@ func TestBenchConsume(t *testing.T) {
 			Gaps, Duplicates int64
 			MsgsPerSec       float64 `json:"msgs_per_sec"`
 		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil || s.Mode != "consume" || s.Sent-s.Duplicates != 600 || s.Gaps != 0 ||
-			(members == "1" && s.Duplicates != 0) || s.MsgsPerSec <= 0 {
-			t.Fatalf("%s consumers: summary %+v %v:\n%s\n%s", members, s, err, out, errOut)
-		}
-		if !strings.Contains(errOut, "summary: sent=600 acked=600 failed=0 unknown=0") {
+		// The preload's summary is on stderr. Under load an election may
+		// fail a few of its sends (certainly not stored) or leave them
+		// unknown: the consumer must read exactly what was stored.
+		m := regexp.MustCompile(`summary: sent=600 acked=(\d+) failed=(\d+) unknown=(\d+) `).FindStringSubmatch(errOut)
+		if m == nil {
 			t.Fatalf("the preload's summary is not on stderr:\n%s", errOut)
+		}
+		acked, _ := strconv.ParseInt(m[1], 10, 64)
+		unknown, _ := strconv.ParseInt(m[3], 10, 64)
+		if acked < 500 {
+			t.Fatalf("the preload stored only %d of 600:\n%s", acked, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil || s.Mode != "consume" || s.Gaps != 0 ||
+			s.Sent-s.Duplicates < acked || s.Sent-s.Duplicates > acked+unknown ||
+			(members == "1" && unknown == 0 && s.Duplicates != 0) || s.MsgsPerSec <= 0 {
+			t.Fatalf("%s consumers: summary %+v %v (preload acked %d, unknown %d):\n%s\n%s", members, s, err, acked, unknown, out, errOut)
 		}
 	}
 }

@@ -53,7 +53,13 @@ type ProduceConfig struct {
 type Result struct {
 	Summary Summary
 	Sent    []Sent
+	// Errors counts the failed and unknown sends by error text (at most
+	// maxErrorKinds kinds; the rest under "other").
+	Errors map[string]int64
 }
+
+// maxErrorKinds bounds Result.Errors.
+const maxErrorKinds = 16
 
 // HeaderLen is the length of the header every body starts with: the
 // producer number (uint32), the send's sequence number within the run
@@ -129,7 +135,8 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 		defer cancel()
 	}
 	var next atomic.Int64 // the next send's number, over all producers
-	var keptMu sync.Mutex
+	var keptMu, errMu sync.Mutex
+	errs := map[string]int64{}
 	var kept []Sent
 	var wg sync.WaitGroup
 	for p, s := range senders {
@@ -160,6 +167,15 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 					cancel()
 					o := outcomeOf(err)
 					rec.Record(due, cfg.Clock(), o, cfg.Size)
+					if err != nil {
+						errMu.Lock()
+						k := err.Error()
+						if _, ok := errs[k]; !ok && len(errs) >= maxErrorKinds {
+							k = "other"
+						}
+						errs[k]++
+						errMu.Unlock()
+					}
 					if cfg.Keep {
 						keptMu.Lock()
 						kept = append(kept, Sent{Key: m.Keys[0], Outcome: o, MaybeDuplicated: res.MaybeDuplicated(),
@@ -179,7 +195,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	wg.Wait()
 	close(sendsDone)
 	<-reporterDone
-	return Result{Summary: rec.Finish(cfg.Clock()), Sent: kept}, nil
+	return Result{Summary: rec.Finish(cfg.Clock()), Sent: kept, Errors: errs}, nil
 }
 
 // dueTime is when send seq should start: now in a closed loop, or
