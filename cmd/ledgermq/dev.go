@@ -59,6 +59,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -496,6 +497,11 @@ func planLayout(dir string, n int) ([]devNode, error) {
 	return nodes, nil
 }
 
+// devRaftSegmentSize is the raft log segment size of dev nodes: raft-wal
+// allocates a segment's file whole, and the default (64 MiB) would be most
+// of a demo node's disk.
+const devRaftSegmentSize = 4 << 20
+
 // devSecretFile is the cluster secret's file in the dev directory.
 const devSecretFile = "cluster.secret"
 
@@ -574,6 +580,11 @@ func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []stri
 	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
 	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
 	fmt.Fprintf(&b, "http_addr=%s\n", n.http)
+	// A small raft log segment (raft-wal allocates each one whole), unless
+	// --node-conf sets it.
+	if !slices.ContainsFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "raft.segment_size=") }) {
+		fmt.Fprintf(&b, "raft.segment_size=%d\n", devRaftSegmentSize)
+	}
 	for _, kv := range extra {
 		fmt.Fprintf(&b, "%s\n", kv)
 	}
