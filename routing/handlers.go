@@ -307,11 +307,11 @@ func (s *Server) serveTopicList(_ context.Context, conn *remoting.Conn, req *rem
 // serveDeleteTopic handles DELETE_TOPIC_IN_NAMESRV (216): ext topic, and
 // optionally clusterName to delete it from that cluster's groups only.
 func (s *Server) serveDeleteTopic(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, err := remoting.ExtString(req.ExtFields, extTopic)
-	if err != nil {
+	var h protocol.DeleteTopicFromNamesrvRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
 		return s.reject(conn, req, fmt.Errorf("%w: %w", ErrBadRequest, err))
 	}
-	cluster := req.ExtFields[extClusterName]
+	topic, cluster := h.Topic, h.ClusterName
 	n := s.table.DeleteTopic(topic, cluster)
 	s.log.Info("topic deleted", "topic", topic, "cluster", cluster, "groups", n, "peer", conn.RemoteAddr())
 	return remoting.NewResponse(req, remoting.Success, "")
