@@ -6,7 +6,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -105,10 +104,8 @@ func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tl struct {
-		TopicList []string `json:"topicList"`
-	}
-	if err := json.Unmarshal(resp.Body, &tl); err != nil {
+	tl, err := protocol.DecodeTopicList(resp.Body)
+	if err != nil {
 		return nil, fmt.Errorf("client: topic list from %s: %w", ns, err)
 	}
 	sort.Strings(tl.TopicList)

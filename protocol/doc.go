@@ -8,10 +8,11 @@
 // The client, the broker and the name server build and read these
 // headers and bodies with this package, so the two sides of a request
 // cannot drift: the topic table types are the replicated ones (package
-// metadata), and the name server's route, cluster-info and register-body
-// types, the broker's send, pull, offset, consumer-group, lock and message
-// look-up decoding and our client's encoding are all this package's
-// (offset.go, consumer.go, query.go and admin_topic.go list their codes).
+// metadata), and the name server's route, cluster-info, topic-list and
+// register header and body types, the broker's send, pull, offset,
+// consumer-group, lock and message look-up decoding and our client's
+// encoding are all this package's (offset.go, consumer.go, query.go,
+// admin_topic.go and broker_register.go list their codes).
 //
 // # Codes and who uses what
 //
@@ -42,7 +43,9 @@
 //	40    NOTIFY_CONSUMER_IDS_CH…   broker → consumer   NotifyConsumerIdsChangedRequest…     none
 //	41    LOCK_BATCH_MQ             consumer → broker   none                                 LockBatchBody; answer: LockBatchResult
 //	42    UNLOCK_BATCH_MQ           consumer → broker   none                                 LockBatchBody
-//	103   REGISTER_BROKER           broker → namesrv    (routing/)                           RegisterBrokerBody (DecodeRegisterBody)
+//	103   REGISTER_BROKER           broker → namesrv    RegisterBrokerRequestHeader          RegisterBrokerBody (DecodeRegisterBody)
+//	      (answer to 103)           namesrv → broker    RegisterBrokerResponseHeader         none
+//	104   UNREGISTER_BROKER         broker → namesrv    UnregisterBrokerRequestHeader        none
 //	105   GET_ROUTEINFO_BY_TOPIC    client → namesrv    GetRouteInfoRequestHeader            answer: TopicRouteData
 //	106   GET_BROKER_CLUSTER_INFO   admin → namesrv     none (ClusterInfoRequest)            answer: ClusterInfo
 //	202   GET_TOPIC_STATS_INFO      admin → broker      topic                                answer: TopicStatsTable

@@ -173,3 +173,24 @@ func FuzzDeleteSubscriptionGroupRequestHeader(f *testing.F) {
 func FuzzGetSubscriptionGroupConfigRequestHeader(f *testing.F) {
 	fuzzHeader[GetSubscriptionGroupConfigRequestHeader](f, map[string]string{"group": "g"})
 }
+
+func FuzzRegisterBrokerRequestHeader(f *testing.F) {
+	fuzzHeader[RegisterBrokerRequestHeader](f,
+		map[string]string{"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "c", "haServerAddr": "",
+			"brokerId": "0", "enableActingMaster": "false", "compressed": "false", "bodyCrc32": "12345", "heartbeatTimeoutMillis": "30000"},
+		map[string]string{"brokerName": "b", "brokerAddr": "a", "clusterName": "c", "haServerAddr": "", "brokerId": "1", "bodyCrc32": ""})
+}
+
+func FuzzRegisterBrokerResponseHeader(f *testing.F) {
+	fuzzHeader[RegisterBrokerResponseHeader](f, map[string]string{"masterAddr": "127.0.0.1:10911", "haServerAddr": ""},
+		map[string]string{"haServerAddr": "x"})
+}
+
+func FuzzUnregisterBrokerRequestHeader(f *testing.F) {
+	fuzzHeader[UnregisterBrokerRequestHeader](f,
+		map[string]string{"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "c", "brokerId": "0"})
+}
+
+func FuzzDecodeTopicList(f *testing.F) {
+	fuzzBody(f, DecodeTopicList, (*TopicList).Encode, `{"topicList":["T","%RETRY%g"]}`, `{"topicList":[]}`)
+}
