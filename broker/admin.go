@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ledgermq/ledgermq/dledger"
@@ -54,56 +53,31 @@ func (b *Broker) leaderOnly(h func(ctx context.Context, req *remoting.Command) (
 	}
 }
 
-// extInt32 reads an optional int32 ext field: def when absent or empty.
-func extInt32(ext map[string]string, key string, def int32) (int32, error) {
-	v, ok := ext[key]
-	if !ok || v == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %s=%q is not an int32", ErrBadRequest, key, v)
-	}
-	return int32(n), nil
-}
-
 // updateAndCreateTopic serves UPDATE_AND_CREATE_TOPIC (17): ext topic,
 // readQueueNums, writeQueueNums, perm, topicFilterType, topicSysFlag,
 // order (defaults 8, 8, 6, SINGLE_TAG, 0, false, as the Go admin's). The
 // config is proposed unless it is already in force, and the name servers
 // learn it before the answer.
 func (b *Broker) updateAndCreateTopic(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
-	ext := req.ExtFields
-	topic, err := remoting.ExtString(ext, "topic")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	var h protocol.CreateTopicRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return nil, err
 	}
+	topic := h.Topic
 	if err := validateTopic(topic); err != nil {
 		return nil, err
 	}
 	if topic == autoCreateTopic && !b.cfg.AutoCreateTopic {
 		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system topic", ErrInvalidParameter, topic)
 	}
-	tc := metadata.TopicConfig{TopicName: topic, TopicFilterType: protocol.FilterSingleTag}
-	if tc.ReadQueueNums, err = extInt32(ext, "readQueueNums", 8); err != nil {
-		return nil, err
-	}
-	if tc.WriteQueueNums, err = extInt32(ext, "writeQueueNums", 8); err != nil {
-		return nil, err
-	}
-	if tc.Perm, err = extInt32(ext, "perm", metadata.PermRead|metadata.PermWrite); err != nil {
-		return nil, err
-	}
-	if tc.TopicSysFlag, err = extInt32(ext, "topicSysFlag", 0); err != nil {
-		return nil, err
-	}
-	if f := ext["topicFilterType"]; f != "" {
+	tc := metadata.TopicConfig{TopicName: topic, TopicFilterType: protocol.FilterSingleTag, ReadQueueNums: h.ReadQueueNums,
+		WriteQueueNums: h.WriteQueueNums, Perm: h.Perm, TopicSysFlag: h.TopicSysFlag, Order: h.Order}
+	if f := h.TopicFilterType; f != "" {
 		if f != protocol.FilterSingleTag && f != protocol.FilterMultiTag {
 			return nil, fmt.Errorf("%w: topicFilterType %q", ErrInvalidParameter, f)
 		}
 		tc.TopicFilterType = f
 	}
-	tc.Order = strings.EqualFold(ext["order"], "true")
 	for _, n := range []int32{tc.ReadQueueNums, tc.WriteQueueNums} {
 		if n < 0 || n > protocol.MaxQueueNums {
 			return nil, fmt.Errorf("%w: queue count %d outside 0..%d", ErrInvalidParameter, n, protocol.MaxQueueNums)
@@ -139,10 +113,11 @@ func sameTopic(a, b metadata.TopicConfig) bool {
 // queue offsets of a re-created topic would differ between replicas, and
 // the raft group's FSM does not do that yet (see doc.go).
 func (b *Broker) deleteTopic(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
-	topic, err := remoting.ExtString(req.ExtFields, "topic")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	var h protocol.DeleteTopicRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return nil, err
 	}
+	topic := h.Topic
 	if err := validateTopic(topic); err != nil {
 		return nil, err
 	}
@@ -258,10 +233,11 @@ func (b *Broker) getBrokerRuntimeInfo(_ context.Context, _ *remoting.Conn, req *
 // commitlog offset of an offset message id) → body = that stored record.
 // Any replica answers: offsets are the same on every node.
 func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	off, err := remoting.ExtInt(req.ExtFields, "offset")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	var h protocol.ViewMessageRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
+	off := h.Offset
 	m, err := b.group.Store().MessageAt(off)
 	if err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("can not find message by the offset %d: %v", off, err))
@@ -281,17 +257,11 @@ func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remot
 // indexLastUpdateTimestamp and indexLastUpdatePhyoffset (the newest store
 // time and largest offset among the results). No match is QUERY_NOT_FOUND.
 func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	ext := req.ExtFields
-	topic, err1 := remoting.ExtString(ext, "topic")
-	key, err2 := remoting.ExtString(ext, "key")
-	maxNum, err3 := remoting.ExtInt32(ext, "maxNum")
-	begin, err4 := remoting.ExtInt(ext, "beginTimestamp")
-	end, err5 := remoting.ExtInt(ext, "endTimestamp")
-	for _, err := range []error{err1, err2, err3, err4, err5} {
-		if err != nil {
-			return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
-		}
+	var h protocol.QueryMessageRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
+	topic, key, maxNum, begin, end := h.Topic, h.Key, h.MaxNum, h.BeginTimestamp, h.EndTimestamp
 	if maxNum <= 0 || maxNum > maxQueryMessages {
 		maxNum = maxQueryMessages
 	}
@@ -318,8 +288,7 @@ func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting
 		return errorResponse(req, fmt.Errorf("%w: can not find message, maybe time range not correct", ErrNotFound))
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetExt("indexLastUpdateTimestamp", strconv.FormatInt(lastTS, 10))
-	resp.SetExt("indexLastUpdatePhyoffset", strconv.FormatInt(lastPhy, 10))
+	resp.ExtFields = (&protocol.QueryMessageResponseHeader{IndexLastUpdateTimestamp: lastTS, IndexLastUpdatePhyoffset: lastPhy}).Encode()
 	resp.Body = body
 	return resp
 }

@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ledgermq/ledgermq/message"
@@ -295,10 +294,8 @@ func (b *Broker) notifyReset(h protocol.ResetOffsetHeader, body protocol.ResetOf
 	if len(conns) == 0 {
 		return
 	}
-	cmd := remoting.NewRequest(remoting.ResetConsumerClientOffset, map[string]string{
-		"topic": h.Topic, "group": h.Group, "timestamp": strconv.FormatInt(h.Timestamp, 10), "isForce": strconv.FormatBool(h.IsForce),
-	}, body.Encode())
-	cmd.Language = remoting.LanguageJava
+	rh := protocol.ResetConsumerClientOffsetRequestHeader{Topic: h.Topic, Group: h.Group, Timestamp: h.Timestamp, IsForce: h.IsForce}
+	cmd := rh.Request(body.Encode())
 	for _, c := range conns {
 		if c.Closed() {
 			continue

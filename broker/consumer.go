@@ -27,7 +27,6 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -459,8 +458,7 @@ func (m *consumerManager) run(ctx context.Context) {
 }
 
 func (m *consumerManager) sendNotify(ev notifyEvent) {
-	cmd := remoting.NewRequest(remoting.NotifyConsumerIdsChanged, map[string]string{"consumerGroup": ev.group}, nil)
-	cmd.Language = remoting.LanguageJava
+	cmd := (&protocol.NotifyConsumerIdsChangedRequestHeader{ConsumerGroup: ev.group}).Request()
 	for _, c := range ev.conns {
 		if c.Closed() {
 			continue
@@ -591,18 +589,13 @@ func (b *Broker) handleHeartbeat(_ context.Context, conn *remoting.Conn, req *re
 // handleUnregisterClient serves UNREGISTER_CLIENT (35): ext clientID and
 // optionally producerGroup and consumerGroup.
 func (b *Broker) handleUnregisterClient(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	id, err := remoting.ExtString(req.ExtFields, "clientID")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	var h protocol.UnregisterClientRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
-	left := b.consumers.unregister(id, req.ExtFields["consumerGroup"], req.ExtFields["producerGroup"])
+	left := b.consumers.unregister(h.ClientID, h.ConsumerGroup, h.ProducerGroup)
 	b.consumers.notifyGroups(left, "")
 	return remoting.NewResponse(req, remoting.Success, "")
-}
-
-// consumerListBody is GET_CONSUMER_LIST_BY_GROUP's response body.
-type consumerListBody struct {
-	ConsumerIDList []string `json:"consumerIdList"`
 }
 
 // handleGetConsumerList serves GET_CONSUMER_LIST_BY_GROUP (38). The Go client
@@ -610,14 +603,15 @@ type consumerListBody struct {
 // an unknown or empty group is Java's SYSTEM_ERROR "no consumer for this
 // group" with an empty list.
 func (b *Broker) handleGetConsumerList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
-	if err != nil {
-		resp := errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
-		resp.Body = []byte(`{"consumerIdList":[]}`)
+	var h protocol.GetConsumerListByGroupRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		resp := errorResponse(req, err)
+		resp.Body, _ = (&protocol.ConsumerListBody{ConsumerIDList: []string{}}).Encode()
 		return resp
 	}
+	group := h.ConsumerGroup
 	ids := b.consumers.clientIDs(group)
-	body, _ := json.Marshal(consumerListBody{ConsumerIDList: ids}) // cannot fail: strings only
+	body, _ := (&protocol.ConsumerListBody{ConsumerIDList: ids}).Encode() // cannot fail: strings only
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	if len(ids) == 0 {
 		resp = remoting.NewResponse(req, remoting.SystemError, "no consumer for this group, "+group)

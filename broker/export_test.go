@@ -15,6 +15,7 @@ import (
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -104,11 +105,11 @@ const TestWait = testWait
 type (
 	CloseStep                = closeStep
 	ConsumerData             = consumerData
-	ConsumerListBody         = consumerListBody
+	ConsumerListBody         = protocol.ConsumerListBody
 	HeartbeatData            = heartbeatData
 	KVTable                  = kvTable
-	LockBatchBody            = lockBatchBody
-	LockBatchResult          = lockBatchResult
+	LockBatchBody            = protocol.LockBatchBody
+	LockBatchResult          = protocol.LockBatchResult
 	MQJSON                   = mqJSON
 	PullHeader               = pullHeader
 	SubscriptionData         = subscriptionData

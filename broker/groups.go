@@ -91,10 +91,11 @@ func (b *Broker) putSubscriptionGroup(ctx context.Context, req *remoting.Command
 }
 
 func (b *Broker) deleteSubscriptionGroup(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
-	name, err := remoting.ExtString(req.ExtFields, "groupName")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	var h protocol.DeleteSubscriptionGroupRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return nil, err
 	}
+	name := h.GroupName
 	if _, ok := b.group.Metadata().Group(name); ok {
 		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
 		defer cancel()
@@ -117,10 +118,11 @@ func (b *Broker) getAllSubscriptionGroups(_ context.Context, _ *remoting.Conn, r
 }
 
 func (b *Broker) getSubscriptionGroup(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	name, err := remoting.ExtString(req.ExtFields, "group")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	var h protocol.GetSubscriptionGroupConfigRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
+	name := h.Group
 	g, ok := b.group.Metadata().Group(name)
 	if !ok {
 		return remoting.NewResponse(req, remoting.SubscriptionGroupNotExist, "subscription group "+name+" does not exist")

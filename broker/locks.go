@@ -2,12 +2,12 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -61,23 +61,7 @@ const (
 )
 
 // mqJSON is a MessageQueue as the clients write it.
-type mqJSON struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int32  `json:"queueId"`
-}
-
-// lockBatchBody is the body of 41 and 42.
-type lockBatchBody struct {
-	ConsumerGroup string   `json:"consumerGroup"`
-	ClientID      string   `json:"clientId"`
-	MQSet         []mqJSON `json:"mqSet"`
-}
-
-// lockBatchResult is the body of 41's answer.
-type lockBatchResult struct {
-	LockOKMQSet []mqJSON `json:"lockOKMQSet"`
-}
+type mqJSON = protocol.MessageQueue
 
 // queueLock is one held lease.
 type queueLock struct {
@@ -291,10 +275,10 @@ func lockableQueues(mqs []mqJSON, brokerName string, topic func(string) (metadat
 }
 
 // parseLockBody decodes and checks the body of 41 or 42.
-func parseLockBody(body []byte) (lockBatchBody, error) {
-	var req lockBatchBody
-	if err := json.Unmarshal(body, &req); err != nil {
-		return req, fmt.Errorf("%w: lock body: %v", ErrBadRequest, err)
+func parseLockBody(body []byte) (*protocol.LockBatchBody, error) {
+	req, err := protocol.DecodeLockBatchBody(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	if req.ConsumerGroup == "" || req.ClientID == "" {
 		return req, fmt.Errorf("%w: lock body without consumerGroup or clientId", ErrBadRequest)
@@ -324,7 +308,7 @@ func (b *Broker) lockBatchMQ(_ context.Context, req *remoting.Command) (*remotin
 		b.log.Warn("queue locks refused: lock table full", "group", lr.ConsumerGroup, "client", lr.ClientID,
 			"refused", capped, "leases", leases, "groups", groups, "per_group_cap", MaxLocksPerGroup, "cap", MaxLocks)
 	}
-	return jsonResponse(req, lockBatchResult{LockOKMQSet: granted}), nil
+	return jsonResponse(req, protocol.LockBatchResult{LockOKMQSet: granted}), nil
 }
 
 func (b *Broker) unlockBatchMQ(_ context.Context, req *remoting.Command) (*remoting.Command, error) {

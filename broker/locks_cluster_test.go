@@ -39,14 +39,14 @@ func TestLockBatchOnlyExistingQueues(t *testing.T) {
 		}
 		return res.LockOKMQSet
 	}
-	bogus := []broker.MQJSON{{"../x", "broker-a", 0}, {"LockT", "broker-a", -1}, {"LockT", "broker-a", 4}, {"LockT", "broker-b", 0}}
+	bogus := []broker.MQJSON{{Topic: "../x", BrokerName: "broker-a", QueueID: 0}, {Topic: "LockT", BrokerName: "broker-a", QueueID: -1}, {Topic: "LockT", BrokerName: "broker-a", QueueID: 4}, {Topic: "LockT", BrokerName: "broker-b", QueueID: 0}}
 	for i := range 10_000 {
-		bogus = append(bogus, broker.MQJSON{fmt.Sprint("NoSuchTopic", i), "broker-a", int32(i % 8)})
+		bogus = append(bogus, broker.MQJSON{Topic: fmt.Sprint("NoSuchTopic", i), BrokerName: "broker-a", QueueID: int32(i % 8)})
 	}
 	if got := granted(lockReq("cg", bogus)); len(got) != 0 {
 		t.Fatalf("granted %d queues that do not exist, e.g. %v", len(got), got[0])
 	}
-	valid := []broker.MQJSON{{"LockT", "broker-a", 0}, {"LockT", "broker-a", 3}}
+	valid := []broker.MQJSON{{Topic: "LockT", BrokerName: "broker-a", QueueID: 0}, {Topic: "LockT", BrokerName: "broker-a", QueueID: 3}}
 	if got := granted(lockReq("cg", append(bogus[:3:3], valid...))); !reflect.DeepEqual(got, valid) {
 		t.Fatalf("granted %v, want %v", got, valid)
 	}

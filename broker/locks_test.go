@@ -96,12 +96,12 @@ func TestLockableQueues(t *testing.T) {
 	}
 	lookup := func(name string) (metadata.TopicConfig, bool) { tc, ok := topics[name]; return tc, ok }
 	in := []mqJSON{
-		{"T", "broker-a", 0}, {"T", "broker-a", 3}, {"Wide", "broker-a", 7},
-		{"T", "broker-a", 4}, {"T", "broker-a", -1}, {"../x", "broker-a", 0},
-		{"Nope", "broker-a", 0}, {"T", "broker-b", 0}, {"", "", 0},
+		{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 3}, {Topic: "Wide", BrokerName: "broker-a", QueueID: 7},
+		{Topic: "T", BrokerName: "broker-a", QueueID: 4}, {Topic: "T", BrokerName: "broker-a", QueueID: -1}, {Topic: "../x", BrokerName: "broker-a", QueueID: 0},
+		{Topic: "Nope", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-b", QueueID: 0}, {Topic: "", BrokerName: "", QueueID: 0},
 	}
 	got := lockableQueues(in, "broker-a", lookup)
-	want := []mqJSON{{"T", "broker-a", 0}, {"T", "broker-a", 3}, {"Wide", "broker-a", 7}}
+	want := []mqJSON{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 3}, {Topic: "Wide", BrokerName: "broker-a", QueueID: 7}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -152,7 +152,7 @@ func TestLockSweeper(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	tbl := newLockTable(clock, time.Minute)
 	for g := range 10 {
-		if got, _ := tbl.lock(1, fmt.Sprint("g", g), "c", []mqJSON{{"T", "b", 0}, {"T", "b", 1}}); len(got) != 2 {
+		if got, _ := tbl.lock(1, fmt.Sprint("g", g), "c", []mqJSON{{Topic: "T", BrokerName: "b", QueueID: 0}, {Topic: "T", BrokerName: "b", QueueID: 1}}); len(got) != 2 {
 			t.Fatal(got)
 		}
 	}
@@ -161,14 +161,14 @@ func TestLockSweeper(t *testing.T) {
 	mu.Lock()
 	now = now.Add(30 * time.Second)
 	mu.Unlock()
-	if got, _ := tbl.lock(1, "g0", "c", []mqJSON{{"T", "b", 0}}); len(got) != 1 {
+	if got, _ := tbl.lock(1, "g0", "c", []mqJSON{{Topic: "T", BrokerName: "b", QueueID: 0}}); len(got) != 1 {
 		t.Fatal(got)
 	}
 	mu.Lock()
 	now = now.Add(40 * time.Second) // g0's queue 0 renewed 40 s ago, all else 70 s
 	mu.Unlock()
 	waitFor(t, "expired leases swept", func() bool { l, g := tbl.size(); return l == 1 && g == 1 })
-	if h, ok := tbl.holder("g0", mqJSON{"T", "b", 0}); !ok || h != "c" {
+	if h, ok := tbl.holder("g0", mqJSON{Topic: "T", BrokerName: "b", QueueID: 0}); !ok || h != "c" {
 		t.Fatalf("the renewed lease went: %q %v", h, ok)
 	}
 	tbl.stop()

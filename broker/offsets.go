@@ -49,12 +49,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -290,13 +290,9 @@ func (c *offsetCommitter) forward(ctx context.Context, batch map[offsetKey]pendi
 			retry = append(retry, k)
 			continue
 		}
-		req := remoting.NewRequest(remoting.UpdateConsumerOffset, map[string]string{
-			"consumerGroup": k.group,
-			"topic":         k.topic,
-			"queueId":       strconv.FormatInt(int64(k.queueID), 10),
-			"commitOffset":  strconv.FormatInt(p.offset, 10),
-			forwardedByExt:  c.b.cfg.NodeID,
-		}, nil)
+		h := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: k.group, Topic: k.topic, QueueID: k.queueID, CommitOffset: p.offset}
+		req := h.Request()
+		req.SetExt(forwardedByExt, c.b.cfg.NodeID)
 		fctx, cancel := context.WithTimeout(ctx, commitTimeout)
 		err := c.b.client.InvokeOneway(fctx, leader, req)
 		cancel()
@@ -335,38 +331,51 @@ func (c *offsetCommitter) requeue(batch map[offsetKey]pendingOffset, keys []offs
 
 // --- handlers ------------------------------------------------------------------
 
-// queueRef reads the topic and queueId ext fields every offset request has.
-func queueRef(ext map[string]string) (string, int32, error) {
-	topic, err := remoting.ExtString(ext, "topic")
-	if err != nil {
-		return "", 0, fmt.Errorf("%w: %v", ErrBadRequest, err)
+// decodeHeader decodes a request header; a header that does not decode is
+// ErrBadRequest (SYSTEM_ERROR, as Java).
+func decodeHeader(h interface{ Decode(map[string]string) error }, ext map[string]string) error {
+	if err := h.Decode(ext); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	qid, err := remoting.ExtInt32(ext, "queueId")
-	if err != nil {
-		return "", 0, fmt.Errorf("%w: %v", ErrBadRequest, err)
-	}
+	return nil
+}
+
+// checkQueue refuses the empty topic and negative queue ids every offset
+// request may name.
+func checkQueue(topic string, qid int32) error {
 	if topic == "" || qid < 0 {
-		return "", 0, fmt.Errorf("%w: topic %q queueId %d", ErrInvalidParameter, topic, qid)
+		return fmt.Errorf("%w: topic %q queueId %d", ErrInvalidParameter, topic, qid)
 	}
-	return topic, qid, nil
+	return nil
+}
+
+// queueRef reads the topic and queueId ext fields of 30, 31 and 32.
+func queueRef(ext map[string]string) (string, int32, error) {
+	var h protocol.QueueOffsetRequestHeader
+	if err := decodeHeader(&h, ext); err != nil {
+		return "", 0, err
+	}
+	if err := checkQueue(h.Topic, h.QueueID); err != nil {
+		return "", 0, err
+	}
+	return h.Topic, h.QueueID, nil
 }
 
 // handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (14): ext offset, or
 // 22 QUERY_NOT_FOUND (see the file comment for what a new group reads).
 func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
-	}
-	topic, qid, err := queueRef(req.ExtFields)
-	if err != nil {
+	var h protocol.QueryConsumerOffsetRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
 		return errorResponse(req, err)
 	}
-	if off, ok := b.offsets.lookup(group, topic, qid); ok {
-		return offsetResponse(req, "offset", off)
+	if err := checkQueue(h.Topic, h.QueueID); err != nil {
+		return errorResponse(req, err)
 	}
-	if b.queueMin(topic, qid) <= 0 {
-		return offsetResponse(req, "offset", 0)
+	if off, ok := b.offsets.lookup(h.ConsumerGroup, h.Topic, h.QueueID); ok {
+		return offsetResponse(req, off)
+	}
+	if b.queueMin(h.Topic, h.QueueID) <= 0 {
+		return offsetResponse(req, 0)
 	}
 	return remoting.NewResponse(req, remoting.QueryNotFound, "Not found, maybe this group consumer boot first")
 }
@@ -375,25 +384,20 @@ func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *remoting.Conn, 
 // not the one-way bit is set (the Go client sends flag 0 and drops the
 // answer).
 func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
-	}
-	if err := validateGroup(group); err != nil {
+	var h protocol.UpdateConsumerOffsetRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
 		return errorResponse(req, err)
 	}
-	topic, qid, err := queueRef(req.ExtFields)
-	if err != nil {
+	if err := validateGroup(h.ConsumerGroup); err != nil {
 		return errorResponse(req, err)
 	}
-	off, err := remoting.ExtInt(req.ExtFields, "commitOffset")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %v", ErrBadRequest, err))
+	if err := checkQueue(h.Topic, h.QueueID); err != nil {
+		return errorResponse(req, err)
 	}
-	if off < 0 {
-		return errorResponse(req, fmt.Errorf("%w: commitOffset %d", ErrInvalidParameter, off))
+	if h.CommitOffset < 0 {
+		return errorResponse(req, fmt.Errorf("%w: commitOffset %d", ErrInvalidParameter, h.CommitOffset))
 	}
-	b.offsets.commit(group, topic, qid, off, req.ExtFields[forwardedByExt])
+	b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset, req.ExtFields[forwardedByExt])
 	return remoting.NewResponse(req, remoting.Success, "")
 }
 
@@ -416,17 +420,30 @@ func (b *Broker) queueMin(topic string, qid int32) int64 {
 	return v
 }
 
-func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Command {
+func offsetResponse(req *remoting.Command, v int64) *remoting.Command {
 	r := remoting.NewResponse(req, remoting.Success, "")
-	r.SetExt(key, strconv.FormatInt(v, 10))
+	r.ExtFields = (&protocol.OffsetResponseHeader{Offset: v}).Encode()
+	return r
+}
+
+func storeTimeResponse(req *remoting.Command, v int64) *remoting.Command {
+	r := remoting.NewResponse(req, remoting.Success, "")
+	r.ExtFields = (&protocol.StoreTimeResponseHeader{Timestamp: v}).Encode()
 	return r
 }
 
 // The client reads ext offset of 29 and 30 without checking the code, so
 // these always carry one (0 on any failure, with the failure's code).
-func offsetErrorResponse(req *remoting.Command, key string, err error) *remoting.Command {
+func offsetErrorResponse(req *remoting.Command, err error) *remoting.Command {
 	r := errorResponse(req, err)
-	r.SetExt(key, "0")
+	r.ExtFields = (&protocol.OffsetResponseHeader{}).Encode()
+	return r
+}
+
+// storeTimeErrorResponse is offsetErrorResponse for 32.
+func storeTimeErrorResponse(req *remoting.Command, err error) *remoting.Command {
+	r := errorResponse(req, err)
+	r.ExtFields = (&protocol.StoreTimeResponseHeader{}).Encode()
 	return r
 }
 
@@ -435,47 +452,47 @@ func offsetErrorResponse(req *remoting.Command, key string, err error) *remoting
 func (b *Broker) handleGetMaxOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	topic, qid, err := queueRef(req.ExtFields)
 	if err != nil {
-		return offsetErrorResponse(req, "offset", err)
+		return offsetErrorResponse(req, err)
 	}
 	if !b.knownTopic(topic) {
-		return offsetResponse(req, "offset", 0)
+		return offsetResponse(req, 0)
 	}
 	v, err := b.group.Store().MaxOffset(topic, qid)
 	if err != nil {
-		return offsetErrorResponse(req, "offset", err)
+		return offsetErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", v)
+	return offsetResponse(req, v)
 }
 
 // handleGetMinOffset serves GET_MIN_OFFSET (31): ext offset.
 func (b *Broker) handleGetMinOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	topic, qid, err := queueRef(req.ExtFields)
 	if err != nil {
-		return offsetErrorResponse(req, "offset", err)
+		return offsetErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", b.queueMin(topic, qid))
+	return offsetResponse(req, b.queueMin(topic, qid))
 }
 
 // handleSearchOffsetByTimestamp serves SEARCH_OFFSET_BY_TIMESTAMP (29): ext
 // offset, the first offset stored at or after timestamp (ms), the max
 // offset when every message is older.
 func (b *Broker) handleSearchOffsetByTimestamp(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, qid, err := queueRef(req.ExtFields)
-	if err != nil {
-		return offsetErrorResponse(req, "offset", err)
+	var h protocol.SearchOffsetRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return offsetErrorResponse(req, err)
 	}
-	ts, err := remoting.ExtInt(req.ExtFields, "timestamp")
-	if err != nil {
-		return offsetErrorResponse(req, "offset", fmt.Errorf("%w: %v", ErrBadRequest, err))
+	if err := checkQueue(h.Topic, h.QueueID); err != nil {
+		return offsetErrorResponse(req, err)
 	}
+	topic, qid, ts := h.Topic, h.QueueID, h.Timestamp
 	if !b.knownTopic(topic) {
-		return offsetResponse(req, "offset", 0)
+		return offsetResponse(req, 0)
 	}
 	v, err := b.group.Store().OffsetByTime(topic, qid, ts)
 	if err != nil {
-		return offsetErrorResponse(req, "offset", err)
+		return offsetErrorResponse(req, err)
 	}
-	return offsetResponse(req, "offset", v)
+	return offsetResponse(req, v)
 }
 
 // handleGetEarliestMsgStoretime serves GET_EARLIEST_MSG_STORETIME (32): ext
@@ -484,14 +501,14 @@ func (b *Broker) handleSearchOffsetByTimestamp(_ context.Context, _ *remoting.Co
 func (b *Broker) handleGetEarliestMsgStoretime(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	topic, qid, err := queueRef(req.ExtFields)
 	if err != nil {
-		return offsetErrorResponse(req, "timestamp", err)
+		return storeTimeErrorResponse(req, err)
 	}
 	if !b.knownTopic(topic) {
-		return offsetResponse(req, "timestamp", -1)
+		return storeTimeResponse(req, -1)
 	}
 	v, err := b.group.Store().EarliestMessageTime(topic, qid)
 	if err != nil {
-		return offsetResponse(req, "timestamp", -1)
+		return storeTimeResponse(req, -1)
 	}
-	return offsetResponse(req, "timestamp", v)
+	return storeTimeResponse(req, v)
 }

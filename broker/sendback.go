@@ -32,23 +32,11 @@ func (b *Broker) registerSendBackProcessor() {
 }
 
 func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
-	ext := req.ExtFields
-	group, err := remoting.ExtString(ext, "group")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
-	}
-	off, err := remoting.ExtInt(ext, "offset")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
-	}
-	delayLevel, err := extInt32(ext, "delayLevel", 0)
-	if err != nil {
+	var h protocol.ConsumerSendMsgBackRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
 		return nil, err
 	}
-	maxTimes, err := extInt32(ext, "maxReconsumeTimes", 0)
-	if err != nil {
-		return nil, err
-	}
+	group, off, delayLevel, maxTimes := h.Group, h.Offset, h.DelayLevel, h.MaxReconsumeTimes
 	if err := validateGroup(group); err != nil {
 		return nil, err
 	}
@@ -75,7 +63,7 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 		m.Properties[message.PropertyRetryTopic] = orig.Topic
 	}
 	if m.Properties[message.PropertyOriginMessageID] == "" {
-		id := ext["originMsgId"]
+		id := h.OriginMsgID
 		if id == "" {
 			id = orig.MsgID()
 		}

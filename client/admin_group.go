@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/ledgermq/ledgermq/protocol"
@@ -122,7 +121,7 @@ func (a *Admin) DeleteGroup(ctx context.Context, group string, t Target) error {
 			continue
 		}
 		found = true
-		req := remoting.NewRequest(remoting.DeleteSubscriptionGroup, map[string]string{"groupName": group, "cleanOffset": "true"}, nil)
+		req := (&protocol.DeleteSubscriptionGroupRequestHeader{GroupName: group, CleanOffset: true}).Request()
 		if _, err := a.call(ctx, g.addr, req, 0); err != nil {
 			return fmt.Errorf("client: delete group %s on %s: %w", group, g.name, err)
 		}
@@ -342,8 +341,7 @@ func (a *Admin) ResetOffsetByTime(ctx context.Context, r ResetRequest) ([]Offset
 			for mq, w := range cs.OffsetTable {
 				target := w.BrokerOffset
 				if r.Timestamp >= 0 {
-					if target, err = a.queueOffset(ctx, g.addr, remoting.SearchOffsetByTimestamp, r.Topic, mq.QueueID,
-						map[string]string{"timestamp": strconv.FormatInt(r.Timestamp, 10)}); err != nil {
+					if target, err = a.queueOffset(ctx, g.addr, remoting.SearchOffsetByTimestamp, r.Topic, mq.QueueID, r.Timestamp); err != nil {
 						return nil, err
 					}
 				}
@@ -383,7 +381,7 @@ func (a *Admin) ResetOffsetByTime(ctx context.Context, r ResetRequest) ([]Offset
 // groupKnown applies the broker's rule for 222 to a dry run: the group
 // has a config (GET_SUBSCRIPTIONGROUP_CONFIG, 352) or an offset on topic.
 func (a *Admin) groupKnown(ctx context.Context, g brokerGroup, group, topic string) error {
-	req := remoting.NewRequest(remoting.GetSubscriptionGroupConfig, map[string]string{"group": group}, nil)
+	req := (&protocol.GetSubscriptionGroupConfigRequestHeader{Group: group}).Request()
 	resp, err := a.call(ctx, g.addr, req, 0, remoting.Success, remoting.SubscriptionGroupNotExist)
 	if err != nil {
 		return err

@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -36,7 +38,7 @@ const (
 func (a *Admin) MessageByID(ctx context.Context, topic, id string) (*message.Ext, error) {
 	var errs []error
 	if host, phy, err := message.ParseOffsetMsgID(id); err == nil {
-		req := remoting.NewRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(phy, 10)}, nil)
+		req := (&protocol.ViewMessageRequestHeader{Offset: phy}).Request()
 		resp, err := a.call(ctx, host.String(), req, 0)
 		if err == nil {
 			m, _, derr := message.DecodeRecord(resp.Body)
@@ -82,12 +84,9 @@ func (a *Admin) queryIndex(ctx context.Context, topic, key string, maxNum int, b
 	var out []*message.Ext
 	seen := map[string]bool{}
 	for _, g := range groups {
-		ext := map[string]string{"topic": topic, "key": key, "maxNum": strconv.Itoa(maxNum),
-			"beginTimestamp": strconv.FormatInt(ms(begin), 10), "endTimestamp": strconv.FormatInt(endMS, 10)}
-		if uniq {
-			ext["_UNIQUE_KEY_QUERY"] = "true"
-		}
-		resp, err := a.call(ctx, g.addr, remoting.NewRequest(remoting.QueryMessage, ext, nil), 0, remoting.Success, remoting.QueryNotFound)
+		h := protocol.QueryMessageRequestHeader{Topic: topic, Key: key, MaxNum: int32(min(maxNum, math.MaxInt32)),
+			BeginTimestamp: ms(begin), EndTimestamp: endMS, UniqueKeyQuery: uniq}
+		resp, err := a.call(ctx, g.addr, h.Request(), 0, remoting.Success, remoting.QueryNotFound)
 		if err != nil {
 			return nil, fmt.Errorf("client: query %s on %s: %w", key, g.name, err)
 		}
@@ -196,8 +195,7 @@ func (a *Admin) MessagesByTime(ctx context.Context, topic string, begin, end tim
 			}
 		}
 		for qid := int32(0); qid < queues && len(out) < maxNum; qid++ {
-			off, err := a.queueOffset(ctx, g.addr, remoting.SearchOffsetByTimestamp, topic, qid,
-				map[string]string{"timestamp": strconv.FormatInt(ms(begin), 10)})
+			off, err := a.queueOffset(ctx, g.addr, remoting.SearchOffsetByTimestamp, topic, qid, ms(begin))
 			if err != nil {
 				return nil, err
 			}

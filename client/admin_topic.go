@@ -6,11 +6,9 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/ledgermq/ledgermq/protocol"
@@ -50,12 +48,10 @@ func (a *Admin) CreateTopic(ctx context.Context, tc TopicConfig, t Target) ([]st
 	}
 	var done []string
 	for _, g := range groups {
-		req := remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
-			"topic": tc.Topic, "defaultTopic": protocol.DefaultTopic,
-			"readQueueNums": strconv.Itoa(int(tc.ReadQueues)), "writeQueueNums": strconv.Itoa(int(tc.WriteQueues)),
-			"perm": strconv.Itoa(int(tc.Perm)), "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0",
-			"order": strconv.FormatBool(tc.Order),
-		}, nil)
+		h := protocol.CreateTopicRequestHeader{Topic: tc.Topic, DefaultTopic: protocol.DefaultTopic,
+			ReadQueueNums: tc.ReadQueues, WriteQueueNums: tc.WriteQueues, Perm: tc.Perm,
+			TopicFilterType: protocol.FilterSingleTag, Order: tc.Order}
+		req := h.Request()
 		if _, err := a.call(ctx, g.addr, req, 0); err != nil {
 			return done, fmt.Errorf("client: create topic %s on %s: %w", tc.Topic, g.name, err)
 		}
@@ -81,18 +77,15 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic string, t Target) error {
 		if _, ok := rd.Broker(g.name); !ok {
 			continue
 		}
-		req := remoting.NewRequest(remoting.DeleteTopicInBroker, map[string]string{"topic": topic}, nil)
+		req := (&protocol.DeleteTopicRequestHeader{Topic: topic}).Request()
 		if _, err := a.call(ctx, g.addr, req, 0); err != nil {
 			return fmt.Errorf("client: delete topic %s on %s: %w", topic, g.name, err)
 		}
 	}
-	ext := map[string]string{"topic": topic}
-	if t.Cluster != "" {
-		ext["clusterName"] = t.Cluster
-	}
+	nsReq := protocol.DeleteTopicFromNamesrvRequestHeader{Topic: topic, ClusterName: t.Cluster}
 	var errs []error
 	for _, ns := range a.opts.nameServers {
-		if _, err := a.call(ctx, ns, remoting.NewRequest(remoting.DeleteTopicInNamesrv, ext, nil), 0); err != nil {
+		if _, err := a.call(ctx, ns, nsReq.Request(), 0); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -111,10 +104,8 @@ func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tl struct {
-		TopicList []string `json:"topicList"`
-	}
-	if err := json.Unmarshal(resp.Body, &tl); err != nil {
+	tl, err := protocol.DecodeTopicList(resp.Body)
+	if err != nil {
 		return nil, fmt.Errorf("client: topic list from %s: %w", ns, err)
 	}
 	sort.Strings(tl.TopicList)
@@ -212,10 +203,10 @@ func (a *Admin) queueOffsets(ctx context.Context, rd *protocol.TopicRouteData, g
 	for i := int32(0); i < n; i++ {
 		qs := QueueStatus{BrokerName: g.name, QueueID: i}
 		var err error
-		if qs.MinOffset, err = a.queueOffset(ctx, g.addr, remoting.GetMinOffset, topic, i, nil); err != nil {
+		if qs.MinOffset, err = a.queueOffset(ctx, g.addr, remoting.GetMinOffset, topic, i, 0); err != nil {
 			return nil, err
 		}
-		if qs.MaxOffset, err = a.queueOffset(ctx, g.addr, remoting.GetMaxOffset, topic, i, nil); err != nil {
+		if qs.MaxOffset, err = a.queueOffset(ctx, g.addr, remoting.GetMaxOffset, topic, i, 0); err != nil {
 			return nil, err
 		}
 		out = append(out, qs)
@@ -224,20 +215,16 @@ func (a *Admin) queueOffsets(ctx context.Context, rd *protocol.TopicRouteData, g
 }
 
 // queueOffset asks addr for one of a queue's offsets: 30 GET_MAX_OFFSET,
-// 31 GET_MIN_OFFSET or 29 SEARCH_OFFSET_BY_TIMESTAMP (extra ext
-// timestamp); the answer's ext offset.
-func (a *Admin) queueOffset(ctx context.Context, addr string, code int16, topic string, qid int32, extra map[string]string) (int64, error) {
-	ext := map[string]string{"topic": topic, "queueId": strconv.Itoa(int(qid))}
-	for k, v := range extra {
-		ext[k] = v
-	}
-	resp, err := a.call(ctx, addr, remoting.NewRequest(code, ext, nil), 0)
+// 31 GET_MIN_OFFSET or 29 SEARCH_OFFSET_BY_TIMESTAMP (of ts, ms); the
+// answer's ext offset.
+func (a *Admin) queueOffset(ctx context.Context, addr string, code int16, topic string, qid int32, ts int64) (int64, error) {
+	resp, err := a.call(ctx, addr, queueOffsetRequest(code, topic, qid, "", ts), 0)
 	if err != nil {
 		return 0, fmt.Errorf("client: %s/%d: %w", topic, qid, err)
 	}
-	v, err := remoting.ExtInt(resp.ExtFields, "offset")
-	if err != nil {
+	var ans protocol.OffsetResponseHeader
+	if err := ans.Decode(resp.ExtFields); err != nil {
 		return 0, fmt.Errorf("client: %s of %s/%d from %s: %w", remoting.RequestCodeName(code), topic, qid, addr, err)
 	}
-	return v, nil
+	return ans.Offset, nil
 }

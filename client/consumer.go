@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -270,30 +269,25 @@ func (b *consumerBase) call(ctx context.Context, q Queue, anyNode bool, build fu
 
 // --- the offset requests ---------------------------------------------------------
 
-func queueExt(q Queue) map[string]string {
-	return map[string]string{"topic": q.Topic, "queueId": strconv.Itoa(int(q.QueueID)), "bname": q.BrokerName}
-}
-
 // queryOffset is QUERY_CONSUMER_OFFSET (14): the group's committed offset
 // for q, or ErrNoOffset.
 func (b *consumerBase) queryOffset(ctx context.Context, q Queue) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 	defer cancel()
 	resp, addr, err := b.call(ctx, q, false, func() *remoting.Command {
-		ext := queueExt(q)
-		ext["consumerGroup"] = b.opts.group
-		return remoting.NewRequest(remoting.QueryConsumerOffset, ext, nil)
+		h := protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: b.opts.group, Topic: q.Topic, QueueID: q.QueueID, BrokerName: q.BrokerName}
+		return h.Request()
 	})
 	if err != nil {
 		return 0, fmt.Errorf("client: query offset of %v: %w", q, err)
 	}
 	switch resp.Code {
 	case remoting.Success:
-		off, err := remoting.ExtInt(resp.ExtFields, "offset")
-		if err != nil {
+		var ans protocol.OffsetResponseHeader
+		if err := ans.Decode(resp.ExtFields); err != nil {
 			return 0, fmt.Errorf("client: query offset of %v from %s: %w", q, addr, err)
 		}
-		return off, nil
+		return ans.Offset, nil
 	case remoting.QueryNotFound:
 		return 0, fmt.Errorf("%w: %v", ErrNoOffset, q)
 	}
@@ -306,10 +300,9 @@ func (b *consumerBase) commitOffset(ctx context.Context, q Queue, off int64) err
 	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 	defer cancel()
 	resp, addr, err := b.call(ctx, q, false, func() *remoting.Command {
-		ext := queueExt(q)
-		ext["consumerGroup"] = b.opts.group
-		ext["commitOffset"] = strconv.FormatInt(off, 10)
-		return remoting.NewRequest(remoting.UpdateConsumerOffset, ext, nil)
+		h := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: b.opts.group, Topic: q.Topic, QueueID: q.QueueID,
+			CommitOffset: off, BrokerName: q.BrokerName}
+		return h.Request()
 	})
 	if err != nil {
 		return fmt.Errorf("client: commit offset %d of %v: %w", off, q, err)
@@ -327,11 +320,7 @@ func (b *consumerBase) queueOffset(ctx context.Context, code int16, q Queue, ts 
 	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 	defer cancel()
 	resp, addr, err := b.call(ctx, q, true, func() *remoting.Command {
-		ext := queueExt(q)
-		if code == remoting.SearchOffsetByTimestamp {
-			ext["timestamp"] = strconv.FormatInt(ts, 10)
-		}
-		return remoting.NewRequest(code, ext, nil)
+		return queueOffsetRequest(code, q.Topic, q.QueueID, q.BrokerName, ts)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("client: %s of %v: %w", remoting.RequestCodeName(code), q, err)
@@ -339,11 +328,21 @@ func (b *consumerBase) queueOffset(ctx context.Context, code int16, q Queue, ts 
 	if resp.Code != remoting.Success {
 		return 0, fmt.Errorf("client: %s of %v: %w", remoting.RequestCodeName(code), q, &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr})
 	}
-	off, err := remoting.ExtInt(resp.ExtFields, "offset")
-	if err != nil {
+	var ans protocol.OffsetResponseHeader
+	if err := ans.Decode(resp.ExtFields); err != nil {
 		return 0, fmt.Errorf("client: %s of %v from %s: %w", remoting.RequestCodeName(code), q, addr, err)
 	}
-	return off, nil
+	return ans.Offset, nil
+}
+
+// queueOffsetRequest builds 30, 31 or, with ts, 29 for one queue.
+func queueOffsetRequest(code int16, topic string, qid int32, bname string, ts int64) *remoting.Command {
+	if code == remoting.SearchOffsetByTimestamp {
+		h := protocol.SearchOffsetRequestHeader{Topic: topic, QueueID: qid, Timestamp: ts, BrokerName: bname}
+		return h.Request()
+	}
+	h := protocol.QueueOffsetRequestHeader{Topic: topic, QueueID: qid, BrokerName: bname}
+	return h.Request(code)
 }
 
 // startOffset is where the group starts on q when it has committed no

@@ -2,10 +2,8 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/ledgermq/ledgermq/message"
@@ -88,7 +86,7 @@ func (c *PushConsumer) heartbeat(ctx context.Context) int {
 // the group's other members rebalance now rather than when the
 // connection's loss is noticed.
 func (c *PushConsumer) unregister(ctx context.Context) {
-	ext := map[string]string{"clientID": c.clientID, "consumerGroup": c.opts.group}
+	h := protocol.UnregisterClientRequestHeader{ClientID: c.clientID, ConsumerGroup: c.opts.group}
 	var wg sync.WaitGroup
 	for _, addr := range c.brokerAddrs(ctx) {
 		wg.Add(1)
@@ -96,7 +94,7 @@ func (c *PushConsumer) unregister(ctx context.Context) {
 			defer wg.Done()
 			uctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 			defer cancel()
-			_, _ = c.core.rc.Invoke(uctx, addr, remoting.NewRequest(remoting.UnregisterClient, ext, nil))
+			_, _ = c.core.rc.Invoke(uctx, addr, h.Request())
 		}()
 	}
 	wg.Wait()
@@ -112,7 +110,8 @@ func (c *PushConsumer) consumerList(ctx context.Context, r *topicRoute) ([]strin
 	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 	defer cancel()
 	resp, addr, err := c.call(ctx, r.queues[0], true, func() *remoting.Command {
-		return remoting.NewRequest(remoting.GetConsumerListByGroup, map[string]string{"consumerGroup": c.opts.group}, nil)
+		h := protocol.GetConsumerListByGroupRequestHeader{ConsumerGroup: c.opts.group}
+		return h.Request()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("client: consumer list of %s: %w", c.opts.group, err)
@@ -120,10 +119,8 @@ func (c *PushConsumer) consumerList(ctx context.Context, r *topicRoute) ([]strin
 	if resp.Code != remoting.Success {
 		return nil, fmt.Errorf("client: consumer list of %s: %w", c.opts.group, &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr})
 	}
-	var body struct {
-		ConsumerIDList []string `json:"consumerIdList"`
-	}
-	if err := json.Unmarshal(resp.Body, &body); err != nil {
+	body, err := protocol.DecodeConsumerListBody(resp.Body)
+	if err != nil {
 		return nil, fmt.Errorf("client: consumer list of %s from %s: %w", c.opts.group, addr, err)
 	}
 	slices.Sort(body.ConsumerIDList)
@@ -143,16 +140,16 @@ func (c *PushConsumer) sendBackLevel(ctx context.Context, m *MessageExt, level i
 	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 	defer cancel()
 	resp, addr, err := c.call(ctx, m.Queue, false, func() *remoting.Command {
-		return remoting.NewRequest(remoting.ConsumerSendMsgBack, map[string]string{
-			"group":             c.opts.group,
-			"offset":            strconv.FormatInt(m.PhysicalOffset, 10),
-			"delayLevel":        strconv.Itoa(level),
-			"originMsgId":       m.MsgID,
-			"originTopic":       m.Topic,
-			"unitMode":          "false",
-			"maxReconsumeTimes": strconv.Itoa(c.opts.consumer.maxReconsume),
-			"bname":             m.Queue.BrokerName,
-		}, nil)
+		h := protocol.ConsumerSendMsgBackRequestHeader{
+			Group:             c.opts.group,
+			Offset:            m.PhysicalOffset,
+			DelayLevel:        int32(level),
+			OriginMsgID:       m.MsgID,
+			OriginTopic:       m.Topic,
+			MaxReconsumeTimes: int32(c.opts.consumer.maxReconsume),
+			BrokerName:        m.Queue.BrokerName,
+		}
+		return h.Request()
 	})
 	if err != nil {
 		return fmt.Errorf("client: send back %s: %w", m.MsgID, err)

@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -29,19 +29,6 @@ import (
 // waits giveAwayWait for it, then leaves that queue to a goroutine of its
 // own and goes on. Broadcasting members take no locks.
 
-// mqBody is a MessageQueue in the JSON of 41 and 42.
-type mqBody struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int32  `json:"queueId"`
-}
-
-type lockBody struct {
-	ConsumerGroup string   `json:"consumerGroup"`
-	ClientID      string   `json:"clientId"`
-	MQSet         []mqBody `json:"mqSet"`
-}
-
 // needLocks reports whether the consumer locks its queues.
 func (c *PushConsumer) needLocks() bool {
 	return c.opts.consumer.orderly && c.opts.consumer.model == Clustering
@@ -62,11 +49,11 @@ func byBroker(qs []Queue) [][]Queue {
 }
 
 func (c *PushConsumer) lockRequest(code int16, qs []Queue) func() *remoting.Command {
-	body := lockBody{ConsumerGroup: c.opts.group, ClientID: c.clientID, MQSet: make([]mqBody, 0, len(qs))}
+	body := protocol.LockBatchBody{ConsumerGroup: c.opts.group, ClientID: c.clientID, MQSet: make([]protocol.MessageQueue, 0, len(qs))}
 	for _, q := range qs {
-		body.MQSet = append(body.MQSet, mqBody(q))
+		body.MQSet = append(body.MQSet, protocol.MessageQueue(q))
 	}
-	b, _ := json.Marshal(body)
+	b, _ := body.Encode() // cannot fail: strings and numbers only
 	return func() *remoting.Command { return remoting.NewRequest(code, nil, b) }
 }
 
@@ -92,10 +79,8 @@ func (c *PushConsumer) lockBatch(ctx context.Context, batch []Queue, granted map
 	if resp.Code != remoting.Success {
 		return &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr}
 	}
-	var res struct {
-		LockOKMQSet []mqBody `json:"lockOKMQSet"`
-	}
-	if err := json.Unmarshal(resp.Body, &res); err != nil {
+	res, err := protocol.DecodeLockBatchResult(resp.Body)
+	if err != nil {
 		return fmt.Errorf("client: lock answer from %s: %w", addr, err)
 	}
 	for _, mq := range res.LockOKMQSet {

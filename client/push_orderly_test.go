@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -124,9 +125,9 @@ func lockAs(t testing.TB, tc *brokertest.Cluster, rc *remoting.Client, group, cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := lockBody{ConsumerGroup: group, ClientID: clientID}
+	body := protocol.LockBatchBody{ConsumerGroup: group, ClientID: clientID}
 	for _, q := range qs {
-		body.MQSet = append(body.MQSet, mqBody(q))
+		body.MQSet = append(body.MQSet, protocol.MessageQueue(q))
 	}
 	b, _ := json.Marshal(body)
 	resp, err := rc.Invoke(ctx, addr, remoting.NewRequest(remoting.LockBatchMQ, nil, b))
@@ -134,7 +135,7 @@ func lockAs(t testing.TB, tc *brokertest.Cluster, rc *remoting.Client, group, cl
 		t.Fatalf("lock: %v %v", err, resp)
 	}
 	var res struct {
-		LockOKMQSet []mqBody `json:"lockOKMQSet"`
+		LockOKMQSet []protocol.MessageQueue `json:"lockOKMQSet"`
 	}
 	if err := json.Unmarshal(resp.Body, &res); err != nil {
 		t.Fatal(err)

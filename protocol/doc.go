@@ -8,9 +8,11 @@
 // The client, the broker and the name server build and read these
 // headers and bodies with this package, so the two sides of a request
 // cannot drift: the topic table types are the replicated ones (package
-// metadata), and the name server's route, cluster-info and register-body
-// types, the broker's send, pull and heartbeat decoding and our client's
-// encoding are all this package's.
+// metadata), and the name server's route, cluster-info, topic-list and
+// register header and body types, the broker's send, pull, offset,
+// consumer-group, lock and message look-up decoding and our client's
+// encoding are all this package's (offset.go, consumer.go, query.go,
+// admin_topic.go and broker_register.go list their codes).
 //
 // # Codes and who uses what
 //
@@ -21,20 +23,42 @@
 //	320   SEND_BATCH_MESSAGE        producer → broker   SendMessageRequestHeaderV2           batch items (client/)
 //	                                                    with Batch
 //	      (answer to 10/310/320)    broker → producer   SendMessageResponseHeader            none
-//	21    GET_ALL_TOPIC_CONFIG      admin → broker      none                                 answer: TopicConfigWrapper
-//	34    HEART_BEAT                client → broker     none                                 HeartbeatData
-//	37    END_TRANSACTION           producer → broker   EndTransactionRequestHeader          none
-//	39    CHECK_TRANSACTION_STATE   broker → producer   CheckTransactionStateRequestHeader   the half message (stored record)
 //	11    PULL_MESSAGE              consumer → broker   PullMessageRequestHeader             answer: PullMessageResponseHeader + records
-//	103   REGISTER_BROKER           broker → namesrv    (routing/)                           RegisterBrokerBody (DecodeRegisterBody)
+//	12    QUERY_MESSAGE             admin → broker      QueryMessageRequestHeader            answer: QueryMessageResponseHeader + records
+//	14    QUERY_CONSUMER_OFFSET     consumer → broker   QueryConsumerOffsetRequestHeader     answer: OffsetResponseHeader (or 22)
+//	15    UPDATE_CONSUMER_OFFSET    consumer → broker   UpdateConsumerOffsetRequestHeader    none (also follower → leader)
+//	17    UPDATE_AND_CREATE_TOPIC   admin → broker      CreateTopicRequestHeader             none
+//	21    GET_ALL_TOPIC_CONFIG      admin → broker      none                                 answer: TopicConfigWrapper
+//	29    SEARCH_OFFSET_BY_TIME…    consumer → broker   SearchOffsetRequestHeader            answer: OffsetResponseHeader
+//	30    GET_MAX_OFFSET            consumer → broker   QueueOffsetRequestHeader             answer: OffsetResponseHeader
+//	31    GET_MIN_OFFSET            consumer → broker   QueueOffsetRequestHeader             answer: OffsetResponseHeader
+//	32    GET_EARLIEST_MSG_STORE…   consumer → broker   QueueOffsetRequestHeader             answer: StoreTimeResponseHeader
+//	33    VIEW_MESSAGE_BY_ID        admin → broker      ViewMessageRequestHeader             answer: the stored record
+//	34    HEART_BEAT                client → broker     none                                 HeartbeatData
+//	35    UNREGISTER_CLIENT         client → broker     UnregisterClientRequestHeader        none
+//	36    CONSUMER_SEND_MSG_BACK    consumer → broker   ConsumerSendMsgBackRequestHeader     none
+//	37    END_TRANSACTION           producer → broker   EndTransactionRequestHeader          none
+//	38    GET_CONSUMER_LIST_BY_GR…  consumer → broker   GetConsumerListByGroupRequestHeader  answer: ConsumerListBody
+//	39    CHECK_TRANSACTION_STATE   broker → producer   CheckTransactionStateRequestHeader   the half message (stored record)
+//	40    NOTIFY_CONSUMER_IDS_CH…   broker → consumer   NotifyConsumerIdsChangedRequest…     none
+//	41    LOCK_BATCH_MQ             consumer → broker   none                                 LockBatchBody; answer: LockBatchResult
+//	42    UNLOCK_BATCH_MQ           consumer → broker   none                                 LockBatchBody
+//	103   REGISTER_BROKER           broker → namesrv    RegisterBrokerRequestHeader          RegisterBrokerBody (DecodeRegisterBody)
+//	      (answer to 103)           namesrv → broker    RegisterBrokerResponseHeader         none
+//	104   UNREGISTER_BROKER         broker → namesrv    UnregisterBrokerRequestHeader        none
 //	105   GET_ROUTEINFO_BY_TOPIC    client → namesrv    GetRouteInfoRequestHeader            answer: TopicRouteData
 //	106   GET_BROKER_CLUSTER_INFO   admin → namesrv     none (ClusterInfoRequest)            answer: ClusterInfo
 //	202   GET_TOPIC_STATS_INFO      admin → broker      topic                                answer: TopicStatsTable
 //	203   GET_CONSUMER_CONNECTION…  admin → broker      consumerGroup                        answer: ConsumerConnection
 //	204   GET_PRODUCER_CONNECTION…  admin → broker      producerGroup                        answer: ProducerConnection
 //	206   GET_ALL_TOPIC_LIST…       admin → namesrv     none                                 answer: TopicList
+//	207   DELETE_SUBSCRIPTIONGROUP  admin → broker      DeleteSubscriptionGroupRequest…      none
 //	208   GET_CONSUME_STATS         admin → broker      consumerGroup, topic                 answer: ConsumeStats
+//	215   DELETE_TOPIC_IN_BROKER    admin → broker      DeleteTopicRequestHeader             none
+//	216   DELETE_TOPIC_IN_NAMESRV   admin → namesrv     DeleteTopicFromNamesrvRequestHeader  none
+//	220   RESET_CONSUMER_CLIENT…    broker → consumer   ResetConsumerClientOffsetRequest…    ResetOffsetBody
 //	222   INVOKE_BROKER_TO_RESET…   admin → broker      ResetOffsetHeader                    answer: ResetOffsetBody
+//	352   GET_SUBSCRIPTIONGROUP_C…  admin → broker      GetSubscriptionGroupConfigRequest…   answer: the group's config
 //	4001  RAFT_STATUS               admin → broker      none                                 answer: RaftStatus
 //	4002  RAFT_REMOVE_NODE          admin → broker      RaftNodeHeader                       none
 //	4003  RAFT_ADD_NODE             admin → broker      RaftNodeHeader                       none

@@ -65,6 +65,14 @@ func (r *extReader) num(key string, bits int, required bool) int64 {
 }
 
 func (r *extReader) int32(key string, required bool) int32 { return int32(r.num(key, 32, required)) }
+
+// int32Or is an optional int32 that reads def, not 0, when absent or empty.
+func (r *extReader) int32Or(key string, def int32) int32 {
+	if r.ext[key] == "" {
+		return def
+	}
+	return r.int32(key, false)
+}
 func (r *extReader) int64(key string, required bool) int64 { return r.num(key, 64, required) }
 func (r *extReader) bool(key string) bool                  { return strings.EqualFold(r.ext[key], "true") }
 

@@ -1,6 +1,11 @@
 package protocol
 
-import "github.com/ledgermq/ledgermq/metadata"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ledgermq/ledgermq/metadata"
+)
 
 // Topic filter types of TopicConfig.TopicFilterType.
 const (
@@ -49,4 +54,17 @@ type RegisterBrokerBody struct {
 // TopicList is the body of GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206).
 type TopicList struct {
 	TopicList []string `json:"topicList"`
+}
+
+// Encode returns the JSON body.
+func (l *TopicList) Encode() ([]byte, error) { return json.Marshal(l) }
+
+// DecodeTopicList decodes the body of 206's answer; an error wraps
+// ErrBadBody. Its memory is bounded by the body's length.
+func DecodeTopicList(body []byte) (*TopicList, error) {
+	var l TopicList
+	if err := json.Unmarshal(body, &l); err != nil {
+		return nil, fmt.Errorf("%w: GET_ALL_TOPIC_LIST_FROM_NAMESERVER answer: %w", ErrBadBody, err)
+	}
+	return &l, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/ledgermq/ledgermq/auth"
@@ -82,19 +81,19 @@ func RegisterCommand(req RegisterRequest) (*remoting.Command, error) {
 	if err != nil {
 		return nil, badRequest(err)
 	}
-	ext := map[string]string{
-		extBrokerName:   req.BrokerName,
-		extBrokerAddr:   req.BrokerAddr,
-		extClusterName:  req.ClusterName,
-		extHAServerAddr: req.HAServerAddr,
-		extBrokerID:     strconv.FormatInt(req.BrokerID, 10),
-		extActingMaster: "false",
-		extCompressed:   strconv.FormatBool(req.Compressed),
-		extBodyCRC:      strconv.FormatUint(uint64(bodyCRC32(raw)), 10),
+	h := protocol.RegisterBrokerRequestHeader{
+		ClusterName:  req.ClusterName,
+		BrokerName:   req.BrokerName,
+		BrokerAddr:   req.BrokerAddr,
+		BrokerID:     req.BrokerID,
+		HAServerAddr: req.HAServerAddr,
+		Compressed:   req.Compressed,
+		BodyCRC32:    int32(bodyCRC32(raw)), // the sign bit is clear
 	}
 	if req.HeartbeatTimeout > 0 {
-		ext[extHeartbeatTimeout] = strconv.FormatInt(req.HeartbeatTimeout.Milliseconds(), 10)
+		h.HeartbeatTimeoutMillis = req.HeartbeatTimeout.Milliseconds()
 	}
+	ext := h.Encode()
 	if err := signRequest(ext, raw, req.Secret, req.SignTime); err != nil {
 		return nil, err
 	}
@@ -158,12 +157,9 @@ type UnregisterRequest struct {
 // UnregisterCommand builds the UNREGISTER_BROKER request for req (signed
 // when req.Secret is set).
 func UnregisterCommand(req UnregisterRequest) (*remoting.Command, error) {
-	ext := map[string]string{
-		extBrokerName:  req.BrokerName,
-		extBrokerAddr:  req.BrokerAddr,
-		extClusterName: req.ClusterName,
-		extBrokerID:    strconv.FormatInt(req.BrokerID, 10),
-	}
+	h := protocol.UnregisterBrokerRequestHeader{ClusterName: req.ClusterName, BrokerName: req.BrokerName,
+		BrokerAddr: req.BrokerAddr, BrokerID: req.BrokerID}
+	ext := h.Encode()
 	if err := signRequest(ext, nil, req.Secret, req.SignTime); err != nil {
 		return nil, err
 	}

@@ -23,19 +23,12 @@ const codeStaleTerm = remoting.NotLeaderForQueue
 // replayed, or an unregister from a stranger's connection).
 const codeRefused = remoting.NoPermission
 
-// Ext field names of the name-server requests.
+// Ext field names the name server's logs and errors quote; the headers
+// themselves are package protocol's.
 const (
-	extTopic            = "topic"
-	extClusterName      = "clusterName"
 	extBrokerName       = "brokerName"
 	extBrokerAddr       = "brokerAddr"
-	extBrokerID         = "brokerId"
-	extHAServerAddr     = "haServerAddr"
-	extMasterAddr       = "masterAddr"
 	extHeartbeatTimeout = "heartbeatTimeoutMillis"
-	extActingMaster     = "enableActingMaster"
-	extCompressed       = "compressed"
-	extBodyCRC          = "bodyCrc32"
 )
 
 // handle registers the request handlers on rs.
@@ -60,52 +53,18 @@ type registerHeader struct {
 // parseRegisterHeader reads the REGISTER_BROKER ext fields. Errors wrap
 // ErrBadRequest.
 func parseRegisterHeader(ext map[string]string) (registerHeader, error) {
-	var h registerHeader
-	var err error
-	if h.clusterName, h.brokerName, h.brokerAddr, h.brokerID, err = identity(ext); err != nil {
-		return h, err
+	var p protocol.RegisterBrokerRequestHeader
+	if err := p.Decode(ext); err != nil {
+		return registerHeader{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	if h.haServerAddr, err = remoting.ExtString(ext, extHAServerAddr); err != nil {
-		return h, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	if ms := p.HeartbeatTimeoutMillis; ms < 0 || ms > MaxHeartbeatTimeout.Milliseconds() {
+		return registerHeader{}, fmt.Errorf("%w: %s %d outside [0, %d]", ErrBadRequest, extHeartbeatTimeout, ms, MaxHeartbeatTimeout.Milliseconds())
 	}
-	if _, ok := ext[extHeartbeatTimeout]; ok {
-		ms, err := remoting.ExtInt(ext, extHeartbeatTimeout)
-		if err != nil {
-			return h, fmt.Errorf("%w: %w", ErrBadRequest, err)
-		}
-		if ms < 0 || ms > MaxHeartbeatTimeout.Milliseconds() {
-			return h, fmt.Errorf("%w: %s %d outside [0, %d]", ErrBadRequest, extHeartbeatTimeout, ms, MaxHeartbeatTimeout.Milliseconds())
-		}
-		h.timeout = time.Duration(ms) * time.Millisecond
-	}
-	if _, ok := ext[extCompressed]; ok {
-		h.compressed, _ = remoting.ExtBool(ext, extCompressed)
-	}
-	if _, ok := ext[extBodyCRC]; ok {
-		crc, err := remoting.ExtInt32(ext, extBodyCRC)
-		if err != nil {
-			return h, fmt.Errorf("%w: %w", ErrBadRequest, err)
-		}
-		h.bodyCRC = uint32(crc)
-	}
-	return h, nil
-}
-
-// identity reads the ext fields that name a broker: clusterName,
-// brokerName, brokerAddr, brokerId. Errors wrap ErrBadRequest.
-func identity(ext map[string]string) (cluster, name, addr string, id int64, err error) {
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{{extClusterName, &cluster}, {extBrokerName, &name}, {extBrokerAddr, &addr}} {
-		if *f.dst, err = remoting.ExtString(ext, f.key); err != nil {
-			return "", "", "", 0, fmt.Errorf("%w: %w", ErrBadRequest, err)
-		}
-	}
-	if id, err = remoting.ExtInt(ext, extBrokerID); err != nil {
-		return "", "", "", 0, fmt.Errorf("%w: %w", ErrBadRequest, err)
-	}
-	return cluster, name, addr, id, nil
+	return registerHeader{
+		clusterName: p.ClusterName, brokerName: p.BrokerName, brokerAddr: p.BrokerAddr, haServerAddr: p.HAServerAddr,
+		brokerID: p.BrokerID, timeout: time.Duration(p.HeartbeatTimeoutMillis) * time.Millisecond,
+		compressed: p.Compressed, bodyCRC: uint32(p.BodyCRC32),
+	}, nil
 }
 
 // bodyCRC32 is Java's UtilAll.crc32: CRC-32 (IEEE) with the sign bit
@@ -136,10 +95,7 @@ func (s *Server) serveRegister(_ context.Context, conn *remoting.Conn, req *remo
 		s.table.RemoveConn(conn.ID())
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	if res.MasterAddr != "" {
-		resp.SetExt(extMasterAddr, res.MasterAddr)
-		resp.SetExt(extHAServerAddr, res.HAServerAddr)
-	}
+	resp.ExtFields = (&protocol.RegisterBrokerResponseHeader{MasterAddr: res.MasterAddr, HAServerAddr: res.HAServerAddr}).Encode()
 	return resp
 }
 
@@ -259,10 +215,11 @@ func (s *Server) logApplied(reg Registration, res RegisterResult) {
 // honoured only on a connection the member registered on, or signed with
 // the cluster secret.
 func (s *Server) serveUnregister(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	_, name, addr, id, err := identity(req.ExtFields)
-	if err != nil {
-		return s.reject(conn, req, err)
+	var h protocol.UnregisterBrokerRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return s.reject(conn, req, fmt.Errorf("%w: %w", ErrBadRequest, err))
 	}
+	name, addr, id := h.BrokerName, h.BrokerAddr, h.BrokerID
 	signed, err := s.authenticate(req.ExtFields, req.Body)
 	if err == nil {
 		s.confirm.drop(pendingKey{name, addr}, conn.ID(), signed)
@@ -282,10 +239,11 @@ func (s *Server) serveUnregister(_ context.Context, conn *remoting.Conn, req *re
 
 // serveRoute handles GET_ROUTEINFO_BY_TOPIC (105).
 func (s *Server) serveRoute(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, err := remoting.ExtString(req.ExtFields, extTopic)
-	if err != nil {
+	var h protocol.GetRouteInfoRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
 		return s.reject(conn, req, fmt.Errorf("%w: %w", ErrBadRequest, err))
 	}
+	topic := h.Topic
 	route, ok := s.table.Route(topic)
 	if !ok {
 		return remoting.NewResponse(req, remoting.TopicNotExist,
@@ -307,11 +265,11 @@ func (s *Server) serveTopicList(_ context.Context, conn *remoting.Conn, req *rem
 // serveDeleteTopic handles DELETE_TOPIC_IN_NAMESRV (216): ext topic, and
 // optionally clusterName to delete it from that cluster's groups only.
 func (s *Server) serveDeleteTopic(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, err := remoting.ExtString(req.ExtFields, extTopic)
-	if err != nil {
+	var h protocol.DeleteTopicFromNamesrvRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
 		return s.reject(conn, req, fmt.Errorf("%w: %w", ErrBadRequest, err))
 	}
-	cluster := req.ExtFields[extClusterName]
+	topic, cluster := h.Topic, h.ClusterName
 	n := s.table.DeleteTopic(topic, cluster)
 	s.log.Info("topic deleted", "topic", topic, "cluster", cluster, "groups", n, "peer", conn.RemoteAddr())
 	return remoting.NewResponse(req, remoting.Success, "")

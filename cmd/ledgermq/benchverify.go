@@ -7,12 +7,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -86,7 +86,7 @@ func (r *clusterReader) ByOffset(ctx context.Context, broker, offsetMsgID string
 		return "", err
 	}
 	resp, err := r.onLeader(ctx, broker, func() *remoting.Command {
-		return remoting.NewRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(off, 10)}, nil)
+		return (&protocol.ViewMessageRequestHeader{Offset: off}).Request()
 	})
 	if err != nil {
 		return "", err
@@ -116,9 +116,9 @@ func (r *clusterReader) CountByKey(ctx context.Context, topic, key string) (int,
 	seen := map[at]bool{} // an index may list one record twice
 	for _, g := range groups {
 		resp, err := r.onLeader(ctx, g, func() *remoting.Command {
-			return remoting.NewRequest(remoting.QueryMessage, map[string]string{
-				"topic": topic, "key": key, "maxNum": "64", "beginTimestamp": "0",
-				"endTimestamp": strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)}, nil)
+			h := protocol.QueryMessageRequestHeader{Topic: topic, Key: key, MaxNum: 64,
+				EndTimestamp: time.Now().Add(time.Hour).UnixMilli()}
+			return h.Request()
 		})
 		if err != nil {
 			return 0, err

@@ -21,8 +21,7 @@ import (
 // (VIEW_MESSAGE_BY_ID, 33: any replica answers, offsets being the same on
 // every node).
 func View(ctx context.Context, c *remoting.Client, addr string, off int64) (*message.Ext, error) {
-	resp, err := c.Invoke(ctx, addr, remoting.NewRequest(remoting.ViewMessageByID,
-		map[string]string{"offset": strconv.FormatInt(off, 10)}, nil))
+	resp, err := c.Invoke(ctx, addr, (&protocol.ViewMessageRequestHeader{Offset: off}).Request())
 	if err != nil {
 		return nil, err
 	}
