@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +30,11 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	brokers map[string]*broker.Broker
-	hooks   map[string]*broker.Hooks
+	// brokerName and ownNamesrv are the group's name and whether its
+	// brokers register with Namesrv, as the last broker started says.
+	brokerName string
+	ownNamesrv bool
+	hooks      map[string]*broker.Hooks
 }
 
 // StartCluster starts a name server and an n-node group and waits for
@@ -80,17 +85,25 @@ func StartCluster(t testing.TB, n int, opt func(i int, c *broker.Config)) *Clust
 	for !tc.leaderRegistered() {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the name server lists no leader of broker-a: %+v", ns.Table().Members())
+			t.Fatalf("the name server lists no leader of the group: %+v", ns.Table().Members())
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
 	return tc
 }
 
-// leaderRegistered reports whether the name server lists brokerId 0.
+// leaderRegistered reports whether the name server the brokers register
+// with lists the group's brokerId 0 (true when they register elsewhere: a
+// test that points them at another cluster's name server waits itself).
 func (tc *Cluster) leaderRegistered() bool {
+	tc.mu.Lock()
+	name, own := tc.brokerName, tc.ownNamesrv
+	tc.mu.Unlock()
+	if !own {
+		return true
+	}
 	for _, m := range tc.Namesrv.Table().Members() {
-		if m.BrokerName == "broker-a" && m.BrokerID == 0 {
+		if m.BrokerName == name && m.BrokerID == 0 {
 			return true
 		}
 	}
@@ -125,6 +138,7 @@ func (tc *Cluster) startBroker(id string, i int, l net.Listener) {
 	}
 	tc.mu.Lock()
 	tc.brokers[id] = b
+	tc.brokerName, tc.ownNamesrv = cfg.BrokerName, slices.Contains(cfg.NamesrvAddrs, tc.Namesrv.Addr().String())
 	tc.mu.Unlock()
 }
 

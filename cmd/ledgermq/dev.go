@@ -193,7 +193,7 @@ func (d *devRun) run(ctx context.Context) error {
 		return fmt.Errorf("%w: %s is in use by another dev: %w", errDevConfig, d.dir, err)
 	}
 	defer lock.Release()
-	if d.layout, err = planLayout(d.dir, d.nodes); err != nil {
+	if d.layout, err = planLayout(d.dir, d.nodes, d.namesrv); err != nil {
 		return err
 	}
 	if err := checkFree(d.namesrv); err != nil {
@@ -444,8 +444,15 @@ func (d *devRun) stopAll() {
 }
 
 // planLayout returns every node's addresses and paths: those of an earlier
-// run (from DIR/nI.conf) or, on the first run, free loopback ports.
-func planLayout(dir string, n int) ([]devNode, error) {
+// run (from DIR/nI.conf) or, on the first run, free loopback ports other
+// than those of avoid (the name server's, which is not listening yet).
+func planLayout(dir string, n int, avoid ...string) ([]devNode, error) {
+	skip := map[int]bool{}
+	for _, a := range avoid {
+		if ap, err := netip.ParseAddrPort(a); err == nil {
+			skip[int(ap.Port())] = true
+		}
+	}
 	nodes := make([]devNode, n)
 	existing := 0
 	for i := range nodes {
@@ -471,7 +478,7 @@ func planLayout(dir string, n int) ([]devNode, error) {
 			}
 			nodes[i].addr, nodes[i].raft, nodes[i].http = cfg.ClientAddr, cfg.RaftBind, cfg.HTTPAddr
 			if nodes[i].http == "" { // a directory of an older dev
-				ports, err := freePorts(1)
+				ports, err := freePorts(1, skip)
 				if err != nil {
 					return nil, err
 				}
@@ -485,7 +492,7 @@ func planLayout(dir string, n int) ([]devNode, error) {
 		}
 		return nodes, nil
 	}
-	ports, err := freePorts(3 * n)
+	ports, err := freePorts(3*n, skip)
 	if err != nil {
 		return nil, err
 	}
@@ -530,9 +537,9 @@ func devSecret(dir string) (path, secret string, err error) {
 	return path, secret, nil
 }
 
-// freePorts picks n distinct free loopback ports (all held open until all
-// are picked).
-func freePorts(n int) ([]int, error) {
+// freePorts picks n distinct free loopback ports, none of skip (all held
+// open until all are picked).
+func freePorts(n int, skip map[int]bool) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -546,7 +553,9 @@ func freePorts(n int) ([]int, error) {
 			return nil, err
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		if p := l.Addr().(*net.TCPAddr).Port; !skip[p] {
+			ports = append(ports, p)
+		}
 	}
 	return ports, nil
 }
