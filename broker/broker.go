@@ -220,6 +220,28 @@ func (l *loopGroup) stop() {
 	l.wg.Wait()
 }
 
+// leaderRounds calls round every interval while this node is the writable
+// leader and topic exists, until ctx ends: the shape of the broker's
+// schedulers (delayed delivery, transaction check-back).
+func (b *Broker) leaderRounds(ctx context.Context, every time.Duration, topic string, round func(context.Context)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !b.group.IsLeader() {
+			continue
+		}
+		if _, ok := b.group.Metadata().Topic(topic); !ok {
+			continue
+		}
+		round(ctx)
+	}
+}
+
 // closeStep names the points between the steps of Broker.Close.
 type closeStep int
 

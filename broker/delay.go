@@ -124,28 +124,15 @@ func (b *Broker) park(ctx context.Context, level int, topic string, queueID int3
 // scheduleLoop runs the scheduler until ctx ends (b.loops); it works only
 // while this node is the writable leader.
 func (b *Broker) scheduleLoop(ctx context.Context) {
-	t := time.NewTicker(scheduleTick)
-	defer t.Stop()
 	// unsettled: a delivery failed, perhaps with an unknown outcome (its
 	// entry may still commit). Progress read before that entry applies
 	// would deliver its messages again, so deliveries wait for a raft
 	// barrier, after which every earlier entry has been applied here.
 	unsettled := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !b.group.IsLeader() {
-			continue
-		}
-		if _, ok := b.group.Metadata().Topic(scheduleTopic); !ok {
-			continue
-		}
+	b.leaderRounds(ctx, scheduleTick, scheduleTopic, func(ctx context.Context) {
 		if unsettled {
-			if err := b.group.Raft().Barrier(proposeTimeout).Error(); err != nil {
-				continue
+			if err := b.barrier(ctx); err != nil {
+				return
 			}
 			unsettled = false
 		}
@@ -163,7 +150,7 @@ func (b *Broker) scheduleLoop(ctx context.Context) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // deliverDue delivers up to scheduleBatch due messages of one level's queue

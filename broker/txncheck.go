@@ -17,24 +17,11 @@ import (
 // broker's loops); it works only while this node is the writable leader
 // and a half message was ever stored.
 func (b *Broker) txnCheckLoop(ctx context.Context) {
-	t := time.NewTicker(b.cfg.TransactionCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !b.group.IsLeader() {
-			continue
-		}
-		if _, ok := b.group.Metadata().Topic(halfTopic); !ok {
-			continue
-		}
+	b.leaderRounds(ctx, b.cfg.TransactionCheckInterval, halfTopic, func(ctx context.Context) {
 		if err := b.checkRound(ctx); err != nil && ctx.Err() == nil {
 			b.log.Warn("transaction check round failed; next round retries", "error", err)
 		}
-	}
+	})
 }
 
 // checkRound scans the half queue once, from the check progress to the end

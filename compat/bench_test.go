@@ -42,25 +42,10 @@ func BenchmarkRealClientSend(b *testing.B) {
 	if _, err := ps[0].SendSync(ctx, primitive.NewMessage("BenchTopic", body)); err != nil {
 		b.Fatal(err)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	b.SetBytes(1024)
-	b.ResetTimer()
-	for i := 0; i < producers*16; i++ {
-		wg.Add(1)
-		go func(p rocketmq.Producer) {
-			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
-				if _, err := p.SendSync(ctx, primitive.NewMessage("BenchTopic", body)); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}(ps[i%producers])
-	}
-	wg.Wait()
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sends/s")
+	timedSends(b, producers*16, "sends/s", func(i int) error {
+		_, err := ps[i%producers].SendSync(ctx, primitive.NewMessage("BenchTopic", body))
+		return err
+	})
 
 	total := int64(b.N) + 1
 	var got atomic.Int64
@@ -151,23 +136,33 @@ func BenchmarkRealClientTransaction(b *testing.B) {
 	if _, err := ps[0].SendMessageInTransaction(ctx, primitive.NewMessage("BenchTxTopic", body)); err != nil {
 		b.Fatal(err)
 	}
+	timedSends(b, producers*16, "txns/s", func(i int) error {
+		_, err := ps[i%producers].SendMessageInTransaction(ctx, primitive.NewMessage("BenchTxTopic", body))
+		return err
+	})
+}
+
+// timedSends runs b.N calls of send over workers goroutines (send gets the
+// worker's number), times them as 1 KiB each and reports the rate as unit.
+func timedSends(b *testing.B, workers int, unit string, send func(worker int) error) {
+	b.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.SetBytes(1024)
 	b.ResetTimer()
-	for i := 0; i < producers*16; i++ {
+	for i := 0; i < workers; i++ {
 		wg.Add(1)
-		go func(p rocketmq.TransactionProducer) {
+		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
-				if _, err := p.SendMessageInTransaction(ctx, primitive.NewMessage("BenchTxTopic", body)); err != nil {
+				if err := send(i); err != nil {
 					b.Error(err)
 					return
 				}
 			}
-		}(ps[i%producers])
+		}()
 	}
 	wg.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "txns/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
 }

@@ -238,14 +238,11 @@ func (g *Group) open() error {
 	g.wg.Add(1)
 	go g.watchRoles()
 	if cfg.PreferredLeader != "" {
-		g.wg.Add(1)
-		go g.preferLeader()
+		g.whileLeading(2*cfg.Timing.ElectionTimeout, g.preferLeader)
 	}
-	g.wg.Add(1)
-	go g.raiseVersion()
+	g.whileLeading(2*cfg.Timing.ElectionTimeout, g.raiseVersion)
 	if cfg.VerifyInterval > 0 {
-		g.wg.Add(1)
-		go g.verifyLoop()
+		g.whileLeading(cfg.VerifyInterval, g.proposeCheckpoint)
 	}
 	g.log.Info("raft node started", "existing_state", existing, "timing", cfg.Timing.Name,
 		"store_seq", g.store.LastSeq(), "metadata_index", g.meta.AppliedIndex())

@@ -165,31 +165,38 @@ func (g *Group) TransferLeadership(ctx context.Context, to string) error {
 	}
 }
 
-// preferLeader moves leadership to the preferred node whenever this node
-// leads and the preferred one is a voter; raft only completes the transfer
-// once the target has caught up, so a lagging or absent node is retried
-// later.
+// whileLeading calls f every interval while this node is the writable
+// leader, on a goroutine of the group (g.wg) that ends with it.
+func (g *Group) whileLeading(every time.Duration, f func()) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-g.ctx.Done():
+				return
+			case <-t.C:
+			}
+			if g.ready.Load() {
+				f()
+			}
+		}
+	}()
+}
+
+// preferLeader moves leadership to the preferred node when it is a voter
+// (run while this node leads); raft only completes the transfer once the
+// target has caught up, so a lagging or absent node is retried later.
 func (g *Group) preferLeader() {
-	defer g.wg.Done()
-	t := time.NewTicker(2 * g.cfg.Timing.ElectionTimeout)
-	defer t.Stop()
-	for {
-		select {
-		case <-g.ctx.Done():
-			return
-		case <-t.C:
-		}
-		if g.cfg.PreferredLeader == g.cfg.NodeID || !g.ready.Load() {
-			continue
-		}
-		if !g.isVoter(g.cfg.PreferredLeader) {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(g.ctx, 4*g.cfg.Timing.ElectionTimeout)
-		err := g.TransferLeadership(ctx, g.cfg.PreferredLeader)
-		cancel()
-		if err != nil {
-			g.log.Debug("transfer to preferred leader not done yet", "target", g.cfg.PreferredLeader, "error", err)
-		}
+	if g.cfg.PreferredLeader == g.cfg.NodeID || !g.isVoter(g.cfg.PreferredLeader) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(g.ctx, 4*g.cfg.Timing.ElectionTimeout)
+	err := g.TransferLeadership(ctx, g.cfg.PreferredLeader)
+	cancel()
+	if err != nil {
+		g.log.Debug("transfer to preferred leader not done yet", "target", g.cfg.PreferredLeader, "error", err)
 	}
 }

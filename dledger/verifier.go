@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 )
 
 // The replica verifier (see doc.go, "Replica verifier"). The leader
@@ -122,25 +121,15 @@ func (g *Group) ProposeCheckpoint(ctx context.Context) error {
 	return err
 }
 
-// verifyLoop proposes a checkpoint every VerifyInterval while this node is
-// the writable leader and the group's version allows it.
-func (g *Group) verifyLoop() {
-	defer g.wg.Done()
-	t := time.NewTicker(g.cfg.VerifyInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-g.ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !g.ready.Load() || g.meta.FormatVersion() < uint32(checkpointVersion) {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.ApplyTimeout)
-		if err := g.ProposeCheckpoint(ctx); err != nil {
-			g.log.Debug("replica checkpoint not proposed", "error", err)
-		}
-		cancel()
+// proposeCheckpoint proposes a checkpoint (every VerifyInterval while this
+// node leads) once the group's version allows it.
+func (g *Group) proposeCheckpoint() {
+	if g.meta.FormatVersion() < uint32(checkpointVersion) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.ApplyTimeout)
+	defer cancel()
+	if err := g.ProposeCheckpoint(ctx); err != nil {
+		g.log.Debug("replica checkpoint not proposed", "error", err)
 	}
 }

@@ -3,7 +3,6 @@ package dledger
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/ledgermq/ledgermq/metadata"
 )
@@ -56,43 +55,33 @@ func (g *Group) FormatVersion() uint32 { return g.meta.FormatVersion() }
 // MaxFormatVersion is the highest format version this node applies.
 func (g *Group) MaxFormatVersion() uint32 { return g.fsm.maxVersion() }
 
-// raiseVersion runs on every node and acts on the writable leader: every
-// few election timeouts it asks each member of the configuration (voters
-// and non-voters alike: both apply every entry) for the versions it
-// supports, and raises the group's format version through raft to the
-// highest version all of them, and this node, support. A member that does
-// not answer holds the version where it is.
+// raiseVersion runs every few election timeouts while this node is the
+// writable leader: it asks each member of the configuration (voters and
+// non-voters alike: both apply every entry) for the versions it supports,
+// and raises the group's format version through raft to the highest
+// version all of them, and this node, support. A member that does not
+// answer holds the version where it is.
 func (g *Group) raiseVersion() {
-	defer g.wg.Done()
-	t := time.NewTicker(2 * g.cfg.Timing.ElectionTimeout)
-	defer t.Stop()
-	for {
-		select {
-		case <-g.ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !g.ready.Load() || g.meta.FormatVersion() >= g.fsm.maxVersion() {
-			continue
-		}
-		target, err := g.commonVersion()
-		g.versionChecks.Add(1)
-		if err != nil {
-			g.log.Debug("format version stays", "version", g.meta.FormatVersion(), "reason", err)
-			continue
-		}
-		if target <= g.meta.FormatVersion() {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.ApplyTimeout)
-		err = g.ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpFormatVersion, Version: target})
-		cancel()
-		if err != nil {
-			g.log.Warn("raising the group's format version failed", "version", target, "error", err)
-			continue
-		}
-		g.log.Info("group format version raised", "version", target)
+	if g.meta.FormatVersion() >= g.fsm.maxVersion() {
+		return
 	}
+	target, err := g.commonVersion()
+	g.versionChecks.Add(1)
+	if err != nil {
+		g.log.Debug("format version stays", "version", g.meta.FormatVersion(), "reason", err)
+		return
+	}
+	if target <= g.meta.FormatVersion() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.ApplyTimeout)
+	err = g.ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpFormatVersion, Version: target})
+	cancel()
+	if err != nil {
+		g.log.Warn("raising the group's format version failed", "version", target, "error", err)
+		return
+	}
+	g.log.Info("group format version raised", "version", target)
 }
 
 // commonVersion is the highest format version every member supports.

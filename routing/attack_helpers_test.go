@@ -20,21 +20,7 @@ func startCheckingServer(t testing.TB, cfg Config) (*Server, *ManualClock) {
 	cfg.Addr = "127.0.0.1:0"
 	clock := NewManualClock(t0)
 	cfg.Clock = clock
-	s, err := NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), guard)
-		defer cancel()
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return s, clock
+	return launchServer(t, cfg), clock
 }
 
 // settle waits until no registration awaits its node's confirmation.

@@ -42,6 +42,13 @@ func startServer(t testing.TB, cfg Config) (*Server, *ManualClock) {
 		clock = NewManualClock(t0)
 		cfg.Clock = clock
 	}
+	return launchServer(t, cfg), clock
+}
+
+// launchServer builds and starts a name server from cfg as it is; the
+// test's cleanup closes it.
+func launchServer(t testing.TB, cfg Config) *Server {
+	t.Helper()
 	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +63,7 @@ func startServer(t testing.TB, cfg Config) (*Server, *ManualClock) {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return s, clock
+	return s
 }
 
 // newClient returns a remoting client closed by the test's cleanup.
