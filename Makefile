@@ -71,7 +71,7 @@ chaos:
 # A name server on 127.0.0.1:9876 and a 3-node broker group, each its own
 # process, supervised by `ledgermq dev`; Ctrl-C stops them all.
 run: build
-	$(BIN) dev --dir $(RUN_DIR) --namesrv 127.0.0.1:9876
+	$(BIN) dev --dir $(RUN_DIR) --namesrv 127.0.0.1:9876 --restart
 
 clean:
 	rm -rf bin $(RUN_DIR)

@@ -42,7 +42,7 @@ func (b *Broker) registerAdminProcessors() {
 func (b *Broker) leaderOnly(h func(ctx context.Context, req *remoting.Command) (*remoting.Command, error)) remoting.HandlerFunc {
 	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 		if !b.group.IsLeader() {
-			return b.forward(ctx, conn, req)
+			return b.forwardLeader(ctx, conn, req)
 		}
 		resp, err := h(ctx, req)
 		if err != nil {

@@ -120,6 +120,8 @@ const (
 	CloseDrained         = closeDrained
 	CloseUnregistered    = closeUnregistered
 	ExtForwardedFrom     = extForwardedFrom
+	ExtForwardHops       = extForwardHops
+	MaxForwardHops       = maxForwardHops
 	MaxLockGroupLen      = maxLockGroupLen
 	PullFlagCommitOffset = pullFlagCommitOffset
 	PullFlagSubscription = pullFlagSubscription

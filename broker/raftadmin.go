@@ -17,6 +17,7 @@ func (b *Broker) registerRaftAdmin() {
 	b.srv.Handle(remoting.RaftRemoveNode, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.raftRemoveNode)))
 	b.srv.Handle(remoting.RaftAddNode, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.raftAddNode)))
 	b.srv.Handle(remoting.RaftTransferLeader, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.raftTransferLeader)))
+	b.srv.Handle(remoting.RaftDrain, poolAdmin, remoting.HandlerFunc(b.raftDrain))
 }
 
 // raftView is this node's protocol.RaftStatus.
@@ -31,6 +32,7 @@ func (b *Broker) raftView() (protocol.RaftStatus, error) {
 		Leader: st.LeaderID, LeaderAddr: b.cfg.Peers[st.LeaderID],
 		LastIndex: st.LastIndex, CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, StoreSeq: st.StoreSeq,
 		FormatVersion: st.FormatVersion, MinFormatVersion: st.MinFormatVersion, MaxFormatVersion: st.MaxFormatVersion,
+		Drained: st.Drained,
 		Verifier: &protocol.RaftVerifier{
 			Matched: st.Verifier.Matched, Mismatched: st.Verifier.Mismatched, Skipped: st.Verifier.Skipped,
 			LastIndex: st.Verifier.LastIndex, LastTo: st.Verifier.LastTo, LastMismatch: st.Verifier.LastMismatch,
@@ -123,4 +125,31 @@ func (b *Broker) raftTransferLeader(ctx context.Context, req *remoting.Command) 
 		return nil, err
 	}
 	return remoting.NewResponse(req, remoting.Success, ""), nil
+}
+
+// raftDrain serves RAFT_DRAIN (4010) on the node it names: drain=true
+// hands leadership away (answered once another node leads) and keeps the
+// node from campaigning until drain=false. The node keeps serving as a
+// follower (sends are forwarded to the leader), so clients whose routes
+// still name it lose nothing; it re-registers at once, so the name servers
+// route new clients to the new leader.
+func (b *Broker) raftDrain(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h, err := protocol.DecodeRaftDrainHeader(req.ExtFields)
+	if err == nil && h.Node != b.cfg.NodeID {
+		err = fmt.Errorf("%w: this is node %s; send the drain of %s to it at %s", ErrInvalidParameter, b.cfg.NodeID, h.Node, b.cfg.Peers[h.Node])
+	}
+	if err == nil {
+		if h.Drain {
+			err = b.group.Drain(ctx)
+		} else {
+			err = b.group.Undrain()
+		}
+	}
+	if err != nil {
+		b.log.Info("drain request refused", "peer", remoteString(conn), "drain", h.Drain, "error", err)
+		return errorResponse(req, err)
+	}
+	b.onRoleChange(b.group.Role())
+	b.log.Info("drain request served", "peer", remoteString(conn), "drained", h.Drain)
+	return remoting.NewResponse(req, remoting.Success, "")
 }

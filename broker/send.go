@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,11 +35,27 @@ const (
 	forwardTimeout = 3 * time.Second
 	// extForwardedFrom marks a request a follower forwarded to the leader.
 	// Its value is the producer's address (the born host), since the
-	// leader sees only the follower's connection. A node that is not the
-	// leader never forwards a request carrying it again (no loops while
-	// views of the leader disagree).
+	// leader sees only the follower's connection.
 	extForwardedFrom = "ledgermqForwardedFrom"
+	// extForwardHops counts the relays of a forwarded request; a request
+	// forwarded by a node that does not set it counts as one hop, and one
+	// that was relayed maxForwardHops times is refused (no loops while
+	// views of the leader disagree).
+	extForwardHops = "ledgermqForwardHops"
+	maxForwardHops = 3
 )
+
+// forwardHops is how many times req has been relayed.
+func forwardHops(req *remoting.Command) int {
+	if _, ok := req.ExtFields[extForwardedFrom]; !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(req.ExtFields[extForwardHops])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
 
 // validateTopic checks a topic name as RocketMQ's TopicValidator does
 // (protocol.ValidateTopic: 1 to 127 bytes of [%|a-zA-Z0-9_-]).
@@ -82,9 +99,18 @@ func (b *Broker) registerProducerProcessors() {
 // any other node forwards the request to the leader.
 func (b *Broker) serveSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if !b.group.IsLeader() {
-		return b.forward(ctx, conn, req)
+		// A new leader before its barrier sends once it is writable; a
+		// follower forwards to the leader it knows.
+		return b.sendWhenLed(ctx, conn, req, fmt.Errorf("%w: node %s is not the leader", ErrNoLeader, b.cfg.NodeID))
 	}
 	resp, err := b.send(ctx, conn, req)
+	if err != nil && leadershipMoving(err) {
+		// Refused before it was proposed because leadership is moving (a
+		// transfer, a drain): nothing was stored, so the send waits for
+		// the group's next writable leader instead of failing a client
+		// that routes here until its next route poll.
+		return b.sendWhenLed(ctx, conn, req, err)
+	}
 	if err != nil {
 		b.log.Debug("send refused", "peer", remoteString(conn), "code", req.Code, "error", err)
 		return errorResponse(req, err)
@@ -92,23 +118,96 @@ func (b *Broker) serveSend(ctx context.Context, conn *remoting.Conn, req *remoti
 	return resp
 }
 
-// forward relays req to the leader and returns the leader's answer, which
-// the server sends back with req's opaque. No leader, a loop, or a failed
-// call answers SERVICE_NOT_AVAILABLE (14), which clients retry.
-func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if _, hop := req.ExtFields[extForwardedFrom]; hop {
-		return errorResponse(req, fmt.Errorf("%w: node %s received a forwarded request but is not the leader", ErrNoLeader, b.cfg.NodeID))
+// leadershipMoving: the leader refused a proposal before proposing it
+// because it is no longer, or is about to stop being, the leader.
+func leadershipMoving(err error) bool {
+	return errors.Is(err, dledger.ErrNotLeader) || errors.Is(err, dledger.ErrNotReady)
+}
+
+// leaderWait bounds how long a request waits for the group to have a
+// writable leader: about one election at the default timing, well inside
+// the standard client's 3 s send timeout.
+const leaderWait = 1500 * time.Millisecond
+
+// sendWhenLed waits up to leaderWait for a writable leader: this node
+// (the send is stored here) or another (the send is forwarded). last is
+// the refusal answered when neither comes.
+func (b *Broker) sendWhenLed(ctx context.Context, conn *remoting.Conn, req *remoting.Command, last error) *remoting.Command {
+	wait, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b.group.IsLeader() {
+			resp, err := b.send(ctx, conn, req)
+			if err == nil {
+				return resp
+			}
+			if !leadershipMoving(err) {
+				b.log.Debug("send refused", "peer", remoteString(conn), "code", req.Code, "error", err)
+				return errorResponse(req, err)
+			}
+			last = err
+		} else if addr := b.otherLeaderAddr(); addr != "" {
+			return b.forward(ctx, conn, req, addr)
+		}
+		select {
+		case <-wait.Done():
+			b.log.Debug("send refused: no writable leader came", "peer", remoteString(conn), "error", last)
+			return errorResponse(req, last)
+		case <-t.C:
+		}
 	}
-	addr := b.leaderAddr()
-	if addr == "" || addr == b.cfg.AdvertiseAddr {
-		return errorResponse(req, fmt.Errorf("%w: node %s knows no writable leader", ErrNoLeader, b.cfg.NodeID))
+}
+
+// otherLeaderAddr is the client-facing address of the leader when it is
+// another node, else "".
+func (b *Broker) otherLeaderAddr() string {
+	if addr := b.leaderAddr(); addr != "" && addr != b.cfg.AdvertiseAddr {
+		return addr
+	}
+	return ""
+}
+
+// forwardLeader waits up to leaderWait for another node to be known as
+// leader and forwards req to it (admin requests served only by the
+// leader).
+func (b *Broker) forwardLeader(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	wait, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if addr := b.otherLeaderAddr(); addr != "" && !b.group.IsLeader() {
+			return b.forward(ctx, conn, req, addr)
+		}
+		select {
+		case <-wait.Done():
+			return errorResponse(req, fmt.Errorf("%w: node %s knows no writable leader", ErrNoLeader, b.cfg.NodeID))
+		case <-t.C:
+		}
+	}
+}
+
+// forward relays req to the leader at addr and returns the leader's
+// answer, which the server sends back with req's opaque. A request is
+// relayed at most maxForwardHops times (views of the leader may disagree
+// while leadership moves; the count ends any loop). Too many hops or a
+// failed call answers SERVICE_NOT_AVAILABLE (14), which clients retry.
+func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting.Command, addr string) *remoting.Command {
+	hops := forwardHops(req)
+	if hops >= maxForwardHops {
+		return errorResponse(req, fmt.Errorf("%w: node %s received a request forwarded %d times but is not the leader", ErrNoLeader, b.cfg.NodeID, hops))
 	}
 	fwd := *req
 	fwd.ExtFields = make(map[string]string, len(req.ExtFields)+1)
 	for k, v := range req.ExtFields {
 		fwd.ExtFields[k] = v
 	}
-	fwd.ExtFields[extForwardedFrom] = remoteString(conn)
+	if _, ok := req.ExtFields[extForwardedFrom]; !ok {
+		fwd.ExtFields[extForwardedFrom] = remoteString(conn)
+	}
+	fwd.ExtFields[extForwardHops] = strconv.Itoa(hops + 1)
 	cctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()
 	resp, err := b.client.Invoke(cctx, addr, &fwd)

@@ -294,7 +294,7 @@ func (b *Broker) eachRecord(topic string, from int64, visit func(off int64, m *m
 // another node forwards to it. Unknown (0) is not answered, as Java does.
 func (b *Broker) serveEndTransaction(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if !b.group.IsLeader() {
-		return b.forward(ctx, conn, req)
+		return b.forwardLeader(ctx, conn, req)
 	}
 	var h protocol.EndTransactionRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {

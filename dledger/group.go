@@ -74,6 +74,9 @@ type Group struct {
 	lastStepDown atomic.Int64
 	// versionChecks counts the leader's checks of its members' versions.
 	versionChecks atomic.Uint64
+	// drained: the node hands leadership away and does not campaign
+	// (drain.go).
+	drained atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -241,6 +244,10 @@ func (g *Group) open() error {
 		g.whileLeading(2*cfg.Timing.ElectionTimeout, g.preferLeader)
 	}
 	g.whileLeading(2*cfg.Timing.ElectionTimeout, g.raiseVersion)
+	if err := g.restoreDrain(); err != nil {
+		return err
+	}
+	g.whileLeading(cfg.Timing.ElectionTimeout, g.leaveIfDrained)
 	if cfg.VerifyInterval > 0 {
 		g.whileLeading(cfg.VerifyInterval, g.proposeCheckpoint)
 	}

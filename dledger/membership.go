@@ -137,6 +137,8 @@ type Status struct {
 	MaxFormatVersion uint32
 	// Verifier is this node's replica verifier.
 	Verifier VerifierStatus
+	// Drained: the node is drained (drain.go).
+	Drained bool
 }
 
 // Status reports this node's raft and store positions.
@@ -156,5 +158,6 @@ func (g *Group) Status() Status {
 		MinFormatVersion: formatVersionMin,
 		MaxFormatVersion: g.fsm.maxVersion(),
 		Verifier:         g.Verifier(),
+		Drained:          g.drained.Load(),
 	}
 }

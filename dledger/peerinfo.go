@@ -19,7 +19,8 @@ import (
 // is closed; every other connection goes to raft's transport untouched.
 //
 //	request:  0xB7
-//	answer:   {"node":"n1","minVersion":1,"maxVersion":2}\n   (at most 512 bytes)
+//	answer:   {"node":"n1","minVersion":1,"maxVersion":2,"drained":true}\n   (at most 512 bytes;
+//	          "drained" only while the node is drained)
 const peerInfoRPC byte = 0xB7
 
 const (
@@ -34,6 +35,9 @@ type nodeInfo struct {
 	Node       string `json:"node"`
 	MinVersion uint32 `json:"minVersion"`
 	MaxVersion uint32 `json:"maxVersion"`
+	// Drained: the node is drained (drain.go) and must not be made leader.
+	// Older binaries leave it out.
+	Drained bool `json:"drained,omitempty"`
 }
 
 // errBadNodeInfo: a node-info answer that is not one.

@@ -129,13 +129,20 @@ func (g *Group) WaitLeader(ctx context.Context) (string, string, error) {
 	}
 }
 
-// TransferLeadership hands leadership to the node with id to, or to the
-// most caught-up follower when to is empty. raft brings the target up to
+// TransferLeadership hands leadership to the node with id to, or, when to
+// is empty, to the most caught-up follower (to an undrained voter once any
+// member is drained, see drain.go). raft brings the target up to
 // date first and gives up after the election timeout; this waits until
 // another node leads or ctx ends.
 func (g *Group) TransferLeadership(ctx context.Context, to string) error {
 	if g.raft.State() != raft.Leader {
 		return ErrNotLeader
+	}
+	if to == "" {
+		var err error
+		if to, err = g.transferTarget(); err != nil {
+			return fmt.Errorf("%w: %v", ErrTransfer, err)
+		}
 	}
 	var f raft.Future
 	if to == "" {
@@ -190,7 +197,7 @@ func (g *Group) whileLeading(every time.Duration, f func()) {
 // (run while this node leads); raft only completes the transfer once the
 // target has caught up, so a lagging or absent node is retried later.
 func (g *Group) preferLeader() {
-	if g.cfg.PreferredLeader == g.cfg.NodeID || !g.isVoter(g.cfg.PreferredLeader) {
+	if g.cfg.PreferredLeader == g.cfg.NodeID || !g.isVoter(g.cfg.PreferredLeader) || g.peerDrained(g.cfg.PreferredLeader) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(g.ctx, 4*g.cfg.Timing.ElectionTimeout)

@@ -46,7 +46,7 @@ func (f *fsm) maxVersion() uint32 {
 
 // nodeInfo is this node's answer to the node-info request.
 func (g *Group) nodeInfo() nodeInfo {
-	return nodeInfo{Node: g.cfg.NodeID, MinVersion: formatVersionMin, MaxVersion: g.fsm.maxVersion()}
+	return nodeInfo{Node: g.cfg.NodeID, MinVersion: formatVersionMin, MaxVersion: g.fsm.maxVersion(), Drained: g.drained.Load()}
 }
 
 // FormatVersion is the group's format version as this node has applied it.

@@ -86,10 +86,10 @@ func TestEndpoints(t *testing.T) {
 
 	// Not ready, with every reason on its own line.
 	n.set(func(s *Status) {
-		s.Leader, s.CommitIndex, s.Lag, s.DiskError, s.Draining = "", 5000, 4990, "disk full", true
+		s.Leader, s.CommitIndex, s.Lag, s.DiskError, s.Draining, s.Stopping = "", 5000, 4990, "disk full", true, true
 	})
 	code, body = get(t, base+"/readyz")
-	for _, want := range []string{"no leader known", "4990 entries behind", "disk not writable: disk full", "draining"} {
+	for _, want := range []string{"no leader known", "4990 entries behind", "disk not writable: disk full", "draining", "shutting down"} {
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, want) {
 			t.Fatalf("readyz %d %q lacks %q", code, body, want)
 		}

@@ -35,6 +35,8 @@ type Status struct {
 	DiskError string `json:"diskError,omitempty"`
 	// Draining: the node hands its work away and should get no new clients.
 	Draining bool `json:"draining"`
+	// Stopping: the node is shutting down.
+	Stopping bool `json:"stopping,omitempty"`
 }
 
 // Ready reports whether the node should get traffic, and why not.
@@ -58,6 +60,9 @@ func (s Status) Ready(maxLag uint64) (bool, []string) {
 	}
 	if s.Draining {
 		why = append(why, "draining")
+	}
+	if s.Stopping {
+		why = append(why, "shutting down")
 	}
 	return len(why) == 0, why
 }

@@ -54,6 +54,9 @@ type RaftStatus struct {
 	MaxFormatVersion uint32 `json:"maxFormatVersion,omitempty"`
 	// Verifier is the node's replica verifier (nil from nodes without one).
 	Verifier *RaftVerifier `json:"verifier,omitempty"`
+	// Drained: the node is drained (it hands leadership away and does not
+	// campaign) until an undrain.
+	Drained bool `json:"drained,omitempty"`
 }
 
 // RaftVerifier is what a node's replica verifier found: checkpoints whose
@@ -152,6 +155,36 @@ func DecodeRaftNodeHeader(code int16, ext map[string]string) (RaftNodeHeader, er
 		return h, err
 	}
 	return h, nil
+}
+
+// RaftDrainHeader is the header of RAFT_DRAIN (4010), served by the node
+// it names (any other node refuses it, naming the node's address):
+//
+//	ext field  meaning
+//	---------  ---------------------------------------------------------
+//	node       the node's raft id
+//	drain      "true": drain it (leadership handed away, no campaigning;
+//	           answered once another node leads); "false": undrain it
+type RaftDrainHeader struct {
+	Node  string
+	Drain bool
+}
+
+// Request builds the RAFT_DRAIN request.
+func (h RaftDrainHeader) Request() *remoting.Command {
+	return remoting.NewRequest(remoting.RaftDrain, map[string]string{"node": h.Node, "drain": strconv.FormatBool(h.Drain)}, nil)
+}
+
+// DecodeRaftDrainHeader reads a RAFT_DRAIN header: a missing field is
+// remoting.ErrMissingField, a bad one remoting.ErrBadHeader.
+func DecodeRaftDrainHeader(ext map[string]string) (RaftDrainHeader, error) {
+	h := RaftDrainHeader{Node: ext["node"]}
+	if err := checkNodeID(h.Node); err != nil {
+		return h, err
+	}
+	var err error
+	h.Drain, err = remoting.ExtBool(ext, "drain")
+	return h, err
 }
 
 // checkNodeID accepts a raft id of 1..MaxNodeIDLen printable, non-space

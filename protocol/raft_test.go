@@ -119,3 +119,32 @@ func FuzzDecodeRaftNodeHeader(f *testing.F) {
 		}
 	})
 }
+
+func TestRaftDrainHeader(t *testing.T) {
+	for _, h := range []RaftDrainHeader{{Node: "n0", Drain: true}, {Node: "n1"}} {
+		got, err := DecodeRaftDrainHeader(h.Request().ExtFields)
+		if err != nil || got != h {
+			t.Fatalf("round trip of %+v: %+v %v", h, got, err)
+		}
+	}
+	for _, ext := range []map[string]string{{"drain": "true"}, {"node": "n0"}, {"node": "n 0", "drain": "true"}} {
+		if _, err := DecodeRaftDrainHeader(ext); err == nil {
+			t.Fatalf("%v accepted", ext)
+		}
+	}
+}
+
+func FuzzDecodeRaftDrainHeader(f *testing.F) {
+	f.Add("n0", "true")
+	f.Add("", "false")
+	f.Fuzz(func(t *testing.T, node, drain string) {
+		h, err := DecodeRaftDrainHeader(map[string]string{"node": node, "drain": drain})
+		if err != nil {
+			return
+		}
+		again, err := DecodeRaftDrainHeader(h.Request().ExtFields)
+		if err != nil || again != h {
+			t.Fatalf("round trip of %+v: %+v %v", h, again, err)
+		}
+	})
+}

@@ -175,6 +175,7 @@ const (
 	RaftRemoveNode     int16 = 4002 // admin → broker (leader): remove a member
 	RaftAddNode        int16 = 4003 // admin → broker (leader): add a non-voter, or promote one
 	RaftTransferLeader int16 = 4004 // admin → broker (leader): hand leadership to a member
+	RaftDrain          int16 = 4010 // admin → broker (the node named): drain or undrain it
 )
 
 var responseCodeNames = map[int16]string{
@@ -328,6 +329,7 @@ var requestCodeNames = map[int16]string{
 	RaftRemoveNode:                   "LEDGERMQ_RAFT_REMOVE_NODE",
 	RaftAddNode:                      "LEDGERMQ_RAFT_ADD_NODE",
 	RaftTransferLeader:               "LEDGERMQ_RAFT_TRANSFER_LEADER",
+	RaftDrain:                        "LEDGERMQ_RAFT_DRAIN",
 }
 
 // ResponseCodeName returns the Java name of a response code, or its decimal

@@ -42,14 +42,14 @@ func newAdminCmd() *cobra.Command {
 		Short: "Operate a running cluster: topics, groups, offsets, messages, cluster and raft members",
 		Long: "admin talks to a running cluster through its name servers (-n host:port;host:port, or\n" +
 			"the NAMESRV_ADDR environment variable, as RocketMQ's mqadmin). Verbs are grouped as topic, group,\n" +
-			"offset, msg, cluster and raft; RocketMQ's mqadmin names (updateTopic, clusterList, ...) work too.",
+			"offset, msg, cluster, broker and raft; RocketMQ's mqadmin names (updateTopic, clusterList, ...) work too.",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVarP(&af.namesrv, "namesrv", "n", os.Getenv("NAMESRV_ADDR"), "name server addresses, ';'-separated")
 	pf.StringVarP(&af.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&af.timeout, "timeout", 60*time.Second, "bound on the whole command")
 	cmd.AddCommand(newAdminRaftCmd(af), newAdminTopicCmd(af), newAdminGroupCmd(af), newAdminOffsetCmd(af),
-		newAdminMsgCmd(af), newAdminClusterCmd(af))
+		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af))
 	cmd.AddCommand(mqadminAliases(af)...)
 	return cmd
 }

@@ -279,3 +279,44 @@ func TestAdminClusterHealth(t *testing.T) {
 		t.Fatalf("after restart:\n%s", out)
 	}
 }
+
+// TestAdminBrokerDrain drains the leader with `ledgermq admin broker
+// drain`: another node leads, raft status shows the node drained, a second
+// node cannot be drained meanwhile, and undrain clears it.
+func TestAdminBrokerDrain(t *testing.T) {
+	tc := brokertest.StartCluster(t, 3, nil)
+	ns := tc.NamesrvAddr()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leader, err := tc.Raft.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Node, Leader string
+		Drained      bool
+	}
+	jsonCLI(t, &res, "admin", "broker", "drain", leader.ID, "-n", ns)
+	if res.Node != leader.ID || !res.Drained || res.Leader == leader.ID || res.Leader == "" {
+		t.Fatalf("drain of the leader %s: %+v", leader.ID, res)
+	}
+	ac, err := client.NewAdmin(client.WithAdminNameServers(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Close()
+	st, err := ac.RaftStatus(ctx, tc.Peers[leader.ID])
+	if err != nil || !st.Drained || st.Role != "follower" {
+		t.Fatalf("raft status of the drained node: %+v %v", st, err)
+	}
+	if out, _, err := runCLI(t, "admin", "broker", "drain", res.Leader, "-n", ns); err == nil || !strings.Contains(err.Error()+out, "drained already") {
+		t.Fatalf("second drain: %v\n%s", err, out)
+	}
+	jsonCLI(t, &res, "admin", "broker", "undrain", leader.ID, "-n", ns)
+	if res.Drained {
+		t.Fatalf("undrain: %+v", res)
+	}
+	if st, err := ac.RaftStatus(ctx, tc.Peers[leader.ID]); err != nil || st.Drained {
+		t.Fatalf("raft status after undrain: %+v %v", st, err)
+	}
+}

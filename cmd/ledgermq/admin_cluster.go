@@ -26,7 +26,7 @@ var errUnhealthy = errors.New("cluster unhealthy")
 
 func newAdminClusterCmd(af *adminFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "The cluster: every node's role, term and lag; broker runtime; health"}
-	cmd.AddCommand(newClusterListCmd(af, "list"), newBrokerStatusCmd(af, "status"), newClusterHealthCmd(af))
+	cmd.AddCommand(newClusterListCmd(af, "list"), newBrokerStatusCmd(af, "status"), newClusterHealthCmd(af), newRollingRestartCmd(af))
 	return cmd
 }
 

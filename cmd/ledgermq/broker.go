@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -102,7 +103,10 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 		defer cancel()
 		return errors.Join(err, b.Close(ctx), closeGroup(group))
 	}
-	opsSrv, err := startOps(cfg, group, log)
+	// stopping turns /readyz to 503 once shutdown begins, so a load
+	// balancer stops sending new clients before the node stops serving.
+	var stopping atomic.Bool
+	opsSrv, err := startOps(cfg, group, &stopping, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -142,6 +146,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 		defer cancel()
 		return errors.Join(group.Err(), b.Close(sctx), closeGroup(group))
 	}
+	stopping.Store(true)
 	log.Info("shutting down", "role", group.Role().Role, "hand_over", !wholeGroup)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"sync/atomic"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -9,8 +11,9 @@ import (
 	"github.com/ledgermq/ledgermq/ops"
 )
 
-// nodeStatus is the ops Status of a running broker node.
-func nodeStatus(cfg *nodeConfig, g *dledger.Group) func() ops.Status {
+// nodeStatus is the ops Status of a running broker node; stopping says
+// whether it is shutting down.
+func nodeStatus(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool) func() ops.Status {
 	return func() ops.Status {
 		st := g.Status()
 		s := ops.Status{
@@ -20,6 +23,8 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group) func() ops.Status {
 			FormatVersion: st.FormatVersion, MaxFormatVersion: st.MaxFormatVersion,
 			// The group is open, so the store has recovered and raft runs.
 			Recovered: true,
+			Draining:  st.Drained,
+			Stopping:  stopping.Load(),
 		}
 		if st.CommitIndex > st.AppliedIndex {
 			s.Lag = st.CommitIndex - st.AppliedIndex
@@ -36,11 +41,11 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group) func() ops.Status {
 
 // startOps serves the node's /livez, /readyz, /status and /metrics on
 // cfg.HTTPAddr; nil when it is not set.
-func startOps(cfg *nodeConfig, g *dledger.Group, log hclog.Logger) (*ops.Server, error) {
+func startOps(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
 	if cfg.HTTPAddr == "" {
 		return nil, nil
 	}
-	status := nodeStatus(cfg, g)
+	status := nodeStatus(cfg, g, stopping)
 	reg := prometheus.NewRegistry()
 	labels := prometheus.Labels{"cluster": cfg.ClusterName, "group": cfg.BrokerName, "node": cfg.NodeID}
 	reg.MustRegister(ops.NewNodeCollector(status, 0, labels),
