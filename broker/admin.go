@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -148,11 +147,6 @@ func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, req *rem
 	return jsonResponse(req, w)
 }
 
-// kvTable is Java's KVTable, the body of GET_BROKER_RUNTIME_INFO.
-type kvTable struct {
-	Table map[string]string `json:"table"`
-}
-
 // runtimeInfo is the GET_BROKER_RUNTIME_INFO table. Keys are those Java's
 // admin tools (mqadmin clusterList/brokerStatus, the dashboard) read;
 // values are decimal strings so that the tools' Long.parseLong and
@@ -220,13 +214,8 @@ func formatRuntime(d time.Duration) string {
 
 // getBrokerRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28) on any node.
 func (b *Broker) getBrokerRuntimeInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	body, err := json.Marshal(kvTable{Table: b.runtimeInfo()})
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = body
-	return resp
+	t := protocol.KVTable{Table: b.runtimeInfo()}
+	return bodyResponse(req, t.Encode)
 }
 
 // viewMessageByID serves VIEW_MESSAGE_BY_ID (33): ext offset (the

@@ -28,7 +28,6 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,10 +82,11 @@ func (b *Broker) storeTimeAt(topic string, qid int32, offset int64) int64 {
 // getTopicStatsInfo serves GET_TOPIC_STATS_INFO (202): ext topic; per
 // write queue its min and max offset and its newest message's store time.
 func (b *Broker) getTopicStatsInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, err := remoting.ExtString(req.ExtFields, "topic")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	var h protocol.TopicStatsInfoRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
+	topic := h.Topic
 	tc, ok := b.group.Metadata().Topic(topic)
 	if !ok {
 		return errorResponse(req, fmt.Errorf("%w: topic[%s] not exist", ErrTopicNotExist, topic))
@@ -137,13 +137,14 @@ func (b *Broker) groupTopics(group string) []string {
 // offset, the group's committed offset (0 when none) and the store time of
 // the last message consumed.
 func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	var h protocol.ConsumeStatsRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
+	group := h.ConsumerGroup
 	topics := b.groupTopics(group)
-	if t := req.ExtFields["topic"]; t != "" {
-		topics = []string{t}
+	if h.Topic != "" {
+		topics = []string{h.Topic}
 	}
 	md := b.group.Metadata()
 	s := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
@@ -172,10 +173,11 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 // subscriptions, or CONSUMER_NOT_ONLINE (206); each connection with the
 // language and version of the client's last heartbeat.
 func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	group, err := remoting.ExtString(req.ExtFields, "consumerGroup")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	var h protocol.ConsumerConnectionListRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
+	group := h.ConsumerGroup
 	m := b.consumers
 	m.mu.Lock()
 	g := m.groups[group]
@@ -209,7 +211,7 @@ func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, 
 	}
 	m.mu.Unlock()
 	slices.SortFunc(cc.ConnectionSet, func(a, b protocol.Connection) int { return strings.Compare(a.ClientID, b.ClientID) })
-	return jsonResponse(req, cc)
+	return bodyResponse(req, cc.Encode)
 }
 
 // resetOffset serves INVOKE_BROKER_TO_RESET_OFFSET (222) on the leader
@@ -319,10 +321,11 @@ func connectionOf(id, addr string, c *clientConn) protocol.Connection {
 // producerGroup; the clients of the group heartbeating this node (Java
 // ProducerConnection), or SYSTEM_ERROR when none is, as Java answers.
 func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	group, err := remoting.ExtString(req.ExtFields, "producerGroup")
-	if err != nil {
-		return errorResponse(req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	var h protocol.ProducerConnectionListRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
 	}
+	group := h.ProducerGroup
 	clients := b.consumers.producerClients(group)
 	if len(clients) == 0 {
 		return remoting.NewResponse(req, remoting.SystemError, fmt.Sprintf("the producer group[%s] not exist", group))
@@ -331,11 +334,5 @@ func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, 
 	for i := range clients {
 		pc.ConnectionSet = append(pc.ConnectionSet, connectionOf(clients[i].id, remoteString(clients[i].conn), &clients[i]))
 	}
-	body, err := json.Marshal(pc)
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = body
-	return resp
+	return bodyResponse(req, pc.Encode)
 }

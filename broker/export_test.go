@@ -107,13 +107,13 @@ type (
 	ConsumerData             = consumerData
 	ConsumerListBody         = protocol.ConsumerListBody
 	HeartbeatData            = heartbeatData
-	KVTable                  = kvTable
+	KVTable                  = protocol.KVTable
 	LockBatchBody            = protocol.LockBatchBody
 	LockBatchResult          = protocol.LockBatchResult
 	MQJSON                   = mqJSON
 	PullHeader               = pullHeader
 	SubscriptionData         = subscriptionData
-	SubscriptionGroupWrapper = subscriptionGroupWrapper
+	SubscriptionGroupWrapper = protocol.SubscriptionGroupWrapper
 )
 
 const (

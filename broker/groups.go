@@ -25,14 +25,6 @@ import (
 // starts as a new group. A group with consumeEnable=false gets
 // NO_PERMISSION on pulls.
 
-// subscriptionGroupWrapper is the body of 201 (Java
-// SubscriptionGroupWrapper). dataVersion.counter is the raft index of the
-// metadata the answer was read from.
-type subscriptionGroupWrapper struct {
-	SubscriptionGroupTable map[string]metadata.SubscriptionGroup `json:"subscriptionGroupTable"`
-	DataVersion            protocol.DataVersion                  `json:"dataVersion"`
-}
-
 func (b *Broker) registerGroupProcessors() {
 	b.srv.Handle(remoting.UpdateAndCreateSubscriptionGroup, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.putSubscriptionGroup)))
 	b.srv.Handle(remoting.DeleteSubscriptionGroup, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.deleteSubscriptionGroup)))
@@ -40,22 +32,18 @@ func (b *Broker) registerGroupProcessors() {
 	b.srv.Handle(remoting.GetSubscriptionGroupConfig, poolAdmin, remoting.HandlerFunc(b.getSubscriptionGroup))
 }
 
-// parseSubscriptionGroup decodes 200's body: a SubscriptionGroupConfig in
-// JSON. Fields left out take RocketMQ's defaults.
+// parseSubscriptionGroup decodes 200's body (protocol.SubscriptionGroupConfig:
+// fields left out take RocketMQ's defaults) and checks the name and the
+// retry bounds.
 func parseSubscriptionGroup(body []byte) (metadata.SubscriptionGroup, error) {
-	var probe struct {
-		GroupName string `json:"groupName"`
+	c, err := protocol.DecodeSubscriptionGroupConfig(body)
+	if err != nil {
+		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	if err := json.Unmarshal(body, &probe); err != nil {
-		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: subscription group body: %v", ErrBadRequest, err)
-	}
-	if err := validateGroup(probe.GroupName); err != nil {
+	if err := validateGroup(c.GroupName); err != nil {
 		return metadata.SubscriptionGroup{}, err
 	}
-	cfg := defaultSubscriptionGroup(probe.GroupName)
-	if err := json.Unmarshal(body, &cfg); err != nil {
-		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: subscription group body: %v", ErrBadRequest, err)
-	}
+	cfg := c.Metadata()
 	if cfg.RetryQueueNums < 0 || cfg.RetryQueueNums > protocol.MaxQueueNums || cfg.RetryMaxTimes < -1 {
 		return metadata.SubscriptionGroup{}, fmt.Errorf("%w: retryQueueNums %d, retryMaxTimes %d", ErrInvalidParameter, cfg.RetryQueueNums, cfg.RetryMaxTimes)
 	}
@@ -109,12 +97,12 @@ func (b *Broker) deleteSubscriptionGroup(ctx context.Context, req *remoting.Comm
 
 func (b *Broker) getAllSubscriptionGroups(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	md := b.group.Metadata()
-	w := subscriptionGroupWrapper{SubscriptionGroupTable: map[string]metadata.SubscriptionGroup{},
+	w := protocol.SubscriptionGroupWrapper{SubscriptionGroupTable: map[string]protocol.SubscriptionGroupConfig{},
 		DataVersion: protocol.DataVersion{Counter: int64(md.AppliedIndex())}}
 	for _, g := range md.Groups() {
-		w.SubscriptionGroupTable[g.GroupName] = g
+		w.SubscriptionGroupTable[g.GroupName] = protocol.SubscriptionGroupConfigOf(g)
 	}
-	return jsonResponse(req, w)
+	return bodyResponse(req, w.Encode)
 }
 
 func (b *Broker) getSubscriptionGroup(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -127,7 +115,20 @@ func (b *Broker) getSubscriptionGroup(_ context.Context, _ *remoting.Conn, req *
 	if !ok {
 		return remoting.NewResponse(req, remoting.SubscriptionGroupNotExist, "subscription group "+name+" does not exist")
 	}
-	return jsonResponse(req, g)
+	c := protocol.SubscriptionGroupConfigOf(g)
+	return bodyResponse(req, c.Encode)
+}
+
+// bodyResponse answers req with the body encode returns, or SYSTEM_ERROR
+// if it fails.
+func bodyResponse(req *remoting.Command, encode func() ([]byte, error)) *remoting.Command {
+	body, err := encode()
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body
+	return resp
 }
 
 // jsonResponse answers req with v as a JSON body, or SYSTEM_ERROR if v does

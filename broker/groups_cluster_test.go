@@ -38,7 +38,7 @@ func testSubscriptionGroups(t *testing.T, tc *brokertest.Cluster, c *remoting.Cl
 	if err := json.Unmarshal(resp.Body, &all); err != nil {
 		t.Fatal(err)
 	}
-	if all.SubscriptionGroupTable["admin-cg"] != want || all.DataVersion.Counter == 0 {
+	if c := all.SubscriptionGroupTable["admin-cg"]; c.Metadata() != want || all.DataVersion.Counter == 0 {
 		t.Fatalf("201 answered %s", resp.Body)
 	}
 	resp = invoke(t, c, faddr, remoting.NewRequest(remoting.GetSubscriptionGroupConfig, map[string]string{"group": "admin-cg"}, nil))

@@ -6,7 +6,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -24,7 +23,7 @@ const DefaultCatchUpSlack = 16
 
 // RaftStatus asks the node at addr for its raft view (RAFT_STATUS, 4001).
 func (a *Admin) RaftStatus(ctx context.Context, addr string) (protocol.RaftStatus, error) {
-	resp, err := a.call(ctx, addr, remoting.NewRequest(remoting.RaftStatus, nil, nil), 0)
+	resp, err := a.call(ctx, addr, protocol.RaftStatusRequest(), 0)
 	if err != nil {
 		return protocol.RaftStatus{}, err
 	}
@@ -190,14 +189,12 @@ func (a *Admin) ClusterList(ctx context.Context) ([]MemberStatus, error) {
 // BrokerRuntime returns a node's runtime key/value table
 // (GET_BROKER_RUNTIME_INFO, 28: commit log offsets, put TPS, pool queues…).
 func (a *Admin) BrokerRuntime(ctx context.Context, addr string) (map[string]string, error) {
-	resp, err := a.call(ctx, addr, remoting.NewRequest(remoting.GetBrokerRuntimeInfo, nil, nil), 0)
+	resp, err := a.call(ctx, addr, protocol.BrokerRuntimeInfoRequest(), 0)
 	if err != nil {
 		return nil, err
 	}
-	var kv struct {
-		Table map[string]string `json:"table"`
-	}
-	if err := json.Unmarshal(resp.Body, &kv); err != nil {
+	kv, err := protocol.DecodeKVTable(resp.Body)
+	if err != nil {
 		return nil, fmt.Errorf("client: runtime info from %s: %w", addr, err)
 	}
 	return kv.Table, nil

@@ -6,7 +6,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -17,24 +16,13 @@ import (
 )
 
 // GroupConfig is a subscription group's config (Java
-// SubscriptionGroupConfig); DefaultGroupConfig has RocketMQ's defaults.
-type GroupConfig struct {
-	GroupName                      string `json:"groupName"`
-	ConsumeEnable                  bool   `json:"consumeEnable"`
-	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
-	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
-	ConsumeMessageOrderly          bool   `json:"consumeMessageOrderly"`
-	RetryQueueNums                 int32  `json:"retryQueueNums"`
-	RetryMaxTimes                  int32  `json:"retryMaxTimes"`
-	BrokerID                       int64  `json:"brokerId"`
-	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
-	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
-}
+// SubscriptionGroupConfig, protocol's codec); DefaultGroupConfig has
+// RocketMQ's defaults.
+type GroupConfig = protocol.SubscriptionGroupConfig
 
 // DefaultGroupConfig is name's config with RocketMQ's defaults.
 func DefaultGroupConfig(name string) GroupConfig {
-	return GroupConfig{GroupName: name, ConsumeEnable: true, ConsumeFromMinEnable: true, ConsumeBroadcastEnable: true,
-		RetryQueueNums: 1, RetryMaxTimes: 16, WhichBrokerWhenConsumeSlowly: 1, NotifyConsumerIdsChangedEnable: true}
+	return protocol.DefaultSubscriptionGroupConfig(name)
 }
 
 // CreateGroup creates or updates the subscription group on every broker
@@ -43,17 +31,17 @@ func (a *Admin) CreateGroup(ctx context.Context, cfg GroupConfig, t Target) ([]s
 	if err := protocol.ValidateGroup(cfg.GroupName); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	body, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client: group config: %w", err)
-	}
 	groups, err := a.resolve(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	var done []string
 	for _, g := range groups {
-		if _, err := a.call(ctx, g.addr, remoting.NewRequest(remoting.UpdateAndCreateSubscriptionGroup, nil, body), 0); err != nil {
+		req, err := cfg.Request() // one per call: a request carries its opaque
+		if err != nil {
+			return done, fmt.Errorf("client: %w", err)
+		}
+		if _, err := a.call(ctx, g.addr, req, 0); err != nil {
 			return done, fmt.Errorf("client: create group %s on %s: %w", cfg.GroupName, g.name, err)
 		}
 		done = append(done, g.name)
@@ -76,14 +64,12 @@ func (a *Admin) ListGroups(ctx context.Context, t Target) ([]BrokerGroupConfig, 
 	}
 	var out []BrokerGroupConfig
 	for _, g := range groups {
-		resp, err := a.call(ctx, g.addr, remoting.NewRequest(remoting.GetAllSubscriptionGroupConfig, nil, nil), 0)
+		resp, err := a.call(ctx, g.addr, protocol.AllSubscriptionGroupsRequest(), 0)
 		if err != nil {
 			return nil, fmt.Errorf("client: groups of %s: %w", g.name, err)
 		}
-		var w struct {
-			SubscriptionGroupTable map[string]GroupConfig `json:"subscriptionGroupTable"`
-		}
-		if err := json.Unmarshal(resp.Body, &w); err != nil {
+		w, err := protocol.DecodeSubscriptionGroupWrapper(resp.Body)
+		if err != nil {
 			return nil, fmt.Errorf("client: groups from %s: %w", g.addr, err)
 		}
 		for _, c := range w.SubscriptionGroupTable {
@@ -193,11 +179,8 @@ func (a *Admin) ConsumerProgress(ctx context.Context, group, topic string) (*Pro
 }
 
 func (a *Admin) consumeStats(ctx context.Context, g brokerGroup, group, topic string) (protocol.ConsumeStats, error) {
-	ext := map[string]string{"consumerGroup": group}
-	if topic != "" {
-		ext["topic"] = topic
-	}
-	resp, err := a.call(ctx, g.addr, remoting.NewRequest(remoting.GetConsumeStats, ext, nil), 0)
+	req := (&protocol.ConsumeStatsRequestHeader{ConsumerGroup: group, Topic: topic}).Request()
+	resp, err := a.call(ctx, g.addr, req, 0)
 	if err != nil {
 		return protocol.ConsumeStats{}, fmt.Errorf("client: consume stats of %s on %s: %w", group, g.name, err)
 	}
@@ -243,7 +226,7 @@ func (a *Admin) ConsumerConnections(ctx context.Context, group string) (*Consume
 	var errs []error
 	for _, g := range groups {
 		for _, addr := range g.data.BrokerAddrs {
-			req := remoting.NewRequest(remoting.GetConsumerConnectionList, map[string]string{"consumerGroup": group}, nil)
+			req := (&protocol.ConsumerConnectionListRequestHeader{ConsumerGroup: group}).Request()
 			resp, err := a.call(ctx, addr, req, 0, remoting.Success, remoting.ConsumerNotOnline)
 			if err != nil {
 				errs = append(errs, err)
@@ -252,8 +235,8 @@ func (a *Admin) ConsumerConnections(ctx context.Context, group string) (*Consume
 			if resp.Code == remoting.ConsumerNotOnline {
 				continue
 			}
-			var cc protocol.ConsumerConnection
-			if err := json.Unmarshal(resp.Body, &cc); err != nil {
+			cc, err := protocol.DecodeConsumerConnection(resp.Body)
+			if err != nil {
 				errs = append(errs, fmt.Errorf("client: consumer connections from %s: %w", addr, err))
 				continue
 			}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
@@ -154,16 +153,17 @@ func pickBrokerGroup(groups []brokerGroup, name, topic string) (brokerGroup, err
 // pull reads up to n messages of a queue from offset; it returns them
 // and the next offset. Nothing there is no error and no message.
 func (a *Admin) pull(ctx context.Context, addr, topic string, queueID int32, offset int64, n int) ([]*message.Ext, int64, error) {
-	req := remoting.NewRequest(remoting.PullMessage, map[string]string{
-		"consumerGroup": ToolsConsumerGroup, "topic": topic, "queueId": strconv.Itoa(int(queueID)),
-		"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": strconv.Itoa(n), "sysFlag": "0",
-		"commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG",
-	}, nil)
+	req := (&protocol.PullMessageRequestHeader{ConsumerGroup: ToolsConsumerGroup, Topic: topic, QueueID: queueID,
+		QueueOffset: offset, MaxMsgNums: int32(n), Subscription: "*", ExpressionType: protocol.ExpressionTypeTag}).Request()
 	resp, err := a.call(ctx, addr, req, 0, remoting.Success, remoting.PullNotFound, remoting.PullRetryImmediately, remoting.PullOffsetMoved)
 	if err != nil {
 		return nil, 0, fmt.Errorf("client: pull %s/%d@%d: %w", topic, queueID, offset, topicErr(err))
 	}
-	next, _ := remoting.ExtInt(resp.ExtFields, "nextBeginOffset")
+	// An answer without a readable header reads next 0, which ends the
+	// callers' loops (next <= offset) rather than failing a look-up.
+	var h protocol.PullMessageResponseHeader
+	_ = h.Decode(resp.ExtFields)
+	next := h.NextBeginOffset
 	if resp.Code != remoting.Success {
 		return nil, next, nil
 	}

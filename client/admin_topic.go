@@ -98,9 +98,7 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic string, t Target) error {
 // ListTopics returns every topic the name servers know, sorted
 // (GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206).
 func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
-	resp, ns, err := a.askNameServers(ctx, func() *remoting.Command {
-		return remoting.NewRequest(remoting.GetAllTopicListFromNameServer, nil, nil)
-	})
+	resp, ns, err := a.askNameServers(ctx, protocol.AllTopicListRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +149,7 @@ func (a *Admin) TopicStatus(ctx context.Context, topic string) ([]QueueStatus, e
 	}
 	var out []QueueStatus
 	for _, g := range groups {
-		req := remoting.NewRequest(remoting.GetTopicStatsInfo, map[string]string{"topic": topic}, nil)
+		req := (&protocol.TopicStatsInfoRequestHeader{Topic: topic}).Request()
 		resp, err := a.call(ctx, g.addr, req, 0, remoting.Success, remoting.RequestCodeNotSupported)
 		if err != nil {
 			return nil, fmt.Errorf("client: status of %s on %s: %w", topic, g.name, topicErr(err))

@@ -36,11 +36,22 @@
 //	       │     │         skipping the group that just failed and groups
 //	       │     │         the latency fault table avoids
 //	       │     ├─ no leader in the route → wait 10…50 ms, re-read, again
-//	       │     └─ same address whose link just failed → wait once, re-read
+//	       │     ├─ same address whose link just failed → wait once, re-read
+//	       │     └─ an address that refused this send (leadership) → wait
+//	       │        once, 20 ms doubling to 200 ms, re-read; a new address
+//	       │        (the new leader) is tried at once
 //	       ├─ attempt: SEND_MESSAGE (10) or SEND_BATCH_MESSAGE (320) to the
 //	       │           group's leader (brokerId 0)
 //	       └─ not stored → refresh the route at once; retry if the failure
-//	                       is retryable and attempts remain (WithRetries, 2)
+//	                       is retryable: a leadership refusal (dial failed,
+//	                       14, 501, 1500) until the send times out, any other
+//	                       within the budget (WithRetries, 2)
+//
+// A leader kill or an election therefore costs a send time, not a failure:
+// with the default 3 s timeout a send rides out elections of a second or
+// more. Retries stop early, as failed, when the time left is less than
+// twice the next wait, so that the last attempt does not time out in
+// flight and turn a certain failure into an unknown outcome.
 //
 // Every message carries a UNIQ_KEY chosen before the first attempt and kept
 // by every retry, so copies of a message stored twice share SendResult.MsgID.
@@ -55,11 +66,12 @@
 // soon as one of its attempts is, whatever the later ones did.
 //
 //	what happened to an attempt                       outcome  retried
-//	------------------------------------------------  -------  -------
+//	------------------------------------------------  -------  -------------
 //	answer 0, or 10/11/12 (stored with a warning)     ok       -
-//	dial failed (refused, unreachable, WithDial hook) failed   yes
-//	answer 2, 14, 16, 17, 501, 1500 (refused before   failed   yes
-//	  storing: busy, not the leader, no permission…)
+//	dial failed (refused, unreachable, WithDial hook) failed   until timeout
+//	answer 14, 501, 1500 (no writable leader there)   failed   until timeout
+//	answer 2, 16, 17 (refused before storing: busy,   failed   yes
+//	  no permission, no topic yet)
 //	answer 13, 29, 3, 15, 215 (invalid, unsupported)  failed   no
 //	answer 1 SYSTEM_ERROR (raft outcome unknown)      unknown  yes *
 //	answer 14 after a follower's failed relay         unknown  yes *

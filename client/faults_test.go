@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,7 +42,8 @@ func TestBrokerAnswers(t *testing.T) {
 		{name: "system error, retried, maybe duplicated", program: firstThen(remoting.SystemError), attempts: 2, outcome: OutcomeOK, earlier: OutcomeUnknown},
 		{name: "illegal, not retried", program: answer(remoting.MessageIllegal, "too big"), attempts: 1, outcome: OutcomeFailed, code: remoting.MessageIllegal},
 		{name: "unknown code, not retried", program: answer(999, "?"), attempts: 1, outcome: OutcomeUnknown, code: 999},
-		{name: "not available every time", program: answer(remoting.ServiceNotAvailable, "no leader"), attempts: 3, outcome: OutcomeFailed, code: remoting.ServiceNotAvailable},
+		{name: "busy every time", program: answer(remoting.SystemBusy, "busy"), attempts: 1 + DefaultRetries, outcome: OutcomeFailed, code: remoting.SystemBusy},
+		{name: "not leader, retried", program: firstThen(remoting.NotLeaderForQueue), attempts: 2, outcome: OutcomeOK, earlier: OutcomeFailed},
 		{name: "system error without retry after unknown", program: answer(remoting.SystemError, "outcome unknown"),
 			opts: []Option{WithRetryAfterUnknown(false)}, attempts: 1, outcome: OutcomeUnknown, code: remoting.SystemError},
 		{name: "no retries", program: answer(remoting.ServiceNotAvailable, "no leader"), opts: []Option{WithRetries(0)},
@@ -89,20 +91,22 @@ func answerStored(code int16) func(int32, *remoting.Command) *remoting.Command {
 }
 
 // TestDialFailureIsFailed: a broker that cannot be dialled fails the send
-// as certainly not stored, after every retry.
+// as certainly not stored once the send times out, every attempt
+// recorded; it is tried beyond the retry budget, as a killed leader is.
 func TestDialFailureIsFailed(t *testing.T) {
 	f := startFake(t, "a")
 	b := f.broker("a")
 	d := newFaultDialer()
 	d.setRefuse(b.addr, true)
-	p := newProducer(t, WithNameServers(f.nsAddr()), WithDial(d.dial))
+	p := newProducer(t, WithNameServers(f.nsAddr()), WithDial(d.dial), WithSendTimeout(time.Second))
 	ctx := ctxGuard(t)
 	_, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("x")})
-	if !errors.Is(err, ErrSendFailed) || !errors.Is(err, errInjected) || errors.Is(err, ErrUnknownOutcome) {
+	if !errors.Is(err, ErrSendFailed) || !errors.Is(err, errInjected) || errors.Is(err, ErrUnknownOutcome) ||
+		!errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("send: %v", err)
 	}
 	se := sendErr(t, err)
-	if len(se.Attempts) != 1+DefaultRetries {
+	if len(se.Attempts) <= 1+DefaultRetries {
 		t.Fatalf("%d attempts", len(se.Attempts))
 	}
 	for _, a := range se.Attempts {
@@ -120,6 +124,92 @@ func TestDialFailureIsFailed(t *testing.T) {
 	d.setRefuse(b.addr, false)
 	if _, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCertainFailuresOutlastRetries: while the group's only leader refuses
+// sends (down: its dial fails; or answering SERVICE_NOT_AVAILABLE in an
+// election) for longer than the retry budget lasts, a send keeps trying,
+// recording each attempt, and is stored once the leader serves again;
+// every refused attempt is in the result.
+func TestCertainFailuresOutlastRetries(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		down func(f *fakeCluster, d *faultDialer, on bool)
+		sent func(f *fakeCluster, dials int32) int32 // attempts so far
+	}{
+		{"leader unreachable", func(f *fakeCluster, d *faultDialer, on bool) { d.setRefuse(f.broker("a").addr, on) },
+			func(_ *fakeCluster, dials int32) int32 { return dials }},
+		{"no leader there", func(f *fakeCluster, _ *faultDialer, on bool) {
+			if on {
+				f.broker("a").program(answer(remoting.ServiceNotAvailable, "service not available now: dledger: not the leader"))
+			} else {
+				f.broker("a").program(nil)
+			}
+		}, func(f *fakeCluster, _ int32) int32 { return f.broker("a").sends.Load() }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := startFake(t, "a")
+			d := newFaultDialer()
+			var brokerDials atomic.Int32
+			dial := func(ctx context.Context, addr string) (net.Conn, error) {
+				if addr == f.broker("a").addr {
+					brokerDials.Add(1)
+				}
+				return d.dial(ctx, addr)
+			}
+			tt.down(f, d, true)
+			p := newProducer(t, WithNameServers(f.nsAddr()), WithDial(dial), WithSendTimeout(guard))
+			type sent struct {
+				res SendResult
+				err error
+			}
+			done := make(chan sent, 1)
+			go func() {
+				res, err := p.Send(ctxGuard(t), &Message{Topic: "T", Body: []byte("x")})
+				done <- sent{res, err}
+			}()
+			const refused = 3 + DefaultRetries // more than the budget allows
+			waitFor(t, "attempts beyond the retry budget", func() bool { return tt.sent(f, brokerDials.Load()) >= refused })
+			tt.down(f, d, false)
+			r := <-done
+			if r.err != nil {
+				t.Fatalf("send once the leader serves: %v", r.err)
+			}
+			if r.res.Attempts <= refused || r.res.MaybeDuplicated() || len(r.res.Earlier) != r.res.Attempts-1 {
+				t.Fatalf("result %+v", r.res)
+			}
+			for _, a := range r.res.Earlier {
+				if a.Outcome != OutcomeFailed || a.Err == nil {
+					t.Fatalf("earlier attempt %+v", a)
+				}
+			}
+		})
+	}
+}
+
+// TestCertainFailureUntilTimeout: a send the leader keeps refusing fails,
+// certainly not stored, when its timeout ends, with every attempt and the
+// last refusal in the error; WithRetries(0) still means one attempt.
+func TestCertainFailureUntilTimeout(t *testing.T) {
+	f := startFake(t, "a")
+	b := f.broker("a")
+	b.program(answer(remoting.ServiceNotAvailable, "service not available now: dledger: not the leader"))
+	p := newProducer(t, WithNameServers(f.nsAddr()), WithSendTimeout(time.Second))
+	_, err := p.Send(ctxGuard(t), &Message{Topic: "T", Body: []byte("x")})
+	var be *BrokerError
+	if !errors.Is(err, ErrSendFailed) || errors.Is(err, ErrUnknownOutcome) || !errors.Is(err, context.DeadlineExceeded) ||
+		!errors.As(err, &be) || be.Code != remoting.ServiceNotAvailable {
+		t.Fatalf("send: %v", err)
+	}
+	se := sendErr(t, err)
+	if len(se.Attempts) <= 1+DefaultRetries || int(b.sends.Load()) != len(se.Attempts) {
+		t.Fatalf("%d attempts, broker saw %d", len(se.Attempts), b.sends.Load())
+	}
+	for _, a := range se.Attempts {
+		if !errors.As(a.Err, &be) || be.Code != remoting.ServiceNotAvailable || a.Outcome != OutcomeFailed {
+			t.Fatalf("attempt %+v", a)
+		}
 	}
 }
 

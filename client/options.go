@@ -91,8 +91,11 @@ func WithGroup(group string) Option { return func(o *options) { o.group = group 
 
 // WithRetries sets how many times a failed synchronous, asynchronous or
 // batch send is tried again (default 2, so 3 attempts in all). Every retry
-// re-reads the route first. One-way sends retry only when the request
-// could not be written.
+// re-reads the route first. Refusals that mean the group had no writable
+// leader there (a failed dial, SERVICE_NOT_AVAILABLE, NOT_LEADER, GO_AWAY:
+// certainly not stored) do not count: they are retried until the send
+// times out, so a send rides out an election. 0 turns every retry off.
+// One-way sends retry only when the request could not be written.
 func WithRetries(n int) Option { return func(o *options) { o.retries = n } }
 
 // WithSendTimeout bounds each send, all of its attempts and route

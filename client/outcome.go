@@ -11,6 +11,7 @@ import (
 type codeClass struct {
 	outcome Outcome
 	retry   bool       // RocketMQ retries it (on another group when there is one)
+	certain bool       // refused before storing because of leadership: retried until the send times out
 	status  SendStatus // for stored outcomes
 }
 
@@ -19,29 +20,35 @@ type codeClass struct {
 // not-leader codes, which our raft brokers answer before storing, so a
 // retry after a fresh route cannot duplicate them. A code not in the
 // table is treated as unknown and not retried: we cannot say what the
-// broker did.
+// broker did. "Until timeout" marks the answers of a group without a
+// writable leader (an election, a leader handing over): the message
+// certainly was not stored and waiting cures it, so the send retries,
+// with a short back-off, until its timeout, outside the WithRetries
+// budget that bounds the other retries.
 //
-//	code                          outcome  retry  why
-//	----------------------------  -------  -----  -------------------------------------------
-//	0 SUCCESS                     ok              stored
-//	10 FLUSH_DISK_TIMEOUT         ok              stored; the flush timed out
-//	11 SLAVE_NOT_AVAILABLE        ok              stored; no replica
-//	12 FLUSH_SLAVE_TIMEOUT        ok              stored; replication timed out
-//	1 SYSTEM_ERROR                unknown  yes    our broker: leadership lost or the proposal
-//	                                              timed out in flight, which a later leader may
-//	                                              still commit (dledger.ErrOutcomeUnknown)
-//	2 SYSTEM_BUSY                 failed   yes    proposal queue or worker pool full, refused
-//	14 SERVICE_NOT_AVAILABLE      failed   yes    not the leader / no leader / not ready,
-//	                                              refused before proposing; but unknown when
-//	                                              the remark shows a follower's relay to the
-//	                                              leader failed or the node failed applying
-//	                                              (see relayedUnknown)
-//	16 NO_PERMISSION              failed   yes    topic not writable (a stale route)
-//	17 TOPIC_NOT_EXIST            failed   yes    not auto-creatable (yet)
-//	501 NOT_LEADER_FOR_QUEUE      failed   yes    not the leader
-//	1500 GO_AWAY                  failed   yes    the broker is shutting down, not served
-//	13 MESSAGE_ILLEGAL            failed   no     checked before storing
-//	29 INVALID_PARAMETER          failed   no     checked before storing
+//	code                          outcome  retry          why
+//	----------------------------  -------  -------------  ------------------------------------
+//	0 SUCCESS                     ok                      stored
+//	10 FLUSH_DISK_TIMEOUT         ok                      stored; the flush timed out
+//	11 SLAVE_NOT_AVAILABLE        ok                      stored; no replica
+//	12 FLUSH_SLAVE_TIMEOUT        ok                      stored; replication timed out
+//	1 SYSTEM_ERROR                unknown  yes            our broker: leadership lost or the
+//	                                                      proposal timed out in flight, which a
+//	                                                      later leader may still commit
+//	                                                      (dledger.ErrOutcomeUnknown)
+//	2 SYSTEM_BUSY                 failed   yes            proposal queue or worker pool full
+//	14 SERVICE_NOT_AVAILABLE      failed   until timeout  not the leader / no leader / not
+//	                                                      ready, refused before proposing; but
+//	                                                      unknown, retried within the budget,
+//	                                                      when the remark shows a follower's
+//	                                                      relay to the leader failed or the
+//	                                                      node failed applying (relayedUnknown)
+//	16 NO_PERMISSION              failed   yes            topic not writable (a stale route)
+//	17 TOPIC_NOT_EXIST            failed   yes            not auto-creatable (yet)
+//	501 NOT_LEADER_FOR_QUEUE      failed   until timeout  not the leader
+//	1500 GO_AWAY                  failed   until timeout  the broker is shutting down, not served
+//	13 MESSAGE_ILLEGAL            failed   no             checked before storing
+//	29 INVALID_PARAMETER          failed   no             checked before storing
 //	3 REQUEST_CODE_NOT_SUPPORTED  failed   no
 //	15 VERSION_NOT_SUPPORTED      failed   no
 //	215 FLOW_CONTROL              failed   no
@@ -62,8 +69,10 @@ func classifyCode(code int16, remark string) codeClass {
 		if relayedUnknown(remark) {
 			return codeClass{outcome: OutcomeUnknown, retry: true}
 		}
-		return codeClass{outcome: OutcomeFailed, retry: true}
-	case remoting.SystemBusy, remoting.NoPermission, remoting.TopicNotExist, remoting.NotLeaderForQueue, remoting.GoAway:
+		return codeClass{outcome: OutcomeFailed, retry: true, certain: true}
+	case remoting.NotLeaderForQueue, remoting.GoAway:
+		return codeClass{outcome: OutcomeFailed, retry: true, certain: true}
+	case remoting.SystemBusy, remoting.NoPermission, remoting.TopicNotExist:
 		return codeClass{outcome: OutcomeFailed, retry: true}
 	case remoting.MessageIllegal, remoting.InvalidParameter, remoting.RequestCodeNotSupported,
 		remoting.VersionNotSupported, remoting.FlowControl:
@@ -90,35 +99,38 @@ func relayedUnknown(remark string) bool {
 
 // classifyTransport reads an error of the remoting client: what it says
 // about the store, whether RocketMQ would retry it, and whether it is a
-// transport failure (no answer from the broker).
+// transport failure (no answer from the broker). A failed dial is retried
+// until the send times out, as SERVICE_NOT_AVAILABLE is (a leader killed
+// refuses connections until the route names its successor); the others
+// count against the WithRetries budget.
 //
-//	error                                  outcome  retry  transport
-//	-------------------------------------  -------  -----  ---------
-//	dial failed (our dial wrapper's mark)  failed   yes    yes
-//	remoting.ErrFrameTooLarge              failed   no     no
-//	remoting.ErrConnClosed (lost after     unknown  yes    yes
+//	error                                  outcome  retry          transport
+//	-------------------------------------  -------  -------------  ---------
+//	dial failed (our dial wrapper's mark)  failed   until timeout  yes
+//	remoting.ErrFrameTooLarge              failed   no             no
+//	remoting.ErrConnClosed (lost after     unknown  yes            yes
 //	  the request was queued)
-//	remoting.ErrClosed (client closed      failed   no     no
+//	remoting.ErrClosed (client closed      failed   no             no
 //	  before sending)
-//	timeout, cancellation                  unknown  yes    yes
-//	anything else                          unknown  yes    yes
+//	timeout, cancellation                  unknown  yes            yes
+//	anything else                          unknown  yes            yes
 //
 // Conservative cases: a connection found dead just before the request was
 // queued, and a context that ends while dialling, are reported unknown
 // although nothing was sent (remoting does not tell them apart).
-func classifyTransport(err error) (outcome Outcome, retry, transport bool) {
+func classifyTransport(err error) (outcome Outcome, retry, transport, certain bool) {
 	var de *dialError
 	switch {
 	case errors.As(err, &de):
-		return OutcomeFailed, true, true
+		return OutcomeFailed, true, true, true
 	case errors.Is(err, remoting.ErrFrameTooLarge):
-		return OutcomeFailed, false, false
+		return OutcomeFailed, false, false, false
 	case errors.Is(err, remoting.ErrConnClosed):
-		return OutcomeUnknown, true, true
+		return OutcomeUnknown, true, true, false
 	case errors.Is(err, remoting.ErrClosed):
-		return OutcomeFailed, false, false
+		return OutcomeFailed, false, false, false
 	}
 	// Timeouts, cancellations and anything else: the request may have
 	// been written.
-	return OutcomeUnknown, true, true
+	return OutcomeUnknown, true, true, false
 }

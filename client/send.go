@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,10 +16,20 @@ import (
 var errNoLeader = errors.New("client: no leader in the route")
 
 // Backoff between route reads while a send waits for a leader, or before
-// it dials again the address that just failed.
+// it dials again the address whose transport just failed.
 const (
 	firstBackoff = 10 * time.Millisecond
 	maxBackoff   = 50 * time.Millisecond
+)
+
+// Backoff before a send tries again an address that certainly refused it
+// (a failed dial, SERVICE_NOT_AVAILABLE, not leader): long enough not to
+// flood a group in an election, short enough that the send goes out
+// within a fraction of the election once the route names the new leader
+// (a new address is tried at once).
+const (
+	firstRetryBackoff = 20 * time.Millisecond
+	maxRetryBackoff   = 200 * time.Millisecond
 )
 
 // attemptResult is an Attempt with what the send loop needs to go on.
@@ -26,7 +37,18 @@ type attemptResult struct {
 	Attempt
 	retry     bool // a failure RocketMQ retries
 	transport bool // no answer from the broker (dial, connection, timeout)
-	result    SendResult
+	// certain: refused before anything was stored because the group had
+	// no writable leader there (dial failed, 14, 501, 1500); retried
+	// until the send times out, outside the retry budget.
+	certain bool
+	result  SendResult
+}
+
+// sendRetry is a send's retry state across its attempts.
+type sendRetry struct {
+	route   backoff         // waits for a route with a leader
+	refused backoff         // waits before an address that refused the send
+	tried   map[string]bool // addresses that certainly refused this send
 }
 
 // deliver is the send loop shared by every kind of send:
@@ -38,7 +60,14 @@ type attemptResult struct {
 //  2. attempt it;
 //  3. on anything but success, refresh the route at once (in the
 //     background if no retry follows) and, if the failure is retryable
-//     and attempts remain, go to 1, preferring another group.
+//     and the budget allows, go to 1, preferring another group.
+//
+// The budget: a failure that certainly stored nothing because the group
+// had no writable leader at that address (attemptResult.certain) is
+// retried until ctx ends, an address that refused the send being tried
+// again only after a back-off of 20 ms doubling to 200 ms (a new leader's
+// address at once); every other retryable failure counts against
+// WithRetries, as in RocketMQ. WithRetries(0) turns retrying off.
 //
 // ctx bounds it all, with the send timeout.
 func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
@@ -46,14 +75,24 @@ func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (S
 	defer cancel()
 	var attempts []Attempt
 	var last *attemptResult
-	bo := backoff{next: firstBackoff}
+	rs := sendRetry{route: backoff{next: firstBackoff, leaveRoom: true},
+		refused: backoff{next: firstRetryBackoff, max: maxRetryBackoff, leaveRoom: true}}
+	spent := 0 // attempts that count against the retry budget
 	for {
-		q, addr, info, err := p.resolve(ctx, out, last, &bo)
+		q, addr, info, err := p.resolve(ctx, out, last, &rs)
 		if err != nil {
+			if last != nil {
+				// No further attempt (the send timed out between attempts,
+				// or the route is gone): say why the last one failed too.
+				err = fmt.Errorf("%w, retrying after: %w", err, last.Err)
+			}
 			return SendResult{}, p.sendError(out, attempts, err)
 		}
 		r := p.attempt(ctx, out, kind, q, addr)
 		attempts = append(attempts, r.Attempt)
+		if !r.certain {
+			spent++
+		}
 		if p.opts.latencyFault && !out.ordered && (r.Outcome == OutcomeOK || r.retry) {
 			p.core.faults.update(q.BrokerName, addr, r.Latency, r.Outcome != OutcomeOK)
 		}
@@ -70,9 +109,16 @@ func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (S
 			return res, nil
 		}
 		p.core.routes.trigger(out.topic)
-		if !r.retry || len(attempts) > p.opts.retries || ctx.Err() != nil ||
+		overBudget := p.opts.retries == 0 || !r.certain && spent > p.opts.retries
+		if !r.retry || overBudget || ctx.Err() != nil ||
 			(r.Outcome == OutcomeUnknown && !p.opts.retryUnknown) {
 			return SendResult{}, p.sendError(out, attempts, r.Err)
+		}
+		if r.certain {
+			if rs.tried == nil {
+				rs.tried = map[string]bool{}
+			}
+			rs.tried[addr] = true
 		}
 		p.opts.logger.Debug("retrying send", "topic", out.topic, "queue", q, "addr", addr,
 			"outcome", r.Outcome, "error", r.Err)
@@ -93,9 +139,10 @@ func (p *Producer) sendError(out *outgoing, attempts []Attempt, cause error) err
 // resolve picks the queue and leader address of the next attempt. For a
 // retry (last != nil) it reads the route again first. While the route has
 // no leader for the queue, it waits with backoff and reads it again; if
-// the route still names the address whose transport just failed, it
-// waits once, reads it again, and then uses what it gets.
-func (p *Producer) resolve(ctx context.Context, out *outgoing, last *attemptResult, bo *backoff) (Queue, string, *publishInfo, error) {
+// the route still names the address whose transport just failed, or one
+// that certainly refused this send, it waits once (rs.refused's back-off
+// for the latter), reads it again, and then uses what it gets.
+func (p *Producer) resolve(ctx context.Context, out *outgoing, last *attemptResult, rs *sendRetry) (Queue, string, *publishInfo, error) {
 	var info *publishInfo
 	var err error
 	if last == nil {
@@ -109,11 +156,16 @@ func (p *Producer) resolve(ctx context.Context, out *outgoing, last *attemptResu
 			return Queue{}, "", nil, err
 		}
 		q, addr, perr := p.pick(info, out, last)
+		refused := perr == nil && rs.tried[addr]
 		sameAsFailed := perr == nil && last != nil && last.transport && addr == last.Addr
+		bo := &rs.route
 		switch {
 		case errors.Is(perr, errNoLeader):
-		case sameAsFailed && !waitedForAddr:
+		case (refused || sameAsFailed) && !waitedForAddr:
 			waitedForAddr = true
+			if refused {
+				bo = &rs.refused
+			}
 		case perr != nil:
 			return Queue{}, "", nil, perr
 		default:
@@ -208,7 +260,7 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 		err := p.core.rc.InvokeOneway(ctx, addr, req)
 		r.Latency = time.Since(start)
 		if err != nil {
-			r.Outcome, r.retry, r.transport = classifyTransport(err)
+			r.Outcome, r.retry, r.transport, r.certain = classifyTransport(err)
 			r.Err = err
 		}
 		return r
@@ -216,12 +268,12 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 	resp, err := p.core.rc.Invoke(ctx, addr, req)
 	r.Latency = time.Since(start)
 	if err != nil {
-		r.Outcome, r.retry, r.transport = classifyTransport(err)
+		r.Outcome, r.retry, r.transport, r.certain = classifyTransport(err)
 		r.Err = err
 		return r
 	}
 	cls := classifyCode(resp.Code, resp.Remark)
-	r.Outcome, r.retry = cls.outcome, cls.retry
+	r.Outcome, r.retry, r.certain = cls.outcome, cls.retry, cls.certain
 	if cls.outcome != OutcomeOK {
 		r.Err = &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr}
 		return r
@@ -252,13 +304,27 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 	return r
 }
 
-// backoff is a doubling wait, capped at maxBackoff.
-type backoff struct{ next time.Duration }
+// backoff is a doubling wait, capped at max (maxBackoff when 0).
+type backoff struct {
+	next, max time.Duration
+	// leaveRoom: when ctx's deadline leaves less than the wait and as
+	// long again for the attempt after it, give up at once with
+	// context.DeadlineExceeded. A send attempt started that close to its
+	// deadline would likely time out in flight and turn a certain
+	// failure into an unknown outcome.
+	leaveRoom bool
+}
 
 // wait sleeps for the next backoff, or until ctx ends (its error).
 func (b *backoff) wait(ctx context.Context) error {
 	d := b.next
-	b.next = min(2*b.next, maxBackoff)
+	b.next = min(2*b.next, cmp.Or(b.max, maxBackoff))
+	if dl, ok := ctx.Deadline(); ok && b.leaveRoom {
+		if left := time.Until(dl); left < 2*d {
+			return fmt.Errorf("%w: %v of the send timeout left, too little to wait %v and try again",
+				context.DeadlineExceeded, left.Round(time.Millisecond), d)
+		}
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

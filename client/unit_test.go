@@ -147,31 +147,33 @@ func TestClassifyCode(t *testing.T) {
 		remark  string
 		outcome Outcome
 		retry   bool
+		certain bool // retried until the send times out
 	}{
-		{remoting.Success, "", OutcomeOK, false},
-		{remoting.FlushDiskTimeout, "", OutcomeOK, false},
-		{remoting.FlushSlaveTimeout, "", OutcomeOK, false},
-		{remoting.SlaveNotAvailable, "", OutcomeOK, false},
-		{remoting.SystemError, "dledger: outcome unknown", OutcomeUnknown, true},
-		{remoting.SystemBusy, "[TOO_MANY_REQUESTS]", OutcomeFailed, true},
-		{remoting.ServiceNotAvailable, "service not available now: dledger: not the leader", OutcomeFailed, true},
-		{remoting.ServiceNotAvailable, "service not available now: broker: no leader to serve the request: node n1 knows no writable leader", OutcomeFailed, true},
-		{remoting.ServiceNotAvailable, "service not available now: broker: no leader to serve the request: forwarding to leader 127.0.0.1:5: remoting: request timed out", OutcomeUnknown, true},
-		{remoting.ServiceNotAvailable, "service not available now: broker: no leader to serve the request: forwarding to leader 127.0.0.1:5: remoting: connect to 127.0.0.1:5: refused", OutcomeFailed, true},
-		{remoting.ServiceNotAvailable, "service not available now: dledger: node failed: disk", OutcomeUnknown, true},
-		{remoting.NoPermission, "", OutcomeFailed, true},
-		{remoting.TopicNotExist, "", OutcomeFailed, true},
-		{remoting.NotLeaderForQueue, "", OutcomeFailed, true},
-		{remoting.GoAway, "", OutcomeFailed, true},
-		{remoting.MessageIllegal, "", OutcomeFailed, false},
-		{remoting.InvalidParameter, "", OutcomeFailed, false},
-		{remoting.RequestCodeNotSupported, "", OutcomeFailed, false},
-		{remoting.TransactionFailed, "", OutcomeUnknown, false},
-		{999, "", OutcomeUnknown, false},
+		{remoting.Success, "", OutcomeOK, false, false},
+		{remoting.FlushDiskTimeout, "", OutcomeOK, false, false},
+		{remoting.FlushSlaveTimeout, "", OutcomeOK, false, false},
+		{remoting.SlaveNotAvailable, "", OutcomeOK, false, false},
+		{remoting.SystemError, "dledger: outcome unknown", OutcomeUnknown, true, false},
+		{remoting.SystemBusy, "[TOO_MANY_REQUESTS]", OutcomeFailed, true, false},
+		{remoting.ServiceNotAvailable, "service not available now: dledger: not the leader", OutcomeFailed, true, true},
+		{remoting.ServiceNotAvailable, "service not available now: broker: no leader to serve the request: node n1 knows no writable leader", OutcomeFailed, true, true},
+		{remoting.ServiceNotAvailable, "service not available now: broker: no leader to serve the request: forwarding to leader 127.0.0.1:5: remoting: request timed out", OutcomeUnknown, true, false},
+		{remoting.ServiceNotAvailable, "service not available now: broker: no leader to serve the request: forwarding to leader 127.0.0.1:5: remoting: connect to 127.0.0.1:5: refused", OutcomeFailed, true, true},
+		{remoting.ServiceNotAvailable, "service not available now: dledger: node failed: disk", OutcomeUnknown, true, false},
+		{remoting.NoPermission, "", OutcomeFailed, true, false},
+		{remoting.TopicNotExist, "", OutcomeFailed, true, false},
+		{remoting.NotLeaderForQueue, "", OutcomeFailed, true, true},
+		{remoting.GoAway, "", OutcomeFailed, true, true},
+		{remoting.MessageIllegal, "", OutcomeFailed, false, false},
+		{remoting.InvalidParameter, "", OutcomeFailed, false, false},
+		{remoting.RequestCodeNotSupported, "", OutcomeFailed, false, false},
+		{remoting.TransactionFailed, "", OutcomeUnknown, false, false},
+		{999, "", OutcomeUnknown, false, false},
 	} {
 		c := classifyCode(tt.code, tt.remark)
-		if c.outcome != tt.outcome || c.retry != tt.retry {
-			t.Errorf("code %d %q: %v retry=%v, want %v retry=%v", tt.code, tt.remark, c.outcome, c.retry, tt.outcome, tt.retry)
+		if c.outcome != tt.outcome || c.retry != tt.retry || c.certain != tt.certain {
+			t.Errorf("code %d %q: %v retry=%v certain=%v, want %v retry=%v certain=%v",
+				tt.code, tt.remark, c.outcome, c.retry, c.certain, tt.outcome, tt.retry, tt.certain)
 		}
 	}
 	if c := classifyCode(remoting.FlushSlaveTimeout, ""); c.status != SendFlushSlaveTimeout {
@@ -185,18 +187,19 @@ func TestClassifyTransport(t *testing.T) {
 		outcome   Outcome
 		retry     bool
 		transport bool
+		certain   bool
 	}{
-		{fmt.Errorf("remoting: connect to x: %w", &dialError{"x", errInjected}), OutcomeFailed, true, true},
-		{fmt.Errorf("%w: 20 MiB", remoting.ErrFrameTooLarge), OutcomeFailed, false, false},
-		{fmt.Errorf("%w: peer closed", remoting.ErrConnClosed), OutcomeUnknown, true, true},
-		{fmt.Errorf("%w: %w", remoting.ErrConnClosed, fmt.Errorf("%w: client closed", remoting.ErrClosed)), OutcomeUnknown, true, true},
-		{remoting.ErrClosed, OutcomeFailed, false, false},
-		{remoting.ErrTimeout, OutcomeUnknown, true, true},
-		{errors.New("something else"), OutcomeUnknown, true, true},
+		{fmt.Errorf("remoting: connect to x: %w", &dialError{"x", errInjected}), OutcomeFailed, true, true, true},
+		{fmt.Errorf("%w: 20 MiB", remoting.ErrFrameTooLarge), OutcomeFailed, false, false, false},
+		{fmt.Errorf("%w: peer closed", remoting.ErrConnClosed), OutcomeUnknown, true, true, false},
+		{fmt.Errorf("%w: %w", remoting.ErrConnClosed, fmt.Errorf("%w: client closed", remoting.ErrClosed)), OutcomeUnknown, true, true, false},
+		{remoting.ErrClosed, OutcomeFailed, false, false, false},
+		{remoting.ErrTimeout, OutcomeUnknown, true, true, false},
+		{errors.New("something else"), OutcomeUnknown, true, true, false},
 	} {
-		o, r, tr := classifyTransport(tt.err)
-		if o != tt.outcome || r != tt.retry || tr != tt.transport {
-			t.Errorf("%v: %v %v %v, want %v %v %v", tt.err, o, r, tr, tt.outcome, tt.retry, tt.transport)
+		o, r, tr, c := classifyTransport(tt.err)
+		if o != tt.outcome || r != tt.retry || tr != tt.transport || c != tt.certain {
+			t.Errorf("%v: %v %v %v %v, want %v %v %v %v", tt.err, o, r, tr, c, tt.outcome, tt.retry, tt.transport, tt.certain)
 		}
 	}
 }

@@ -10,9 +10,14 @@
 // cannot drift: the topic table types are the replicated ones (package
 // metadata), and the name server's route, cluster-info, topic-list and
 // register header and body types, the broker's send, pull, offset,
-// consumer-group, lock and message look-up decoding and our client's
-// encoding are all this package's (offset.go, consumer.go, query.go,
-// admin_topic.go and broker_register.go list their codes).
+// consumer-group, lock, message look-up and admin decoding and our
+// client's encoding are all this package's (offset.go, consumer.go,
+// query.go, admin.go, admin_stats.go, admin_topic.go, group.go and
+// broker_register.go list their codes). Outside this package no request
+// header or JSON body of these codes is built or read by hand; the only
+// ext fields read directly are our own hop markers between nodes of a
+// group (the send and offset-commit forwarding marks), which are not part
+// of any header.
 //
 // # Codes and who uses what
 //
@@ -28,7 +33,8 @@
 //	14    QUERY_CONSUMER_OFFSET     consumer → broker   QueryConsumerOffsetRequestHeader     answer: OffsetResponseHeader (or 22)
 //	15    UPDATE_CONSUMER_OFFSET    consumer → broker   UpdateConsumerOffsetRequestHeader    none (also follower → leader)
 //	17    UPDATE_AND_CREATE_TOPIC   admin → broker      CreateTopicRequestHeader             none
-//	21    GET_ALL_TOPIC_CONFIG      admin → broker      none                                 answer: TopicConfigWrapper
+//	21    GET_ALL_TOPIC_CONFIG      admin → broker      none (AllTopicConfigRequest)         answer: TopicConfigWrapper
+//	28    GET_BROKER_RUNTIME_INFO   admin → broker      none (BrokerRuntimeInfoRequest)      answer: KVTable
 //	29    SEARCH_OFFSET_BY_TIME…    consumer → broker   SearchOffsetRequestHeader            answer: OffsetResponseHeader
 //	30    GET_MAX_OFFSET            consumer → broker   QueueOffsetRequestHeader             answer: OffsetResponseHeader
 //	31    GET_MIN_OFFSET            consumer → broker   QueueOffsetRequestHeader             answer: OffsetResponseHeader
@@ -48,18 +54,20 @@
 //	104   UNREGISTER_BROKER         broker → namesrv    UnregisterBrokerRequestHeader        none
 //	105   GET_ROUTEINFO_BY_TOPIC    client → namesrv    GetRouteInfoRequestHeader            answer: TopicRouteData
 //	106   GET_BROKER_CLUSTER_INFO   admin → namesrv     none (ClusterInfoRequest)            answer: ClusterInfo
-//	202   GET_TOPIC_STATS_INFO      admin → broker      topic                                answer: TopicStatsTable
-//	203   GET_CONSUMER_CONNECTION…  admin → broker      consumerGroup                        answer: ConsumerConnection
-//	204   GET_PRODUCER_CONNECTION…  admin → broker      producerGroup                        answer: ProducerConnection
-//	206   GET_ALL_TOPIC_LIST…       admin → namesrv     none                                 answer: TopicList
+//	200   UPDATE_AND_CREATE_SUBS…   admin → broker      none                                 SubscriptionGroupConfig
+//	201   GET_ALL_SUBSCRIPTIONGR…   admin → broker      none (AllSubscriptionGroupsRequest)  answer: SubscriptionGroupWrapper
+//	202   GET_TOPIC_STATS_INFO      admin → broker      TopicStatsInfoRequestHeader          answer: TopicStatsTable
+//	203   GET_CONSUMER_CONNECTION…  admin → broker      ConsumerConnectionListRequestHea…    answer: ConsumerConnection
+//	204   GET_PRODUCER_CONNECTION…  admin → broker      ProducerConnectionListRequestHea…    answer: ProducerConnection
+//	206   GET_ALL_TOPIC_LIST…       admin → namesrv     none (AllTopicListRequest)           answer: TopicList
 //	207   DELETE_SUBSCRIPTIONGROUP  admin → broker      DeleteSubscriptionGroupRequest…      none
-//	208   GET_CONSUME_STATS         admin → broker      consumerGroup, topic                 answer: ConsumeStats
+//	208   GET_CONSUME_STATS         admin → broker      ConsumeStatsRequestHeader            answer: ConsumeStats
 //	215   DELETE_TOPIC_IN_BROKER    admin → broker      DeleteTopicRequestHeader             none
 //	216   DELETE_TOPIC_IN_NAMESRV   admin → namesrv     DeleteTopicFromNamesrvRequestHeader  none
 //	220   RESET_CONSUMER_CLIENT…    broker → consumer   ResetConsumerClientOffsetRequest…    ResetOffsetBody
 //	222   INVOKE_BROKER_TO_RESET…   admin → broker      ResetOffsetHeader                    answer: ResetOffsetBody
-//	352   GET_SUBSCRIPTIONGROUP_C…  admin → broker      GetSubscriptionGroupConfigRequest…   answer: the group's config
-//	4001  RAFT_STATUS               admin → broker      none                                 answer: RaftStatus
+//	352   GET_SUBSCRIPTIONGROUP_C…  admin → broker      GetSubscriptionGroupConfigRequest…   answer: SubscriptionGroupConfig
+//	4001  RAFT_STATUS               admin → broker      none (RaftStatusRequest)             answer: RaftStatus
 //	4002  RAFT_REMOVE_NODE          admin → broker      RaftNodeHeader                       none
 //	4003  RAFT_ADD_NODE             admin → broker      RaftNodeHeader                       none
 //	4004  RAFT_TRANSFER_LEADER      admin → broker      RaftNodeHeader                       none

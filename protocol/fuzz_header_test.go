@@ -194,3 +194,61 @@ func FuzzUnregisterBrokerRequestHeader(f *testing.F) {
 func FuzzDecodeTopicList(f *testing.F) {
 	fuzzBody(f, DecodeTopicList, (*TopicList).Encode, `{"topicList":["T","%RETRY%g"]}`, `{"topicList":[]}`)
 }
+
+func FuzzTopicStatsInfoRequestHeader(f *testing.F) {
+	fuzzHeader[TopicStatsInfoRequestHeader](f, map[string]string{"topic": "T"})
+}
+
+func FuzzConsumerConnectionListRequestHeader(f *testing.F) {
+	fuzzHeader[ConsumerConnectionListRequestHeader](f, map[string]string{"consumerGroup": "g"})
+}
+
+func FuzzProducerConnectionListRequestHeader(f *testing.F) {
+	fuzzHeader[ProducerConnectionListRequestHeader](f, map[string]string{"producerGroup": "pg"})
+}
+
+func FuzzConsumeStatsRequestHeader(f *testing.F) {
+	fuzzHeader[ConsumeStatsRequestHeader](f, map[string]string{"consumerGroup": "g", "topic": "T"},
+		map[string]string{"consumerGroup": "g", "topic": ""})
+}
+
+func FuzzDecodeSubscriptionGroupConfig(f *testing.F) {
+	fuzzBody(f, DecodeSubscriptionGroupConfig, (*SubscriptionGroupConfig).Encode,
+		`{"groupName":"g","consumeEnable":true,"consumeFromMinEnable":true,"consumeBroadcastEnable":true,"consumeMessageOrderly":false,`+
+			`"retryQueueNums":1,"retryMaxTimes":16,"brokerId":0,"whichBrokerWhenConsumeSlowly":1,"notifyConsumerIdsChangedEnable":true}`,
+		`{"groupName":"g","consumeEnable":false}`,
+		`{"groupName":"g","groupRetryPolicy":{"type":"CUSTOMIZED"},"subscriptionDataSet":null,"attributes":{},"groupSysFlag":0}`,
+		`{"retryQueueNums":2147483648}`)
+}
+
+func FuzzDecodeSubscriptionGroupWrapper(f *testing.F) {
+	fuzzBody(f, DecodeSubscriptionGroupWrapper, (*SubscriptionGroupWrapper).Encode,
+		`{"subscriptionGroupTable":{"g":{"groupName":"g","consumeEnable":true,"retryMaxTimes":16}},"dataVersion":{"stateVersion":0,"timestamp":0,"counter":41}}`,
+		`{"subscriptionGroupTable":{"g":null,"h":{}}}`, `{"subscriptionGroupTable":null}`)
+}
+
+func FuzzDecodeKVTable(f *testing.F) {
+	fuzzBody(f, DecodeKVTable, (*KVTable).Encode,
+		`{"table":{"brokerVersionDesc":"V5_3_3","commitLogMaxOffset":"1241","raftRole":"leader"}}`, `{"table":null}`, `{}`)
+}
+
+func FuzzDecodeConsumerConnection(f *testing.F) {
+	fuzzBody(f, DecodeConsumerConnection, (*ConsumerConnection).Encode,
+		`{"connectionSet":[{"clientId":"192.0.2.2@1","clientAddr":"127.0.0.1:5","language":"GO","version":479}],`+
+			`"subscriptionTable":{"T":{"classFilterMode":false,"topic":"T","subString":"A || B","tagsSet":["A","B"],"codeSet":[65,"66"],`+
+			`"subVersion":1,"expressionType":"TAG"}},"consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING",`+
+			`"consumeFromWhere":"CONSUME_FROM_LAST_OFFSET"}`,
+		`{"connectionSet":null,"subscriptionTable":{"T":null}}`)
+}
+
+func FuzzDecodeProducerConnection(f *testing.F) {
+	fuzzBody(f, DecodeProducerConnection, (*ProducerConnection).Encode,
+		`{"connectionSet":[{"clientId":"c","clientAddr":"127.0.0.1:5","language":"JAVA","version":479}]}`, `{"connectionSet":[]}`)
+}
+
+func FuzzDecodeTopicConfigWrapper(f *testing.F) {
+	fuzzBody(f, DecodeTopicConfigWrapper, (*TopicConfigWrapper).Encode,
+		`{"topicConfigTable":{"T":{"topicName":"T","readQueueNums":4,"writeQueueNums":4,"perm":6,"topicFilterType":"SINGLE_TAG",`+
+			`"topicSysFlag":0,"order":false,"attributes":{}}},"dataVersion":{"stateVersion":3,"timestamp":1700000000000,"counter":7}}`,
+		`{"topicConfigTable":{"T":null}}`)
+}

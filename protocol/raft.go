@@ -203,3 +203,6 @@ func checkNodeID(id string) error {
 	}
 	return nil
 }
+
+// RaftStatusRequest returns the RAFT_STATUS request (no header).
+func RaftStatusRequest() *remoting.Command { return remoting.NewRequest(remoting.RaftStatus, nil, nil) }

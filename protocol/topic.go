@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // Topic filter types of TopicConfig.TopicFilterType.
@@ -56,6 +57,12 @@ type TopicList struct {
 	TopicList []string `json:"topicList"`
 }
 
+// AllTopicListRequest returns the GET_ALL_TOPIC_LIST_FROM_NAMESERVER
+// request (no header).
+func AllTopicListRequest() *remoting.Command {
+	return remoting.NewRequest(remoting.GetAllTopicListFromNameServer, nil, nil)
+}
+
 // Encode returns the JSON body.
 func (l *TopicList) Encode() ([]byte, error) { return json.Marshal(l) }
 
@@ -67,4 +74,41 @@ func DecodeTopicList(body []byte) (*TopicList, error) {
 		return nil, fmt.Errorf("%w: GET_ALL_TOPIC_LIST_FROM_NAMESERVER answer: %w", ErrBadBody, err)
 	}
 	return &l, nil
+}
+
+// Encode returns the JSON body of GET_ALL_TOPIC_CONFIG's answer; a nil
+// table is written {}.
+func (w *TopicConfigWrapper) Encode() ([]byte, error) {
+	out := *w
+	if out.TopicConfigTable == nil {
+		out.TopicConfigTable = map[string]TopicConfig{}
+	}
+	return json.Marshal(&out)
+}
+
+// DecodeTopicConfigWrapper decodes GET_ALL_TOPIC_CONFIG's answer; an
+// absent or null table decodes as an empty one. Errors wrap ErrBadBody;
+// memory is bounded by the body's length. (REGISTER_BROKER's copy has its
+// own decoder with the name server's bounds: DecodeRegisterBody.)
+func DecodeTopicConfigWrapper(body []byte) (*TopicConfigWrapper, error) {
+	w := &TopicConfigWrapper{}
+	if err := decodeObject(body, w, "GET_ALL_TOPIC_CONFIG answer"); err != nil {
+		return nil, err
+	}
+	if w.TopicConfigTable == nil {
+		w.TopicConfigTable = map[string]TopicConfig{}
+	}
+	for name, tc := range w.TopicConfigTable {
+		if tc.Attributes != nil && len(tc.Attributes) == 0 {
+			tc.Attributes = nil // what Encode's omitempty gives back
+			w.TopicConfigTable[name] = tc
+		}
+	}
+	return w, nil
+}
+
+// AllTopicConfigRequest returns the GET_ALL_TOPIC_CONFIG request (no
+// header).
+func AllTopicConfigRequest() *remoting.Command {
+	return remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil)
 }

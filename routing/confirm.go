@@ -2,12 +2,12 @@ package routing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -37,21 +37,20 @@ type CheckerFunc func(ctx context.Context, c Claim) error
 func (f CheckerFunc) Check(ctx context.Context, c Claim) error { return f(ctx, c) }
 
 // nodeStatus is the part of a RAFT_STATUS (4001) body the name server
-// reads: the JSON keys of protocol.RaftStatus, which this package cannot
-// import (protocol's tests import routing).
+// reads.
 type nodeStatus struct {
-	Group string `json:"group"`
-	Role  string `json:"role"`
-	Term  uint64 `json:"term"`
+	Group string
+	Role  string
+	Term  uint64
 }
 
-// decodeNodeStatus parses a RAFT_STATUS body; unknown keys are ignored.
+// decodeNodeStatus parses a RAFT_STATUS body (protocol.DecodeRaftStatus).
 func decodeNodeStatus(body []byte) (nodeStatus, error) {
-	var st nodeStatus
-	if err := json.Unmarshal(body, &st); err != nil {
-		return st, fmt.Errorf("%w: raft status of the claimed node: %w", ErrClaimRefused, err)
+	st, err := protocol.DecodeRaftStatus(body)
+	if err != nil {
+		return nodeStatus{}, fmt.Errorf("%w: raft status of the claimed node: %w", ErrClaimRefused, err)
 	}
-	return st, nil
+	return nodeStatus{Group: st.Group, Role: st.Role, Term: st.Term}, nil
 }
 
 // confirms reports whether a node's status confirms c: same group; for a
@@ -85,7 +84,7 @@ type RaftStatusChecker struct {
 func (r RaftStatusChecker) Check(ctx context.Context, c Claim) error {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	resp, err := r.Client.Invoke(ctx, c.Addr, remoting.NewRequest(remoting.RaftStatus, nil, nil))
+	resp, err := r.Client.Invoke(ctx, c.Addr, protocol.RaftStatusRequest())
 	if err != nil {
 		return fmt.Errorf("routing: asking %s for its raft status: %w", c.Addr, err)
 	}

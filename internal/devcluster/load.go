@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -317,11 +317,13 @@ func (l *Load) attempt(c *remoting.Client, addr string, queueID int32, s *Send) 
 		a.Outcome, a.Detail = Unknown, err.Error()
 	case resp.Code == remoting.Success:
 		a.Outcome, a.Code = Acked, resp.Code
-		s.MsgID = resp.ExtFields["msgId"]
-		if _, off, perr := message.ParseOffsetMsgID(s.MsgID); perr == nil {
-			s.Offset = off
+		var h protocol.SendMessageResponseHeader
+		if herr := h.Decode(resp.ExtFields); herr != nil {
+			a.Detail = herr.Error() // acked all the same: the code says stored
+		} else if _, off, perr := message.ParseOffsetMsgID(h.MsgID); perr == nil {
+			s.MsgID, s.Offset = h.MsgID, off
 		} else {
-			a.Detail = fmt.Sprintf("msgId %q: %v", s.MsgID, perr)
+			s.MsgID, a.Detail = h.MsgID, fmt.Sprintf("msgId %q: %v", h.MsgID, perr)
 		}
 		l.acked.Add(1)
 	case definiteFailure[resp.Code]:
@@ -441,14 +443,10 @@ func loadBody(key string, i int) []byte {
 // to queue queueID of topic in group, as a RocketMQ producer builds it
 // (the topic auto-created from TBW102 with 4 queues).
 func SendRequest(group, topic string, queueID int32, key string, body []byte) *remoting.Command {
-	return remoting.NewRequest(remoting.SendMessage, map[string]string{
-		"producerGroup": "devcluster-load", "topic": topic, "queueId": strconv.Itoa(int(queueID)), "sysFlag": "0",
-		"bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10), "flag": "0",
-		"reconsumeTimes": "0", "unitMode": "false", "maxReconsumeTimes": "0",
-		"defaultTopic": "TBW102", "defaultTopicQueueNums": "4", "batch": "false",
-		"properties": string(message.EncodeProperties(map[string]string{message.PropertyKeys: key})),
-		"bname":      group,
-	}, body)
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "devcluster-load", Topic: topic, DefaultTopic: protocol.DefaultTopic,
+		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
+		Properties: string(message.EncodeProperties(map[string]string{message.PropertyKeys: key})), BrokerName: group}
+	return h.Request(body)
 }
 
 // KeyOf returns the KEYS property of a stored message ("" if none).

@@ -4,7 +4,6 @@ package devcluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -25,13 +24,6 @@ const (
 	RoleDown    = "down"    // dev is (re)starting it, or it is not restarted
 	RoleStopped = "stopped" // dev has stopped
 )
-
-// raftStatusCode is ledgermq's RAFT_STATUS request (4001): a node's raft
-// view as JSON, with its FSM's applied index. Nodes built before it answer
-// REQUEST_CODE_NOT_SUPPORTED, and Status then does without it; it is named
-// here rather than taken from package remoting so that this package keeps
-// to the wire, which is what a node of another build answers.
-const raftStatusCode int16 = 4001
 
 // NodeStatus is one node's answer to GET_BROKER_RUNTIME_INFO (28), plus the
 // metadata version from GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201) and, where
@@ -54,17 +46,15 @@ type NodeStatus struct {
 
 // RuntimeInfo asks addr for GET_BROKER_RUNTIME_INFO and returns its table.
 func RuntimeInfo(ctx context.Context, c *remoting.Client, addr string) (map[string]string, error) {
-	resp, err := c.Invoke(ctx, addr, remoting.NewRequest(remoting.GetBrokerRuntimeInfo, nil, nil))
+	resp, err := c.Invoke(ctx, addr, protocol.BrokerRuntimeInfoRequest())
 	if err != nil {
 		return nil, err
 	}
 	if err := remoting.CheckResponse(resp); err != nil {
 		return nil, fmt.Errorf("runtime info of %s: %w", addr, err)
 	}
-	var kv struct {
-		Table map[string]string `json:"table"`
-	}
-	if err := json.Unmarshal(resp.Body, &kv); err != nil {
+	kv, err := protocol.DecodeKVTable(resp.Body)
+	if err != nil {
 		return nil, fmt.Errorf("runtime info of %s: %w", addr, err)
 	}
 	return kv.Table, nil
@@ -87,29 +77,25 @@ func Status(ctx context.Context, c *remoting.Client, n Node) (NodeStatus, error)
 	if s.CommitLogMaxOffset, err = strconv.ParseInt(t["commitLogMaxOffset"], 10, 64); err != nil {
 		return s, fmt.Errorf("runtime info of %s: commitLogMaxOffset: %w", n.ID, err)
 	}
-	resp, err := c.Invoke(ctx, n.Addr, remoting.NewRequest(remoting.GetAllSubscriptionGroupConfig, nil, nil))
+	resp, err := c.Invoke(ctx, n.Addr, protocol.AllSubscriptionGroupsRequest())
 	if err != nil {
 		return s, err
 	}
 	if err := remoting.CheckResponse(resp); err != nil {
 		return s, fmt.Errorf("subscription groups of %s: %w", n.ID, err)
 	}
-	var w struct {
-		DataVersion protocol.DataVersion `json:"dataVersion"`
-	}
-	if err := json.Unmarshal(resp.Body, &w); err != nil {
+	w, err := protocol.DecodeSubscriptionGroupWrapper(resp.Body)
+	if err != nil {
 		return s, fmt.Errorf("subscription groups of %s: %w", n.ID, err)
 	}
 	s.MetadataApplied = w.DataVersion.Counter
-	resp, err = c.Invoke(ctx, n.Addr, remoting.NewRequest(raftStatusCode, nil, nil))
+	resp, err = c.Invoke(ctx, n.Addr, protocol.RaftStatusRequest())
 	if err != nil {
 		return s, err
 	}
 	if resp.Code == remoting.Success {
-		var rs struct {
-			AppliedIndex uint64 `json:"appliedIndex"`
-		}
-		if err := json.Unmarshal(resp.Body, &rs); err != nil {
+		rs, err := protocol.DecodeRaftStatus(resp.Body)
+		if err != nil {
 			return s, fmt.Errorf("raft status of %s: %w", n.ID, err)
 		}
 		s.RaftApplied = rs.AppliedIndex

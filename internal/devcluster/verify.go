@@ -3,7 +3,6 @@ package devcluster
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,15 +34,15 @@ func View(ctx context.Context, c *remoting.Client, addr string, off int64) (*mes
 // TopicQueues returns the number of queues addr holds for topic
 // (GET_ALL_TOPIC_CONFIG).
 func TopicQueues(ctx context.Context, c *remoting.Client, addr, topic string) (int, error) {
-	resp, err := c.Invoke(ctx, addr, remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil))
+	resp, err := c.Invoke(ctx, addr, protocol.AllTopicConfigRequest())
 	if err != nil {
 		return 0, err
 	}
 	if err := remoting.CheckResponse(resp); err != nil {
 		return 0, err
 	}
-	var w protocol.TopicConfigWrapper
-	if err := json.Unmarshal(resp.Body, &w); err != nil {
+	w, err := protocol.DecodeTopicConfigWrapper(resp.Body)
+	if err != nil {
 		return 0, fmt.Errorf("topic table of %s: %w", addr, err)
 	}
 	tc, ok := w.TopicConfigTable[topic]
@@ -80,20 +79,17 @@ func readQueue(ctx context.Context, c *remoting.Client, addr, topic, group strin
 	var out []*message.Ext
 	offset := int64(0)
 	for range maxPulls {
-		resp, err := c.Invoke(ctx, addr, remoting.NewRequest(remoting.PullMessage, map[string]string{
-			"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q),
-			"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": "256", "sysFlag": "0",
-			"commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0",
-		}, nil))
+		req := (&protocol.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: int32(q),
+			QueueOffset: offset, MaxMsgNums: 256, Subscription: "*"}).Request()
+		resp, err := c.Invoke(ctx, addr, req)
 		if err != nil {
 			return out, err
 		}
-		next, err1 := remoting.ExtInt(resp.ExtFields, "nextBeginOffset")
-		maxOff, err2 := remoting.ExtInt(resp.ExtFields, "maxOffset")
-		minOff, err3 := remoting.ExtInt(resp.ExtFields, "minOffset")
-		if err := errors.Join(err1, err2, err3); err != nil {
+		var h protocol.PullMessageResponseHeader
+		if err := h.Decode(resp.ExtFields); err != nil {
 			return out, fmt.Errorf("pull at %d: code %d %s: %w", offset, resp.Code, resp.Remark, err)
 		}
+		next, maxOff, minOff := h.NextBeginOffset, h.MaxOffset, h.MinOffset
 		if minOff > 0 {
 			return out, fmt.Errorf("queue starts at %d, not 0: units were deleted", minOff)
 		}

@@ -1,0 +1,224 @@
+package protocol
+
+import (
+	"encoding/json"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// The headers of the admin reads and their standard-JSON bodies
+// (admin.go has the fastjson ones):
+//
+//	code  request                        header                               answer body
+//	----  -----------------------------  -----------------------------------  ------------------
+//	28    GET_BROKER_RUNTIME_INFO        none (BrokerRuntimeInfoRequest)      KVTable
+//	202   GET_TOPIC_STATS_INFO           TopicStatsInfoRequestHeader          TopicStatsTable
+//	203   GET_CONSUMER_CONNECTION_LIST   ConsumerConnectionListRequestHeader  ConsumerConnection
+//	204   GET_PRODUCER_CONNECTION_LIST   ProducerConnectionListRequestHeader  ProducerConnection
+//	208   GET_CONSUME_STATS              ConsumeStatsRequestHeader            ConsumeStats
+
+// TopicStatsInfoRequestHeader is the header of GET_TOPIC_STATS_INFO (202):
+// ext topic (required).
+type TopicStatsInfoRequestHeader struct {
+	Topic string
+}
+
+// Encode returns the ext fields.
+func (h *TopicStatsInfoRequestHeader) Encode() map[string]string {
+	return map[string]string{"topic": h.Topic}
+}
+
+// Decode reads the ext fields; a missing topic wraps
+// remoting.ErrMissingField.
+func (h *TopicStatsInfoRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GET_TOPIC_STATS_INFO request header", ext: ext}
+	out := TopicStatsInfoRequestHeader{Topic: r.str("topic", true)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Request returns the GET_TOPIC_STATS_INFO request.
+func (h *TopicStatsInfoRequestHeader) Request() *remoting.Command {
+	return remoting.NewRequest(remoting.GetTopicStatsInfo, h.Encode(), nil)
+}
+
+// ConsumerConnectionListRequestHeader is the header of
+// GET_CONSUMER_CONNECTION_LIST (203): ext consumerGroup (required).
+type ConsumerConnectionListRequestHeader struct {
+	ConsumerGroup string
+}
+
+// Encode returns the ext fields.
+func (h *ConsumerConnectionListRequestHeader) Encode() map[string]string {
+	return map[string]string{"consumerGroup": h.ConsumerGroup}
+}
+
+// Decode reads the ext fields; a missing consumerGroup wraps
+// remoting.ErrMissingField.
+func (h *ConsumerConnectionListRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GET_CONSUMER_CONNECTION_LIST request header", ext: ext}
+	out := ConsumerConnectionListRequestHeader{ConsumerGroup: r.str("consumerGroup", true)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Request returns the GET_CONSUMER_CONNECTION_LIST request.
+func (h *ConsumerConnectionListRequestHeader) Request() *remoting.Command {
+	return remoting.NewRequest(remoting.GetConsumerConnectionList, h.Encode(), nil)
+}
+
+// ProducerConnectionListRequestHeader is the header of
+// GET_PRODUCER_CONNECTION_LIST (204): ext producerGroup (required).
+type ProducerConnectionListRequestHeader struct {
+	ProducerGroup string
+}
+
+// Encode returns the ext fields.
+func (h *ProducerConnectionListRequestHeader) Encode() map[string]string {
+	return map[string]string{"producerGroup": h.ProducerGroup}
+}
+
+// Decode reads the ext fields; a missing producerGroup wraps
+// remoting.ErrMissingField.
+func (h *ProducerConnectionListRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GET_PRODUCER_CONNECTION_LIST request header", ext: ext}
+	out := ProducerConnectionListRequestHeader{ProducerGroup: r.str("producerGroup", true)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Request returns the GET_PRODUCER_CONNECTION_LIST request.
+func (h *ProducerConnectionListRequestHeader) Request() *remoting.Command {
+	return remoting.NewRequest(remoting.GetProducerConnectionList, h.Encode(), nil)
+}
+
+// ConsumeStatsRequestHeader is the header of GET_CONSUME_STATS (208): ext
+// consumerGroup (required) and topic (optional, written only when set;
+// absent or empty: every topic of the group).
+type ConsumeStatsRequestHeader struct {
+	ConsumerGroup string
+	Topic         string
+}
+
+// Encode returns the ext fields; topic only when set.
+func (h *ConsumeStatsRequestHeader) Encode() map[string]string {
+	ext := map[string]string{"consumerGroup": h.ConsumerGroup}
+	if h.Topic != "" {
+		ext["topic"] = h.Topic
+	}
+	return ext
+}
+
+// Decode reads the ext fields; a missing consumerGroup wraps
+// remoting.ErrMissingField.
+func (h *ConsumeStatsRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GET_CONSUME_STATS request header", ext: ext}
+	out := ConsumeStatsRequestHeader{ConsumerGroup: r.str("consumerGroup", true), Topic: r.str("topic", false)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Request returns the GET_CONSUME_STATS request.
+func (h *ConsumeStatsRequestHeader) Request() *remoting.Command {
+	return remoting.NewRequest(remoting.GetConsumeStats, h.Encode(), nil)
+}
+
+// Encode returns the JSON body; a nil connection set is written [] and a
+// nil subscription table {}, as Java writes its empty HashSet and map.
+func (c *ConsumerConnection) Encode() ([]byte, error) {
+	out := *c
+	if out.ConnectionSet == nil {
+		out.ConnectionSet = []Connection{}
+	}
+	if out.SubscriptionTable == nil {
+		out.SubscriptionTable = map[string]SubscriptionData{}
+	}
+	return json.Marshal(&out)
+}
+
+// DecodeConsumerConnection decodes 203's answer; absent sets decode as
+// empty ones. Errors wrap ErrBadBody; memory is bounded by the body's
+// length.
+func DecodeConsumerConnection(body []byte) (*ConsumerConnection, error) {
+	c := &ConsumerConnection{}
+	if err := decodeObject(body, c, "GET_CONSUMER_CONNECTION_LIST answer"); err != nil {
+		return nil, err
+	}
+	if c.ConnectionSet == nil {
+		c.ConnectionSet = []Connection{}
+	}
+	if c.SubscriptionTable == nil {
+		c.SubscriptionTable = map[string]SubscriptionData{}
+	}
+	return c, nil
+}
+
+// Encode returns the JSON body; a nil connection set is written [].
+func (p *ProducerConnection) Encode() ([]byte, error) {
+	out := *p
+	if out.ConnectionSet == nil {
+		out.ConnectionSet = []Connection{}
+	}
+	return json.Marshal(&out)
+}
+
+// DecodeProducerConnection decodes 204's answer; an absent set decodes as
+// an empty one. Errors wrap ErrBadBody.
+func DecodeProducerConnection(body []byte) (*ProducerConnection, error) {
+	p := &ProducerConnection{}
+	if err := decodeObject(body, p, "GET_PRODUCER_CONNECTION_LIST answer"); err != nil {
+		return nil, err
+	}
+	if p.ConnectionSet == nil {
+		p.ConnectionSet = []Connection{}
+	}
+	return p, nil
+}
+
+// KVTable is Java's KVTable, the body of GET_BROKER_RUNTIME_INFO's answer:
+// {"table":{"brokerVersionDesc":"V5_3_3","commitLogMaxOffset":"1241",…}}.
+// Every value is a string, numbers in decimal, because Java's tools read
+// them with Long.parseLong and Double.parseDouble.
+type KVTable struct {
+	Table map[string]string `json:"table"`
+}
+
+// BrokerRuntimeInfoRequest returns the GET_BROKER_RUNTIME_INFO request (no
+// header).
+func BrokerRuntimeInfoRequest() *remoting.Command {
+	return remoting.NewRequest(remoting.GetBrokerRuntimeInfo, nil, nil)
+}
+
+// Encode returns the JSON body; a nil table is written {}.
+func (t *KVTable) Encode() ([]byte, error) {
+	out := *t
+	if out.Table == nil {
+		out.Table = map[string]string{}
+	}
+	return json.Marshal(&out)
+}
+
+// DecodeKVTable decodes 28's answer; an absent or null table decodes as
+// an empty one. Errors wrap ErrBadBody.
+func DecodeKVTable(body []byte) (*KVTable, error) {
+	t := &KVTable{}
+	if err := decodeObject(body, t, "GET_BROKER_RUNTIME_INFO answer"); err != nil {
+		return nil, err
+	}
+	if t.Table == nil {
+		t.Table = map[string]string{}
+	}
+	return t, nil
+}
