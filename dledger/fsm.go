@@ -57,6 +57,9 @@ type fsm struct {
 	// rlog is the raft log, set by the group: Restore leaves it the plan
 	// for raft's deletion that follows a snapshot install.
 	rlog *raftLog
+	// recent remembers the last entries applied, for the proposer to
+	// resolve entries whose leadership was lost (resolve.go).
+	recent *appliedRing
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -69,11 +72,15 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
 	for i, l := range logs {
-		out[i] = f.applyOne(l)
+		res := f.applyOne(l)
+		out[i] = res
 		if f.failed.Load() {
 			// The entry was not applied: the applied index stays before it
 			// (raft keeps handing entries over until it has shut down).
 			continue
+		}
+		if f.recent != nil && l.Type == raft.LogCommand {
+			f.recent.record(l.Index, l.Data, res)
 		}
 		f.applied.Store(l.Index)
 		if hook := f.afterApply.Load(); hook != nil {

@@ -141,7 +141,7 @@ func (g *Group) open() error {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "message store", Path: scfg.Dir, Err: err}
 	}
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
-		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion}
+		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing()}
 	g.fsm.verifier.lastTo.Store(-1)
 	walDir := filepath.Join(raftDir, "wal")
 	if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {

@@ -32,6 +32,9 @@ type proposalResult struct {
 type inflight struct {
 	fut   raft.ApplyFuture
 	props []*proposal
+	// data is the entry, kept to resolve it if leadership is lost
+	// (resolve.go).
+	data []byte
 }
 
 // lingerYields bounds how often the batcher yields the processor, before it
@@ -156,7 +159,7 @@ func (p *proposer) batch(ctx context.Context) {
 // propose hands an entry to raft; the caller holds a slot for it.
 func (p *proposer) propose(data []byte, props []*proposal) {
 	fut := p.g.raft.Apply(data, p.g.cfg.ApplyTimeout)
-	p.inflight <- inflight{fut: fut, props: props}
+	p.inflight <- inflight{fut: fut, props: props, data: data}
 }
 
 // drain fails every queued proposal.
@@ -186,6 +189,15 @@ func (p *proposer) complete() {
 
 func (p *proposer) answer(e inflight) {
 	if err := p.g.awaitRaft(e.fut); err != nil {
+		if lostWithLeadership(err) {
+			// Appended, then leadership was lost: wait for this node,
+			// now a follower, to apply the index and see whose entry
+			// was committed there.
+			if res, ok := p.g.resolveLost(e.fut.Index(), e.data); ok {
+				p.deliver(e, res)
+				return
+			}
+		}
 		err = mapRaftError(err)
 		for _, pr := range e.props {
 			pr.done <- proposalResult{err: err}
@@ -193,6 +205,11 @@ func (p *proposer) answer(e inflight) {
 		return
 	}
 	res, _ := e.fut.Response().(applyResult)
+	p.deliver(e, res)
+}
+
+// deliver answers an entry's proposals with the FSM's result.
+func (p *proposer) deliver(e inflight, res applyResult) {
 	if res.err != nil {
 		for _, pr := range e.props {
 			pr.done <- proposalResult{err: res.err}

@@ -17,8 +17,8 @@ import (
 // TestRollingRestartUnderLoad restarts every node of `ledgermq dev
 // --restart` with `ledgermq admin cluster rolling-restart --dev` while
 // `ledgermq bench produce --verify` sends through our client: every node
-// gets a new process, followers first and the leader last, and nothing
-// acknowledged is lost or stored twice.
+// gets a new process, followers first and the leader last, no send fails
+// and nothing acknowledged is lost.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command as processes")
@@ -81,13 +81,18 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	if benchErr != nil {
 		t.Fatalf("bench: %v\n%s\n%s", benchErr, benchOut, bErr)
 	}
-	if !strings.Contains(benchOut, "verify: lost=0 duplicates=0 ") {
-		t.Fatalf("bench lost or duplicated messages:\n%s", benchOut)
-	}
+	// Nothing acknowledged is lost, and no send fails: a send that meets
+	// a node leaving is held or forwarded, and one refused for certain is
+	// retried until its timeout. (A send whose first attempt had an
+	// unknown outcome may be stored twice: reported, not asserted.)
 	summary := regexp.MustCompile(`(?m)^summary: .*$`).FindString(benchOut)
+	if !strings.Contains(benchOut, "verify: lost=0 ") || !strings.Contains(summary, " failed=0 ") {
+		t.Fatalf("bench lost messages or failed sends:\n%s", benchOut)
+	}
 	if rollingDoneAt.After(benchDoneAt) {
 		t.Logf("the rolling restart outlasted the load (%v vs %v)", rollingDoneAt.Sub(rollingStartedAt), benchDoneAt.Sub(benchStartedAt))
 	}
-	t.Logf("rolling restart of %d nodes in %v under load: %s; steps %+v", len(steps),
-		rollingDoneAt.Sub(rollingStartedAt).Round(time.Millisecond), summary, steps)
+	t.Logf("rolling restart of %d nodes in %v under load: %s; %s; steps %+v", len(steps),
+		rollingDoneAt.Sub(rollingStartedAt).Round(time.Millisecond), summary,
+		regexp.MustCompile(`(?m)^verify: .*$`).FindString(benchOut), steps)
 }
