@@ -19,14 +19,23 @@ import (
 type Config struct {
 	// Addr is where the server listens (host:port; port 0 picks one).
 	Addr string
-	// Status returns the node's status; called once per request.
-	Status func() Status
+	// Status returns what /status serves as JSON; Ready whether /readyz
+	// answers 200, and why not. Each is called once per request. A broker
+	// node passes NodeProbe(status, maxLag).
+	Status func() any
+	Ready  func() (bool, []string)
 	// Registry is served on /metrics; nil serves an empty one.
 	Registry *prometheus.Registry
-	// MaxLag is the readiness bound on CommitIndex − AppliedIndex; 0 means
-	// DefaultMaxLag.
-	MaxLag uint64
-	Logger hclog.Logger
+	Logger   hclog.Logger
+}
+
+// NodeProbe is the Status and Ready functions of a broker node whose
+// status is read by status; maxLag 0 means DefaultMaxLag.
+func NodeProbe(status func() Status, maxLag uint64) (func() any, func() (bool, []string)) {
+	if maxLag == 0 {
+		maxLag = DefaultMaxLag
+	}
+	return func() any { return status() }, func() (bool, []string) { return status().Ready(maxLag) }
 }
 
 // Server is a node's operator HTTP server.
@@ -39,14 +48,11 @@ type Server struct {
 
 // New builds the server; Start listens.
 func New(cfg Config) (*Server, error) {
-	if cfg.Status == nil {
-		return nil, errors.New("ops: Config.Status is required")
+	if cfg.Status == nil || cfg.Ready == nil {
+		return nil, errors.New("ops: Config.Status and Config.Ready are required")
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
-	}
-	if cfg.MaxLag == 0 {
-		cfg.MaxLag = DefaultMaxLag
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
@@ -92,7 +98,7 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
-	ok, why := s.cfg.Status().Ready(s.cfg.MaxLag)
+	ok, why := s.cfg.Ready()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)

@@ -36,7 +36,8 @@ func startOps(t *testing.T, n *node) (string, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewNodeCollector(n.status, 0, prometheus.Labels{"cluster": "c", "group": "broker-a", "node": "n0"}))
-	s, err := New(Config{Addr: "127.0.0.1:0", Status: n.status, Registry: reg})
+	st, ready := NodeProbe(n.status, 0)
+	s, err := New(Config{Addr: "127.0.0.1:0", Status: st, Ready: ready, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

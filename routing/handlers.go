@@ -74,6 +74,11 @@ func bodyCRC32(body []byte) uint32 { return crc32.ChecksumIEEE(body) & 0x7FFFFFF
 // serveRegister handles REGISTER_BROKER (103) on PoolHeartbeat.
 func (s *Server) serveRegister(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	res, err := s.register(req.ExtFields, req.Body, conn)
+	if err != nil {
+		s.counts.refused.Add(1)
+	} else {
+		s.counts.registrations.Add(1)
+	}
 	switch {
 	case errors.Is(err, ErrStaleTerm):
 		s.log.Warn("registration fenced", "peer", conn.RemoteAddr(), "error", err)

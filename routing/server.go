@@ -50,6 +50,8 @@ type Server struct {
 	// guard refuses stale and replayed signed requests (nil: no secret).
 	guard *auth.Guard
 	limit *logLimiter
+	// counts are the figures Stats reports.
+	counts counters
 
 	mu        sync.Mutex
 	startedAt time.Time // for TopicGrace

@@ -106,7 +106,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	// stopping turns /readyz to 503 once shutdown begins, so a load
 	// balancer stops sending new clients before the node stops serving.
 	var stopping atomic.Bool
-	opsSrv, err := startOps(cfg, group, &stopping, log)
+	opsSrv, err := startOps(cfg, group, b, &stopping, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/ops"
 )
@@ -41,16 +42,22 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool) func()
 
 // startOps serves the node's /livez, /readyz, /status and /metrics on
 // cfg.HTTPAddr; nil when it is not set.
-func startOps(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
+func startOps(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
 	if cfg.HTTPAddr == "" {
 		return nil, nil
 	}
 	status := nodeStatus(cfg, g, stopping)
 	reg := prometheus.NewRegistry()
 	labels := prometheus.Labels{"cluster": cfg.ClusterName, "group": cfg.BrokerName, "node": cfg.NodeID}
-	reg.MustRegister(ops.NewNodeCollector(status, 0, labels),
+	reg.MustRegister(ops.NewNodeCollector(status, 0, labels), ops.NewServerCollector(b.ServerStats, labels),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s, err := ops.New(ops.Config{Addr: cfg.HTTPAddr, Status: status, Registry: reg, Logger: log.Named("ops")})
+	st, ready := ops.NodeProbe(status, 0)
+	return serveOps(cfg.HTTPAddr, st, ready, reg, log)
+}
+
+// serveOps starts an ops server (broker node or name server).
+func serveOps(addr string, status func() any, ready func() (bool, []string), reg *prometheus.Registry, log hclog.Logger) (*ops.Server, error) {
+	s, err := ops.New(ops.Config{Addr: addr, Status: status, Ready: ready, Registry: reg, Logger: log.Named("ops")})
 	if err != nil {
 		return nil, err
 	}

@@ -169,6 +169,7 @@ func checkLoopback(addr string) error {
 // devRun is one run of the dev command.
 type devRun struct {
 	dir, namesrv     string
+	namesrvHTTP      string
 	nodes            int
 	restart          bool
 	logLevel, timing string
@@ -216,8 +217,26 @@ func (d *devRun) run(ctx context.Context) error {
 	d.sup = newSupervisor(exe, childEnv(), d.log)
 	defer d.stopAll()
 
+	// The name server's http port is picked afresh each run: unlike a
+	// node's addresses, nothing remembers it.
+	skip := map[int]bool{}
+	for _, n := range d.layout {
+		for _, a := range []string{n.addr, n.raft, n.http} {
+			if ap, err := netip.ParseAddrPort(a); err == nil {
+				skip[int(ap.Port())] = true
+			}
+		}
+	}
+	if ap, err := netip.ParseAddrPort(d.namesrv); err == nil {
+		skip[int(ap.Port())] = true
+	}
+	ports, err := freePorts(1, skip)
+	if err != nil {
+		return err
+	}
+	d.namesrvHTTP = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	d.nsChild = &child{name: "namesrv", logPath: filepath.Join(d.dir, "namesrv.log"),
-		args: []string{"namesrv", "--listen", d.namesrv, "--log-level", d.logLevel, "--cluster-secret-file", secretPath}}
+		args: []string{"namesrv", "--listen", d.namesrv, "--http", d.namesrvHTTP, "--log-level", d.logLevel, "--cluster-secret-file", secretPath}}
 	if err := d.sup.start(d.nsChild); err != nil {
 		return err
 	}
@@ -372,7 +391,7 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	}
 	d.announced = true
 	fmt.Fprintf(d.out, "dev: cluster %s is up (%s)\n", devBrokerName, path)
-	fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d log %s\n", "namesrv", d.namesrv, d.nsChild.cmd.Process.Pid, d.nsChild.logPath)
+	fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d %-26s http %-21s log %s\n", "namesrv", d.namesrv, d.nsChild.cmd.Process.Pid, "", d.namesrvHTTP, d.nsChild.logPath)
 	for i, n := range cf.Nodes {
 		role := "follower"
 		if n.ID == d.leaderID {
@@ -386,7 +405,7 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 // clusterFile is cluster.json's content: every node's addresses, pid (0
 // while down) and role (leader, follower, down; stopped once dev stops).
 func (d *devRun) clusterFile(leaderAddr string, stopped bool) devcluster.File {
-	cf := devcluster.File{Namesrv: d.namesrv}
+	cf := devcluster.File{Namesrv: d.namesrv, NamesrvHTTP: d.namesrvHTTP}
 	for i, n := range d.layout {
 		pid, role := 0, devcluster.RoleDown
 		if c := d.nodeChildren[i]; c.alive() {

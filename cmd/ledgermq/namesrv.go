@@ -2,15 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+
+	"github.com/ledgermq/ledgermq/ops"
 
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/routing"
@@ -32,6 +38,7 @@ func newNamesrvCmd() *cobra.Command {
 		logJSON    bool
 		check      bool
 		secretFile string
+		httpAddr   string
 	)
 	cmd := &cobra.Command{
 		Use:   "namesrv",
@@ -60,10 +67,25 @@ func newNamesrvCmd() *cobra.Command {
 				return err
 			}
 			cfg.Logger.Info("name server listening", "addr", srv.Addr().String(), "version", version)
+			var stopping atomic.Bool
+			if httpAddr != "" {
+				opsSrv, err := startNamesrvOps(httpAddr, srv, &stopping, cfg.Logger)
+				if err != nil {
+					sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					return errors.Join(err, srv.Close(sctx))
+				}
+				defer func() {
+					sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					_ = opsSrv.Close(sctx)
+				}()
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "namesrv listening on %s\n", srv.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			<-ctx.Done()
+			stopping.Store(true)
 			cfg.Logger.Info("shutting down")
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -77,6 +99,7 @@ func newNamesrvCmd() *cobra.Command {
 	f.Int64Var(&cfg.Limits.ReadBudget, "read-budget", routing.DefaultReadBudget, "bytes of requests read but not yet handled; beyond it peers are not read until handlers finish")
 	f.IntVar(&cfg.Limits.MaxConns, "max-conns", remoting.DefaultMaxConns, "connections; more are closed at accept (-1: no limit)")
 	f.IntVar(&cfg.Limits.MaxInFlightPerConn, "max-inflight-per-conn", remoting.DefaultMaxInFlightPerConn, "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)")
+	f.StringVar(&httpAddr, "http", "", "serve /livez, /readyz, /status and /metrics on this address (none when empty)")
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	f.BoolVar(&check, "check-config", false, "print the effective configuration and exit")
@@ -103,4 +126,45 @@ func namesrvSecret(path string) (string, error) {
 		return "", fmt.Errorf("namesrv: cluster secret file %s is empty", path)
 	}
 	return secret, nil
+}
+
+// namesrvStatus is what a name server's /status serves.
+type namesrvStatus struct {
+	Addr     string        `json:"addr"`
+	Version  string        `json:"version"`
+	Stopping bool          `json:"stopping,omitempty"`
+	Stats    routing.Stats `json:"stats"`
+}
+
+// startNamesrvOps serves the name server's operator endpoints: /readyz is
+// 200 while it serves (503 "shutting down" once it stops), /metrics has
+// the route table's size, registrations and the remoting figures.
+func startNamesrvOps(addr string, srv *routing.Server, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
+	labels := prometheus.Labels{"namesrv": srv.Addr().String()}
+	g := func(name, help string, f func(routing.Stats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return f(srv.Stats()) })
+	}
+	c := func(name, help string, f func(routing.Stats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return f(srv.Stats()) })
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		g("ledgermq_namesrv_broker_groups", "Broker groups in the route table.", func(s routing.Stats) float64 { return float64(s.Groups) }),
+		g("ledgermq_namesrv_brokers", "Broker nodes in the route table.", func(s routing.Stats) float64 { return float64(s.Brokers) }),
+		g("ledgermq_namesrv_topics", "Topics in the route table.", func(s routing.Stats) float64 { return float64(s.Topics) }),
+		c("ledgermq_namesrv_registrations_total", "Broker registrations accepted.", func(s routing.Stats) float64 { return float64(s.Registrations) }),
+		c("ledgermq_namesrv_registrations_refused_total", "Broker registrations refused (unsigned, fenced, malformed, busy).",
+			func(s routing.Stats) float64 { return float64(s.Refused) }),
+		ops.NewServerCollector(func() remoting.ServerStats { return srv.Stats().Remoting }, labels),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	status := func() any {
+		return namesrvStatus{Addr: srv.Addr().String(), Version: version, Stopping: stopping.Load(), Stats: srv.Stats()}
+	}
+	ready := func() (bool, []string) {
+		if stopping.Load() {
+			return false, []string{"shutting down"}
+		}
+		return true, nil
+	}
+	return serveOps(addr, status, ready, reg, log)
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +80,32 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 		}
 		return leaders == 1
 	})
+	// Every node's and the name server's metrics pass promtool's lint and
+	// carry the remoting series; the name server's the route table's.
+	for _, n := range cf.Nodes {
+		_, body := get(n.HTTP, "/metrics")
+		if !strings.Contains(body, "ledgermq_remoting_connections{") {
+			t.Fatalf("%s /metrics lacks the remoting series:\n%s", n.ID, body)
+		}
+		promtoolCheck(t, n.ID, body)
+	}
+	if cf.NamesrvHTTP == "" {
+		t.Fatalf("cluster.json gives the name server no http address: %+v", cf)
+	}
+	if code, body := get(cf.NamesrvHTTP, "/readyz"); code != 200 {
+		t.Fatalf("name server /readyz: %d %q", code, body)
+	}
+	waitFor(t, 30*time.Second, "the name server's metrics listing 3 brokers", func() bool {
+		_, body := get(cf.NamesrvHTTP, "/metrics")
+		return regexp.MustCompile(`(?m)^ledgermq_namesrv_brokers\{namesrv="[^"]+"\} 3$`).MatchString(body) &&
+			strings.Contains(body, "ledgermq_namesrv_registrations_total{")
+	})
+	_, body := get(cf.NamesrvHTTP, "/metrics")
+	promtoolCheck(t, "namesrv", body)
+	if code, body := get(cf.NamesrvHTTP, "/status"); code != 200 || !strings.Contains(body, `"brokers": 3`) {
+		t.Fatalf("name server /status: %d %s", code, body)
+	}
+
 	if err := d.Stop(45 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -88,5 +117,25 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 		if n.Role != devcluster.RoleStopped || n.PID != 0 {
 			t.Fatalf("after dev stopped, cluster.json has %+v", n)
 		}
+	}
+}
+
+// promtoolCheck lints an exposition with `promtool check metrics`
+// (Debian's prometheus package; .ci/run installs it and sets
+// LEDGERMQ_REQUIRE_PROMTOOL, elsewhere the check is skipped without it).
+func promtoolCheck(t *testing.T, what, exposition string) {
+	t.Helper()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("LEDGERMQ_REQUIRE_PROMTOOL") != "" {
+			t.Fatalf("promtool is required: %v", err)
+		}
+		t.Logf("promtool not installed: %s's metrics not linted", what)
+		return
+	}
+	cmd := exec.Command(bin, "check", "metrics")
+	cmd.Stdin = strings.NewReader(exposition)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics of %s: %v\n%s", what, err, out)
 	}
 }

@@ -16,7 +16,10 @@ const GroupName = "broker-a"
 // File is DIR/cluster.json.
 type File struct {
 	Namesrv string `json:"namesrv"`
-	Nodes   []Node `json:"nodes"`
+	// NamesrvHTTP serves the name server's /livez, /readyz, /status and
+	// /metrics.
+	NamesrvHTTP string `json:"namesrvHttp,omitempty"`
+	Nodes       []Node `json:"nodes"`
 }
 
 // Node is one broker node of File.
