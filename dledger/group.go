@@ -185,7 +185,9 @@ func (g *Group) open() error {
 	rc.NotifyCh = g.notifyCh
 	// A peer that is down makes raft repeat the same error several times
 	// a second: one line per peer and message every raftLogEvery.
-	rc.Logger = newThrottledLogger(g.log.Named("raft"), raftLogEvery, time.Now)
+	// raft's lines say nothing of the node's role and term: each carries
+	// them as the group last saw them (an atomic read, no raft lock).
+	rc.Logger = newThrottledLogger(g.log.Named("raft"), raftLogEvery, time.Now, g.logFields)
 	rc.NoLegacyTelemetry = true
 
 	existing, err := raft.HasExistingState(g.wal, g.wal, g.snaps)
@@ -399,3 +401,12 @@ func (g *Group) NodeID() string { return g.cfg.NodeID }
 
 // Raft exposes the raft node for introspection (admin tools, tests).
 func (g *Group) Raft() *raft.Raft { return g.raft }
+
+// logFields are the role and term raft's log lines carry.
+func (g *Group) logFields() []interface{} {
+	r := g.role.Load()
+	if r == nil {
+		return nil
+	}
+	return []interface{}{"role", r.Role, "term", r.Term}
+}

@@ -14,9 +14,13 @@ import (
 // and "failed to appendEntries" several times a second. The first line of
 // each (message, peer) in an interval is printed; when the interval has
 // passed, the next one carries "repeated", the number held back.
+//
+// Every line also carries the fields fields returns (the node's raft role
+// and term as the group last saw them), which raft's own lines lack.
 type throttledLogger struct {
 	hclog.Logger
-	t *throttle
+	t      *throttle
+	fields func() []interface{}
 }
 
 type throttle struct {
@@ -38,8 +42,11 @@ type throttleState struct {
 // messages fixed, so this only guards against a stream of distinct values).
 const maxThrottleKeys = 1024
 
-func newThrottledLogger(l hclog.Logger, every time.Duration, now func() time.Time) hclog.Logger {
-	return &throttledLogger{Logger: l, t: &throttle{every: every, now: now, seen: map[throttleKey]*throttleState{}}}
+func newThrottledLogger(l hclog.Logger, every time.Duration, now func() time.Time, fields func() []interface{}) hclog.Logger {
+	if fields == nil {
+		fields = func() []interface{} { return nil }
+	}
+	return &throttledLogger{Logger: l, t: &throttle{every: every, now: now, seen: map[throttleKey]*throttleState{}}, fields: fields}
 }
 
 // admit reports whether a line is printed and how many were held back
@@ -81,6 +88,14 @@ func (l *throttledLogger) emit(level hclog.Level, msg string, args []interface{}
 	if n > 0 {
 		args = append(append([]interface{}(nil), args...), "repeated", n)
 	}
+	l.print(level, msg, args)
+}
+
+// print logs one line with the extra fields.
+func (l *throttledLogger) print(level hclog.Level, msg string, args []interface{}) {
+	if extra := l.fields(); len(extra) > 0 {
+		args = append(append([]interface{}(nil), args...), extra...)
+	}
 	l.Logger.Log(level, msg, args...)
 }
 
@@ -89,20 +104,23 @@ func (l *throttledLogger) Log(level hclog.Level, msg string, args ...interface{}
 		l.emit(level, msg, args)
 		return
 	}
-	l.Logger.Log(level, msg, args...)
+	l.print(level, msg, args)
 }
 
+func (l *throttledLogger) Trace(msg string, args ...interface{}) { l.Log(hclog.Trace, msg, args...) }
+func (l *throttledLogger) Debug(msg string, args ...interface{}) { l.Log(hclog.Debug, msg, args...) }
+func (l *throttledLogger) Info(msg string, args ...interface{})  { l.Log(hclog.Info, msg, args...) }
 func (l *throttledLogger) Warn(msg string, args ...interface{})  { l.emit(hclog.Warn, msg, args) }
 func (l *throttledLogger) Error(msg string, args ...interface{}) { l.emit(hclog.Error, msg, args) }
 
 func (l *throttledLogger) With(args ...interface{}) hclog.Logger {
-	return &throttledLogger{Logger: l.Logger.With(args...), t: l.t}
+	return &throttledLogger{Logger: l.Logger.With(args...), t: l.t, fields: l.fields}
 }
 
 func (l *throttledLogger) Named(name string) hclog.Logger {
-	return &throttledLogger{Logger: l.Logger.Named(name), t: l.t}
+	return &throttledLogger{Logger: l.Logger.Named(name), t: l.t, fields: l.fields}
 }
 
 func (l *throttledLogger) ResetNamed(name string) hclog.Logger {
-	return &throttledLogger{Logger: l.Logger.ResetNamed(name), t: l.t}
+	return &throttledLogger{Logger: l.Logger.ResetNamed(name), t: l.t, fields: l.fields}
 }

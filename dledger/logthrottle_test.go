@@ -17,7 +17,7 @@ func TestThrottledLoggerCountsRepeats(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Unix(0, 0)
 	clock := func() time.Time { return now }
-	l := newThrottledLogger(hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Trace}), 10*time.Second, clock)
+	l := newThrottledLogger(hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Trace}), 10*time.Second, clock, func() []interface{} { return []interface{}{"role", "leader", "term", 7} })
 	raftLog := l.Named("raft")
 	for i := 0; i < 50; i++ {
 		raftLog.Error("failed to heartbeat to", "peer", raft.ServerAddress("127.0.0.1:1"), "error", "connection refused")
@@ -37,5 +37,11 @@ func TestThrottledLoggerCountsRepeats(t *testing.T) {
 	}
 	if strings.Count(out, "127.0.0.1:2") != 1 || strings.Count(out, "entering follower state") != 2 {
 		t.Fatalf("other lines held back:\n%s", out)
+	}
+	// Every line, at every level, carries the node's role and term.
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(line, "role=leader term=7") {
+			t.Fatalf("a line without role and term: %q", line)
+		}
 	}
 }
