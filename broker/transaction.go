@@ -146,7 +146,6 @@ func (t *txnState) count() int {
 
 // registerTransactionProcessor registers END_TRANSACTION on the send pool.
 func (b *Broker) registerTransactionProcessor() {
-	b.txn = &txnState{}
 	b.srv.Handle(remoting.EndTransaction, poolSend, remoting.HandlerFunc(b.serveEndTransaction))
 }
 
@@ -184,7 +183,7 @@ func (b *Broker) ensureTxnView(ctx context.Context) error {
 	if fresh {
 		return nil
 	}
-	if err := b.barrier(ctx); err != nil {
+	if err := barrier(ctx, b.group); err != nil {
 		return err
 	}
 	pending, err := b.scanTxns()
@@ -195,19 +194,6 @@ func (b *Broker) ensureTxnView(ctx context.Context) error {
 	b.txn.pending, b.txn.term = pending, term
 	b.txn.mu.Unlock()
 	b.log.Debug("transaction view rebuilt", "term", term, "pending", b.txn.count())
-	return nil
-}
-
-// barrier waits until every entry proposed before it has been applied
-// here.
-func (b *Broker) barrier(ctx context.Context) error {
-	timeout := proposeTimeout
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	if err := b.group.Raft().Barrier(timeout).Error(); err != nil {
-		return fmt.Errorf("%w: %w", ErrNoLeader, err)
-	}
 	return nil
 }
 
