@@ -230,18 +230,11 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client")})
 	b.srv = remoting.NewServer(remoting.ServerConfig{
-		Addr:     cfg.Addr,
-		Listener: cfg.Listener,
-		Limits:   cfg.Limits,
-		Logger:   b.log.Named("remoting"),
-		Pools: map[string]remoting.PoolConfig{
-			// A send worker waits for its raft commit, so the pool is wide:
-			// its width bounds the proposals the batcher can coalesce.
-			poolSend:      {Workers: 256, QueueSize: 8192},
-			poolPull:      {Workers: 16, QueueSize: 4096},
-			poolAdmin:     {Workers: 4, QueueSize: 256},
-			poolHeartbeat: {Workers: 2, QueueSize: 1024},
-		},
+		Addr:        cfg.Addr,
+		Listener:    cfg.Listener,
+		Limits:      cfg.Limits,
+		Logger:      b.log.Named("remoting"),
+		Pools:       pools,
 		OnConnClose: b.onConnClose,
 	})
 	b.initConsumerSide()
@@ -249,25 +242,12 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	b.delay = newDelayScheduler(g, b.log, cfg.DelayLevels, cfg.Clock)
 	b.txn = &txnState{}
 	b.txnCheck = b.newTxnChecker()
-	b.registerProducerProcessors()
-	b.registerConsumerProcessors()
-	b.registerAdminProcessors()
-	b.registerAdminStatsProcessors()
-	b.registerRaftAdmin()
-	b.registerLockProcessors()
-	b.registerGroupProcessors()
-	b.registerSendBackProcessor()
-	b.registerTransactionProcessor()
+	b.prod = newProducerState(cfg.Clock())
+	if err := b.installHandlers(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
-
-// Worker pools: a flood of one kind of request cannot starve the others.
-const (
-	poolSend      = "send"
-	poolPull      = "pull"
-	poolAdmin     = "admin"
-	poolHeartbeat = "heartbeat"
-)
 
 // Start serves clients and starts registering with the name servers.
 func (b *Broker) Start() error {

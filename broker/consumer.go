@@ -676,19 +676,6 @@ func (b *Broker) initConsumerSide() {
 	})
 }
 
-func (b *Broker) registerConsumerProcessors() {
-	b.srv.Handle(remoting.HeartBeat, poolHeartbeat, remoting.HandlerFunc(b.handleHeartbeat))
-	b.srv.Handle(remoting.UnregisterClient, poolHeartbeat, remoting.HandlerFunc(b.handleUnregisterClient))
-	b.srv.Handle(remoting.GetConsumerListByGroup, poolPull, remoting.HandlerFunc(b.handleGetConsumerList))
-	b.srv.Handle(remoting.PullMessage, poolPull, remoting.HandlerFunc(b.handlePull))
-	b.srv.Handle(remoting.QueryConsumerOffset, poolPull, remoting.HandlerFunc(b.handleQueryConsumerOffset))
-	b.srv.Handle(remoting.UpdateConsumerOffset, poolPull, remoting.HandlerFunc(b.handleUpdateConsumerOffset))
-	b.srv.Handle(remoting.GetMaxOffset, poolPull, remoting.HandlerFunc(b.handleGetMaxOffset))
-	b.srv.Handle(remoting.GetMinOffset, poolPull, remoting.HandlerFunc(b.handleGetMinOffset))
-	b.srv.Handle(remoting.SearchOffsetByTimestamp, poolPull, remoting.HandlerFunc(b.handleSearchOffsetByTimestamp))
-	b.srv.Handle(remoting.GetEarliestMsgStoretime, poolPull, remoting.HandlerFunc(b.handleGetEarliestMsgStoretime))
-}
-
 // onConnClose drops the connection's clients (notifying their groups) and
 // its held pulls. It runs on the connection's read goroutine and does not
 // block: notifications are sent by the manager's goroutine.

@@ -271,11 +271,6 @@ func parseLockBody(body []byte) (*protocol.LockBatchBody, error) {
 	return req, nil
 }
 
-func (b *Broker) registerLockProcessors() {
-	b.srv.Handle(remoting.LockBatchMQ, poolHeartbeat, remoting.HandlerFunc(b.leaderOnly(b.lockBatchMQ)))
-	b.srv.Handle(remoting.UnlockBatchMQ, poolHeartbeat, remoting.HandlerFunc(b.leaderOnly(b.unlockBatchMQ)))
-}
-
 func (b *Broker) lockBatchMQ(_ context.Context, req *remoting.Command) (*remoting.Command, error) {
 	lr, err := parseLockBody(req.Body)
 	if err != nil {

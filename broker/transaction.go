@@ -144,11 +144,6 @@ func (t *txnState) count() int {
 	return len(t.pending)
 }
 
-// registerTransactionProcessor registers END_TRANSACTION on the send pool.
-func (b *Broker) registerTransactionProcessor() {
-	b.srv.Handle(remoting.EndTransaction, poolSend, remoting.HandlerFunc(b.serveEndTransaction))
-}
-
 // parkHalf turns a prepared send into its half message: halfTopic queue 0,
 // the destination in REAL_TOPIC and REAL_QID, the transaction bits of
 // sysFlag cleared (the half itself is an ordinary message of halfTopic).
