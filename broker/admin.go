@@ -24,34 +24,6 @@ const (
 	maxQueryBytes = 8 << 20
 )
 
-// registerAdminProcessors registers the admin and query requests on the
-// admin pool. Writes (17, 215) run on the leader; followers forward them.
-// Reads (21, 28, 33, 12) are served by any node from its own replica.
-func (b *Broker) registerAdminProcessors() {
-	b.srv.Handle(remoting.UpdateAndCreateTopic, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.updateAndCreateTopic)))
-	b.srv.Handle(remoting.DeleteTopicInBroker, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.deleteTopic)))
-	b.srv.Handle(remoting.GetAllTopicConfig, poolAdmin, remoting.HandlerFunc(b.getAllTopicConfig))
-	b.srv.Handle(remoting.GetBrokerRuntimeInfo, poolAdmin, remoting.HandlerFunc(b.getBrokerRuntimeInfo))
-	b.srv.Handle(remoting.ViewMessageByID, poolAdmin, remoting.HandlerFunc(b.viewMessageByID))
-	b.srv.Handle(remoting.QueryMessage, poolAdmin, remoting.HandlerFunc(b.queryMessage))
-}
-
-// leaderOnly runs h on the leader and forwards the request from any other
-// node; h's error becomes the response code through responseFor.
-func (b *Broker) leaderOnly(h func(ctx context.Context, req *remoting.Command) (*remoting.Command, error)) remoting.HandlerFunc {
-	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-		if !b.group.IsLeader() {
-			return b.forwardLeader(ctx, conn, req)
-		}
-		resp, err := h(ctx, req)
-		if err != nil {
-			b.log.Info("admin request refused", "peer", remoteString(conn), "code", remoting.RequestCodeName(req.Code), "error", err)
-			return errorResponse(req, err)
-		}
-		return resp
-	}
-}
-
 // updateAndCreateTopic serves UPDATE_AND_CREATE_TOPIC (17): ext topic,
 // readQueueNums, writeQueueNums, perm, topicFilterType, topicSysFlag,
 // order (defaults 8, 8, 6, SINGLE_TAG, 0, false, as the Go admin's). The

@@ -38,14 +38,6 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-func (b *Broker) registerAdminStatsProcessors() {
-	b.srv.Handle(remoting.GetTopicStatsInfo, poolAdmin, remoting.HandlerFunc(b.getTopicStatsInfo))
-	b.srv.Handle(remoting.GetConsumerConnectionList, poolAdmin, remoting.HandlerFunc(b.getConsumerConnectionList))
-	b.srv.Handle(remoting.GetConsumeStats, poolAdmin, remoting.HandlerFunc(b.getConsumeStats))
-	b.srv.Handle(remoting.GetProducerConnectionList, poolAdmin, remoting.HandlerFunc(b.getProducerConnectionList))
-	b.srv.Handle(remoting.InvokeBrokerToResetOffset, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.resetOffset)))
-}
-
 // queueMax is a queue's max offset, 0 for unknown topics and empty queues.
 func (b *Broker) queueMax(topic string, qid int32) int64 {
 	if !b.knownTopic(topic) {

@@ -152,7 +152,7 @@ func (h *Hooks) OnRoleChange(ev dledger.RoleEvent) {
 // OnDispatch is store.Config.OnDispatch: new messages are readable.
 func (h *Hooks) OnDispatch(topic string, queueID int32, maxOffset int64) {
 	if b := h.b.Load(); b != nil {
-		b.onDispatch(topic, queueID, maxOffset)
+		b.pulls.notify(pullKey{topic, queueID}, maxOffset)
 	}
 }
 
@@ -160,7 +160,7 @@ func (h *Hooks) OnDispatch(topic string, queueID int32, maxOffset int64) {
 type Broker struct {
 	cfg    Config
 	log    hclog.Logger
-	group  *dledger.Group
+	group  Replica
 	hooks  *Hooks
 	srv    *remoting.Server
 	client *remoting.Client // to name servers and to the leader
@@ -172,11 +172,18 @@ type Broker struct {
 	// registration bookkeeping, topic creation and put counters.
 	prod *producerState
 
-	// Consumer side (consumer.go, pull.go, offsets.go).
+	// The long-running parts, each with its own Start and Stop (parts.go;
+	// doc.go lists their order). Consumer side: the client registry
+	// (consumer.go), long polling (longpoll.go), the offset committer
+	// (offsets.go), the orderly consumers' queue leases (locks.go).
 	consumers *consumerManager
 	pulls     *pullHolder
 	offsets   *offsetCommitter
-	locks     *lockTable // orderly consumers' queue leases (locks.go)
+	locks     *lockTable
+	// Schedulers, active only on the writable leader: delayed delivery
+	// (delay.go) and the transaction check-back (txncheck.go).
+	delay    *delayScheduler
+	txnCheck *leaderLoop
 
 	// Transactions (transaction.go, txncheck.go): the leader's view of
 	// the undecided ones.
@@ -189,57 +196,9 @@ type Broker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// loops: the delay scheduler (delay.go) and the consumer manager
-	// (consumer.go), stopped once the server has drained. Long polling
-	// and the offset committer own their own Start/Stop.
-	loops loopGroup
 	// closeHook, if set, is called after each step of Close (tests arrange
 	// requests between the steps with it).
 	closeHook func(closeStep)
-}
-
-// loopGroup is a set of goroutines started together and stopped together.
-type loopGroup struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// goRun runs f on a goroutine of the group; f returns when ctx ends.
-func (l *loopGroup) goRun(f func(ctx context.Context)) {
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		f(l.ctx)
-	}()
-}
-
-// stop cancels the group's context and waits for its goroutines.
-func (l *loopGroup) stop() {
-	l.cancel()
-	l.wg.Wait()
-}
-
-// leaderRounds calls round every interval while this node is the writable
-// leader and topic exists, until ctx ends: the shape of the broker's
-// schedulers (delayed delivery, transaction check-back).
-func (b *Broker) leaderRounds(ctx context.Context, every time.Duration, topic string, round func(context.Context)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !b.group.IsLeader() {
-			continue
-		}
-		if _, ok := b.group.Metadata().Topic(topic); !ok {
-			continue
-		}
-		round(ctx)
-	}
 }
 
 // closeStep names the points between the steps of Broker.Close.
@@ -254,8 +213,9 @@ const (
 	closeDrained
 )
 
-// New builds a broker over an open raft group. Start serves it.
-func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
+// New builds a broker over an open raft group (a *dledger.Group). Start
+// serves it.
+func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -268,43 +228,26 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 		roleCh: make(chan struct{}, 1),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.loops.ctx, b.loops.cancel = context.WithCancel(context.Background())
 	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client")})
 	b.srv = remoting.NewServer(remoting.ServerConfig{
-		Addr:     cfg.Addr,
-		Listener: cfg.Listener,
-		Limits:   cfg.Limits,
-		Logger:   b.log.Named("remoting"),
-		Pools: map[string]remoting.PoolConfig{
-			// A send worker waits for its raft commit, so the pool is wide:
-			// its width bounds the proposals the batcher can coalesce.
-			poolSend:      {Workers: 256, QueueSize: 8192},
-			poolPull:      {Workers: 16, QueueSize: 4096},
-			poolAdmin:     {Workers: 4, QueueSize: 256},
-			poolHeartbeat: {Workers: 2, QueueSize: 1024},
-		},
+		Addr:        cfg.Addr,
+		Listener:    cfg.Listener,
+		Limits:      cfg.Limits,
+		Logger:      b.log.Named("remoting"),
+		Pools:       pools,
 		OnConnClose: b.onConnClose,
 	})
 	b.initConsumerSide()
-	b.registerProducerProcessors()
-	b.registerConsumerProcessors()
-	b.registerAdminProcessors()
-	b.registerAdminStatsProcessors()
-	b.registerRaftAdmin()
-	b.registerLockProcessors()
-	b.registerGroupProcessors()
-	b.registerSendBackProcessor()
-	b.registerTransactionProcessor()
+	b.locks = newLockTable(cfg.Clock, LockLease)
+	b.delay = newDelayScheduler(g, b.log, cfg.DelayLevels, cfg.Clock)
+	b.txn = &txnState{}
+	b.txnCheck = b.newTxnChecker()
+	b.prod = newProducerState(cfg.Clock())
+	if err := b.installHandlers(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
-
-// Worker pools: a flood of one kind of request cannot starve the others.
-const (
-	poolSend      = "send"
-	poolPull      = "pull"
-	poolAdmin     = "admin"
-	poolHeartbeat = "heartbeat"
-)
 
 // Start serves clients and starts registering with the name servers.
 func (b *Broker) Start() error {
@@ -312,10 +255,12 @@ func (b *Broker) Start() error {
 		return err
 	}
 	b.hooks.b.Store(b)
-	b.startConsumerSide()
-	b.loops.goRun(b.scheduleLoop)
-	b.loops.goRun(b.txnCheckLoop)
-	b.locks.start(lockSweepInterval)
+	b.consumers.Start()
+	b.pulls.Start()
+	b.offsets.Start()
+	b.delay.Start()
+	b.txnCheck.Start()
+	b.locks.Start(lockSweepInterval)
 	b.wg.Add(1)
 	go b.registerLoop()
 	b.log.Info("broker serving", "addr", b.srv.Addr().String(), "role", b.group.Role().Role)
@@ -353,17 +298,19 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.unregisterAll(ctx)
 	b.closeStepDone(closeUnregistered)
 
-	b.pulls.stop()
+	b.pulls.Stop()
 	srvErr := b.srv.Close(ctx)
 	if srvErr != nil {
 		b.log.Warn("the server did not drain in time; requests still running may commit offsets after the last flush", "error", srvErr)
 	}
 	b.hooks.b.Store(nil)
-	b.loops.stop()
-	b.locks.stop()
+	b.delay.Stop()
+	b.txnCheck.Stop()
+	b.consumers.Stop()
+	b.locks.Stop()
 	b.closeStepDone(closeDrained)
 
-	offErr := b.offsets.stop(ctx)
+	offErr := b.offsets.Stop(ctx)
 	return errors.Join(srvErr, offErr, b.client.Close())
 }
 

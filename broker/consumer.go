@@ -5,19 +5,20 @@ package broker
 // polling in pull.go, the offset requests (14, 15, 29–32) and the coalescing
 // offset committer in offsets.go.
 //
-// Goroutines of the consumer side, all started by startConsumerSide and
-// stopped by Broker.Close, each at its step (broker.go):
+// Goroutines of the consumer side, each owned by its part (Start, Stop;
+// parts.go), started by Broker.Start and stopped by Broker.Close, each at
+// its step (broker.go):
 //
 //	goroutine              owner, stopped by          does
 //	---------------------  -------------------------  ----------------------------
-//	consumerManager.run    b.loops (after the drain)  NOTIFY_CONSUMER_IDS_CHANGED
-//	                                                  sends, client expiry (every
+//	consumerManager.loop   consumerManager.Stop       NOTIFY_CONSUMER_IDS_CHANGED
+//	                       (after the drain)          sends, client expiry (every
 //	                                                  10 s), metadata auto-creation
 //	                                                  (leader only)
-//	pullHolder.run         pullHolder.stop (before    wakes held pulls (onDispatch)
+//	pullHolder.loop        pullHolder.Stop (before    wakes held pulls (notify)
 //	                       the server closes)         and times them out
-//	pullHolder.worker ×4   pullHolder.stop            re-runs woken pulls, answers
-//	offsetCommitter.run    offsetCommitter.stop       every 100 ms: one
+//	pullHolder.worker ×4   pullHolder.Stop            re-runs woken pulls, answers
+//	offsetCommitter.loop   offsetCommitter.Stop       every 100 ms: one
 //	                       (last; flushes once more)  OpCommitOffsets entry (leader)
 //	                                                  or a forward (follower)
 //
@@ -33,6 +34,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -157,10 +160,11 @@ type notifyEvent struct {
 }
 
 // consumerManager is the consumer and producer table fed by heartbeats.
-// All methods are safe for concurrent use; run is its one goroutine.
+// All methods are safe for concurrent use; loop is its one goroutine,
+// started by Start and ended by Stop.
 type consumerManager struct {
-	b   *Broker
-	now func() time.Time
+	lifecycle
+	consumerDeps
 
 	mu        sync.Mutex
 	groups    map[string]*consumerGroupInfo
@@ -174,15 +178,37 @@ type consumerManager struct {
 	ensureCh chan struct{}
 }
 
-func newConsumerManager(b *Broker) *consumerManager {
+// consumerGroup is what the manager uses of the raft group: the leader
+// creates subscription groups and retry topics.
+type consumerGroup interface {
+	ProposeMetadata(ctx context.Context, op metadata.Op) error
+	Metadata() *metadata.State
+	IsLeader() bool
+}
+
+// consumerDeps are what the manager needs from the broker.
+type consumerDeps struct {
+	group consumerGroup
+	log   hclog.Logger
+	now   func() time.Time
+	// sqlEnabled: SQL92 subscriptions are served (not
+	// Config.DisablePropertyFilter); autoCreateGroup is
+	// Config.AutoCreateSubscriptionGroup.
+	sqlEnabled      bool
+	autoCreateGroup bool
+	// published asks the registration loop to publish new topics now
+	// (retry topics it created); it must not block.
+	published func()
+}
+
+func newConsumerManager(d consumerDeps) *consumerManager {
 	return &consumerManager{
-		b:         b,
-		now:       b.cfg.Clock,
-		groups:    map[string]*consumerGroupInfo{},
-		producers: map[string]map[string]*clientConn{},
-		notifyCh:  make(chan notifyEvent, notifyQueueSize),
-		ensure:    map[string]struct{}{},
-		ensureCh:  make(chan struct{}, 1),
+		consumerDeps: d,
+		groups:       map[string]*consumerGroupInfo{},
+		producers:    map[string]map[string]*clientConn{},
+		notifyCh:     make(chan notifyEvent, notifyQueueSize),
+		ensure:       map[string]struct{}{},
+		ensureCh:     make(chan struct{}, 1),
 	}
 }
 
@@ -243,7 +269,7 @@ func (m *consumerManager) newSubscription(sd subscriptionData) subscription {
 	if expr == "" && len(sd.TagsSet) > 0 {
 		expr = joinTags(sd.TagsSet)
 	}
-	f, err := newMsgFilter(expr, sd.ExpressionType, !m.b.cfg.DisablePropertyFilter)
+	f, err := newMsgFilter(expr, sd.ExpressionType, m.sqlEnabled)
 	return subscription{expr: expr, exprType: sd.ExpressionType, version: sd.SubVersion, filter: f, err: err}
 }
 
@@ -396,7 +422,7 @@ func (m *consumerManager) notifyGroups(groups []string, except string) {
 		select {
 		case m.notifyCh <- notifyEvent{group: name, except: except, conns: conns}:
 		default:
-			m.b.log.Warn("consumer-ids notification dropped: queue full", "group", name)
+			m.log.Warn("consumer-ids notification dropped: queue full", "group", name)
 		}
 	}
 }
@@ -404,7 +430,7 @@ func (m *consumerManager) notifyGroups(groups []string, except string) {
 // notifyTargets are the connections to notify about a change in group:
 // none for a broadcasting group or one whose config disables it.
 func (m *consumerManager) notifyTargets(name, except string) []*remoting.Conn {
-	if cfg, ok := m.b.group.Metadata().Group(name); ok && !cfg.NotifyConsumerIdsChangedEnable {
+	if cfg, ok := m.group.Metadata().Group(name); ok && !cfg.NotifyConsumerIdsChangedEnable {
 		return nil
 	}
 	m.mu.Lock()
@@ -439,8 +465,14 @@ func (m *consumerManager) requestEnsure(groups []string) {
 	}
 }
 
-// run is the manager's goroutine: notifications, expiry and auto-creation.
-func (m *consumerManager) run(ctx context.Context) {
+// Start runs the manager's goroutine until Stop.
+func (m *consumerManager) Start() { m.run(m.loop) }
+
+// Stop ends the manager's goroutine; queued notifications are dropped.
+func (m *consumerManager) Stop() { m.halt() }
+
+// loop is the manager's goroutine: notifications, expiry and auto-creation.
+func (m *consumerManager) loop(ctx context.Context) {
 	t := time.NewTicker(clientScanInterval)
 	defer t.Stop()
 	for {
@@ -464,7 +496,7 @@ func (m *consumerManager) sendNotify(ev notifyEvent) {
 			continue
 		}
 		if err := c.Oneway(cmd); err != nil {
-			m.b.log.Debug("consumer-ids notification failed", "group", ev.group, "peer", c.RemoteAddr(), "error", err)
+			m.log.Debug("consumer-ids notification failed", "group", ev.group, "peer", c.RemoteAddr(), "error", err)
 		}
 	}
 }
@@ -483,27 +515,27 @@ func (m *consumerManager) ensureMetadata(ctx context.Context) {
 	}
 	clear(m.ensure)
 	m.ensureMu.Unlock()
-	if !m.b.group.IsLeader() {
+	if !m.group.IsLeader() {
 		return
 	}
 	slices.Sort(groups)
-	md := m.b.group.Metadata()
+	md := m.group.Metadata()
 	created := false
 	for _, name := range groups {
 		// Heartbeats refuse such names; a group already in the metadata
 		// (from an older binary) must still not get a topic over the limit.
 		if err := validateGroup(name); err != nil {
-			m.b.log.Warn("not creating metadata for a group whose retry topic would be illegal", "error", err)
+			m.log.Warn("not creating metadata for a group whose retry topic would be illegal", "error", err)
 			continue
 		}
 		cfg, ok := md.Group(name)
 		if !ok {
-			if !m.b.cfg.AutoCreateSubscriptionGroup {
+			if !m.autoCreateGroup {
 				continue
 			}
 			cfg = defaultSubscriptionGroup(name)
 			if err := m.propose(ctx, metadata.Op{Kind: metadata.OpPutGroup, Group: &cfg}); err != nil {
-				m.b.log.Warn("auto-creating subscription group failed", "group", name, "error", err)
+				m.log.Warn("auto-creating subscription group failed", "group", name, "error", err)
 				continue
 			}
 		}
@@ -515,20 +547,20 @@ func (m *consumerManager) ensureMetadata(ctx context.Context) {
 		tc := metadata.TopicConfig{TopicName: rt, ReadQueueNums: n, WriteQueueNums: n,
 			Perm: metadata.PermRead | metadata.PermWrite, TopicFilterType: "SINGLE_TAG"}
 		if err := m.propose(ctx, metadata.Op{Kind: metadata.OpPutTopic, Topic: &tc}); err != nil {
-			m.b.log.Warn("creating retry topic failed", "topic", rt, "error", err)
+			m.log.Warn("creating retry topic failed", "topic", rt, "error", err)
 			continue
 		}
 		created = true
 	}
 	if created {
-		m.b.consumerKickRegistration()
+		m.published()
 	}
 }
 
 func (m *consumerManager) propose(ctx context.Context, op metadata.Op) error {
 	ctx, cancel := context.WithTimeout(ctx, metadataTimeout)
 	defer cancel()
-	return m.b.group.ProposeMetadata(ctx, op)
+	return m.group.ProposeMetadata(ctx, op)
 }
 
 // defaultSubscriptionGroup is Java SubscriptionGroupConfig's defaults.
@@ -544,13 +576,6 @@ func defaultSubscriptionGroup(name string) metadata.SubscriptionGroup {
 		WhichBrokerWhenConsumeSlowly:   1,
 		NotifyConsumerIdsChangedEnable: true,
 	}
-}
-
-// consumerKickRegistration wakes the registration loop so that topics just
-// created (retry topics) reach the name servers now rather than at the next
-// period. It never blocks (the round's completion is not awaited).
-func (b *Broker) consumerKickRegistration() {
-	_ = b.requestRegister()
 }
 
 // --- handlers ----------------------------------------------------------------
@@ -622,32 +647,33 @@ func (b *Broker) handleGetConsumerList(_ context.Context, _ *remoting.Conn, req 
 
 // --- wiring --------------------------------------------------------------------
 
+// initConsumerSide builds the consumer side's parts; Broker.Start and
+// Broker.Close start and stop each at its step.
 func (b *Broker) initConsumerSide() {
-	b.consumers = newConsumerManager(b)
-	b.pulls = newPullHolder(b)
-	b.offsets = newOffsetCommitter(b)
-}
-
-// startConsumerSide starts the consumer side's goroutines: the manager's
-// on b.loops, long polling and the offset committer on their own (Close
-// stops each at its step).
-func (b *Broker) startConsumerSide() {
-	b.loops.goRun(b.consumers.run)
-	b.pulls.start()
-	b.offsets.start()
-}
-
-func (b *Broker) registerConsumerProcessors() {
-	b.srv.Handle(remoting.HeartBeat, poolHeartbeat, remoting.HandlerFunc(b.handleHeartbeat))
-	b.srv.Handle(remoting.UnregisterClient, poolHeartbeat, remoting.HandlerFunc(b.handleUnregisterClient))
-	b.srv.Handle(remoting.GetConsumerListByGroup, poolPull, remoting.HandlerFunc(b.handleGetConsumerList))
-	b.srv.Handle(remoting.PullMessage, poolPull, remoting.HandlerFunc(b.handlePull))
-	b.srv.Handle(remoting.QueryConsumerOffset, poolPull, remoting.HandlerFunc(b.handleQueryConsumerOffset))
-	b.srv.Handle(remoting.UpdateConsumerOffset, poolPull, remoting.HandlerFunc(b.handleUpdateConsumerOffset))
-	b.srv.Handle(remoting.GetMaxOffset, poolPull, remoting.HandlerFunc(b.handleGetMaxOffset))
-	b.srv.Handle(remoting.GetMinOffset, poolPull, remoting.HandlerFunc(b.handleGetMinOffset))
-	b.srv.Handle(remoting.SearchOffsetByTimestamp, poolPull, remoting.HandlerFunc(b.handleSearchOffsetByTimestamp))
-	b.srv.Handle(remoting.GetEarliestMsgStoretime, poolPull, remoting.HandlerFunc(b.handleGetEarliestMsgStoretime))
+	b.consumers = newConsumerManager(consumerDeps{
+		group:           b.group,
+		log:             b.log,
+		now:             b.cfg.Clock,
+		sqlEnabled:      !b.cfg.DisablePropertyFilter,
+		autoCreateGroup: b.cfg.AutoCreateSubscriptionGroup,
+		// Topics just created (retry topics) reach the name servers now
+		// rather than at the next period; the round is not awaited.
+		published: func() { _ = b.requestRegister() },
+	})
+	b.pulls = newPullHolder(pullDeps{
+		log:       b.log,
+		maxOffset: func(topic string, qid int32) (int64, error) { return b.group.Store().MaxOffset(topic, qid) },
+		reread:    func(p *pullRequest) (*remoting.Command, bool) { return b.pullOnce(p, true) },
+		notFound:  b.pullNotFound,
+	})
+	b.offsets = newOffsetCommitter(offsetDeps{
+		group:      b.group,
+		log:        b.log,
+		nodeID:     b.cfg.NodeID,
+		self:       b.cfg.Peers[b.cfg.NodeID],
+		leaderAddr: b.leaderAddr,
+		send:       b.client.InvokeOneway,
+	})
 }
 
 // onConnClose drops the connection's clients (notifying their groups) and

@@ -143,7 +143,7 @@ func consumerList(t testing.TB, c *testClient, addr, group string) []string {
 // --- tests -------------------------------------------------------------------------
 
 func TestHeartbeatConsumerListAndNotify(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestHeartbeatConsumerListAndNotify(t *testing.T) {
 }
 
 func TestHeartbeatRejectsBadBodies(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func (c *manualClock) Advance(d time.Duration) {
 
 func TestClientExpiry(t *testing.T) {
 	clock := &manualClock{now: time.Unix(1_700_000_000, 0)}
-	tc := brokertest.StartCluster(t, 1, func(_ int, c *broker.Config) { c.Clock = clock.Now })
+	tc := brokertest.StartNode(t, func(_ int, c *broker.Config) { c.Clock = clock.Now })
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)

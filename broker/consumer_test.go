@@ -8,7 +8,7 @@ import (
 )
 
 func TestSubscriptionFromHeartbeat(t *testing.T) {
-	m := newConsumerManager(&Broker{cfg: Config{Clock: time.Now}})
+	m := newConsumerManager(consumerDeps{now: time.Now, sqlEnabled: true})
 	hb := heartbeatData{ClientID: "c1", ConsumerDataSet: []consumerData{{GroupName: "g",
 		SubscriptionDataSet: []subscriptionData{{Topic: "T", SubString: "A || B", SubVersion: 2, ExpressionType: "TAG"}, {Topic: "U", SubString: "*", SubVersion: 2}}}}}
 	m.register(nil, hb, clientInfo{})
@@ -54,7 +54,7 @@ func FuzzDecodeHeartbeat(f *testing.F) {
 		if again2, _ := json.Marshal(hb2); string(again2) != string(again) {
 			t.Fatalf("round trip differs:\n%s\n%s", again, again2)
 		}
-		m := newConsumerManager(&Broker{cfg: Config{Clock: time.Now}})
+		m := newConsumerManager(consumerDeps{now: time.Now, sqlEnabled: true})
 		m.register(nil, *hb, clientInfo{})
 		for _, cd := range hb.ConsumerDataSet {
 			_ = m.clientIDs(cd.GroupName)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
@@ -121,44 +123,64 @@ func (b *Broker) park(ctx context.Context, level int, topic string, queueID int3
 	return scheduleTopic, int32(level - 1), nil
 }
 
-// scheduleLoop runs the scheduler until ctx ends (b.loops); it works only
-// while this node is the writable leader.
-func (b *Broker) scheduleLoop(ctx context.Context) {
+// delayScheduler delivers parked messages when due. Its goroutine (a
+// leaderLoop, Start and Stop) works only while this node is the writable
+// leader and the schedule topic exists.
+type delayScheduler struct {
+	leaderLoop
+	group  delayGroup
+	log    hclog.Logger
+	levels []time.Duration // Config.DelayLevels
+	clock  func() time.Time
 	// unsettled: a delivery failed, perhaps with an unknown outcome (its
 	// entry may still commit). Progress read before that entry applies
 	// would deliver its messages again, so deliveries wait for a raft
 	// barrier, after which every earlier entry has been applied here.
-	unsettled := false
-	b.leaderRounds(ctx, scheduleTick, scheduleTopic, func(ctx context.Context) {
-		if unsettled {
-			if err := b.barrier(ctx); err != nil {
+	// Touched only by the loop's goroutine.
+	unsettled bool
+}
+
+// delayGroup is what the scheduler uses of the raft group.
+type delayGroup interface {
+	groupView
+	ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metadata.Op) ([]store.PutResult, error)
+}
+
+func newDelayScheduler(g delayGroup, log hclog.Logger, levels []time.Duration, clock func() time.Time) *delayScheduler {
+	d := &delayScheduler{group: g, log: log, levels: levels, clock: clock}
+	d.leaderLoop = leaderLoop{group: g, every: scheduleTick, topic: scheduleTopic, round: d.round}
+	return d
+}
+
+// round delivers what is due on every level, a batch at a time.
+func (d *delayScheduler) round(ctx context.Context) {
+	if d.unsettled {
+		if err := barrier(ctx, d.group); err != nil {
+			return
+		}
+		d.unsettled = false
+	}
+	for level := range d.levels {
+		for ctx.Err() == nil {
+			n, err := d.deliverDue(ctx, int32(level))
+			if err != nil {
+				d.log.Warn("delayed delivery failed; retrying", "level", level+1, "error", err)
+				d.unsettled = true
 				return
 			}
-			unsettled = false
-		}
-	levels:
-		for level := range b.cfg.DelayLevels {
-			for ctx.Err() == nil {
-				n, err := b.deliverDue(ctx, int32(level))
-				if err != nil {
-					b.log.Warn("delayed delivery failed; retrying", "level", level+1, "error", err)
-					unsettled = true
-					break levels
-				}
-				if n < scheduleBatch {
-					break
-				}
+			if n < scheduleBatch {
+				break
 			}
 		}
-	})
+	}
 }
 
 // deliverDue delivers up to scheduleBatch due messages of one level's queue
 // and returns how many it delivered.
-func (b *Broker) deliverDue(ctx context.Context, queueID int32) (int, error) {
-	md := b.group.Metadata()
+func (d *delayScheduler) deliverDue(ctx context.Context, queueID int32) (int, error) {
+	md := d.group.Metadata()
 	from, _ := md.Offset(scheduleGroup, scheduleTopic, queueID)
-	st := b.group.Store()
+	st := d.group.Store()
 	res, err := st.Get(scheduleTopic, queueID, from, scheduleBatch, store.NewTagFilter("*"))
 	if err != nil {
 		return 0, err
@@ -171,13 +193,13 @@ func (b *Broker) deliverDue(ctx context.Context, queueID int32) (int, error) {
 		// Retention removed parked messages never delivered: skip to the
 		// first one kept, recording the jump like a delivery.
 		next = res.NextBeginOffset
-		b.log.Warn("parked delayed messages expired before delivery", "level", queueID+1, "from", from, "to", next)
-		return 0, b.commitDelivery(ctx, queueID, nil, next)
+		d.log.Warn("parked delayed messages expired before delivery", "level", queueID+1, "from", from, "to", next)
+		return 0, d.commitDelivery(ctx, queueID, nil, next)
 	default:
 		return 0, nil
 	}
-	delay := b.cfg.DelayLevels[queueID].Milliseconds()
-	now := b.cfg.Clock().UnixMilli()
+	delay := d.levels[queueID].Milliseconds()
+	now := d.clock().UnixMilli()
 	var out []*message.Ext
 	for _, r := range res.Records {
 		m, _, err := message.DecodeRecord(r.Bytes)
@@ -187,27 +209,27 @@ func (b *Broker) deliverDue(ctx context.Context, queueID int32) (int, error) {
 		if m.StoreTimestamp+delay > now {
 			break
 		}
-		if d, ok := unpark(m); ok {
-			out = append(out, d)
+		if dm, ok := unpark(m); ok {
+			out = append(out, dm)
 		} else {
-			b.log.Warn("parked message without a destination dropped", "level", queueID+1, "offset", next)
+			d.log.Warn("parked message without a destination dropped", "level", queueID+1, "offset", next)
 		}
 		next++
 	}
 	if next == from {
 		return 0, nil
 	}
-	return int(next - from), b.commitDelivery(ctx, queueID, out, next)
+	return int(next - from), d.commitDelivery(ctx, queueID, out, next)
 }
 
 // commitDelivery proposes the delivered messages and the level's new
 // progress offset in one entry.
-func (b *Broker) commitDelivery(ctx context.Context, queueID int32, msgs []*message.Ext, next int64) error {
+func (d *delayScheduler) commitDelivery(ctx context.Context, queueID int32, msgs []*message.Ext, next int64) error {
 	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	defer cancel()
 	op := metadata.Op{Kind: metadata.OpCommitOffsets, Offsets: []metadata.OffsetCommit{
 		{Group: scheduleGroup, Topic: scheduleTopic, QueueID: queueID, Offset: next}}}
-	_, err := b.group.ProposeWithOp(pctx, msgs, op)
+	_, err := d.group.ProposeWithOp(pctx, msgs, op)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil
 	}

@@ -179,7 +179,7 @@ func TestConsumerSendMsgBack(t *testing.T) {
 }
 
 func TestTimerMessagesAndScheduleTopicRefused(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	c := newProdClient(t)
 	_, addr, _ := leaderOf(t, tc)
 	if resp := invoke(t, c, addr, broker.SendRequest(broker.ScheduleTopic, 0, nil, "x")); resp.Code != remoting.InvalidParameter {
@@ -196,7 +196,7 @@ func TestTimerMessagesAndScheduleTopicRefused(t *testing.T) {
 // A batch with a DELAY, in its header or in one message, is refused
 // rather than stored at once (which would deliver it early).
 func TestDelayedBatchRefused(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	c := newProdClient(t)
 	_, addr, _ := leaderOf(t, tc)
 	req := broker.BatchRequest("DelayBatch", 0, broker.CapturedBatch())

@@ -102,7 +102,8 @@
 // leader, or a failed relay answers 14, which clients retry.
 //
 // Error mapping: responseFor in codes.go is the one table from errors to
-// response codes, for both sides of the package.
+// response codes, for both sides of the package; handlers.go the one
+// table of request codes, pools and handlers.
 //
 // Registration (I6): registerLoop registers with every name server at
 // start, at once on every role event (b.roleCh) and on requestRegister
@@ -157,14 +158,63 @@
 // Subscription groups (groups.go): 200 and 207 on the leader (followers
 // forward), 201 and 352 from any replica; groups are replicated metadata.
 //
-// Goroutines: handlers run on the remoting pools (send, admin) and may
-// block on a proposal (at most 10 s) or a forward (3 s). The registration
-// loop is owned by the Broker (b.ctx, b.wg); each registration round runs
-// one short-lived goroutine per name server and waits for them. The delay
-// scheduler (scheduleLoop, active only on the writable leader) and the
-// consumer manager run on b.loops; long polling (pullHolder) and the
-// offset committer own their start and stop (consumer.go, pull.go,
-// offsets.go).
+// # Parts, the group interface and the handler table
+//
+// The broker is a set of parts over one raft group. It reaches the group
+// only through the interfaces of replica.go, which *dledger.Group
+// satisfies (New takes a Replica; brokertest passes a real group):
+//
+//	interface   methods                                   used by
+//	----------  ----------------------------------------  ---------------------------
+//	Proposer    Propose, ProposeWithOp, ProposeMetadata   sends, admin writes, parts
+//	Reader      Store, Metadata                           every handler, every part
+//	Roles       Role, IsLeader, Barrier                   forwarding, registration,
+//	                                                      schedulers, queue locks
+//	GroupAdmin  Status, Members, AddVoter, AddNonvoter,   raftadmin.go only
+//	            RemoveNode, TransferLeadership, Drain,
+//	            Undrain
+//
+// Each long-running concern is a part with its own Start and Stop (its own
+// context and WaitGroup: lifecycle in parts.go), built by New from the
+// group's small interfaces and a few funcs, never from *Broker:
+//
+//	part             file          goroutines                  reaches
+//	---------------  ------------  --------------------------  -------------------------
+//	pullHolder       longpoll.go   waker + 4 workers           max offsets; re-read and
+//	                                                           not-found funcs (pull.go)
+//	offsetCommitter  offsets.go    flush every 100 ms          ProposeMetadata, Metadata,
+//	                                                           IsLeader; leader address,
+//	                                                           one-way send (follower)
+//	lockTable        locks.go      sweeper every 10 s          nothing (handlers pass the
+//	                                                           term)
+//	delayScheduler   delay.go      a leaderLoop, 100 ms        ProposeWithOp, Reader,
+//	                                                           Roles (barrier)
+//	txn check-back   txncheck.go   a leaderLoop,               the broker's check round
+//	                               TransactionCheckInterval    (txnState, producers)
+//	consumerManager  consumer.go   notifications, expiry,      ProposeMetadata, Metadata,
+//	                               auto-creation               IsLeader; a publish func
+//
+// The registration loop (register.go) is the Broker's own (b.ctx, b.wg).
+// Handlers run on the remoting pools (send, pull, admin, heartbeat) and
+// may block on a proposal (at most 10 s) or a forward (3 s); each
+// registration round runs one short-lived goroutine per name server and
+// waits for them.
+//
+// handlers.go holds the one table of request handlers: code, pool, and
+// either the handler or, for requests only the leader serves, the
+// leader's handler (a follower forwards those unchanged, leaderOnly). New
+// installs the table and refuses a row with an unknown pool or a code
+// given twice; the pools' sizes are in the same file.
+//
+// Start order: remoting server, hooks attached, client registry, long
+// polling, offset committer, delay scheduler, transaction check-back,
+// lock sweeper, registration loop.
+//
+// Lock order: no part holds its mutex while it calls the group or another
+// part (the holder reads max offsets, the registry reads group configs,
+// before or after taking theirs); a transaction's decision stripe
+// (txnState.keyLock) is taken before txnState.mu; lifecycle.mu is held
+// only by Start and Stop, which the parts' goroutines never call.
 //
 // Shutdown (Broker.Close), in this order, so that nothing accepted is lost:
 //
@@ -172,20 +222,26 @@
 //	----  --------------------------------------  ------------------------------
 //	1     stop the registration loop, unregister  clients stop being routed here
 //	                                              while it still answers them
-//	2     end long polling (held pulls answered   answers need open connections
-//	      PULL_NOT_FOUND, none held any more)
+//	2     pullHolder.Stop: held pulls answered    answers need open connections
+//	      PULL_NOT_FOUND, none held any more
 //	3     remoting server Close: stop accepting,  every queued request has run
 //	      close connections, run queued requests  (answers are not delivered)
-//	4     stop the scheduler, consumer manager    nothing feeds them any more
-//	5     offset committer: flush until empty     after 3 no commit can arrive;
-//	      (raft on the leader, forward on a       the raft group is still open
-//	      follower), then stop; close the client
+//	4     delay scheduler, transaction check-     nothing feeds them any more
+//	      back, client registry, lock sweeper
+//	      stop
+//	5     offsetCommitter.Stop: flush until       after 3 no commit can arrive;
+//	      empty (raft on the leader, forward on   the raft group is still open
+//	      a follower); then close the client
 //
 // # Testing
 //
 // broker/brokertest starts a name server and a broker group in the test
-// process (StartCluster, on dledger/dledgertest's raft nodes); clients',
-// compat and cmd tests use it. Only tests import it, so the binary links
+// process (StartCluster, on dledger/dledgertest's raft nodes over
+// loopback; StartNode, one node whose raft layer is in memory); clients',
+// compat and cmd tests use it. This package's tests run on StartNode
+// unless they test replication, failover, forwarding or followers'
+// registration (the 3-node StartCluster tests); the parts' unit tests
+// build a part from its deps alone. Only tests import it, so the binary links
 // neither it nor internal/faultnet (cmd/ledgermq's deps test checks
 // that). This package's tests that drive a group are external tests
 // (package broker_test, the *_cluster_test.go files and a few whole

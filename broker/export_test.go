@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -133,7 +132,7 @@ const (
 var DefaultSubscriptionGroup = defaultSubscriptionGroup
 
 // GroupForTest is the raft group the broker serves.
-func (b *Broker) GroupForTest() *dledger.Group { return b.group }
+func (b *Broker) GroupForTest() Replica { return b.group }
 
 // SetCloseHookForTest makes Close call hook after each of its steps. Set
 // it before Close starts.

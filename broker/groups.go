@@ -25,13 +25,6 @@ import (
 // starts as a new group. A group with consumeEnable=false gets
 // NO_PERMISSION on pulls.
 
-func (b *Broker) registerGroupProcessors() {
-	b.srv.Handle(remoting.UpdateAndCreateSubscriptionGroup, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.putSubscriptionGroup)))
-	b.srv.Handle(remoting.DeleteSubscriptionGroup, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.deleteSubscriptionGroup)))
-	b.srv.Handle(remoting.GetAllSubscriptionGroupConfig, poolAdmin, remoting.HandlerFunc(b.getAllSubscriptionGroups))
-	b.srv.Handle(remoting.GetSubscriptionGroupConfig, poolAdmin, remoting.HandlerFunc(b.getSubscriptionGroup))
-}
-
 // parseSubscriptionGroup decodes 200's body (protocol.SubscriptionGroupConfig:
 // fields left out take RocketMQ's defaults) and checks the name and the
 // retry bounds.

@@ -70,8 +70,9 @@ type queueLock struct {
 }
 
 // lockTable holds the leases of every group. Safe for concurrent use. Its
-// sweeper runs between start and stop.
+// sweeper runs between Start and Stop.
 type lockTable struct {
+	lifecycle
 	now      func() time.Time
 	lease    time.Duration
 	perGroup int // MaxLocksPerGroup
@@ -83,10 +84,6 @@ type lockTable struct {
 	count   int       // leases in groups
 	capped  uint64    // grants refused for the caps
 	lastLog time.Time // of the caps' log line
-
-	runMu sync.Mutex
-	quit  chan struct{} // nil while the sweeper is not running
-	done  chan struct{}
 }
 
 func newLockTable(now func() time.Time, lease time.Duration) *lockTable {
@@ -94,42 +91,26 @@ func newLockTable(now func() time.Time, lease time.Duration) *lockTable {
 		groups: map[string]map[mqJSON]queueLock{}}
 }
 
-// start runs the sweeper every interval until stop. Starting a running
+// Start runs the sweeper every interval until Stop. Starting a running
 // table does nothing.
-func (t *lockTable) start(interval time.Duration) {
-	t.runMu.Lock()
-	defer t.runMu.Unlock()
-	if t.quit != nil {
-		return
-	}
-	t.quit, t.done = make(chan struct{}), make(chan struct{})
-	go func(quit, done chan struct{}) {
-		defer close(done)
+func (t *lockTable) Start(interval time.Duration) {
+	t.run(func(ctx context.Context) {
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
 			case <-tick.C:
 				t.sweep()
-			case <-quit:
+			case <-ctx.Done():
 				return
 			}
 		}
-	}(t.quit, t.done)
+	})
 }
 
-// stop ends the sweeper and waits for it. Stopping a table that is not
+// Stop ends the sweeper and waits for it. Stopping a table that is not
 // running does nothing.
-func (t *lockTable) stop() {
-	t.runMu.Lock()
-	defer t.runMu.Unlock()
-	if t.quit == nil {
-		return
-	}
-	close(t.quit)
-	<-t.done
-	t.quit, t.done = nil, nil
-}
+func (t *lockTable) Stop() { t.halt() }
 
 // sweep drops every expired lease and every group left without one.
 func (t *lockTable) sweep() {
@@ -288,12 +269,6 @@ func parseLockBody(body []byte) (*protocol.LockBatchBody, error) {
 			ErrInvalidParameter, len(req.ConsumerGroup), len(req.ClientID), maxLockGroupLen, maxLockClientIDLen)
 	}
 	return req, nil
-}
-
-func (b *Broker) registerLockProcessors() {
-	b.locks = newLockTable(b.cfg.Clock, LockLease)
-	b.srv.Handle(remoting.LockBatchMQ, poolHeartbeat, remoting.HandlerFunc(b.leaderOnly(b.lockBatchMQ)))
-	b.srv.Handle(remoting.UnlockBatchMQ, poolHeartbeat, remoting.HandlerFunc(b.leaderOnly(b.unlockBatchMQ)))
 }
 
 func (b *Broker) lockBatchMQ(_ context.Context, req *remoting.Command) (*remoting.Command, error) {

@@ -17,7 +17,7 @@ import (
 // broker now grants only queues of its existing topics, still grants
 // those, and refuses over-long group names.
 func TestLockBatchOnlyExistingQueues(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	createTestTopic(t, tc, "LockT", 4)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {

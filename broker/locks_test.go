@@ -156,8 +156,8 @@ func TestLockSweeper(t *testing.T) {
 			t.Fatal(got)
 		}
 	}
-	tbl.start(time.Millisecond)
-	defer tbl.stop()
+	tbl.Start(time.Millisecond)
+	defer tbl.Stop()
 	mu.Lock()
 	now = now.Add(30 * time.Second)
 	mu.Unlock()
@@ -171,6 +171,6 @@ func TestLockSweeper(t *testing.T) {
 	if h, ok := tbl.holder("g0", mqJSON{Topic: "T", BrokerName: "b", QueueID: 0}); !ok || h != "c" {
 		t.Fatalf("the renewed lease went: %q %v", h, ok)
 	}
-	tbl.stop()
-	tbl.stop() // a second stop is a no-op
+	tbl.Stop()
+	tbl.Stop() // a second stop is a no-op
 }

@@ -17,7 +17,7 @@ import (
 // SUBSCRIPTION_PARSE_FAILED, and a broker with the property filter off
 // refuses SQL92 as RocketMQ does.
 func TestPullSQL92(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	createTestTopic(t, tc, "SQLT", 1)
 	g, _ := leaderGroup(t, tc)
 	msgs := make([]*message.Ext, 10)
@@ -71,7 +71,7 @@ func TestPullSQL92(t *testing.T) {
 		t.Fatalf("heartbeat subscription: %s", got)
 	}
 
-	off := brokertest.StartCluster(t, 1, func(_ int, c *broker.Config) { c.DisablePropertyFilter = true })
+	off := brokertest.StartNode(t, func(_ int, c *broker.Config) { c.DisablePropertyFilter = true })
 	createTestTopic(t, off, "SQLT", 1)
 	oaddr, err := off.LeaderAddr(testCtx(t))
 	if err != nil {

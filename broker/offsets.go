@@ -52,6 +52,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -89,14 +91,13 @@ type pendingOffset struct {
 }
 
 // offsetCommitter coalesces consumer-offset commits. commit and lookup are
-// safe for concurrent use; run is its goroutine, started by start and
-// ended by stop, which owns the last flush.
+// safe for concurrent use; loop is its goroutine, started by Start and
+// ended by Stop, which owns the last flush. It proposes through the group
+// on the leader and forwards through send on a follower.
 type offsetCommitter struct {
-	b        *Broker
+	lifecycle
+	offsetDeps
 	interval time.Duration
-
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
 
 	mu      sync.Mutex
 	pending map[offsetKey]pendingOffset
@@ -106,8 +107,28 @@ type offsetCommitter struct {
 	inflight map[offsetKey]pendingOffset
 }
 
-func newOffsetCommitter(b *Broker) *offsetCommitter {
-	return &offsetCommitter{b: b, interval: commitInterval, pending: map[offsetKey]pendingOffset{}}
+// offsetGroup is what the committer uses of the raft group.
+type offsetGroup interface {
+	ProposeMetadata(ctx context.Context, op metadata.Op) error
+	Metadata() *metadata.State
+	IsLeader() bool
+}
+
+// offsetDeps are what the committer needs from the broker.
+type offsetDeps struct {
+	group offsetGroup
+	log   hclog.Logger
+	// nodeID marks forwarded commits; self is this node's client address.
+	nodeID string
+	self   string
+	// leaderAddr is the leader's client address, "" when none is known.
+	leaderAddr func() string
+	// send delivers a one-way request to a broker (the leader).
+	send func(ctx context.Context, addr string, req *remoting.Command) error
+}
+
+func newOffsetCommitter(d offsetDeps) *offsetCommitter {
+	return &offsetCommitter{offsetDeps: d, interval: commitInterval, pending: map[offsetKey]pendingOffset{}}
 }
 
 // commit records a group's next offset to consume for a queue.
@@ -133,20 +154,14 @@ func (c *offsetCommitter) lookup(group, topic string, queueID int32) (int64, boo
 	if ok {
 		return p.offset, true
 	}
-	return c.b.group.Metadata().Offset(group, topic, queueID)
+	return c.group.Metadata().Offset(group, topic, queueID)
 }
 
-// start runs the periodic flush until stop.
-func (c *offsetCommitter) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
-	c.wg.Add(1)
-	go c.run(ctx)
-}
+// Start runs the periodic flush until Stop.
+func (c *offsetCommitter) Start() { c.run(c.loop) }
 
-// run flushes the pending table every interval until ctx ends.
-func (c *offsetCommitter) run(ctx context.Context) {
-	defer c.wg.Done()
+// loop flushes the pending table every interval until ctx ends.
+func (c *offsetCommitter) loop(ctx context.Context) {
 	t := time.NewTicker(c.interval)
 	defer t.Stop()
 	for {
@@ -159,15 +174,12 @@ func (c *offsetCommitter) run(ctx context.Context) {
 	}
 }
 
-// stop ends the periodic flush and then flushes what is pending until
+// Stop ends the periodic flush and then flushes what is pending until
 // nothing is, or finalFlushTimeout or ctx ends; it reports the commits it
 // could not hand on. The caller guarantees no commit arrives any more
 // (Broker.Close calls it last).
-func (c *offsetCommitter) stop(ctx context.Context) error {
-	if c.cancel != nil {
-		c.cancel()
-		c.wg.Wait()
-	}
+func (c *offsetCommitter) Stop(ctx context.Context) error {
+	c.halt()
 	// The flush honours Close's deadline, but if a slow drain has spent it
 	// already the offsets still get a bounded time of their own.
 	base := ctx
@@ -186,12 +198,12 @@ func (c *offsetCommitter) stop(ctx context.Context) error {
 		}
 		if errors.Is(err, dledger.ErrClosed) || errors.Is(err, dledger.ErrFailed) {
 			// This node's raft group is gone: waiting cannot help.
-			c.b.log.Warn("offset commits lost at shutdown: the raft group is closed", "count", n, "error", err)
+			c.log.Warn("offset commits lost at shutdown: the raft group is closed", "count", n, "error", err)
 			return fmt.Errorf("broker: %d offset commits not flushed at shutdown: %w", n, err)
 		}
 		select {
 		case <-fctx.Done():
-			c.b.log.Warn("offset commits lost at shutdown: no leader took them in time", "count", n)
+			c.log.Warn("offset commits lost at shutdown: no leader took them in time", "count", n)
 			return fmt.Errorf("broker: %d offset commits not flushed at shutdown: %w", n, fctx.Err())
 		case <-t.C:
 		}
@@ -217,7 +229,7 @@ func (c *offsetCommitter) flush(ctx context.Context) error {
 	c.pending = make(map[offsetKey]pendingOffset, len(batch))
 	c.mu.Unlock()
 
-	md := c.b.group.Metadata()
+	md := c.group.Metadata()
 	for k, p := range batch {
 		if cur, ok := md.Offset(k.group, k.topic, k.queueID); ok && cur == p.offset {
 			delete(batch, k) // the Go client recommits unchanged offsets every 5 s
@@ -234,7 +246,7 @@ func (c *offsetCommitter) flush(ctx context.Context) error {
 		c.inflight = nil
 		c.mu.Unlock()
 	}()
-	if c.b.group.IsLeader() {
+	if c.group.IsLeader() {
 		return c.propose(ctx, batch)
 	}
 	c.forward(ctx, batch)
@@ -262,10 +274,10 @@ func (c *offsetCommitter) propose(ctx context.Context, batch map[offsetKey]pendi
 			op.Offsets = append(op.Offsets, metadata.OffsetCommit{Group: k.group, Topic: k.topic, QueueID: k.queueID, Offset: batch[k].offset})
 		}
 		pctx, cancel := context.WithTimeout(ctx, commitTimeout)
-		err := c.b.group.ProposeMetadata(pctx, op)
+		err := c.group.ProposeMetadata(pctx, op)
 		cancel()
 		if err != nil {
-			c.b.log.Debug("offset commit not proposed; retrying", "offsets", n, "error", err)
+			c.log.Debug("offset commit not proposed; retrying", "offsets", n, "error", err)
 			c.requeue(batch, chunk, err)
 			first = cmp.Or(first, err)
 		}
@@ -276,13 +288,12 @@ func (c *offsetCommitter) propose(ctx context.Context, batch map[offsetKey]pendi
 // forward sends a follower's commits to the leader, one one-way
 // UPDATE_CONSUMER_OFFSET each (the leader coalesces them again).
 func (c *offsetCommitter) forward(ctx context.Context, batch map[offsetKey]pendingOffset) {
-	leader := c.b.leaderAddr()
-	self := c.b.cfg.Peers[c.b.cfg.NodeID]
+	leader, self := c.leaderAddr(), c.self
 	var retry []offsetKey
 	for _, k := range sortedKeys(batch) {
 		p := batch[k]
 		if p.forwardedBy != "" {
-			c.b.log.Info("dropping a forwarded offset commit: this node is not the leader",
+			c.log.Info("dropping a forwarded offset commit: this node is not the leader",
 				"group", k.group, "topic", k.topic, "queue", k.queueID, "offset", p.offset, "from", p.forwardedBy)
 			continue
 		}
@@ -292,9 +303,9 @@ func (c *offsetCommitter) forward(ctx context.Context, batch map[offsetKey]pendi
 		}
 		h := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: k.group, Topic: k.topic, QueueID: k.queueID, CommitOffset: p.offset}
 		req := h.Request()
-		req.SetExt(forwardedByExt, c.b.cfg.NodeID)
+		req.SetExt(forwardedByExt, c.nodeID)
 		fctx, cancel := context.WithTimeout(ctx, commitTimeout)
-		err := c.b.client.InvokeOneway(fctx, leader, req)
+		err := c.send(fctx, leader, req)
 		cancel()
 		if err != nil {
 			retry = append(retry, k)
@@ -325,7 +336,7 @@ func (c *offsetCommitter) requeue(batch map[offsetKey]pendingOffset, keys []offs
 	}
 	c.mu.Unlock()
 	if dropped > 0 {
-		c.b.log.Warn("offset commits dropped after repeated failures", "count", dropped, "error", cause)
+		c.log.Warn("offset commits dropped after repeated failures", "count", dropped, "error", cause)
 	}
 }
 

@@ -91,7 +91,7 @@ func TestOffsetsCommitReplicatedAndSurviveFailover(t *testing.T) {
 }
 
 func TestQueryOffsetOfNewGroup(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestQueryOffsetOfNewGroup(t *testing.T) {
 }
 
 func TestQueueOffsetQueries(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 )
 
 func TestOffsetCommitterCoalesces(t *testing.T) {
-	c := newOffsetCommitter(&Broker{log: hclog.NewNullLogger()})
+	c := newOffsetCommitter(offsetDeps{log: hclog.NewNullLogger()})
 	c.commit("g", "T", 0, 1, "")
 	c.commit("g", "T", 0, 4, "")
 	c.commit("g", "T", 1, 2, "n1")

@@ -48,7 +48,7 @@ func tagsOf(msgs []*message.Ext) []string {
 }
 
 func TestPullStatuses(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func pullAsync(t testing.TB, c *testClient, addr string, ext map[string]string) 
 }
 
 func TestPullLongPollWokenByMessage(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestPullLongPollWokenByMessage(t *testing.T) {
 }
 
 func TestPullLongPollTimeout(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestPullLongPollTimeout(t *testing.T) {
 }
 
 func TestPullHeldReleasedOnClose(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestPullHeldReleasedOnClose(t *testing.T) {
 }
 
 func TestPullDroppedWithConnection(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestPullTagFilter(t *testing.T) {
 	if message.TagsHashCode("Aa") != message.TagsHashCode("BB") {
 		t.Fatal("test tags do not collide")
 	}
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -307,7 +307,7 @@ func TestPullFromFollower(t *testing.T) {
 }
 
 func BenchmarkPullFound(b *testing.B) {
-	tc := brokertest.StartCluster(b, 1, nil)
+	tc := brokertest.StartNode(b, nil)
 	addr, err := tc.LeaderAddr(testCtx(b))
 	if err != nil {
 		b.Fatal(err)

@@ -88,7 +88,7 @@ func FuzzRecordMatches(f *testing.F) {
 }
 
 func BenchmarkOnDispatchNothingHeld(b *testing.B) {
-	h := newPullHolder(&Broker{})
+	h := newPullHolder(pullDeps{})
 	for b.Loop() {
 		h.notify(pullKey{"T", 0}, 10)
 	}

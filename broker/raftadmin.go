@@ -8,18 +8,6 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-// registerRaftAdmin registers ledgermq's raft admin requests (4001–4004)
-// on the admin pool. RAFT_STATUS is answered by every node from its own
-// view; membership changes and leadership transfer run on the leader and
-// followers forward them.
-func (b *Broker) registerRaftAdmin() {
-	b.srv.Handle(remoting.RaftStatus, poolAdmin, remoting.HandlerFunc(b.raftStatus))
-	b.srv.Handle(remoting.RaftRemoveNode, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.raftRemoveNode)))
-	b.srv.Handle(remoting.RaftAddNode, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.raftAddNode)))
-	b.srv.Handle(remoting.RaftTransferLeader, poolAdmin, remoting.HandlerFunc(b.leaderOnly(b.raftTransferLeader)))
-	b.srv.Handle(remoting.RaftDrain, poolAdmin, remoting.HandlerFunc(b.raftDrain))
-}
-
 // raftView is this node's protocol.RaftStatus.
 func (b *Broker) raftView() (protocol.RaftStatus, error) {
 	st := b.group.Status()

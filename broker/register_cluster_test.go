@@ -58,7 +58,7 @@ func testRegistration(t *testing.T, tc *brokertest.Cluster) {
 
 // TestUnregisterOnClose: a broker that closes leaves the name server.
 func TestUnregisterOnClose(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	addr := tc.Peers["n0"]
 	broker.WaitUntil(t, 10*time.Second, "registered", func() bool { return memberID(tc, addr) == 0 })
 	tc.Kill("n0")
@@ -175,7 +175,7 @@ func hasAddr(tc *brokertest.Cluster, addr, real string) bool {
 // TestUnregisterFromStranger: a stranger's UNREGISTER_BROKER of a real
 // leader is refused; the leader stays routed.
 func TestUnregisterFromStranger(t *testing.T) {
-	tc := brokertest.StartCluster(t, 1, nil)
+	tc := brokertest.StartNode(t, nil)
 	_, addr, g := leaderOf(t, tc)
 	term := int64(g.Role().Term)
 	broker.WaitUntil(t, 10*time.Second, "the leader routed", func() bool { return leaderRouted(tc, addr, term) })

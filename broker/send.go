@@ -84,17 +84,6 @@ func parseSendHeader(code int16, ext map[string]string) (sendHeader, error) {
 	return h, nil
 }
 
-// registerProducerProcessors registers SEND_MESSAGE, SEND_MESSAGE_V2 and
-// SEND_BATCH_MESSAGE on the send pool and sets up the producer side's
-// state. Called once by New.
-func (b *Broker) registerProducerProcessors() {
-	b.prod = newProducerState(b.cfg.Clock())
-	h := remoting.HandlerFunc(b.serveSend)
-	b.srv.Handle(remoting.SendMessage, poolSend, h)
-	b.srv.Handle(remoting.SendMessageV2, poolSend, h)
-	b.srv.Handle(remoting.SendBatchMessage, poolSend, h)
-}
-
 // serveSend runs on a send-pool worker. The leader stores the message(s);
 // any other node forwards the request to the leader.
 func (b *Broker) serveSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {

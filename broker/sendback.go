@@ -27,10 +27,6 @@ import (
 // (park). The client then falls back to its own send to %RETRY%<group>, and
 // failing that keeps the message and retries it locally.
 
-func (b *Broker) registerSendBackProcessor() {
-	b.srv.Handle(remoting.ConsumerSendMsgBack, poolSend, remoting.HandlerFunc(b.leaderOnly(b.sendBack)))
-}
-
 func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
 	var h protocol.ConsumerSendMsgBackRequestHeader
 	if err := decodeHeader(&h, req.ExtFields); err != nil {

@@ -144,12 +144,6 @@ func (t *txnState) count() int {
 	return len(t.pending)
 }
 
-// registerTransactionProcessor registers END_TRANSACTION on the send pool.
-func (b *Broker) registerTransactionProcessor() {
-	b.txn = &txnState{}
-	b.srv.Handle(remoting.EndTransaction, poolSend, remoting.HandlerFunc(b.serveEndTransaction))
-}
-
 // parkHalf turns a prepared send into its half message: halfTopic queue 0,
 // the destination in REAL_TOPIC and REAL_QID, the transaction bits of
 // sysFlag cleared (the half itself is an ordinary message of halfTopic).
@@ -184,7 +178,7 @@ func (b *Broker) ensureTxnView(ctx context.Context) error {
 	if fresh {
 		return nil
 	}
-	if err := b.barrier(ctx); err != nil {
+	if err := barrier(ctx, b.group); err != nil {
 		return err
 	}
 	pending, err := b.scanTxns()
@@ -195,19 +189,6 @@ func (b *Broker) ensureTxnView(ctx context.Context) error {
 	b.txn.pending, b.txn.term = pending, term
 	b.txn.mu.Unlock()
 	b.log.Debug("transaction view rebuilt", "term", term, "pending", b.txn.count())
-	return nil
-}
-
-// barrier waits until every entry proposed before it has been applied
-// here.
-func (b *Broker) barrier(ctx context.Context) error {
-	timeout := proposeTimeout
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	if err := b.group.Raft().Barrier(timeout).Error(); err != nil {
-		return fmt.Errorf("%w: %w", ErrNoLeader, err)
-	}
 	return nil
 }
 

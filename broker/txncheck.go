@@ -13,15 +13,18 @@ import (
 	"github.com/ledgermq/ledgermq/protocol"
 )
 
-// txnCheckLoop runs the transaction check-back until ctx ends (one of the
-// broker's loops); it works only while this node is the writable leader
-// and a half message was ever stored.
-func (b *Broker) txnCheckLoop(ctx context.Context) {
-	b.leaderRounds(ctx, b.cfg.TransactionCheckInterval, halfTopic, func(ctx context.Context) {
-		if err := b.checkRound(ctx); err != nil && ctx.Err() == nil {
-			b.log.Warn("transaction check round failed; next round retries", "error", err)
-		}
-	})
+// newTxnChecker is the transaction check-back: a leaderLoop (Start, Stop)
+// that works only while this node is the writable leader and a half
+// message was ever stored. Its rounds read and write the broker's
+// transaction view (txnState) and ask producers through the client
+// registry, so the round stays a broker method.
+func (b *Broker) newTxnChecker() *leaderLoop {
+	return &leaderLoop{group: b.group, every: b.cfg.TransactionCheckInterval, topic: halfTopic,
+		round: func(ctx context.Context) {
+			if err := b.checkRound(ctx); err != nil && ctx.Err() == nil {
+				b.log.Warn("transaction check round failed; next round retries", "error", err)
+			}
+		}}
 }
 
 // checkRound scans the half queue once, from the check progress to the end

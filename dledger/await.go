@@ -1,6 +1,8 @@
 package dledger
 
 import (
+	"context"
+
 	"github.com/hashicorp/raft"
 )
 
@@ -37,4 +39,17 @@ func (g *Group) awaitRaft(f raft.Future) error {
 			return raft.ErrRaftShutdown
 		}
 	}
+}
+
+// Barrier waits until every entry this node had proposed or received
+// before it is applied here (raft's barrier: only the leader can pass
+// one). It is bounded by ctx's deadline, or ApplyTimeout without one, and
+// gives up with raft.ErrRaftShutdown once raft has shut down (awaitRaft).
+// Schedulers call it before they read replicated progress that an entry
+// of unknown outcome may still move.
+func (g *Group) Barrier(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return g.awaitRaft(g.raft.Barrier(g.timeout(ctx)))
 }

@@ -243,7 +243,10 @@
 // registers as brokerId 0 before it can serve. TransferLeadership hands
 // over to a named or to the most caught-up node; PreferredLeader moves
 // leadership back once that node has caught up. Close transfers leadership
-// before it stops a leader.
+// before it stops a leader. Group.Barrier lets a user of the group (the
+// broker's schedulers) wait until every earlier entry is applied here
+// before it reads replicated progress; it never blocks past a raft
+// shutdown (awaitRaft).
 //
 // # Membership
 //

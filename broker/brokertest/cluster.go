@@ -37,9 +37,31 @@ type Cluster struct {
 	hooks      map[string]*broker.Hooks
 }
 
-// StartCluster starts a name server and an n-node group and waits for
-// a leader. opt may adjust each broker's Config.
+// StartCluster starts a name server and an n-node group (raft over
+// loopback TCP through a fault-injecting network) and waits for a leader.
+// opt may adjust each broker's Config. Tests of replication, failover,
+// forwarding and followers' registration use it.
 func StartCluster(t testing.TB, n int, opt func(i int, c *broker.Config)) *Cluster {
+	t.Helper()
+	return startCluster(t, n, opt, func(cfg dledgertest.ClusterOption) *dledgertest.Cluster {
+		return dledgertest.MakeCluster(t, n, cfg)
+	})
+}
+
+// StartNode starts a name server and a one-node group on an in-memory
+// raft layer (dledgertest.MakeNode) and waits until it leads and is
+// registered: a real broker on a real raft group and store, serving
+// clients on loopback, for tests that need neither replication nor
+// failover. The Cluster's methods work as on StartCluster's (Kill and
+// Restart included).
+func StartNode(t testing.TB, opt func(i int, c *broker.Config)) *Cluster {
+	t.Helper()
+	return startCluster(t, 1, opt, func(cfg dledgertest.ClusterOption) *dledgertest.Cluster {
+		return dledgertest.MakeNode(t, cfg)
+	})
+}
+
+func startCluster(t testing.TB, n int, opt func(i int, c *broker.Config), makeRaft func(dledgertest.ClusterOption) *dledgertest.Cluster) *Cluster {
 	t.Helper()
 	ns, err := routing.NewServer(routing.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -62,7 +84,7 @@ func StartCluster(t testing.TB, n int, opt func(i int, c *broker.Config)) *Clust
 		tc.Peers[id] = l.Addr().String()
 		tc.hooks[id] = broker.NewHooks()
 	}
-	tc.Raft = dledgertest.MakeCluster(t, n, func(i int, c *dledger.Config) {
+	tc.Raft = makeRaft(func(i int, c *dledger.Config) {
 		id := fmt.Sprintf("n%d", i)
 		c.StoreHost = netip.MustParseAddrPort(tc.Peers[id])
 		h := tc.hooks[id]

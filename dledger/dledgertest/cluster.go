@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/internal/faultnet"
@@ -25,8 +26,11 @@ import (
 // temporary directory. Tests of dledger, of the broker and the chaos
 // harness use it.
 type Cluster struct {
-	T     testing.TB
+	T testing.TB
+	// Net is the fault-injecting network of MakeCluster's nodes; nil for
+	// MakeNode's, whose raft layer is in memory (mem).
 	Net   *faultnet.Network
+	mem   *MemNet
 	Nodes []*Node
 	mu    sync.Mutex
 }
@@ -62,16 +66,50 @@ func StoreConfig() store.Config {
 // t.Cleanup. Set LEDGERMQ_TEST_LOG=debug (or info) to see the nodes' logs.
 func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 	t.Helper()
+	c := &Cluster{T: t, Net: faultnet.NewNetwork()}
+	c.make(n, dledger.TimingTest, opts)
+	return c
+}
+
+// TimingSingle is the timing of MakeNode's one-node group: with no peer
+// to lose or to hear from, a short timeout only makes the node elect
+// itself at once; its leadership never lapses (it is its own quorum).
+var TimingSingle = dledger.Timing{Name: "single", HeartbeatTimeout: 20 * time.Millisecond,
+	ElectionTimeout: 20 * time.Millisecond, LeaderLease: 10 * time.Millisecond, CommitTimeout: 5 * time.Millisecond}
+
+// MakeNode starts a one-node group ("n0") on an in-memory raft layer
+// (MemNet) with TimingSingle: a real dledger.Group (raft, raft log, FSM
+// and store on disk) for tests that need neither replication nor
+// failover, without a socket and without a cluster's election time.
+// Kill, Restart and Close work as on MakeCluster's groups.
+func MakeNode(t testing.TB, opts ...ClusterOption) *Cluster {
+	t.Helper()
+	c := &Cluster{T: t, mem: NewMemNet()}
+	c.make(1, TimingSingle, opts)
+	return c
+}
+
+// listen opens node id's raft layer: on the fault-injecting network at
+// addr, or in memory (where addr is ignored: the node's name is its
+// address).
+func (c *Cluster) listen(id, addr string) (raft.StreamLayer, error) {
+	if c.mem != nil {
+		return c.mem.Listen("mem-" + id)
+	}
+	return c.Net.Listen(id, addr)
+}
+
+func (c *Cluster) make(n int, timing dledger.Timing, opts []ClusterOption) {
+	t := c.T
 	// The directory is taken before Close is registered: cleanups run last
 	// in, first out, so the nodes stop before their files are removed.
 	base := t.TempDir()
-	c := &Cluster{T: t, Net: faultnet.NewNetwork()}
 	t.Cleanup(c.Close)
-	layers := make([]*faultnet.Layer, n)
+	layers := make([]raft.StreamLayer, n)
 	var peers []dledger.Peer
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("n%d", i)
-		l, err := c.Net.Listen(id, "127.0.0.1:0")
+		l, err := c.listen(id, "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("listen %s: %v", id, err)
 		}
@@ -88,7 +126,7 @@ func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 			NodeID:    peers[i].ID,
 			Peers:     peers,
 			DataDir:   filepath.Join(base, peers[i].ID),
-			Timing:    dledger.TimingTest,
+			Timing:    timing,
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
 			Store:     StoreConfig(),
 			Logger:    logger.With("node", peers[i].ID),
@@ -102,10 +140,9 @@ func MakeCluster(t testing.TB, n int, opts ...ClusterOption) *Cluster {
 			t.Fatalf("start %s: %v", node.ID, err)
 		}
 	}
-	return c
 }
 
-func (c *Cluster) start(n *Node, l *faultnet.Layer) error {
+func (c *Cluster) start(n *Node, l raft.StreamLayer) error {
 	cfg := n.Cfg
 	cfg.StreamLayer = l
 	g, err := dledger.Open(cfg)
@@ -171,7 +208,9 @@ func (c *Cluster) Kill(id string) error {
 	if g == nil {
 		return nil
 	}
-	c.Net.Kill(id)
+	if c.Net != nil {
+		c.Net.Kill(id)
+	}
 	return g.Kill()
 }
 
@@ -188,7 +227,7 @@ func (c *Cluster) Stop(id string) error {
 // Restart starts a stopped or killed node again on its address and data.
 func (c *Cluster) Restart(id string) error {
 	n := c.Node(id)
-	l, err := c.Net.Listen(id, n.Addr)
+	l, err := c.listen(id, n.Addr)
 	if err != nil {
 		return err
 	}
@@ -205,7 +244,9 @@ func (c *Cluster) Close() {
 	for _, n := range c.Nodes {
 		_ = c.Kill(n.ID)
 	}
-	c.Net.Close()
+	if c.Net != nil {
+		c.Net.Close()
+	}
 }
 
 // WaitConverged waits until every running node's FSM has applied what the
@@ -336,7 +377,7 @@ func queueSnapshot(s *store.Store) (string, error) {
 // address; the leader then adds it with Group.AddNode.
 func (c *Cluster) AddNode(id string) *Node {
 	c.T.Helper()
-	l, err := c.Net.Listen(id, "127.0.0.1:0")
+	l, err := c.listen(id, "127.0.0.1:0")
 	if err != nil {
 		c.T.Fatalf("listen %s: %v", id, err)
 	}

@@ -1,0 +1,138 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// The broker's request handlers: one table, installed by New. Each row is
+// a request code, the worker pool it runs on (a flood of one kind of
+// request cannot starve the others) and its handler. A row with leader
+// set is served by the writable leader only; any other node forwards it
+// unchanged (leaderOnly), and the handler's error becomes the response
+// code through responseFor (codes.go). Rows without it are answered by
+// every node from its own replica, or decide themselves (sends forward
+// and wait out leader changes, send.go; RAFT_DRAIN acts on the node it
+// reaches, raftadmin.go).
+
+// Worker pools.
+const (
+	poolSend      = "send"
+	poolPull      = "pull"
+	poolAdmin     = "admin"
+	poolHeartbeat = "heartbeat"
+)
+
+// pools sizes the worker pools.
+var pools = map[string]remoting.PoolConfig{
+	// A send worker waits for its raft commit, so the pool is wide: its
+	// width bounds the proposals the batcher can coalesce.
+	poolSend:      {Workers: 256, QueueSize: 8192},
+	poolPull:      {Workers: 16, QueueSize: 4096},
+	poolAdmin:     {Workers: 4, QueueSize: 256},
+	poolHeartbeat: {Workers: 2, QueueSize: 1024},
+}
+
+// leaderHandler serves a request on the leader; an error is answered
+// through responseFor.
+type leaderHandler func(ctx context.Context, req *remoting.Command) (*remoting.Command, error)
+
+// handlerRow is one row of the table: serve, or leader when only the
+// leader serves the request.
+type handlerRow struct {
+	code   int16
+	pool   string
+	serve  remoting.HandlerFunc
+	leader leaderHandler
+}
+
+// handlers is the table.
+func (b *Broker) handlers() []handlerRow {
+	return []handlerRow{
+		// Producers (send.go, sendback.go, transaction.go).
+		{code: remoting.SendMessage, pool: poolSend, serve: b.serveSend},
+		{code: remoting.SendMessageV2, pool: poolSend, serve: b.serveSend},
+		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend},
+		{code: remoting.ConsumerSendMsgBack, pool: poolSend, leader: b.sendBack},
+		{code: remoting.EndTransaction, pool: poolSend, serve: b.serveEndTransaction},
+
+		// Consumers (consumer.go, pull.go, offsets.go, locks.go).
+		{code: remoting.HeartBeat, pool: poolHeartbeat, serve: b.handleHeartbeat},
+		{code: remoting.UnregisterClient, pool: poolHeartbeat, serve: b.handleUnregisterClient},
+		{code: remoting.LockBatchMQ, pool: poolHeartbeat, leader: b.lockBatchMQ},
+		{code: remoting.UnlockBatchMQ, pool: poolHeartbeat, leader: b.unlockBatchMQ},
+		{code: remoting.GetConsumerListByGroup, pool: poolPull, serve: b.handleGetConsumerList},
+		{code: remoting.PullMessage, pool: poolPull, serve: b.handlePull},
+		{code: remoting.QueryConsumerOffset, pool: poolPull, serve: b.handleQueryConsumerOffset},
+		{code: remoting.UpdateConsumerOffset, pool: poolPull, serve: b.handleUpdateConsumerOffset},
+		{code: remoting.GetMaxOffset, pool: poolPull, serve: b.handleGetMaxOffset},
+		{code: remoting.GetMinOffset, pool: poolPull, serve: b.handleGetMinOffset},
+		{code: remoting.SearchOffsetByTimestamp, pool: poolPull, serve: b.handleSearchOffsetByTimestamp},
+		{code: remoting.GetEarliestMsgStoretime, pool: poolPull, serve: b.handleGetEarliestMsgStoretime},
+
+		// Topics, queries and runtime (admin.go).
+		{code: remoting.UpdateAndCreateTopic, pool: poolAdmin, leader: b.updateAndCreateTopic},
+		{code: remoting.DeleteTopicInBroker, pool: poolAdmin, leader: b.deleteTopic},
+		{code: remoting.GetAllTopicConfig, pool: poolAdmin, serve: b.getAllTopicConfig},
+		{code: remoting.GetBrokerRuntimeInfo, pool: poolAdmin, serve: b.getBrokerRuntimeInfo},
+		{code: remoting.ViewMessageByID, pool: poolAdmin, serve: b.viewMessageByID},
+		{code: remoting.QueryMessage, pool: poolAdmin, serve: b.queryMessage},
+
+		// Statistics and offset resets (admin_stats.go).
+		{code: remoting.GetTopicStatsInfo, pool: poolAdmin, serve: b.getTopicStatsInfo},
+		{code: remoting.GetConsumerConnectionList, pool: poolAdmin, serve: b.getConsumerConnectionList},
+		{code: remoting.GetConsumeStats, pool: poolAdmin, serve: b.getConsumeStats},
+		{code: remoting.GetProducerConnectionList, pool: poolAdmin, serve: b.getProducerConnectionList},
+		{code: remoting.InvokeBrokerToResetOffset, pool: poolAdmin, leader: b.resetOffset},
+
+		// Subscription groups (groups.go).
+		{code: remoting.UpdateAndCreateSubscriptionGroup, pool: poolAdmin, leader: b.putSubscriptionGroup},
+		{code: remoting.DeleteSubscriptionGroup, pool: poolAdmin, leader: b.deleteSubscriptionGroup},
+		{code: remoting.GetAllSubscriptionGroupConfig, pool: poolAdmin, serve: b.getAllSubscriptionGroups},
+		{code: remoting.GetSubscriptionGroupConfig, pool: poolAdmin, serve: b.getSubscriptionGroup},
+
+		// The raft group (raftadmin.go: 4001–4004, 4010).
+		{code: remoting.RaftStatus, pool: poolAdmin, serve: b.raftStatus},
+		{code: remoting.RaftRemoveNode, pool: poolAdmin, leader: b.raftRemoveNode},
+		{code: remoting.RaftAddNode, pool: poolAdmin, leader: b.raftAddNode},
+		{code: remoting.RaftTransferLeader, pool: poolAdmin, leader: b.raftTransferLeader},
+		{code: remoting.RaftDrain, pool: poolAdmin, serve: b.raftDrain},
+	}
+}
+
+// installHandlers registers every row of the table with the server. A
+// row naming an unknown pool, no handler or a code twice is a programming
+// error New reports.
+func (b *Broker) installHandlers() error {
+	seen := map[int16]bool{}
+	for _, r := range b.handlers() {
+		h := r.serve
+		if r.leader != nil {
+			h = b.leaderOnly(r.leader)
+		}
+		if _, ok := pools[r.pool]; !ok || h == nil || (r.serve != nil && r.leader != nil) || seen[r.code] {
+			return fmt.Errorf("broker: bad handler row for %s (pool %q)", remoting.RequestCodeName(r.code), r.pool)
+		}
+		seen[r.code] = true
+		b.srv.Handle(r.code, r.pool, h)
+	}
+	return nil
+}
+
+// leaderOnly runs h on the leader and forwards the request from any other
+// node; h's error becomes the response code through responseFor.
+func (b *Broker) leaderOnly(h leaderHandler) remoting.HandlerFunc {
+	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if !b.group.IsLeader() {
+			return b.forwardLeader(ctx, conn, req)
+		}
+		resp, err := h(ctx, req)
+		if err != nil {
+			b.log.Info("admin request refused", "peer", remoteString(conn), "code", remoting.RequestCodeName(req.Code), "error", err)
+			return errorResponse(req, err)
+		}
+		return resp
+	}
+}

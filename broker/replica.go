@@ -1,0 +1,70 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// The broker reaches its raft group only through the interfaces below,
+// each the part of *dledger.Group one concern uses, so that the parts can
+// be built and tested over any group (brokertest.StartNode's single-node
+// group, or a fake in a unit test) and never reach into raft itself.
+
+// Proposer writes through the group: messages, messages together with a
+// metadata op (one entry: a delivery and its progress), metadata alone.
+// Each answers after the entry is applied on this node.
+type Proposer interface {
+	Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutResult, error)
+	ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metadata.Op) ([]store.PutResult, error)
+	ProposeMetadata(ctx context.Context, op metadata.Op) error
+}
+
+// Reader reads this node's replica: committed messages and the replicated
+// metadata (topics, groups, offsets, scheduler progress).
+type Reader interface {
+	Store() *store.Store
+	Metadata() *metadata.State
+}
+
+// Roles tells what this node is in its group. IsLeader is true only on
+// the writable leader (its barrier passed, DESIGN.md I6); Barrier waits
+// until every earlier entry is applied here.
+type Roles interface {
+	Role() dledger.RoleEvent
+	IsLeader() bool
+	Barrier(ctx context.Context) error
+}
+
+// GroupAdmin is the membership and leadership side, used only by the raft
+// admin requests (raftadmin.go).
+type GroupAdmin interface {
+	Status() dledger.Status
+	Members() ([]dledger.Member, error)
+	AddVoter(ctx context.Context, id, addr string) error
+	AddNonvoter(ctx context.Context, id, addr string) error
+	RemoveNode(ctx context.Context, id string) error
+	TransferLeadership(ctx context.Context, to string) error
+	Drain(ctx context.Context) error
+	Undrain() error
+}
+
+// Replica is everything the broker uses of its raft group.
+type Replica interface {
+	Proposer
+	Reader
+	Roles
+	GroupAdmin
+}
+
+// groupView is what the long-running parts read of the group: the replica
+// and who leads it.
+type groupView interface {
+	Reader
+	Roles
+}
+
+var _ Replica = (*dledger.Group)(nil)
