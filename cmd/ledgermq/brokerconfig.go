@@ -89,7 +89,8 @@ var brokerKeys = []keySpec{
 	{key: "remoting.max_inflight_per_conn", def: "1024", usage: "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)"},
 	{key: "cluster_secret", def: "", usage: "shared secret that signs registrations with the name servers (≥ 16 bytes; prefer the file or LEDGERMQ_CLUSTER_SECRET to the flag)"},
 	{key: "log_level", def: "info", usage: "trace, debug, info, warn or error"},
-	{key: "log_json", def: "false", isBool: true, usage: "log as JSON"},
+	{key: "log_format", def: "text", usage: "text or json (one JSON object a line)"},
+	{key: "log_json", def: "false", isBool: true, usage: "log as JSON (the same as log_format=json)"},
 	{key: "store.flush_disk_type", aliases: []string{"flushDiskType"}, def: "ASYNC_FLUSH", usage: "ASYNC_FLUSH or SYNC_FLUSH"},
 	{key: "store.flush_interval", aliases: []string{"flushIntervalCommitLog"}, def: "500ms", usage: "async flush period (bare number: ms)"},
 	{key: "store.segment_size", aliases: []string{"mappedFileSizeCommitLog", "mapedFileSizeCommitLog"}, def: "1073741824", usage: "commitlog segment size in bytes"},
@@ -462,7 +463,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		RegisterInterval:      duration("register_interval"),
 		ClusterSecret:         str("cluster_secret"),
 		LogLevel:              strings.ToLower(str("log_level")),
-		LogJSON:               boolean("log_json"),
+		LogJSON:               boolean("log_json") || strings.EqualFold(str("log_format"), "json"),
 		Preallocate:           boolean("store.preallocate"),
 		FlushInterval:         duration("store.flush_interval"),
 		SegmentSize:           integer("store.segment_size", 64<<10, 1<<40),
@@ -495,6 +496,9 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
 		bad("log_level", "%q is not trace, debug, info, warn or error", raw["log_level"])
+	}
+	if f := strings.ToLower(str("log_format")); f != "text" && f != "json" {
+		bad("log_format", "%q is not text or json", raw["log_format"])
 	}
 	for _, a := range c.NamesrvAddrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {

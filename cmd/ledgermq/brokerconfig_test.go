@@ -222,6 +222,7 @@ func TestConfigRejects(t *testing.T) {
 		{"bad flush type", "", "", [2]string{}, []string{"--store-flush-disk-type", "SOMETIMES"}, errBadValue, "flush_disk_type"},
 		{"bad delay levels", "b.conf", "messageDelayLevel=1s 2x\n", [2]string{}, nil, errBadValue, "message_delay_level"},
 		{"bad timing", "", "", [2]string{}, []string{"--raft-timing", "fast"}, errBadValue, "raft.timing"},
+		{"bad log format", "", "", [2]string{}, []string{"--log-format", "xml"}, errBadValue, "log_format"},
 		{"bad extension", "b.ini", "a=b\n", [2]string{}, nil, errConfigFile, "extension"},
 		{"bad yaml", "b.yaml", "a: [\n", [2]string{}, nil, errConfigFile, "b.yaml"},
 		{"bad escape", "b.conf", "brokerName=\\uZZZZ\n", [2]string{}, nil, errConfigFile, "escape"},
@@ -322,4 +323,16 @@ func FuzzProperties(f *testing.F) {
 			t.Fatalf("round trip: %q became %q", flat, again)
 		}
 	})
+}
+
+// log_format=json (or --log-format json) logs JSON, as log_json does.
+func TestConfigLogFormat(t *testing.T) {
+	for _, args := range [][]string{{"--log-format", "json"}, {"--log-json"}} {
+		if c, err := loadWith(t, "", "", args...); err != nil || !c.LogJSON {
+			t.Fatalf("%v: LogJSON=%v %v", args, c != nil && c.LogJSON, err)
+		}
+	}
+	if c, err := loadWith(t, "b.conf", "log_format=text\n"); err != nil || c.LogJSON {
+		t.Fatalf("text: %v", err)
+	}
 }

@@ -104,13 +104,14 @@ type devNode struct {
 
 func newDevCmd() *cobra.Command {
 	var (
-		dir      string
-		namesrv  string
-		nodes    int
-		restart  bool
-		logLevel string
-		timing   string
-		nodeConf []string
+		dir       string
+		namesrv   string
+		nodes     int
+		restart   bool
+		logLevel  string
+		logFormat string
+		timing    string
+		nodeConf  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -127,6 +128,9 @@ func newDevCmd() *cobra.Command {
 			if err := checkLoopback(namesrv); err != nil {
 				return err
 			}
+			if logFormat != "text" && logFormat != "json" {
+				return fmt.Errorf("%w: --log-format %q: want text or json", errDevConfig, logFormat)
+			}
 			abs, err := filepath.Abs(dir)
 			if err != nil {
 				return err
@@ -137,7 +141,7 @@ func newDevCmd() *cobra.Command {
 				}
 			}
 			d := &devRun{
-				dir: abs, namesrv: namesrv, nodes: nodes, restart: restart, logLevel: logLevel, timing: timing, nodeConf: nodeConf,
+				dir: abs, namesrv: namesrv, nodes: nodes, restart: restart, logLevel: logLevel, logFormat: logFormat, timing: timing, nodeConf: nodeConf,
 				out: cmd.OutOrStdout(),
 				log: newLogger("dev", logLevel, false),
 			}
@@ -152,6 +156,7 @@ func newDevCmd() *cobra.Command {
 	f.IntVar(&nodes, "nodes", 3, "nodes in the broker group")
 	f.BoolVar(&restart, "restart", false, "restart a process that exits")
 	f.StringVar(&logLevel, "log-level", "info", "log level of dev and of every child")
+	f.StringVar(&logFormat, "log-format", "text", "log format of every child: text or json")
 	f.StringVar(&timing, "timing", "lan", "raft timing profile of the nodes: default or lan")
 	f.StringArrayVar(&nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. raft.trailing_logs=64")
 	return cmd
@@ -173,6 +178,7 @@ type devRun struct {
 	nodes            int
 	restart          bool
 	logLevel, timing string
+	logFormat        string
 	nodeConf         []string // extra KEY=VALUE lines of every node's config
 	out              io.Writer
 	log              hclog.Logger
@@ -236,7 +242,8 @@ func (d *devRun) run(ctx context.Context) error {
 	}
 	d.namesrvHTTP = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	d.nsChild = &child{name: "namesrv", logPath: filepath.Join(d.dir, "namesrv.log"),
-		args: []string{"namesrv", "--listen", d.namesrv, "--http", d.namesrvHTTP, "--log-level", d.logLevel, "--cluster-secret-file", secretPath}}
+		args: []string{"namesrv", "--listen", d.namesrv, "--http", d.namesrvHTTP, "--log-level", d.logLevel, "--log-format", d.logFormat,
+			"--cluster-secret-file", secretPath}}
 	if err := d.sup.start(d.nsChild); err != nil {
 		return err
 	}
@@ -245,7 +252,7 @@ func (d *devRun) run(ctx context.Context) error {
 	}
 	for _, n := range d.layout {
 		c := &child{name: n.id, logPath: filepath.Join(d.dir, n.id+".log"),
-			args: []string{"broker", "--config", n.conf, "--log-level", d.logLevel}}
+			args: []string{"broker", "--config", n.conf, "--log-level", d.logLevel, "--log-format", d.logFormat}}
 		if err := d.sup.start(c); err != nil {
 			return err
 		}

@@ -36,6 +36,7 @@ func newNamesrvCmd() *cobra.Command {
 	var (
 		logLevel   string
 		logJSON    bool
+		logFormat  string
 		check      bool
 		secretFile string
 		httpAddr   string
@@ -46,7 +47,10 @@ func newNamesrvCmd() *cobra.Command {
 		Long: "namesrv keeps the routes of the broker groups that register with it and answers clients'\n" +
 			"route queries. Name servers share no state; run several and give every broker all of them.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Logger = newLogger("namesrv", logLevel, logJSON)
+			if logFormat != "text" && logFormat != "json" {
+				return fmt.Errorf("namesrv: --log-format %q: want text or json", logFormat)
+			}
+			cfg.Logger = newLogger("namesrv", logLevel, logJSON || logFormat == "json")
 			secret, err := namesrvSecret(secretFile)
 			if err != nil {
 				return err
@@ -101,7 +105,8 @@ func newNamesrvCmd() *cobra.Command {
 	f.IntVar(&cfg.Limits.MaxInFlightPerConn, "max-inflight-per-conn", remoting.DefaultMaxInFlightPerConn, "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)")
 	f.StringVar(&httpAddr, "http", "", "serve /livez, /readyz, /status and /metrics on this address (none when empty)")
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
-	f.BoolVar(&logJSON, "log-json", false, "log as JSON")
+	f.BoolVar(&logJSON, "log-json", false, "log as JSON (the same as --log-format json)")
+	f.StringVar(&logFormat, "log-format", "text", "text or json (one JSON object a line)")
 	f.BoolVar(&check, "check-config", false, "print the effective configuration and exit")
 	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster secret brokers sign registrations with (else "+envClusterSecret+"; none: registrations are not signed)")
 	return cmd
