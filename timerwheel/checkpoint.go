@@ -13,10 +13,10 @@ import (
 
 // Checkpoint layout (see doc.go).
 const (
-	checkpointName          = "checkpoint"
-	checkpointSize          = 36
-	checkpointMagic  uint32 = 0x4C4D5443 // "LMTC"
-	checkpointVer    uint16 = 1
+	checkpointName         = "checkpoint"
+	checkpointSize         = 36
+	checkpointMagic uint32 = 0x4C4D5443 // "LMTC"
+	checkpointVer   uint16 = 1
 )
 
 // checkpoint is what a restart trusts: records [First, Len) are on disk
