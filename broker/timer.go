@@ -232,7 +232,7 @@ func (b *Broker) timerDue(props map[string]string) (due int64, ok bool, err erro
 	now := b.cfg.Clock().UnixMilli()
 	parse := func(k, v string, unit int64) (int64, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || n > (math.MaxInt64-now)/unit || n < -(now / unit) {
+		if err != nil || n > (math.MaxInt64-now)/unit || n < -(now/unit) {
 			return 0, fmt.Errorf("%w: timer message illegal: %s=%q", ErrMessageIllegal, k, v)
 		}
 		return n * unit, nil

@@ -33,7 +33,12 @@ func timerProps(k string, v int64) map[string]string {
 
 // timerCluster is an n-node group whose brokers run on clk.
 func timerCluster(t *testing.T, n int, clk *testClock) *brokertest.Cluster {
-	return brokertest.StartCluster(t, n, func(_ int, c *broker.Config) { clk.set(c); if os.Getenv("TIMERDEBUG") != "" { c.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug}) } })
+	return brokertest.StartCluster(t, n, func(_ int, c *broker.Config) {
+		clk.set(c)
+		if os.Getenv("TIMERDEBUG") != "" {
+			c.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug})
+		}
+	})
 }
 
 // timerDelivered is the scheduler's count of delivered timers on g.
