@@ -321,6 +321,7 @@ func New(cfg Config, g *dledger.Group, hooks *Hooks) (*Broker, error) {
 	b.registerGroupProcessors()
 	b.registerSendBackProcessor()
 	b.registerTransactionProcessor()
+	b.registerPendingAdmin()
 	return b, nil
 }
 

@@ -175,6 +175,9 @@ const (
 	RaftRemoveNode     int16 = 4002 // admin → broker (leader): remove a member
 	RaftAddNode        int16 = 4003 // admin → broker (leader): add a non-voter, or promote one
 	RaftTransferLeader int16 = 4004 // admin → broker (leader): hand leadership to a member
+
+	ListPendingTimers       int16 = 4010 // admin → broker (leader): timer messages not yet delivered
+	ListPendingTransactions int16 = 4011 // admin → broker (leader): transactions not yet decided
 )
 
 var responseCodeNames = map[int16]string{
@@ -328,6 +331,8 @@ var requestCodeNames = map[int16]string{
 	RaftRemoveNode:                   "LEDGERMQ_RAFT_REMOVE_NODE",
 	RaftAddNode:                      "LEDGERMQ_RAFT_ADD_NODE",
 	RaftTransferLeader:               "LEDGERMQ_RAFT_TRANSFER_LEADER",
+	ListPendingTimers:                "LEDGERMQ_LIST_PENDING_TIMERS",
+	ListPendingTransactions:          "LEDGERMQ_LIST_PENDING_TRANSACTIONS",
 }
 
 // ResponseCodeName returns the Java name of a response code, or its decimal
