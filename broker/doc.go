@@ -151,8 +151,33 @@
 // and the level's progress in one raft entry (dledger.ProposeWithOp), so a
 // failover neither repeats nor loses a delivery. 36 copies a failed
 // message into %RETRY%<group> delayed by level 3 + reconsumeTimes (or the
-// requested level), or into %DLQ%<group> after the maximum. Timer messages
-// (TIMER_DELIVER_MS …) are refused with SYSTEM_ERROR.
+// requested level), or into %DLQ%<group> after the maximum.
+//
+// Timer messages (timer.go, timer_index.go, timer_sched.go, package
+// timerwheel): TIMER_DELIVER_MS (absolute ms), TIMER_DELAY_SEC and
+// TIMER_DELAY_MS (relative to the leader's Config.Clock) of any delay up
+// to TimerMaxDelay (default 3 days; beyond it MESSAGE_ILLEGAL, 13, as
+// Java's WHEEL_TIMER_MSG_ILLEGAL; a value that does not parse too). A due
+// time already passed is stored at once; a DELAY level wins (the timer
+// properties are dropped); a message with TIMER_OUT_MS is not a timer; a
+// timer batch or half message is refused (13). Otherwise the message is
+// parked in rmq_sys_wheel_timer queue 0 with REAL_TOPIC, REAL_QID and
+// TIMER_OUT_MS = its due time; the answer names the topic's queue, as for
+// delays. Every replica indexes the parked queue into its timerwheel (on
+// each dispatch of it, checkpointed every 5 s, rebuilt from the
+// checkpoint and the queue at start); the leader's scheduler delivers, in
+// (due, parked offset) order, each due timer's copy on its real topic and
+// queue (timer properties removed, TIMER_OUT_MS and the rest kept), with
+// the progress (enqueue cursor, delivery cursor, count) as offsets of
+// %LEDGERMQ_TIMER_SCHEDULER% in the same raft entry: exactly once across
+// failover. The timer scheduler and index own their start and stop
+// (timerService) and reach the group through the timerRaft interface.
+//
+// Pending work (timer_admin.go; ledgermq's codes, protocol/pending.go):
+// 4010 LEDGERMQ_LIST_PENDING_TIMERS (count, next due, the first limit in
+// delivery order) and 4011 LEDGERMQ_LIST_PENDING_TRANSACTIONS (count, the
+// oldest limit with age, check count and producer group), answered by the
+// leader, forwarded by followers; a bad limit is INVALID_PARAMETER (29).
 //
 // Subscription groups (groups.go): 200 and 207 on the leader (followers
 // forward), 201 and 352 from any replica; groups are replicated metadata.
@@ -162,7 +187,9 @@
 // loop is owned by the Broker (b.ctx, b.wg); each registration round runs
 // one short-lived goroutine per name server and waits for them. The delay
 // scheduler (scheduleLoop, active only on the writable leader) and the
-// consumer manager run on b.loops; long polling (pullHolder) and the
+// consumer manager run on b.loops; the timer indexer (every node) and
+// timer scheduler (the writable leader) are timerService's two
+// goroutines; long polling (pullHolder) and the
 // offset committer own their start and stop (consumer.go, pull.go,
 // offsets.go).
 //
@@ -176,7 +203,8 @@
 //	      PULL_NOT_FOUND, none held any more)
 //	3     remoting server Close: stop accepting,  every queued request has run
 //	      close connections, run queued requests  (answers are not delivered)
-//	4     stop the scheduler, consumer manager    nothing feeds them any more
+//	4     stop the schedulers, consumer manager,  nothing feeds them any more
+//	      timer index (checkpointed)
 //	5     offset committer: flush until empty     after 3 no commit can arrive;
 //	      (raft on the leader, forward on a       the raft group is still open
 //	      follower), then stop; close the client
