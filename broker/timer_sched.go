@@ -15,8 +15,8 @@ const (
 	// about a tick of its due time (plus one raft commit).
 	timerTick = 100 * time.Millisecond
 	// timerBatch and timerBatchBytes bound the deliveries of one entry.
-	timerBatch      = 128
-	timerBatchBytes = 512 << 10
+	timerBatch      = 512
+	timerBatchBytes = 768 << 10
 	// timerWindow bounds the due timers one wheel scan returns (memory:
 	// 40 bytes each); a round delivers them in entries of timerBatch.
 	timerWindow = 4096
