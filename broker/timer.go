@@ -148,6 +148,9 @@ type timerService struct {
 	wg        sync.WaitGroup
 	stopOnce  sync.Once
 	stopErr   error
+	// behindSince: since when the scheduler has found the index behind
+	// the parked queue (zero: it is not); the scheduler's goroutine only.
+	behindSince time.Time
 }
 
 // timerDir is where a node keeps its timer index: beside the store.

@@ -23,6 +23,10 @@ const (
 	// timerLateScan bounds the parked records past the enqueue cursor
 	// one round examines.
 	timerLateScan = 4096
+	// timerIndexWait is how long the scheduler waits for the local index
+	// to reach the end of the parked queue before it delivers from what
+	// is indexed (liveness over order under a flood of parked timers).
+	timerIndexWait = time.Second
 )
 
 // scheduleLoop delivers due timers while this node is the writable
@@ -75,6 +79,20 @@ func (s *timerService) round(ctx context.Context) (more bool, err error) {
 	end := s.wheel.Len()
 	if end < p.Q {
 		return false, errTimerIndexBehind
+	}
+	// Timers parked but not indexed yet may be due before the ones the
+	// wheel would deliver now: moving the cursor past them would make them
+	// late, delivered out of due order. Wait (briefly) for the indexer.
+	if parked, _ := s.g.Store().MaxOffset(timerTopic, 0); end < parked {
+		if s.behindSince.IsZero() {
+			s.behindSince = time.Now()
+		}
+		if time.Since(s.behindSince) < timerIndexWait {
+			poke(s.indexWake)
+			return false, errTimerIndexBehind
+		}
+	} else {
+		s.behindSince = time.Time{}
 	}
 	now := s.cfg.Clock().UnixMilli()
 
