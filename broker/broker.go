@@ -73,6 +73,13 @@ type Config struct {
 	// TransactionCheckMax is how many times a transaction is checked
 	// before it is discarded (transactionCheckMax). Default 15.
 	TransactionCheckMax int
+	// TimerMaxDelay is the longest delay a timer message may ask for
+	// (RocketMQ timerMaxDelaySec); a longer one is refused with
+	// MESSAGE_ILLEGAL. Default 3 days.
+	TimerMaxDelay time.Duration
+	// TimerDir holds this node's timer index (package timerwheel).
+	// Default: timerwheel/ beside the raft group's store directory.
+	TimerDir string
 	// Limits bound what clients can make the broker's remoting server
 	// hold: read budget, connections, requests in flight per connection,
 	// header sizes. Zero values take remoting's defaults.
@@ -113,6 +120,9 @@ func (c *Config) setDefaults() {
 	if c.TransactionCheckMax == 0 {
 		c.TransactionCheckMax = defaultTransactionCheckMax
 	}
+	if c.TimerMaxDelay == 0 {
+		c.TimerMaxDelay = DefaultTimerMaxDelay
+	}
 }
 
 // Validate checks the configuration after defaults.
@@ -123,6 +133,9 @@ func (c Config) Validate() error {
 	}
 	if _, ok := c.Peers[c.NodeID]; !ok {
 		errs = append(errs, fmt.Errorf("broker: Peers must map this node %q to its client address", c.NodeID))
+	}
+	if c.TimerMaxDelay < 0 {
+		errs = append(errs, fmt.Errorf("broker: TimerMaxDelay %v must be positive", c.TimerMaxDelay))
 	}
 	if _, err := netip.ParseAddrPort(c.AdvertiseAddr); err != nil {
 		errs = append(errs, fmt.Errorf("broker: AdvertiseAddr %q must be ip:port: %v", c.AdvertiseAddr, err))
@@ -152,6 +165,9 @@ func (h *Hooks) OnRoleChange(ev dledger.RoleEvent) {
 // OnDispatch is store.Config.OnDispatch: new messages are readable.
 func (h *Hooks) OnDispatch(topic string, queueID int32, maxOffset int64) {
 	if b := h.b.Load(); b != nil {
+		if topic == timerTopic {
+			b.timers.notify()
+		}
 		b.pulls.notify(pullKey{topic, queueID}, maxOffset)
 	}
 }
@@ -188,6 +204,10 @@ type Broker struct {
 	// Transactions (transaction.go, txncheck.go): the leader's view of
 	// the undecided ones.
 	txn *txnState
+
+	// Timer messages (timer*.go): the index every node keeps and the
+	// leader's scheduler; they own their Start/Stop.
+	timers *timerService
 
 	closed atomic.Bool
 	// ctx, cancel and wg are the registration loop's (register.go): Close
@@ -237,6 +257,12 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 		Pools:       pools,
 		OnConnClose: b.onConnClose,
 	})
+	timers, err := newTimerService(timerConfig{Dir: timerDir(cfg, g.Store()), MaxDelay: cfg.TimerMaxDelay,
+		Clock: cfg.Clock, Logger: b.log.Named("timer")}, timerReplica{g})
+	if err != nil {
+		return nil, err
+	}
+	b.timers = timers
 	b.initConsumerSide()
 	b.locks = newLockTable(cfg.Clock, LockLease)
 	b.delay = newDelayScheduler(g, b.log, cfg.DelayLevels, cfg.Clock)
@@ -259,6 +285,7 @@ func (b *Broker) Start() error {
 	b.pulls.Start()
 	b.offsets.Start()
 	b.delay.Start()
+	b.timers.start()
 	b.txnCheck.Start()
 	b.locks.Start(lockSweepInterval)
 	b.wg.Add(1)
@@ -282,7 +309,8 @@ func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
 //     the requests already queued (remoting.Server.Close; their answers
 //     are not delivered, their effects happen);
 //  4. the loops stop (the delay scheduler, the transaction check-back,
-//     the consumer manager);
+//     the consumer manager, the timer index and scheduler, whose wheel
+//     closes with a checkpoint);
 //  5. last, the offset committer flushes every commit accepted in 1–3
 //     (proposed through raft on the leader, forwarded on a follower) and
 //     stops; then the client to name servers and leader closes.
@@ -305,13 +333,14 @@ func (b *Broker) Close(ctx context.Context) error {
 	}
 	b.hooks.b.Store(nil)
 	b.delay.Stop()
+	timerErr := b.timers.stop()
 	b.txnCheck.Stop()
 	b.consumers.Stop()
 	b.locks.Stop()
 	b.closeStepDone(closeDrained)
 
 	offErr := b.offsets.Stop(ctx)
-	return errors.Join(srvErr, offErr, b.client.Close())
+	return errors.Join(srvErr, offErr, timerErr, b.client.Close())
 }
 
 func (b *Broker) closeStepDone(s closeStep) {

@@ -72,18 +72,6 @@ func ParseDelayLevels(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
-// refuseTimer refuses RocketMQ 5 timer messages (a delivery time instead of
-// a level), as a Java broker with its timer wheel off does (SYSTEM_ERROR):
-// storing one at once would deliver it early.
-func refuseTimer(props map[string]string) error {
-	for _, k := range []string{message.PropertyTimerDeliverMS, message.PropertyTimerDelaySec, message.PropertyTimerDelayMS} {
-		if _, ok := props[k]; ok {
-			return fmt.Errorf("%w: timer messages (%s) are not supported; use a delay level", ErrBadRequest, k)
-		}
-	}
-	return nil
-}
-
 // delayLevelOf returns the message's delay level, clamped to the table, or
 // 0 when it is not delayed. Transaction half and rollback messages are
 // never delayed (RocketMQ delays only plain and committed messages).

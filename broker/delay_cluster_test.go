@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -178,18 +177,12 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	}
 }
 
-func TestTimerMessagesAndScheduleTopicRefused(t *testing.T) {
+func TestScheduleTopicRefused(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	c := newProdClient(t)
 	_, addr, _ := leaderOf(t, tc)
 	if resp := invoke(t, c, addr, broker.SendRequest(broker.ScheduleTopic, 0, nil, "x")); resp.Code != remoting.InvalidParameter {
 		t.Errorf("a send to %s: %d %s", broker.ScheduleTopic, resp.Code, resp.Remark)
-	}
-	for _, k := range []string{message.PropertyTimerDeliverMS, message.PropertyTimerDelaySec, message.PropertyTimerDelayMS} {
-		resp := invoke(t, c, addr, broker.SendRequest("TimerTopic", 0, map[string]string{k: "1000"}, "x"))
-		if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, k) {
-			t.Errorf("%s: %d %s", k, resp.Code, resp.Remark)
-		}
 	}
 }
 

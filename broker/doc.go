@@ -152,8 +152,33 @@
 // and the level's progress in one raft entry (dledger.ProposeWithOp), so a
 // failover neither repeats nor loses a delivery. 36 copies a failed
 // message into %RETRY%<group> delayed by level 3 + reconsumeTimes (or the
-// requested level), or into %DLQ%<group> after the maximum. Timer messages
-// (TIMER_DELIVER_MS …) are refused with SYSTEM_ERROR.
+// requested level), or into %DLQ%<group> after the maximum.
+//
+// Timer messages (timer.go, timer_index.go, timer_sched.go, package
+// timerwheel): TIMER_DELIVER_MS (absolute ms), TIMER_DELAY_SEC and
+// TIMER_DELAY_MS (relative to the leader's Config.Clock) of any delay up
+// to TimerMaxDelay (default 3 days; beyond it MESSAGE_ILLEGAL, 13, as
+// Java's WHEEL_TIMER_MSG_ILLEGAL; a value that does not parse too). A due
+// time already passed is stored at once; a DELAY level wins (the timer
+// properties are dropped); a message with TIMER_OUT_MS is not a timer; a
+// timer batch or half message is refused (13). Otherwise the message is
+// parked in rmq_sys_wheel_timer queue 0 with REAL_TOPIC, REAL_QID and
+// TIMER_OUT_MS = its due time; the answer names the topic's queue, as for
+// delays. Every replica indexes the parked queue into its timerwheel (on
+// each dispatch of it, checkpointed every 5 s, rebuilt from the
+// checkpoint and the queue at start); the leader's scheduler delivers, in
+// (due, parked offset) order, each due timer's copy on its real topic and
+// queue (timer properties removed, TIMER_OUT_MS and the rest kept), with
+// the progress (enqueue cursor, delivery cursor, count) as offsets of
+// %LEDGERMQ_TIMER_SCHEDULER% in the same raft entry: exactly once across
+// failover. The timer scheduler and index own their start and stop
+// (timerService) and reach the group through the timerRaft interface.
+//
+// Pending work (timer_admin.go; ledgermq's codes, protocol/pending.go):
+// 4010 LEDGERMQ_LIST_PENDING_TIMERS (count, next due, the first limit in
+// delivery order) and 4011 LEDGERMQ_LIST_PENDING_TRANSACTIONS (count, the
+// oldest limit with age, check count and producer group), answered by the
+// leader, forwarded by followers; a bad limit is INVALID_PARAMETER (29).
 //
 // Subscription groups (groups.go): 200 and 207 on the leader (followers
 // forward), 201 and 352 from any replica; groups are replicated metadata.
@@ -193,6 +218,9 @@
 //	                               TransactionCheckInterval    (txnState, producers)
 //	consumerManager  consumer.go   notifications, expiry,      ProposeMetadata, Metadata,
 //	                               auto-creation               IsLeader; a publish func
+//	timerService     timer*.go     indexer (every node) and    ProposeWithOp, Reader,
+//	                               scheduler (the leader)      Roles (barrier); the
+//	                                                           timerwheel index
 //
 // The registration loop (register.go) is the Broker's own (b.ctx, b.wg).
 // Handlers run on the remoting pools (send, pull, admin, heartbeat) and
@@ -207,8 +235,8 @@
 // given twice; the pools' sizes are in the same file.
 //
 // Start order: remoting server, hooks attached, client registry, long
-// polling, offset committer, delay scheduler, transaction check-back,
-// lock sweeper, registration loop.
+// polling, offset committer, delay scheduler, timer service, transaction
+// check-back, lock sweeper, registration loop.
 //
 // Lock order: no part holds its mutex while it calls the group or another
 // part (the holder reads max offsets, the registry reads group configs,
@@ -226,9 +254,10 @@
 //	      PULL_NOT_FOUND, none held any more
 //	3     remoting server Close: stop accepting,  every queued request has run
 //	      close connections, run queued requests  (answers are not delivered)
-//	4     delay scheduler, transaction check-     nothing feeds them any more
-//	      back, client registry, lock sweeper
-//	      stop
+//	4     delay scheduler, timer service (its     nothing feeds them any more
+//	      index checkpointed), transaction
+//	      check-back, client registry, lock
+//	      sweeper stop
 //	5     offsetCommitter.Stop: flush until       after 3 no commit can arrive;
 //	      empty (raft on the leader, forward on   the raft group is still open
 //	      a follower); then close the client

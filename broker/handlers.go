@@ -99,6 +99,10 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.RaftAddNode, pool: poolAdmin, leader: b.raftAddNode},
 		{code: remoting.RaftTransferLeader, pool: poolAdmin, leader: b.raftTransferLeader},
 		{code: remoting.RaftDrain, pool: poolAdmin, serve: b.raftDrain},
+
+		// Pending work (timer_admin.go).
+		{code: remoting.ListPendingTimers, pool: poolAdmin, leader: b.listPendingTimers},
+		{code: remoting.ListPendingTransactions, pool: poolAdmin, leader: b.listPendingTransactions},
 	}
 }
 

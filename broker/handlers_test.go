@@ -34,6 +34,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.RaftStatus: {poolAdmin, false}, remoting.RaftRemoveNode: {poolAdmin, true},
 		remoting.RaftAddNode: {poolAdmin, true}, remoting.RaftTransferLeader: {poolAdmin, true},
 		remoting.RaftDrain: {poolAdmin, false},
+		remoting.ListPendingTimers: {poolAdmin, true}, remoting.ListPendingTransactions: {poolAdmin, true},
 	}
 	rows := (&Broker{}).handlers()
 	seen := map[int16]bool{}

@@ -241,8 +241,17 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
 	}
-	if err := refuseTimer(props); err != nil {
+	// A timer message (timer.go) waits in the timer topic; a timer batch
+	// or half message is refused rather than delivered early.
+	due, timed, err := b.timerDue(props)
+	if err != nil {
 		return nil, err
+	}
+	if timed && batch {
+		return nil, fmt.Errorf("%w: a batch cannot be a timer message; send timer messages one by one", ErrMessageIllegal)
+	}
+	if timed && message.TransactionType(h.SysFlag) == message.SysFlagTransactionPrepared {
+		return nil, fmt.Errorf("%w: a transaction's half message cannot be a timer message", ErrMessageIllegal)
 	}
 	if batch && strings.HasPrefix(h.Topic, retryPrefix) {
 		return nil, fmt.Errorf("%w: batch request does not support retry group %s", ErrMessageIllegal, h.Topic)
@@ -277,6 +286,10 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		if topic, queueID, err = b.park(ctx, level, topic, queueID, props); err != nil {
 			return nil, err
 		}
+	} else if timed && !deadLettered {
+		if topic, queueID, err = b.parkTimer(ctx, due, topic, queueID, props); err != nil {
+			return nil, err
+		}
 	}
 	// A half message waits in the half topic for its END_TRANSACTION
 	// (transaction.go).
@@ -300,8 +313,10 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		msgs = make([]*message.Ext, len(items))
 		for i, it := range items {
 			p := it.Properties
-			if err := refuseTimer(p); err != nil {
+			if _, timed, err := b.timerDue(p); err != nil {
 				return nil, err
+			} else if timed {
+				return nil, fmt.Errorf("%w: a batch cannot hold timer messages; send them one by one", ErrMessageIllegal)
 			}
 			if b.delayLevelOf(p, h.SysFlag) > 0 || b.delayLevelOf(props, h.SysFlag) > 0 {
 				return nil, fmt.Errorf("%w: a batch cannot be delayed; send delayed messages one by one", ErrMessageIllegal)

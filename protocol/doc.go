@@ -72,6 +72,8 @@
 //	4003  RAFT_ADD_NODE             admin → broker      RaftNodeHeader                       none
 //	4004  RAFT_TRANSFER_LEADER      admin → broker      RaftNodeHeader                       none
 //	4010  RAFT_DRAIN                admin → broker      RaftDrainHeader                      none
+//	4011  LIST_PENDING_TIMERS       admin → broker      PendingListHeader                    answer: PendingTimers
+//	4012  LIST_PENDING_TRANSACTIONS admin → broker      PendingListHeader                    answer: PendingTransactions
 //
 // rocketmq-client-go sends 10 for single messages and 320 for batches;
 // Java producers send 310. Our client (package client) sends 10 and 320,

@@ -176,6 +176,9 @@ const (
 	RaftAddNode        int16 = 4003 // admin → broker (leader): add a non-voter, or promote one
 	RaftTransferLeader int16 = 4004 // admin → broker (leader): hand leadership to a member
 	RaftDrain          int16 = 4010 // admin → broker (the node named): drain or undrain it
+
+	ListPendingTimers       int16 = 4011 // admin → broker (leader): timer messages not yet delivered
+	ListPendingTransactions int16 = 4012 // admin → broker (leader): transactions not yet decided
 )
 
 var responseCodeNames = map[int16]string{
@@ -330,6 +333,8 @@ var requestCodeNames = map[int16]string{
 	RaftAddNode:                      "LEDGERMQ_RAFT_ADD_NODE",
 	RaftTransferLeader:               "LEDGERMQ_RAFT_TRANSFER_LEADER",
 	RaftDrain:                        "LEDGERMQ_RAFT_DRAIN",
+	ListPendingTimers:                "LEDGERMQ_LIST_PENDING_TIMERS",
+	ListPendingTransactions:          "LEDGERMQ_LIST_PENDING_TRANSACTIONS",
 }
 
 // ResponseCodeName returns the Java name of a response code, or its decimal

@@ -190,6 +190,10 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.closeParts())
 }
 
+// Dir is the store's root directory (Config.Dir). Owners of data derived
+// from the store (the broker's timer index) keep it beside this one.
+func (s *Store) Dir() string { return s.cfg.Dir }
+
 // LastSeq is the highest sequence number whose batch is in the store: after
 // recovery, the last batch whose records and marker survived.
 func (s *Store) LastSeq() uint64 { return s.lastSeq.Load() }

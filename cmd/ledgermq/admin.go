@@ -39,7 +39,7 @@ func newAdminCmd() *cobra.Command {
 	af := &adminFlags{}
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Operate a running cluster: topics, groups, offsets, messages, cluster and raft members",
+		Short: "Operate a running cluster: topics, groups, offsets, messages, cluster and raft members, pending work",
 		Long: "admin talks to a running cluster through its name servers (-n host:port;host:port, or\n" +
 			"the NAMESRV_ADDR environment variable, as RocketMQ's mqadmin). Verbs are grouped as topic, group,\n" +
 			"offset, msg, cluster, broker and raft; RocketMQ's mqadmin names (updateTopic, clusterList, ...) work too.",
@@ -49,7 +49,7 @@ func newAdminCmd() *cobra.Command {
 	pf.StringVarP(&af.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&af.timeout, "timeout", 60*time.Second, "bound on the whole command")
 	cmd.AddCommand(newAdminRaftCmd(af), newAdminTopicCmd(af), newAdminGroupCmd(af), newAdminOffsetCmd(af),
-		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af))
+		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af), newAdminPendingCmd(af))
 	cmd.AddCommand(mqadminAliases(af)...)
 	return cmd
 }

@@ -81,6 +81,7 @@ var brokerKeys = []keySpec{
 	{key: "auto_create_subscription_group", aliases: []string{"autoCreateSubscriptionGroup"}, def: "true", isBool: true, usage: "create unknown consumer groups"},
 	{key: "enable_property_filter", aliases: []string{"enablePropertyFilter"}, def: "true", isBool: true, usage: "serve SQL92 subscriptions (RocketMQ's default is false)"},
 	{key: "message_delay_level", aliases: []string{"messageDelayLevel"}, def: broker.DefaultDelayLevels, usage: "delays of levels 1, 2, … (s, m, h, d units)"},
+	{key: "timer_max_delay", aliases: []string{"timerMaxDelaySec"}, def: "", usage: "longest delay a timer message (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) may ask for; longer ones are refused; at most store.file_reserved_time (default: 72h, or store.file_reserved_time if shorter; bare number: seconds)"},
 	{key: "default_topic_queue_nums", aliases: []string{"defaultTopicQueueNums"}, def: "8", usage: "queues of auto-created topics"},
 	{key: "max_message_size", aliases: []string{"maxMessageSize"}, def: "4194304", usage: "largest message body in bytes"},
 	{key: "register_interval", aliases: []string{"registerNameServerPeriod"}, def: "30s", usage: "name-server heartbeat (bare number: ms)"},
@@ -128,6 +129,7 @@ var bareUnit = map[string]time.Duration{
 	"register_interval":        time.Millisecond,
 	"store.flush_interval":     time.Millisecond,
 	"store.file_reserved_time": time.Hour,
+	"timer_max_delay":          time.Second,
 	"raft.snapshot_interval":   time.Millisecond,
 }
 
@@ -171,6 +173,7 @@ type nodeConfig struct {
 	AutoCreateSubGroup      bool
 	PropertyFilter          bool
 	DelayLevels             []time.Duration
+	TimerMaxDelay           time.Duration
 	DefaultTopicQueueNums   int32
 	MaxMessageSize          int
 	Limits                  remoting.Limits // remoting.read_budget, max_conns, max_inflight_per_conn
@@ -486,6 +489,16 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		bad("message_delay_level", "%v", err)
 	}
 	c.DelayLevels = levels
+	// A parked timer message lives in the CommitLog until it is due: a
+	// longer delay than retention keeps could lose it.
+	c.TimerMaxDelay = min(broker.DefaultTimerMaxDelay, c.FileReservedTime)
+	if str("timer_max_delay") != "" {
+		c.TimerMaxDelay = duration("timer_max_delay")
+	}
+	if c.TimerMaxDelay > c.FileReservedTime {
+		bad("timer_max_delay", "%v is longer than store.file_reserved_time %v: parked timer messages would be deleted before they are due",
+			c.TimerMaxDelay, c.FileReservedTime)
+	}
 	if err := auth.CheckSecret(c.ClusterSecret); err != nil {
 		bad("cluster_secret", "%v", err)
 	}
@@ -720,6 +733,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,
 		DisablePropertyFilter:       !c.PropertyFilter,
 		DelayLevels:                 c.DelayLevels,
+		TimerMaxDelay:               c.TimerMaxDelay,
 		MaxMessageSize:              c.MaxMessageSize,
 		Limits:                      c.Limits,
 	}
