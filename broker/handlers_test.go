@@ -33,7 +33,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.GetAllSubscriptionGroupConfig: {poolAdmin, false}, remoting.GetSubscriptionGroupConfig: {poolAdmin, false},
 		remoting.RaftStatus: {poolAdmin, false}, remoting.RaftRemoveNode: {poolAdmin, true},
 		remoting.RaftAddNode: {poolAdmin, true}, remoting.RaftTransferLeader: {poolAdmin, true},
-		remoting.RaftDrain: {poolAdmin, false},
+		remoting.RaftDrain:         {poolAdmin, false},
 		remoting.ListPendingTimers: {poolAdmin, true}, remoting.ListPendingTransactions: {poolAdmin, true},
 	}
 	rows := (&Broker{}).handlers()
