@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -318,5 +319,40 @@ func TestAdminBrokerDrain(t *testing.T) {
 	}
 	if st, err := ac.RaftStatus(ctx, tc.Peers[leader.ID]); err != nil || st.Drained {
 		t.Fatalf("raft status after undrain: %+v %v", st, err)
+	}
+}
+
+// TestAdminPendingTimers: a timer message an hour away is listed by
+// `ledgermq admin pending timers` until it is due; nothing is pending in
+// `pending transactions`.
+func TestAdminPendingTimers(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	ns := tc.NamesrvAddr()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := client.NewProducer(client.WithNameServers(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Send(ctx, &client.Message{Topic: "PendingT", Body: []byte("later"),
+		Properties: map[string]string{"TIMER_DELAY_SEC": "3600"}}); err != nil {
+		t.Fatal(err)
+	}
+	var timers protocol.PendingTimers
+	waitFor(t, 20*time.Second, "the timer listed", func() bool {
+		out, _, err := runCLI(t, "admin", "pending", "timers", "-n", ns, "-o", "json")
+		return err == nil && json.Unmarshal([]byte(out), &timers) == nil && timers.Count == 1 && len(timers.Timers) == 1
+	})
+	if tm := timers.Timers[0]; tm.Topic != "PendingT" || time.Until(time.UnixMilli(tm.DueMs)) < 50*time.Minute {
+		t.Fatalf("pending timer %+v", tm)
+	}
+	if out := mustCLI(t, "admin", "pending", "timers", "-n", ns); !strings.Contains(out, "1 pending timer messages") {
+		t.Fatalf("table:\n%s", out)
+	}
+	var txns protocol.PendingTransactions
+	jsonCLI(t, &txns, "admin", "pending", "transactions", "-n", ns)
+	if txns.Count != 0 {
+		t.Fatalf("pending transactions %+v", txns)
 	}
 }

@@ -223,6 +223,7 @@ func TestConfigRejects(t *testing.T) {
 		{"bad delay levels", "b.conf", "messageDelayLevel=1s 2x\n", [2]string{}, nil, errBadValue, "message_delay_level"},
 		{"bad timing", "", "", [2]string{}, []string{"--raft-timing", "fast"}, errBadValue, "raft.timing"},
 		{"bad log format", "", "", [2]string{}, []string{"--log-format", "xml"}, errBadValue, "log_format"},
+		{"timer delay beyond retention", "b.conf", "timerMaxDelaySec=7200\nfileReservedTime=1\n", [2]string{}, nil, errBadValue, "timer_max_delay"},
 		{"bad extension", "b.ini", "a=b\n", [2]string{}, nil, errConfigFile, "extension"},
 		{"bad yaml", "b.yaml", "a: [\n", [2]string{}, nil, errConfigFile, "b.yaml"},
 		{"bad escape", "b.conf", "brokerName=\\uZZZZ\n", [2]string{}, nil, errConfigFile, "escape"},
@@ -334,5 +335,19 @@ func TestConfigLogFormat(t *testing.T) {
 	}
 	if c, err := loadWith(t, "b.conf", "log_format=text\n"); err != nil || c.LogJSON {
 		t.Fatalf("text: %v", err)
+	}
+}
+
+// timer_max_delay: a bare number is seconds (Java's timerMaxDelaySec); the
+// default is 72 h, or the retention when that is shorter.
+func TestConfigTimerMaxDelay(t *testing.T) {
+	if c, err := loadWith(t, "b.conf", "timerMaxDelaySec=600\n"); err != nil || c.brokerConfig().TimerMaxDelay != 10*time.Minute {
+		t.Fatalf("600: %v", err)
+	}
+	if c, err := loadWith(t, "", ""); err != nil || c.brokerConfig().TimerMaxDelay != 72*time.Hour {
+		t.Fatalf("default: %v", err)
+	}
+	if c, err := loadWith(t, "b.conf", "fileReservedTime=24\n"); err != nil || c.brokerConfig().TimerMaxDelay != 24*time.Hour {
+		t.Fatalf("retention-bound default: %v", err)
 	}
 }
