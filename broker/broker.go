@@ -84,6 +84,8 @@ type Config struct {
 	// hold: read budget, connections, requests in flight per connection,
 	// header sizes. Zero values take remoting's defaults.
 	Limits remoting.Limits
+	// Observer, if set, hears every send stored and pull served (metrics).
+	Observer Observer
 }
 
 func (c *Config) setDefaults() {
@@ -176,6 +178,7 @@ func (h *Hooks) OnDispatch(topic string, queueID int32, maxOffset int64) {
 type Broker struct {
 	cfg    Config
 	log    hclog.Logger
+	obs    Observer
 	group  Replica
 	hooks  *Hooks
 	srv    *remoting.Server
@@ -245,7 +248,11 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 		log:    cfg.Logger.Named("broker").With("broker", cfg.BrokerName, "node", cfg.NodeID),
 		group:  g,
 		hooks:  hooks,
+		obs:    cfg.Observer,
 		roleCh: make(chan struct{}, 1),
+	}
+	if b.obs == nil {
+		b.obs = nopObserver{}
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client")})

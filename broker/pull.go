@@ -120,6 +120,8 @@ type pullKey struct {
 type pullRequest struct {
 	conn     *remoting.Conn
 	req      *remoting.Command
+	group    string
+	arrived  time.Time
 	key      pullKey
 	offset   int64 // where the next read starts; advances past filtered units
 	maxNums  int
@@ -179,6 +181,8 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 	p := &pullRequest{
 		conn:    conn,
 		req:     req,
+		group:   h.ConsumerGroup,
+		arrived: time.Now(),
 		key:     pullKey{h.Topic, h.QueueID},
 		offset:  h.QueueOffset,
 		maxNums: int(min(max(h.MaxMsgNums, 1), maxPullMsgNums)),
@@ -218,8 +222,9 @@ func (b *Broker) pullOnce(p *pullRequest, mayHold bool) (*remoting.Command, bool
 	}
 	switch res.Status {
 	case store.Found:
-		body, next := filterRecords(res, p.filter)
+		body, next, n := filterRecords(res, p.filter)
 		if len(body) > 0 {
+			b.obs.Served(p.key.topic, p.group, n, len(body), time.Since(p.arrived))
 			r := resp(remoting.Success, next)
 			r.Body = body
 			return r, false
@@ -268,19 +273,21 @@ func (b *Broker) pullOnce(p *pullRequest, mayHold bool) (*remoting.Command, bool
 
 // filterRecords concatenates the records f matches and returns the body
 // and the next offset (past every record examined).
-func filterRecords(res *store.GetResult, f msgFilter) ([]byte, int64) {
+func filterRecords(res *store.GetResult, f msgFilter) ([]byte, int64, int) {
 	size := 0
 	for _, r := range res.Records {
 		size += len(r.Bytes)
 	}
 	body := make([]byte, 0, size)
+	n := 0
 	for _, r := range res.Records {
 		if !f.match(r.Bytes) {
 			continue
 		}
 		body = append(body, r.Bytes...)
+		n++
 	}
-	return body, res.NextBeginOffset
+	return body, res.NextBeginOffset, n
 }
 
 // recordMatches checks a record's TAGS against f exactly. An untagged

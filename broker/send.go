@@ -220,6 +220,7 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 // send stores the message or batch of req on this leader and builds the
 // success response.
 func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	start := time.Now()
 	h, err := parseSendHeader(req.Code, req.ExtFields)
 	if err != nil {
 		return nil, err
@@ -342,6 +343,11 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		return nil, fmt.Errorf("broker: %d results for %d messages", len(results), len(msgs))
 	}
 	b.prod.putTotal.Add(int64(len(msgs)))
+	bodies := 0
+	for _, m := range msgs {
+		bodies += len(m.Body)
+	}
+	b.obs.Stored(h.Topic, len(msgs), bodies, time.Since(start))
 	if half {
 		b.halfStored(msgs[0].UniqKey(), results[0].QueueOffset)
 	}

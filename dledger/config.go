@@ -111,6 +111,8 @@ type Config struct {
 	// OnRoleChange is called on every role change, from the group's role
 	// goroutine, after the change is in effect. It must not block.
 	OnRoleChange func(RoleEvent)
+	// LogObserver, if set, hears every raft log append (for metrics).
+	LogObserver LogObserver
 	// DelayLevels is the broker's delay level table (messageDelayLevel) in
 	// its canonical text, recorded in the group's settings by the first
 	// leader and compared on every node; "" leaves it out. A node whose

@@ -60,6 +60,8 @@ type fsm struct {
 	// recent remembers the last entries applied, for the proposer to
 	// resolve entries whose leadership was lost (resolve.go).
 	recent *appliedRing
+	// snapshots and restores count the snapshots taken and installed.
+	snapshots, restores atomic.Uint64
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -219,6 +221,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if err := f.meta.Save(f.metaPath); err != nil {
 		return nil, fmt.Errorf("dledger: snapshot: %w", err)
 	}
+	f.snapshots.Add(1)
 	return &fsmSnapshot{m: manifest{
 		Version:      1,
 		StoreSeq:     f.store.LastSeq(),
@@ -233,8 +236,13 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 // otherwise the snapshot's CommitLog segments replace it (install). The
 // snapshot store's own reader points at the staged files; any other stream
 // is staged first.
-func (f *fsm) Restore(rc io.ReadCloser) error {
+func (f *fsm) Restore(rc io.ReadCloser) (err error) {
 	defer rc.Close()
+	defer func() {
+		if err == nil {
+			f.restores.Add(1)
+		}
+	}()
 	if st, ok := unwrapReader(rc).(stagedSnapshot); ok {
 		dir := st.StagedDir()
 		raw, err := readManifestFile(stagedManifestPath(dir))

@@ -147,6 +147,7 @@ func (g *Group) open() error {
 	if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
+	g.wal.observer = cfg.LogObserver
 	g.fsm.rlog = g.wal
 	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)

@@ -23,6 +23,8 @@ type raftLog struct {
 	// fsm.Restore sets it.
 	plan atomic.Pointer[installPlan]
 	log  hclog.Logger
+	// observer hears every append (observe.go); nil: none.
+	observer LogObserver
 }
 
 // installPlan is what to do with the log once raft has installed a

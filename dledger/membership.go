@@ -139,6 +139,9 @@ type Status struct {
 	Verifier VerifierStatus
 	// Drained: the node is drained (drain.go).
 	Drained bool
+	// Snapshots and Restores count the snapshots this node has taken and
+	// installed since it started.
+	Snapshots, Restores uint64
 }
 
 // Status reports this node's raft and store positions.
@@ -159,5 +162,7 @@ func (g *Group) Status() Status {
 		MaxFormatVersion: g.fsm.maxVersion(),
 		Verifier:         g.Verifier(),
 		Drained:          g.drained.Load(),
+		Snapshots:        g.fsm.snapshots.Load(),
+		Restores:         g.fsm.restores.Load(),
 	}
 }

@@ -16,12 +16,15 @@ var roles = []string{"leader", "follower", "candidate", "shutdown"}
 //	ledgermq_raft_apply_lag_entries    gauge  commit − applied
 //	ledgermq_raft_format_version       gauge  the group's format version as applied here
 //	ledgermq_node_ready                gauge  1 when /readyz would answer 200
+//	ledgermq_raft_snapshots_total      counter snapshots taken since the start
+//	ledgermq_raft_restores_total       counter snapshots installed since the start
 //
 // Every series carries the constant labels given (cluster, group, node).
 type NodeCollector struct {
 	status                                                func() Status
 	maxLag                                                uint64
 	term, role, last, commit, applied, lag, format, ready *prometheus.Desc
+	snapshots, restores                                   *prometheus.Desc
 }
 
 // NewNodeCollector returns the collector of status with constant labels.
@@ -33,22 +36,24 @@ func NewNodeCollector(status func() Status, maxLag uint64, labels prometheus.Lab
 		return prometheus.NewDesc(name, help, variable, labels)
 	}
 	return &NodeCollector{
-		status:  status,
-		maxLag:  maxLag,
-		term:    d("ledgermq_raft_term", "The node's current raft term."),
-		role:    d("ledgermq_raft_role", "1 for the node's raft role, 0 for the others.", "role"),
-		last:    d("ledgermq_raft_last_index", "The node's last raft log index."),
-		commit:  d("ledgermq_raft_commit_index", "The node's raft commit index."),
-		applied: d("ledgermq_raft_applied_index", "The last raft index the node has applied."),
-		lag:     d("ledgermq_raft_apply_lag_entries", "Commit index minus applied index."),
-		format:  d("ledgermq_raft_format_version", "The group's format version as applied by this node."),
-		ready:   d("ledgermq_node_ready", "1 when the node is ready for traffic (/readyz)."),
+		status:    status,
+		maxLag:    maxLag,
+		term:      d("ledgermq_raft_term", "The node's current raft term."),
+		role:      d("ledgermq_raft_role", "1 for the node's raft role, 0 for the others.", "role"),
+		last:      d("ledgermq_raft_last_index", "The node's last raft log index."),
+		commit:    d("ledgermq_raft_commit_index", "The node's raft commit index."),
+		applied:   d("ledgermq_raft_applied_index", "The last raft index the node has applied."),
+		lag:       d("ledgermq_raft_apply_lag_entries", "Commit index minus applied index."),
+		format:    d("ledgermq_raft_format_version", "The group's format version as applied by this node."),
+		ready:     d("ledgermq_node_ready", "1 when the node is ready for traffic (/readyz)."),
+		snapshots: d("ledgermq_raft_snapshots_total", "Raft snapshots this node has taken since it started."),
+		restores:  d("ledgermq_raft_restores_total", "Raft snapshots installed on this node since it started."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *NodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.term, c.role, c.last, c.commit, c.applied, c.lag, c.format, c.ready} {
+	for _, d := range []*prometheus.Desc{c.term, c.role, c.last, c.commit, c.applied, c.lag, c.format, c.ready, c.snapshots, c.restores} {
 		ch <- d
 	}
 }
@@ -77,4 +82,6 @@ func (c *NodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ready = 1
 	}
 	gauge(c.ready, ready)
+	ch <- prometheus.MustNewConstMetric(c.snapshots, prometheus.CounterValue, float64(s.Snapshots))
+	ch <- prometheus.MustNewConstMetric(c.restores, prometheus.CounterValue, float64(s.Restores))
 }

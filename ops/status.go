@@ -26,6 +26,10 @@ type Status struct {
 
 	FormatVersion    uint32 `json:"formatVersion"`
 	MaxFormatVersion uint32 `json:"maxFormatVersion"`
+	// Snapshots and Restores count the raft snapshots taken and installed
+	// since the node started.
+	Snapshots uint64 `json:"snapshots"`
+	Restores  uint64 `json:"restores"`
 
 	// Recovered: the store recovered and raft runs.
 	Recovered bool `json:"recovered"`

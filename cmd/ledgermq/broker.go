@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/ledgermq/ledgermq/broker"
@@ -78,15 +79,25 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 		log.Warn("ignoring RocketMQ key", "key", ig)
 	}
 
+	reg := prometheus.NewRegistry()
+	labels := prometheus.Labels{"cluster": cfg.ClusterName, "group": cfg.BrokerName, "node": cfg.NodeID}
+	metrics := newBrokerMetrics(reg, labels)
 	hooks := broker.NewHooks()
 	dc := cfg.dledgerConfig(hooks)
 	dc.Logger = base
+	dc.LogObserver = metrics
+	onRole := dc.OnRoleChange
+	dc.OnRoleChange = func(ev dledger.RoleEvent) {
+		metrics.roleChanged(ev)
+		onRole(ev)
+	}
 	group, err := dledger.Open(dc)
 	if err != nil {
 		return err
 	}
 	bc := cfg.brokerConfig()
 	bc.Logger = base
+	bc.Observer = metrics
 	if s, ok := group.Settings(); ok && s.DelayLevels != "" {
 		// The group's delay table, whatever this node's configuration says
 		// (the raft group logged any difference).
@@ -106,7 +117,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	// stopping turns /readyz to 503 once shutdown begins, so a load
 	// balancer stops sending new clients before the node stops serving.
 	var stopping atomic.Bool
-	opsSrv, err := startOps(cfg, group, b, &stopping, log)
+	opsSrv, err := startOps(cfg, group, b, &stopping, reg, labels, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()

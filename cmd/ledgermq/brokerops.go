@@ -22,6 +22,7 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool) func()
 			Role: st.Role, Term: st.Term, Leader: st.LeaderID,
 			LastIndex: st.LastIndex, CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex,
 			FormatVersion: st.FormatVersion, MaxFormatVersion: st.MaxFormatVersion,
+			Snapshots: st.Snapshots, Restores: st.Restores,
 			// The group is open, so the store has recovered and raft runs.
 			Recovered: true,
 			Draining:  st.Drained,
@@ -41,15 +42,16 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool) func()
 }
 
 // startOps serves the node's /livez, /readyz, /status and /metrics on
-// cfg.HTTPAddr; nil when it is not set.
-func startOps(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
+// cfg.HTTPAddr (reg already holds the measured series, brokermetrics.go);
+// nil when it is not set.
+func startOps(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *atomic.Bool, reg *prometheus.Registry,
+	labels prometheus.Labels, log hclog.Logger) (*ops.Server, error) {
 	if cfg.HTTPAddr == "" {
 		return nil, nil
 	}
 	status := nodeStatus(cfg, g, stopping)
-	reg := prometheus.NewRegistry()
-	labels := prometheus.Labels{"cluster": cfg.ClusterName, "group": cfg.BrokerName, "node": cfg.NodeID}
 	reg.MustRegister(ops.NewNodeCollector(status, 0, labels), ops.NewServerCollector(b.ServerStats, labels),
+		newBrokerCollector(b, labels),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st, ready := ops.NodeProbe(status, 0)
 	return serveOps(cfg.HTTPAddr, st, ready, reg, log)

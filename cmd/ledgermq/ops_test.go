@@ -80,6 +80,34 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 		}
 		return leaders == 1
 	})
+	// A send and a pull show in the leader's RocketMQ-named series and
+	// the latency histograms; every node times its raft log writes.
+	out, errOut, err := runCLI(t, "bench", "produce", "-n", d.Namesrv, "--topic", "OpsT", "--count", "20", "--inflight", "1")
+	if err != nil {
+		t.Fatalf("bench: %v\n%s\n%s", err, out, errOut)
+	}
+	if out, errOut, err := runCLI(t, "bench", "consume", "-n", d.Namesrv, "--count", "20"); err != nil {
+		t.Fatalf("consume: %v\n%s\n%s", err, out, errOut)
+	}
+	waitFor(t, 30*time.Second, "the leader's metrics counting the sends and the pulls", func() bool {
+		cf, err := devcluster.ReadFile(d.Dir)
+		if err != nil {
+			return false
+		}
+		for _, n := range cf.Nodes {
+			_, body := get(n.HTTP, "/metrics")
+			if !strings.Contains(body, "ledgermq_raft_log_append_seconds_bucket{") {
+				return false
+			}
+			if n.Role == devcluster.RoleLeader && !(regexp.MustCompile(`rocketmq_messages_in_total\{[^}]*topic="OpsT"\} [1-9]\d+`).MatchString(body) &&
+				strings.Contains(body, "ledgermq_send_latency_seconds_count{") && strings.Contains(body, "rocketmq_messages_out_total{") &&
+				strings.Contains(body, "rocketmq_topic_number{")) {
+				return false
+			}
+		}
+		return true
+	})
+
 	// Every node's and the name server's metrics pass promtool's lint and
 	// carry the remoting series; the name server's the route table's.
 	for _, n := range cf.Nodes {
@@ -109,7 +137,7 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 	if err := d.Stop(45 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	cf, err := devcluster.ReadFile(d.Dir)
+	cf, err = devcluster.ReadFile(d.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
