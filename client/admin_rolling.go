@@ -15,6 +15,10 @@ package client
 //	           the leader's commit index (within the slack)
 //	undrain    it may lead again
 //
+// A node of an older build that has no drain (REQUEST_CODE_NOT_SUPPORTED:
+// an upgrade from such a build) gets a leadership transfer instead when it
+// leads; it runs the new build, and is undrained, after its restart.
+//
 // Followers go first and the leader last, so a rolling restart costs the
 // group one leader change. The whole group must be healthy before a node
 // is taken down and after it is back.
@@ -27,6 +31,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // ErrRollingRestart: a rolling restart stopped before every node was
@@ -137,8 +142,20 @@ func (a *Admin) restartOne(ctx context.Context, group string, m protocol.RaftMem
 	st.WasLeader = ls.Node == m.ID
 	t0 := time.Now()
 	say("%s: draining%s\n", m.ID, map[bool]string{true: " (the leader: leadership moves away)", false: ""}[st.WasLeader])
+	drained := true
 	if err := a.drainAt(ctx, m.ClientAddr, protocol.RaftDrainHeader{Node: m.ID, Drain: true}); err != nil {
-		return st, fmt.Errorf("drain: %w", err)
+		if !notSupported(err) {
+			return st, fmt.Errorf("drain: %w", err)
+		}
+		// A node of an older build, which has no drain (an upgrade in
+		// progress): hand leadership away if it leads, and go on.
+		drained = false
+		say("%s: its build has no drain; leadership is transferred instead\n", m.ID)
+		if st.WasLeader {
+			if _, _, err := a.TransferLeader(ctx, group, ""); err != nil {
+				return st, fmt.Errorf("transfer before the restart: %w", err)
+			}
+		}
 	}
 	st.DrainMS = time.Since(t0).Milliseconds()
 	if st.WasLeader && o.RouteWait > 0 {
@@ -159,7 +176,9 @@ func (a *Admin) restartOne(ctx context.Context, group string, m protocol.RaftMem
 	}
 	st.DownMS = time.Since(t1).Milliseconds()
 	t2 := time.Now()
-	if err := a.drainAt(ctx, m.ClientAddr, protocol.RaftDrainHeader{Node: m.ID, Drain: false}); err != nil {
+	// The restarted node runs the new build; undrain it even when the old
+	// one could not drain (an undrain of a node not drained does nothing).
+	if err := a.drainAt(ctx, m.ClientAddr, protocol.RaftDrainHeader{Node: m.ID, Drain: false}); err != nil && (drained || !notSupported(err)) {
 		return st, fmt.Errorf("undrain: %w", err)
 	}
 	st.CatchUpMS = time.Since(t2).Milliseconds()
@@ -210,4 +229,10 @@ func (a *Admin) healthyOnce(ctx context.Context, group string, slack uint64) err
 		}
 	}
 	return nil
+}
+
+// notSupported: the broker does not know the request (an older build).
+func notSupported(err error) bool {
+	var be *BrokerError
+	return errors.As(err, &be) && be.Code == remoting.RequestCodeNotSupported
 }
