@@ -18,13 +18,16 @@ var roles = []string{"leader", "follower", "candidate", "shutdown"}
 //	ledgermq_node_ready                gauge  1 when /readyz would answer 200
 //	ledgermq_raft_snapshots_total      counter snapshots taken since the start
 //	ledgermq_raft_restores_total       counter snapshots installed since the start
+//	ledgermq_commitlog_min_offset_bytes gauge the CommitLog's first byte offset
+//	ledgermq_commitlog_max_offset_bytes gauge the CommitLog's write position (the
+//	                                          leader's minus a follower's: its lag in bytes)
 //
 // Every series carries the constant labels given (cluster, group, node).
 type NodeCollector struct {
 	status                                                func() Status
 	maxLag                                                uint64
 	term, role, last, commit, applied, lag, format, ready *prometheus.Desc
-	snapshots, restores                                   *prometheus.Desc
+	snapshots, restores, clMin, clMax                     *prometheus.Desc
 }
 
 // NewNodeCollector returns the collector of status with constant labels.
@@ -48,12 +51,14 @@ func NewNodeCollector(status func() Status, maxLag uint64, labels prometheus.Lab
 		ready:     d("ledgermq_node_ready", "1 when the node is ready for traffic (/readyz)."),
 		snapshots: d("ledgermq_raft_snapshots_total", "Raft snapshots this node has taken since it started."),
 		restores:  d("ledgermq_raft_restores_total", "Raft snapshots installed on this node since it started."),
+		clMin:     d("ledgermq_commitlog_min_offset_bytes", "The offset of the first byte of the node's CommitLog."),
+		clMax:     d("ledgermq_commitlog_max_offset_bytes", "The node's CommitLog write position (the leader's minus a follower's is its lag in bytes)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *NodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.term, c.role, c.last, c.commit, c.applied, c.lag, c.format, c.ready, c.snapshots, c.restores} {
+	for _, d := range []*prometheus.Desc{c.term, c.role, c.last, c.commit, c.applied, c.lag, c.format, c.ready, c.snapshots, c.restores, c.clMin, c.clMax} {
 		ch <- d
 	}
 }
@@ -84,4 +89,6 @@ func (c *NodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.ready, ready)
 	ch <- prometheus.MustNewConstMetric(c.snapshots, prometheus.CounterValue, float64(s.Snapshots))
 	ch <- prometheus.MustNewConstMetric(c.restores, prometheus.CounterValue, float64(s.Restores))
+	gauge(c.clMin, float64(s.CommitLogMin))
+	gauge(c.clMax, float64(s.CommitLogMax))
 }

@@ -30,6 +30,10 @@ type Status struct {
 	// since the node started.
 	Snapshots uint64 `json:"snapshots"`
 	Restores  uint64 `json:"restores"`
+	// CommitLogMin and CommitLogMax bound the node's CommitLog bytes: the
+	// leader's max minus a follower's is that follower's lag in bytes.
+	CommitLogMin int64 `json:"commitLogMin"`
+	CommitLogMax int64 `json:"commitLogMax"`
 
 	// Recovered: the store recovered and raft runs.
 	Recovered bool `json:"recovered"`

@@ -23,6 +23,7 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool) func()
 			LastIndex: st.LastIndex, CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex,
 			FormatVersion: st.FormatVersion, MaxFormatVersion: st.MaxFormatVersion,
 			Snapshots: st.Snapshots, Restores: st.Restores,
+			CommitLogMin: g.Store().MinPhysicalOffset(), CommitLogMax: g.Store().MaxPhysicalOffset(),
 			// The group is open, so the store has recovered and raft runs.
 			Recovered: true,
 			Draining:  st.Drained,
