@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
@@ -52,6 +53,49 @@ func (l *sendLog) startedSince(t time.Time) (n int, first time.Time) {
 		}
 	}
 	return n, first
+}
+
+// keepSending runs n goroutines sending unique bodies to topic through p,
+// pace apart (0: back to back), each outcome recorded in log, until the
+// returned stop is called (it waits for them; calling it again does
+// nothing). A failed send is followed by a pause of 100 ms, so a client
+// that still routes to a dead address does not spin.
+func keepSending(ctx context.Context, p rocketmq.Producer, topic string, n int, pace time.Duration, log *sendLog) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				case <-time.After(pace):
+				}
+				body := fmt.Sprintf("p%d-%d", g, i)
+				start := time.Now()
+				sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+				_, err := p.SendSync(sctx, primitive.NewMessage(topic, []byte(body)))
+				scancel()
+				log.record(body, start, err)
+				if err != nil {
+					select {
+					case <-done:
+						return
+					case <-time.After(100 * time.Millisecond):
+					}
+				}
+			}
+		}(g)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+		})
+	}
 }
 
 func (l *sendLog) snapshot() (acked map[string]bool, failed int, lastErr error) {
@@ -102,44 +146,7 @@ func TestRealClientThroughProcessKill9(t *testing.T) {
 	c := startPush(t, ns, fmt.Sprintf("kill9-cg-%d", time.Now().UnixNano()), "kill9-c1", topic, consumer.Clustering, col.handler("c1"))
 	defer c.Shutdown()
 
-	// Producers send until stop is closed; a failed send is paced so a
-	// client that still routes to the dead address does not spin.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := 0; g < producers; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf("p%d-%d", g, i)
-				start := time.Now()
-				sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
-				_, err := p.SendSync(sctx, primitive.NewMessage(topic, []byte(body)))
-				scancel()
-				log.record(body, start, err)
-				if err != nil {
-					select {
-					case <-stop:
-						return
-					case <-time.After(100 * time.Millisecond):
-					}
-				}
-			}
-		}(g)
-	}
-	stopped := false
-	stopProducers := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-			wg.Wait()
-		}
-	}
+	stopProducers := keepSending(ctx, p, topic, producers, 0, log)
 	defer stopProducers()
 
 	waitFor(t, ctx, "200 acknowledged sends before the kill", func() bool {

@@ -4,9 +4,7 @@ package compat
 
 import (
 	"context"
-	"fmt"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,35 +43,7 @@ func TestRealClientRollingRestart(t *testing.T) {
 	c := startPush(t, ns, "rolling-cg", "rolling-c1", topic, consumer.Clustering, col.handler("c1"))
 	defer c.Shutdown()
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := 0; g < producers; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-time.After(10 * time.Millisecond):
-				}
-				body := fmt.Sprintf("p%d-%d", g, i)
-				sent := time.Now()
-				sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
-				_, err := p.SendSync(sctx, primitive.NewMessage(topic, []byte(body)))
-				scancel()
-				log.record(body, sent, err)
-			}
-		}(g)
-	}
-	stopped := false
-	stopProducers := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-			wg.Wait()
-		}
-	}
+	stopProducers := keepSending(ctx, p, topic, producers, 10*time.Millisecond, log)
 	defer stopProducers()
 	waitFor(t, ctx, "100 acknowledged sends before the restart", func() bool {
 		n, _ := log.startedSince(time.Time{})
