@@ -78,6 +78,9 @@ type Server struct {
 	refusal refusalLog
 
 	inflight     atomic.Int64  // requests queued or being handled, all connections
+	// draining: Close has begun; new requests are refused (drainResponse)
+	// while those in flight finish and are answered.
+	draining atomic.Bool
 	refusedConns atomic.Uint64 // connections closed at accept for MaxConns
 	busyInFlight atomic.Uint64 // requests answered SystemBusy for MaxInFlightPerConn
 
@@ -254,10 +257,14 @@ func (s *Server) Stats() ServerStats {
 	}
 }
 
-// Close stops accepting, closes every connection (their pending
-// server-to-client calls fail with ErrConnClosed), lets the workers finish
-// the requests already queued (their responses are not delivered), and
-// waits for all goroutines and OnConnClose calls. If ctx ends first it
+// Close shuts the server down in two phases. First it stops accepting and
+// drains: a request that arrives now is answered SERVICE_NOT_AVAILABLE
+// (certainly not handled, so clients retry elsewhere), and the requests
+// already in flight run to the end with their answers delivered, for at
+// most DrainTimeout (or until ctx ends). Then it closes every connection
+// (their pending server-to-client calls fail with ErrConnClosed), lets the
+// workers finish anything still queued (those answers are not delivered),
+// and waits for all goroutines and OnConnClose calls. If ctx ends first it
 // returns ctx's error while the shutdown completes in the background.
 // Closing twice is a no-op, even while the first Close is still
 // finishing. Safe for concurrent use, but a handler that calls Close waits
@@ -269,8 +276,16 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
-	close(s.quit)
+	s.draining.Store(true)
 	ln := s.ln
+	s.mu.Unlock()
+	if ln != nil {
+		_ = ln.Close()
+	}
+	s.drain(ctx)
+
+	s.mu.Lock()
+	close(s.quit)
 	conns := make([]*Conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
@@ -278,9 +293,6 @@ func (s *Server) Close(ctx context.Context) error {
 	started := s.started
 	s.mu.Unlock()
 
-	if ln != nil {
-		_ = ln.Close()
-	}
 	for _, c := range conns {
 		c.closeWith(fmt.Errorf("%w: server shutting down", ErrClosed))
 	}
@@ -302,6 +314,27 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("remoting: server close: %w", ctx.Err())
+	}
+}
+
+// DrainTimeout bounds how long Close waits for the requests in flight to
+// be answered before it closes the connections.
+const DrainTimeout = 5 * time.Second
+
+// drain waits until no request is in flight, DrainTimeout passes or ctx
+// ends.
+func (s *Server) drain(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, DrainTimeout)
+	defer cancel()
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for s.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			s.logger.Warn("closing with requests still in flight; their answers are lost", "inflight", s.inflight.Load())
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -397,6 +430,13 @@ func (s *Server) dispatch(c *Conn, req *Command, held int64) {
 		s.logger.Debug("request code not supported", "peer", c.RemoteAddr(), "code", req.Code)
 		if !req.IsOneway() {
 			c.reply(req, notSupportedResponse(req))
+		}
+		return
+	}
+	if s.draining.Load() {
+		c.release(held)
+		if !req.IsOneway() {
+			c.reply(req, NewResponse(req, ServiceNotAvailable, "the server is shutting down; try another node"))
 		}
 		return
 	}

@@ -773,3 +773,50 @@ func TestServerOnGivenListener(t *testing.T) {
 		t.Fatal("listener still open after Close")
 	}
 }
+
+// TestServerCloseDrainsInFlight: Close answers the requests already in
+// flight before it closes the connections, and refuses new ones with
+// SERVICE_NOT_AVAILABLE meanwhile (a client can retry those elsewhere:
+// they certainly did not run).
+func TestServerCloseDrainsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	s.Handle(HeartBeat, "", HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
+		entered <- struct{}{}
+		<-release
+		return NewResponse(req, Success, "done")
+	}))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, ClientConfig{})
+	addr := s.Addr().String()
+	// A connection opened before Close, for the request sent during it.
+	if _, err := c.Invoke(ctxGuard(t), addr, NewRequest(GetBrokerClusterInfo, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		resp, err := c.Invoke(ctxGuard(t), addr, NewRequest(HeartBeat, nil, nil))
+		if err == nil && resp.Remark != "done" {
+			err = errors.New("answer " + resp.Remark)
+		}
+		first <- err
+	}()
+	recv(t, entered, "the first request running")
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(ctxGuard(t)) }()
+	waitFor(t, "the server draining", s.draining.Load)
+	resp, err := c.Invoke(ctxGuard(t), addr, NewRequest(HeartBeat, nil, nil))
+	if err != nil || resp.Code != ServiceNotAvailable {
+		t.Fatalf("a request during the drain: %+v %v", resp, err)
+	}
+	close(release)
+	if err := recv(t, first, "the first answer"); err != nil {
+		t.Fatalf("the request in flight lost its answer: %v", err)
+	}
+	if err := recv(t, closed, "Close"); err != nil {
+		t.Fatal(err)
+	}
+}
