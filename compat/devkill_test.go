@@ -5,6 +5,7 @@ package compat
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,26 @@ func keepSending(ctx context.Context, p rocketmq.Producer, topic string, n int, 
 			wg.Wait()
 		})
 	}
+}
+
+// maxAckGap is the longest time between from and to in which no send was
+// acknowledged.
+func (l *sendLog) maxAckGap(from, to time.Time) time.Duration {
+	l.mu.Lock()
+	acks := make([]time.Time, 0, len(l.acked)+2)
+	for _, st := range l.acked {
+		if !st.ack.Before(from) && !st.ack.After(to) {
+			acks = append(acks, st.ack)
+		}
+	}
+	l.mu.Unlock()
+	acks = append(acks, from, to)
+	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	var gap time.Duration
+	for i := 1; i < len(acks); i++ {
+		gap = max(gap, acks[i].Sub(acks[i-1]))
+	}
+	return gap
 }
 
 func (l *sendLog) snapshot() (acked map[string]bool, failed int, lastErr error) {
