@@ -212,6 +212,8 @@ func (b *Broker) ensureTopic(ctx context.Context, want metadata.TopicConfig) (me
 			b.prod.createMu.Unlock()
 			return metadata.TopicConfig{}, fmt.Errorf("creating topic %s: %w", want.TopicName, err)
 		}
+		// Logged once: the requests that raced this one find it created.
+		b.log.Info("topic created", "topic", want.TopicName, "queues", want.WriteQueueNums)
 		tc = want
 	}
 	b.prod.createMu.Unlock()

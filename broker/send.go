@@ -417,7 +417,6 @@ func (b *Broker) topicForSend(ctx context.Context, h *sendHeader) (metadata.Topi
 		if tc, err = b.createTopic(ctx, want); err != nil {
 			return metadata.TopicConfig{}, err
 		}
-		b.log.Info("topic auto-created", "topic", tc.TopicName, "queues", tc.WriteQueueNums, "producerGroup", h.ProducerGroup)
 	}
 	if tc.Perm&metadata.PermWrite == 0 {
 		return metadata.TopicConfig{}, fmt.Errorf("%w: the topic[%s] sending message is forbidden", ErrNoPermission, tc.TopicName)
