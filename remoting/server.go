@@ -77,10 +77,10 @@ type Server struct {
 	budget  *budget
 	refusal refusalLog
 
-	inflight     atomic.Int64  // requests queued or being handled, all connections
+	inflight atomic.Int64 // requests queued or being handled, all connections
 	// draining: Close has begun; new requests are refused (drainResponse)
 	// while those in flight finish and are answered.
-	draining atomic.Bool
+	draining     atomic.Bool
 	refusedConns atomic.Uint64 // connections closed at accept for MaxConns
 	busyInFlight atomic.Uint64 // requests answered SystemBusy for MaxInFlightPerConn
 
