@@ -74,10 +74,13 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 		cfg.LogLevel = "warn"
 	}
 	c := &Cluster{cfg: cfg, Net: n, status: remoting.NewClient(remoting.ClientConfig{DialTimeout: time.Second})}
-	ports, err := freePorts(1 + 3*cfg.Nodes)
+	// The nodes' and name server's ports stay held until every proxy has
+	// its own, so that no proxy takes one of them.
+	ports, hold, err := freePorts(1 + 3*cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
+	defer hold()
 	c.NamesrvAddr = ports[0]
 	for i := range cfg.Nodes {
 		id := fmt.Sprintf("n%d", i)
@@ -371,25 +374,25 @@ func (c *Cluster) Status(ctx context.Context, timeout time.Duration) []devcluste
 	return out
 }
 
-// freePorts picks n distinct free loopback ports (held until all are
-// picked).
-func freePorts(n int) ([]string, error) {
+// freePorts picks n distinct free loopback ports, held open until
+// release is called.
+func freePorts(n int) (ports []string, release func(), err error) {
 	var ls []net.Listener
-	defer func() {
+	release = func() {
 		for _, l := range ls {
 			l.Close()
 		}
-	}()
-	out := make([]string, 0, n)
+	}
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, err
+			release()
+			return nil, nil, err
 		}
 		ls = append(ls, l)
-		out = append(out, l.Addr().String())
+		ports = append(ports, l.Addr().String())
 	}
-	return out, nil
+	return ports, release, nil
 }
 
 // waitListening waits until addr accepts connections or p exits.

@@ -77,8 +77,15 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			return nil, err
 		}
 		dir, temp = d, true
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	} else {
+		// A run directory is used once: its nodes' raft state names the
+		// ports of the run that made it.
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			return nil, fmt.Errorf("%w: run directory %s is not empty", ErrCluster, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	res := &RunResult{Dir: dir, Mechanism: MechanismProxy}
 	defer func() {
