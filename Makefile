@@ -68,8 +68,9 @@ bench:
 # Then `ledgermq jepsen run` once per nemesis for CHAOS_TIME each (and the
 # partitions again on 5 nodes, for the bridge and ring shapes), every run
 # directory kept in CHAOS_DIR; the verdict lines are collected in
-# CHAOS_DIR/verdicts.txt and any FAIL fails the target. make test runs a
-# one-minute jepsen smoke run (TestJepsenSmoke).
+# CHAOS_DIR/verdicts.txt and any FAIL fails the target. Before them, the
+# broken broker builds (tag jepsenbroken) must each fail a jepsen run.
+# make test runs a one-minute jepsen smoke run (TestJepsenSmoke).
 CHAOS_TIME    ?= 5m
 CHAOS_SEED    ?= 1
 CHAOS_DIR     ?= $(RUN_DIR)/chaos
@@ -77,6 +78,7 @@ CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer
 
 chaos: build
 	LEDGERMQ_CHAOS_FAULTS=30 $(GO) test -count=1 -timeout 30m -run '^TestDevChaos$$' -v ./cmd/ledgermq/
+	LEDGERMQ_JEPSEN_BROKEN=1 $(GO) test -count=1 -timeout 30m -run '^TestJepsenCatchesBrokenBuilds$$' -v ./cmd/ledgermq/
 	@rm -rf $(CHAOS_DIR) && mkdir -p $(CHAOS_DIR); fail=0; \
 	for n in $(CHAOS_NEMESES) partition/5; do \
 	  nem=$${n%/*}; nodes=3; [ "$$n" = "$$nem" ] || nodes=$${n#*/}; d=$(CHAOS_DIR)/$$nem-$$nodes; \

@@ -35,7 +35,12 @@ type Result struct {
 	Gaps                int // stored queue offsets never delivered to the group
 	Divergent           int // queue offsets where the replicas' final reads differ
 	ReplicaCompare      string
-	OffsetRegressions   int // committed offset of a queue went backwards
+	// OffsetRegressions: a node's committed offset of a queue went
+	// backwards (commits pending on a leader that lost leadership or was
+	// killed may be lost: allowed, reported). OffsetResets: it fell below
+	// half of what the node reported before, by more than
+	// offsetResetSlack — offsets forgotten, not a few commits lost.
+	OffsetRegressions, OffsetResets int
 	// Availability.
 	OKRatioInFaults, OKRatioOutside float64
 	MaxUnavailableMS                float64
@@ -281,19 +286,28 @@ func Check(evs []Event, in CheckInput) *Result {
 			}
 		}
 	}
-	// Committed offsets, as polled, must not go backwards.
-	lastOff := map[int32]int64{}
+	// Committed offsets, as each node reported them.
+	lastOff := map[string]int64{}
 	for _, e := range offsets {
-		if prev, ok := lastOff[e.Queue]; ok && e.Offset < prev {
+		key := fmt.Sprintf("%s/%d", e.Node, e.Queue)
+		if prev, ok := lastOff[key]; ok && e.Offset < prev {
 			r.OffsetRegressions++
+			if e.Offset < prev/2 && prev-e.Offset > offsetResetSlack {
+				r.OffsetResets++
+			}
 		}
-		lastOff[e.Queue] = e.Offset
+		lastOff[key] = e.Offset
 	}
 
 	availability(r, sendList, faults)
 	r.Problems = problems(r, in)
 	return r
 }
+
+// offsetResetSlack is the drop of a committed offset that commits lost
+// with a leader cannot explain (they are at most a few hundred
+// milliseconds of consumption).
+const offsetResetSlack = 100
 
 func problems(r *Result, in CheckInput) []string {
 	var out []string
@@ -315,7 +329,7 @@ func problems(r *Result, in CheckInput) []string {
 	add(r.Reorders, "reorders within a queue")
 	add(r.Gaps, "stored queue offsets never delivered to the consumer group")
 	add(r.Divergent, "divergent replica positions")
-	add(r.OffsetRegressions, "committed consumer offset regressions")
+	add(r.OffsetResets, "committed consumer offsets reset (fell to below half)")
 	if in.ReplicaCompare != "" {
 		out = append(out, "replica CommitLogs differ: "+in.ReplicaCompare)
 	}
@@ -447,7 +461,7 @@ func (r *Result) Summary() string {
 		r.Lost, r.LostPrefix, r.LostMiddle, r.LostPostfix, r.LostOnNode, r.LostByAcker)
 	fmt.Fprintf(&b, "         unexpected=%d duplicates=%d (unjustified %d) redelivered=%d inconsistent-offsets=%d\n",
 		r.Unexpected, r.Duplicates, r.UnjustifiedDuplicates, r.Redelivered, r.InconsistentOffsets)
-	fmt.Fprintf(&b, "         reorders=%d gaps=%d divergent=%d offset-regressions=%d\n", r.Reorders, r.Gaps, r.Divergent, r.OffsetRegressions)
+	fmt.Fprintf(&b, "         reorders=%d gaps=%d divergent=%d offset-regressions=%d offset-resets=%d\n", r.Reorders, r.Gaps, r.Divergent, r.OffsetRegressions, r.OffsetResets)
 	fmt.Fprintf(&b, "avail    ok-ratio in-faults=%s outside=%s max-unavailable-ms=%.0f\n", ratioText(r.OKRatioInFaults), ratioText(r.OKRatioOutside), r.MaxUnavailableMS)
 	fmt.Fprintf(&b, "failover n=%d p50=%.0fms p99=%.0fms max=%.0fms\n", len(r.FailoverMS), r.FailoverP50, r.FailoverP99, r.FailoverMax)
 	fmt.Fprintf(&b, "latency  ok sends p50=%.1fms p95=%.1fms p99=%.1fms max=%.1fms\n", r.LatencyP50, r.LatencyP95, r.LatencyP99, r.LatencyMax)

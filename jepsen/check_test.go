@@ -152,12 +152,21 @@ func TestCheckReplicaBytesDiffer(t *testing.T) {
 	}
 }
 
-func TestCheckOffsetRegression(t *testing.T) {
+func TestCheckOffsetRegressionAndReset(t *testing.T) {
 	h := healthy()
-	h.evs = append(h.evs, Event{Type: EvOffset, Queue: 0, Offset: 4}, Event{Type: EvOffset, Queue: 0, Offset: 0})
+	// n0 loses a few pending commits (allowed); n1 forgets its offsets.
+	h.evs = append(h.evs,
+		Event{Type: EvOffset, Node: "n0", Queue: 0, Offset: 500}, Event{Type: EvOffset, Node: "n0", Queue: 0, Offset: 480},
+		Event{Type: EvOffset, Node: "n1", Queue: 0, Offset: 500}, Event{Type: EvOffset, Node: "n2", Queue: 0, Offset: 0},
+		Event{Type: EvOffset, Node: "n1", Queue: 1, Offset: 40}, Event{Type: EvOffset, Node: "n1", Queue: 1, Offset: 0})
 	r := Check(h.evs, CheckInput{Nodes: three})
-	if r.OffsetRegressions != 1 || r.Valid() {
-		t.Fatalf("offset regression: %s", r.Summary())
+	if r.OffsetRegressions != 2 || r.OffsetResets != 0 || !r.Valid() {
+		t.Fatalf("small regressions: %s", r.Summary())
+	}
+	h.evs = append(h.evs, Event{Type: EvOffset, Node: "n1", Queue: 0, Offset: 0})
+	r = Check(h.evs, CheckInput{Nodes: three})
+	if r.OffsetResets != 1 || r.Valid() {
+		t.Fatalf("offset reset: %s", r.Summary())
 	}
 }
 

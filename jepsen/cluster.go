@@ -346,6 +346,26 @@ func (c *Cluster) TransferLeader(ctx context.Context, leader, to string) error {
 	return remoting.CheckResponse(resp)
 }
 
+// CommittedOffset asks node id (at its own address) for group's
+// committed offset of a queue (QUERY_CONSUMER_OFFSET).
+func (c *Cluster) CommittedOffset(ctx context.Context, id, group, topic string, queue int32, timeout time.Duration) (int64, error) {
+	nd := c.node(id)
+	if nd == nil {
+		return 0, fmt.Errorf("%w: no node %q", ErrCluster, id)
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	h := protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: queue}
+	resp, err := c.status.Invoke(rctx, nd.Addr, h.Request())
+	if err != nil {
+		return 0, err
+	}
+	if err := remoting.CheckResponse(resp); err != nil {
+		return 0, err
+	}
+	return remoting.ExtInt(resp.ExtFields, "offset")
+}
+
 // Status asks every running node for its raft view (at its own address,
 // past the proxies), each bounded by timeout; a node that does not answer
 // has Role "down" (not running) or "unreachable".

@@ -95,6 +95,9 @@
 //	        start), detail (the plan's fault), error
 //	status  node, role (leader, follower, candidate, down, unreachable), term,
 //	        leader: written when a node's role or term changes
+//	offset  node, queue, offset: the consumer group's committed offset as
+//	        that node answers QUERY_CONSUMER_OFFSET (polled every 500 ms at
+//	        its own address), written when it changes
 //	phase   kind load|heal|drain|final-read
 //
 // queue and offset are -1 where not known, and meaningless on events
@@ -133,6 +136,11 @@
 //     queue offset never delivered to the group.
 //   - divergent: queue offsets where the replicas' reads differ (1 if only
 //     the CommitLog bytes differ).
+//   - offset-regressions: a node's committed offset of a queue went down
+//     (commits still pending on a leader that was killed or lost
+//     leadership may be lost: reported, allowed); offset-resets: it fell
+//     below half of what the node reported before and by more than 100 —
+//     offsets forgotten, which fails the run.
 //   - availability: ok ratio of sends invoked inside and outside fault
 //     windows; max-unavailable-ms, the longest time between consecutive
 //     acknowledgements (from the first send to the last completion);
@@ -142,14 +150,25 @@
 //     latency quantiles of ok sends.
 //
 // The verdict is PASS when nothing was lost, unexpected, unjustifiably
-// duplicated, inconsistent, reordered, skipped or divergent and the final
-// read worked; it is the last line:
+// duplicated, inconsistent, reordered, skipped, divergent or reset and
+// the final read worked; it is the last line:
 //
 //	verdict: PASS|FAIL acked=N lost=N unexpected=N duplicates=N divergent=N max-unavailable-ms=N
+//
+// # Testing the tester
+//
+// check_test.go plants every anomaly in hand-written histories. Broker
+// builds broken on purpose (build tag jepsenbroken, internal/canary,
+// switched on by JEPSEN_BROKEN) must fail a run, each by the checker
+// meant for it (cmd/ledgermq TestJepsenCatchesBrokenBuilds, run by make
+// chaos): ack-before-commit loses acknowledged sends of an isolated
+// leader (lost, middle); reset-offsets makes a restarted node's offsets
+// fall to 0 (offset-resets).
 //
 // # Not yet (later increments)
 //
 // Membership add/remove, power loss (cutting files back to what was
 // fsynced), disk full, network namespaces, transactions, consumer offsets
-// as a porcupine register, and deliberately broken broker builds.
+// as a porcupine register, and the broken builds "skip the fsync under
+// SYNC_FLUSH", "serve uncommitted data" and "apply an entry twice".
 package jepsen

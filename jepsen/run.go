@@ -286,18 +286,21 @@ func writeResults(dir string, res *RunResult) error {
 // monitor polls every node's raft view, records changes and knows the
 // current leader for the nemesis.
 type monitor struct {
-	c      *Cluster
-	h      *History
-	mu     sync.Mutex
-	lead   string
-	term   uint64
-	latest map[string]devcluster.NodeStatus
+	c       *Cluster
+	h       *History
+	mu      sync.Mutex
+	lead    string
+	term    uint64
+	latest  map[string]devcluster.NodeStatus
+	offsets map[string]int64 // node/queue → the committed offset last recorded
+	rounds  int
 }
 
 const monitorEvery = 250 * time.Millisecond
 
 func (m *monitor) run(ctx context.Context) {
 	m.latest = map[string]devcluster.NodeStatus{}
+	m.offsets = map[string]int64{}
 	tick := time.NewTicker(monitorEvery)
 	defer tick.Stop()
 	for {
@@ -321,10 +324,35 @@ func (m *monitor) run(ctx context.Context) {
 		m.mu.Lock()
 		m.lead, m.term = lead, max(term, m.term)
 		m.mu.Unlock()
+		if m.rounds++; m.rounds%2 == 0 {
+			m.pollOffsets(ctx, st)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+	}
+}
+
+// pollOffsets asks every answering node (at its own address) for the
+// consumer group's committed offset of every queue and records those that
+// changed.
+func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
+	for _, s := range st {
+		if s.Role == devcluster.RoleDown || s.Role == "unreachable" {
+			continue
+		}
+		for q := range int32(queues) {
+			v, err := m.c.CommittedOffset(ctx, s.ID, ConsumerGroup, Topic, q, 500*time.Millisecond)
+			if err != nil {
+				break // not answering, or no offset yet
+			}
+			key := fmt.Sprintf("%s/%d", s.ID, q)
+			if prev, ok := m.offsets[key]; !ok || prev != v {
+				m.offsets[key] = v
+				m.h.Add(Event{Type: EvOffset, Node: s.ID, Queue: q, Offset: v})
+			}
 		}
 	}
 }

@@ -84,10 +84,15 @@ func (w *workload) createTopic(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
+	// Created, and routed by the name server (the consumers need the
+	// route to start).
 	var last error
-	for range 20 {
+	for range 40 {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, last = a.CreateTopic(cctx, client.TopicConfig{Topic: Topic, ReadQueues: queues, WriteQueues: queues}, client.Target{BrokerName: GroupName})
+		if last == nil {
+			_, last = a.TopicRoute(cctx, Topic)
+		}
 		cancel()
 		if last == nil || ctx.Err() != nil {
 			break
