@@ -8,14 +8,7 @@ import (
 	"os"
 	"testing"
 	"time"
-
-	"github.com/ledgermq/ledgermq/internal/testwait"
 )
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testwait.For(t, timeout, what, cond)
-}
 
 // echoServer answers every line with the same line, until the test ends.
 func echoServer(t *testing.T) string {
