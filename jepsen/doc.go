@@ -162,13 +162,17 @@
 // switched on by JEPSEN_BROKEN) must fail a run, each by the checker
 // meant for it (cmd/ledgermq TestJepsenCatchesBrokenBuilds, run by make
 // chaos): ack-before-commit loses acknowledged sends of an isolated
-// leader (lost, middle); reset-offsets makes a restarted node's offsets
-// fall to 0 (offset-resets).
+// leader (lost, middle); apply-twice stores every 50th entry twice
+// (unjustified duplicates); reset-offsets makes a restarted node's
+// offsets fall to 0 (offset-resets).
 //
 // # Not yet (later increments)
 //
 // Membership add/remove, power loss (cutting files back to what was
 // fsynced), disk full, network namespaces, transactions, consumer offsets
 // as a porcupine register, and the broken builds "skip the fsync under
-// SYNC_FLUSH", "serve uncommitted data" and "apply an entry twice".
+// SYNC_FLUSH" (it needs the power-loss nemesis) and "serve uncommitted
+// data" (the store holds only applied, committed entries, so breaking it
+// needs a leader that applies before commit; the inconsistent-offsets
+// checker is what would catch it).
 package jepsen

@@ -45,6 +45,14 @@ func TestJepsenCatchesBrokenBuilds(t *testing.T) {
 		},
 		caught: func(r *jepsen.Result) bool { return r.Lost > 0 },
 	}, {
+		// One entry stored twice: a send acknowledged at its only attempt
+		// is found at two offsets.
+		broken: canary.ApplyTwiceName,
+		faults: []jepsen.Fault{
+			{At: sec(8), Kind: jepsen.NemPause, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
+		},
+		caught: func(r *jepsen.Result) bool { return r.UnjustifiedDuplicates > 0 },
+	}, {
 		// Offsets forgotten by a restarted node: its committed offsets fall
 		// back to 0.
 		broken: canary.ResetOffsetsName,

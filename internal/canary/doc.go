@@ -10,6 +10,8 @@
 //	ack-before-commit    dledger        Propose answers as soon as the entry is queued
 //	                                    for raft, before a majority commits it (the
 //	                                    positions it returns are made up)
+//	apply-twice          dledger        every 50th raft entry of messages is stored
+//	                                    twice (on every replica alike)
 //	reset-offsets        broker         after a restart a node answers consumer
 //	                                    offset 0 for every queue no client has
 //	                                    committed to this process, ignoring the
@@ -20,6 +22,7 @@ package canary
 const (
 	AckBeforeCommitName = "ack-before-commit"
 	ResetOffsetsName    = "reset-offsets"
+	ApplyTwiceName      = "apply-twice"
 )
 
 // EnvVar switches broken behaviours on in a jepsenbroken build.

@@ -43,3 +43,7 @@ func ForgetsOffset(key string) bool {
 	defer mu.Unlock()
 	return !seen[key]
 }
+
+// ApplyTwice reports whether the messages entry at raft index is stored
+// twice: every 50th.
+func ApplyTwice(index uint64) bool { return on(ApplyTwiceName) && index%50 == 0 }
