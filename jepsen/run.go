@@ -222,8 +222,14 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if n := w.delivered(acked); n > 0 {
 		say("drain: %d acknowledged values not delivered after %v", n, drainBound)
 	}
-	// A little more, so redeliveries and the last commits show.
-	sleepUntil(ctx, time.Now().Add(2*time.Second))
+	// Then until deliveries stop (values of unknown sends stored after the
+	// last acknowledged one, redeliveries), so that the gaps checker sees
+	// a group that has caught up.
+	quiet := time.Now().Add(30 * time.Second)
+	for last := int64(-1); last != w.counts.recv.Load() && time.Now().Before(quiet) && ctx.Err() == nil; {
+		last = w.counts.recv.Load()
+		sleepUntil(ctx, time.Now().Add(2*time.Second))
+	}
 	w.stopConsumers()
 
 	// Final read of every replica once they have applied the same entries.
