@@ -1,5 +1,5 @@
-// Package jepsen is ledgermq's chaos harness (`ledgermq jepsen run` and
-// `ledgermq jepsen replay PLAN`): it starts a name server and one broker
+// Package jepsen is ledgermq's chaos harness (`ledgermq jepsen run`,
+// `ledgermq jepsen replay PLAN`, `ledgermq jepsen check DIR`): it starts a name server and one broker
 // group as real processes of the ledgermq binary, runs producers and a
 // consumer group through our client while a fault plan drawn from a seed
 // is applied, heals, drains, reads every replica, checks the history and
@@ -53,6 +53,8 @@
 //	DIR/nI.conf nI/ nI.log namesrv.log cluster.secret
 //
 // A temporary directory (no --dir) is removed at the end unless --keep.
+// `ledgermq jepsen check DIR` runs the checkers again on DIR's history
+// (the CommitLog comparison is taken from results.json).
 //
 // # Plan format
 //

@@ -57,7 +57,7 @@ func newJepsenCmd() *cobra.Command {
 			"reads every replica, checks the history and writes report.html, history.jsonl and\n" +
 			"results.json in the run directory.",
 	}
-	cmd.AddCommand(newJepsenRunCmd(), newJepsenReplayCmd())
+	cmd.AddCommand(newJepsenRunCmd(), newJepsenReplayCmd(), newJepsenCheckCmd())
 	return cmd
 }
 
@@ -118,6 +118,49 @@ func newJepsenReplayCmd() *cobra.Command {
 	}
 	f.add(cmd)
 	return cmd
+}
+
+func newJepsenCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check DIR",
+		Short: "Check a run directory's history.jsonl again (offline) and print the verdict",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := jepsen.ReadPlan(filepath.Join(args[0], "plan.json"))
+			if err != nil {
+				return err
+			}
+			f, err := os.Open(filepath.Join(args[0], "history.jsonl"))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			evs, err := jepsen.ReadHistory(f)
+			if err != nil {
+				return err
+			}
+			in := jepsen.CheckInput{}
+			for i := range plan.Nodes {
+				in.Nodes = append(in.Nodes, fmt.Sprintf("n%d", i))
+			}
+			// The CommitLog comparison needs the stopped nodes' files: take
+			// the run's own finding.
+			if data, err := os.ReadFile(filepath.Join(args[0], "results.json")); err == nil {
+				var prev struct{ Result *jepsen.Result }
+				if json.Unmarshal(data, &prev) == nil && prev.Result != nil {
+					in.ReplicaCompare = prev.Result.ReplicaCompare
+				}
+			}
+			res := jepsen.Check(evs, in)
+			out := cmd.OutOrStdout()
+			fmt.Fprint(out, res.Summary())
+			fmt.Fprintln(out, res.VerdictLine())
+			if !res.Valid() {
+				return jepsen.ErrVerdictFail
+			}
+			return nil
+		},
+	}
 }
 
 func printJSONPlan(cmd *cobra.Command, plan jepsen.Plan) error {

@@ -94,6 +94,11 @@ func TestJepsenReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// check recomputes the same verdict offline.
+	again, err := runJepsenBin(t, bin, "check", dir)
+	if err != nil || verdictOf(t, again) != v {
+		t.Fatalf("jepsen check: %q (exit %v), the run said %q", verdictOf(t, again), err, v)
+	}
 	var paused []string
 	for _, e := range evs {
 		if e.Type == jepsen.EvFault && e.Phase == "start" {
