@@ -36,11 +36,12 @@ type Result struct {
 	Divergent           int // queue offsets where the replicas' final reads differ
 	ReplicaCompare      string
 	// OffsetRegressions: a node's committed offset of a queue went
-	// backwards (commits pending on a leader that lost leadership or was
-	// killed may be lost: allowed, reported). OffsetResets: it fell below
-	// half of what the node reported before, by more than
-	// offsetResetSlack — offsets forgotten, not a few commits lost.
-	OffsetRegressions, OffsetResets int
+	// down while the group ran (reported, allowed: commits still pending
+	// on a leader that was killed or lost leadership may be lost, and a
+	// restarted node answers what it has applied so far).
+	// OffsetDivergent: queues whose committed offset differs between the
+	// replicas once they have converged (counted in Divergent too).
+	OffsetRegressions, OffsetDivergent int
 	// Availability.
 	OKRatioInFaults, OKRatioOutside float64
 	MaxUnavailableMS                float64
@@ -286,28 +287,43 @@ func Check(evs []Event, in CheckInput) *Result {
 			}
 		}
 	}
-	// Committed offsets, as each node reported them.
+	// Committed offsets, as each node reported them while the group ran,
+	// and once more after the replicas converged.
 	lastOff := map[string]int64{}
+	finalOff := map[int32]map[string]int64{}
 	for _, e := range offsets {
+		if e.Kind == "final" {
+			if finalOff[e.Queue] == nil {
+				finalOff[e.Queue] = map[string]int64{}
+			}
+			finalOff[e.Queue][e.Node] = e.Offset
+			continue
+		}
 		key := fmt.Sprintf("%s/%d", e.Node, e.Queue)
 		if prev, ok := lastOff[key]; ok && e.Offset < prev {
 			r.OffsetRegressions++
-			if e.Offset < prev/2 && prev-e.Offset > offsetResetSlack {
-				r.OffsetResets++
-			}
 		}
 		lastOff[key] = e.Offset
 	}
+	for _, byNode := range finalOff {
+		var vals []int64
+		for _, n := range nodes {
+			v, ok := byNode[n]
+			if !ok {
+				v = -1 // did not answer
+			}
+			vals = append(vals, v)
+		}
+		if slices.ContainsFunc(vals, func(v int64) bool { return v != vals[0] }) {
+			r.OffsetDivergent++
+		}
+	}
+	r.Divergent += r.OffsetDivergent
 
 	availability(r, sendList, faults)
 	r.Problems = problems(r, in)
 	return r
 }
-
-// offsetResetSlack is the drop of a committed offset that commits lost
-// with a leader cannot explain (they are at most a few hundred
-// milliseconds of consumption).
-const offsetResetSlack = 100
 
 func problems(r *Result, in CheckInput) []string {
 	var out []string
@@ -328,8 +344,8 @@ func problems(r *Result, in CheckInput) []string {
 	add(r.InconsistentOffsets, "inconsistent queue offsets (a delivered value the final log does not hold there)")
 	add(r.Reorders, "reorders within a queue")
 	add(r.Gaps, "stored queue offsets never delivered to the consumer group")
-	add(r.Divergent, "divergent replica positions")
-	add(r.OffsetResets, "committed consumer offsets reset (fell to below half)")
+	add(r.Divergent-r.OffsetDivergent, "divergent replica positions")
+	add(r.OffsetDivergent, "queues whose committed consumer offset differs between converged replicas")
 	if in.ReplicaCompare != "" {
 		out = append(out, "replica CommitLogs differ: "+in.ReplicaCompare)
 	}
@@ -461,7 +477,7 @@ func (r *Result) Summary() string {
 		r.Lost, r.LostPrefix, r.LostMiddle, r.LostPostfix, r.LostOnNode, r.LostByAcker)
 	fmt.Fprintf(&b, "         unexpected=%d duplicates=%d (unjustified %d) redelivered=%d inconsistent-offsets=%d\n",
 		r.Unexpected, r.Duplicates, r.UnjustifiedDuplicates, r.Redelivered, r.InconsistentOffsets)
-	fmt.Fprintf(&b, "         reorders=%d gaps=%d divergent=%d offset-regressions=%d offset-resets=%d\n", r.Reorders, r.Gaps, r.Divergent, r.OffsetRegressions, r.OffsetResets)
+	fmt.Fprintf(&b, "         reorders=%d gaps=%d divergent=%d offset-regressions=%d offset-divergent=%d\n", r.Reorders, r.Gaps, r.Divergent, r.OffsetRegressions, r.OffsetDivergent)
 	fmt.Fprintf(&b, "avail    ok-ratio in-faults=%s outside=%s max-unavailable-ms=%.0f\n", ratioText(r.OKRatioInFaults), ratioText(r.OKRatioOutside), r.MaxUnavailableMS)
 	fmt.Fprintf(&b, "failover n=%d p50=%.0fms p99=%.0fms max=%.0fms\n", len(r.FailoverMS), r.FailoverP50, r.FailoverP99, r.FailoverMax)
 	fmt.Fprintf(&b, "latency  ok sends p50=%.1fms p95=%.1fms p99=%.1fms max=%.1fms\n", r.LatencyP50, r.LatencyP95, r.LatencyP99, r.LatencyMax)

@@ -244,6 +244,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if err := finalRead(ctx, c, h); err != nil {
 		in.NoFinalRead = err.Error()
 	}
+	finalOffsets(ctx, c, h)
 	stopMon()
 	monWG.Wait()
 	stopCluster()
@@ -359,6 +360,20 @@ func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
 				m.offsets[key] = v
 				m.h.Add(Event{Type: EvOffset, Node: s.ID, Queue: q, Offset: v})
 			}
+		}
+	}
+}
+
+// finalOffsets records every node's committed offset of every queue
+// once the replicas have converged: replicated metadata must agree.
+func finalOffsets(ctx context.Context, c *Cluster, h *History) {
+	for _, nd := range c.Nodes {
+		for q := range int32(queues) {
+			v, err := c.CommittedOffset(ctx, nd.ID, ConsumerGroup, Topic, q, 2*time.Second)
+			if err != nil {
+				v = -1
+			}
+			h.Add(Event{Type: EvOffset, Kind: "final", Node: nd.ID, Queue: q, Offset: v})
 		}
 	}
 }

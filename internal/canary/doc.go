@@ -12,10 +12,11 @@
 //	                                    positions it returns are made up)
 //	apply-twice          dledger        every 50th raft entry of messages is stored
 //	                                    twice (on every replica alike)
-//	reset-offsets        broker         after a restart a node answers consumer
-//	                                    offset 0 for every queue no client has
-//	                                    committed to this process, ignoring the
-//	                                    replicated offsets
+//	reset-offsets        broker         a node answers consumer offset 0 for
+//	                                    every queue no client has committed to
+//	                                    this process since it started, ignoring
+//	                                    the replicated offsets (so a restarted
+//	                                    node has forgotten them)
 package canary
 
 // Names of the broken behaviours.
