@@ -22,7 +22,7 @@ help:
 	@echo "make build      static binary in $(BIN)"
 	@echo "make bench      benchmarks of every package"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 3s; try FUZZTIME=60s)"
-	@echo "make chaos      TestDevChaos with 30 process faults (LEDGERMQ_CHAOS_SEED=S repeats a run)"
+	@echo "make chaos      TestDevChaos with 30 process faults, then every jepsen nemesis for CHAOS_TIME (5m) each"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
@@ -65,8 +65,26 @@ bench:
 # The dev cluster under load through 30 seeded process faults (kill -9,
 # SIGSTOP) instead of make test's 6. Without -race: make test's short run
 # already checks the harness for races, and here the producers keep pace.
-chaos:
+# Then `ledgermq jepsen run` once per nemesis for CHAOS_TIME each (and the
+# partitions again on 5 nodes, for the bridge and ring shapes), every run
+# directory kept in CHAOS_DIR; the verdict lines are collected in
+# CHAOS_DIR/verdicts.txt and any FAIL fails the target. Before them, the
+# broken broker builds (tag jepsenbroken) must each fail a jepsen run.
+# make test runs a one-minute jepsen smoke run (TestJepsenSmoke).
+CHAOS_TIME    ?= 5m
+CHAOS_SEED    ?= 1
+CHAOS_DIR     ?= $(RUN_DIR)/chaos
+CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer
+
+chaos: build
 	LEDGERMQ_CHAOS_FAULTS=30 $(GO) test -count=1 -timeout 30m -run '^TestDevChaos$$' -v ./cmd/ledgermq/
+	LEDGERMQ_JEPSEN_BROKEN=1 $(GO) test -count=1 -timeout 30m -run '^TestJepsenCatchesBrokenBuilds$$' -v ./cmd/ledgermq/
+	@rm -rf $(CHAOS_DIR) && mkdir -p $(CHAOS_DIR); fail=0; \
+	for n in $(CHAOS_NEMESES) partition/5; do \
+	  nem=$${n%/*}; nodes=3; [ "$$n" = "$$nem" ] || nodes=$${n#*/}; d=$(CHAOS_DIR)/$$nem-$$nodes; \
+	  $(BIN) jepsen run --nemesis $$nem --nodes $$nodes --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
+	  echo "$$nem ($$nodes nodes): $$(tail -1 $$d.out)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
+	done; exit $$fail
 
 # A name server on 127.0.0.1:9876 and a 3-node broker group, each its own
 # process, supervised by `ledgermq dev`; Ctrl-C stops them all.

@@ -1,0 +1,30 @@
+// Package canary holds the deliberately broken behaviours the chaos
+// harness must catch (jepsen/doc.go, "Testing the tester"). They exist
+// only in a binary built with the build tag jepsenbroken, switched on by
+// the JEPSEN_BROKEN environment variable (a comma-separated list of the
+// names below); a plain build compiles every check to a constant false,
+// so the shipped binary has no such switch.
+//
+//	name                 where          what it breaks
+//	-------------------  -------------  ---------------------------------------------
+//	ack-before-commit    dledger        Propose answers as soon as the entry is queued
+//	                                    for raft, before a majority commits it (the
+//	                                    positions it returns are made up)
+//	apply-twice          dledger        every 50th raft entry of messages is stored
+//	                                    twice (on every replica alike)
+//	reset-offsets        broker         a node answers consumer offset 0 for
+//	                                    every queue no client has committed to
+//	                                    this process since it started, ignoring
+//	                                    the replicated offsets (so a restarted
+//	                                    node has forgotten them)
+package canary
+
+// Names of the broken behaviours.
+const (
+	AckBeforeCommitName = "ack-before-commit"
+	ResetOffsetsName    = "reset-offsets"
+	ApplyTwiceName      = "apply-twice"
+)
+
+// EnvVar switches broken behaviours on in a jepsenbroken build.
+const EnvVar = "JEPSEN_BROKEN"

@@ -1,0 +1,18 @@
+//go:build !jepsenbroken
+
+package canary
+
+// Built reports whether this binary carries the broken behaviours.
+const Built = false
+
+// AckBeforeCommit: never in a plain build.
+func AckBeforeCommit() bool { return false }
+
+// NoteOffset does nothing in a plain build.
+func NoteOffset(string) {}
+
+// ForgetsOffset: never in a plain build.
+func ForgetsOffset(string) bool { return false }
+
+// ApplyTwice: never in a plain build.
+func ApplyTwice(uint64) bool { return false }

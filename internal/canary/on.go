@@ -1,0 +1,49 @@
+//go:build jepsenbroken
+
+package canary
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Built reports whether this binary carries the broken behaviours.
+const Built = true
+
+var enabled = strings.Split(os.Getenv(EnvVar), ",")
+
+func on(name string) bool { return slices.Contains(enabled, name) }
+
+// AckBeforeCommit reports whether proposals are answered before commit.
+func AckBeforeCommit() bool { return on(AckBeforeCommitName) }
+
+var (
+	mu   sync.Mutex
+	seen = map[string]bool{}
+)
+
+// NoteOffset records that a client committed key's offset to this process.
+func NoteOffset(key string) {
+	if on(ResetOffsetsName) {
+		mu.Lock()
+		seen[key] = true
+		mu.Unlock()
+	}
+}
+
+// ForgetsOffset reports whether this process answers offset 0 for key:
+// with reset-offsets, until a client commits it here.
+func ForgetsOffset(key string) bool {
+	if !on(ResetOffsetsName) {
+		return false
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return !seen[key]
+}
+
+// ApplyTwice reports whether the messages entry at raft index is stored
+// twice: every 50th.
+func ApplyTwice(index uint64) bool { return on(ApplyTwiceName) && index%50 == 0 }

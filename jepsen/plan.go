@@ -1,0 +1,284 @@
+package jepsen
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ErrPlan is a fault plan that cannot run.
+var ErrPlan = errors.New("jepsen: bad plan")
+
+// Nemeses a plan can draw from (the --nemesis names).
+const (
+	NemKill      = "kill"      // kill -9: a random node, the leader, or a majority; restart after
+	NemPause     = "pause"     // SIGSTOP/SIGCONT: the leader or a random node
+	NemPartition = "partition" // isolate the leader, majority/minority, bridge, ring
+	NemOneWay    = "oneway"    // one direction of the leader's links stalled
+	NemLoss      = "loss"      // lossy links of one node (held chunks, as retransmission)
+	NemDelay     = "delay"     // delayed links of one node
+	NemNamesrv   = "namesrv"   // kill -9 of the name server
+	NemTransfer  = "transfer"  // leadership-transfer storm
+)
+
+// AllNemeses is every nemesis, the order --nemesis all expands to.
+var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer}
+
+// Target selectors resolved when a fault starts (anything else is a
+// node id).
+const (
+	TargetLeader = "leader"
+)
+
+// Duration is a time.Duration written as Go text ("1.5s") in JSON.
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes d as text.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads text, or a number of milliseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var ms float64
+		if err := json.Unmarshal(b, &ms); err != nil {
+			return fmt.Errorf("%w: duration %s", ErrPlan, b)
+		}
+		*d = Duration(ms * float64(time.Millisecond))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPlan, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Fault is one nemesis operation of a plan: it starts At after the load
+// began and is healed Duration later.
+type Fault struct {
+	At       Duration `json:"at"`
+	Kind     string   `json:"kind"`
+	Targets  []string `json:"targets,omitempty"` // node ids or "leader"
+	Duration Duration `json:"duration"`
+	// Shape of a partition: isolate (Targets cut from the rest), halves
+	// (Targets, a minority, cut from the rest), bridge (Groups[0] and
+	// Groups[1] cut from each other, Targets[0] sees both), ring (each of
+	// Targets sees only its neighbours in that order).
+	Shape  string     `json:"shape,omitempty"`
+	Groups [][]string `json:"groups,omitempty"`
+	// Inbound: a oneway fault stalls what the targets receive rather than
+	// what they send.
+	Inbound bool `json:"inbound,omitempty"`
+	// Delay and Jitter of a delay fault; Loss of a loss fault.
+	Delay  Duration `json:"delay,omitempty"`
+	Jitter Duration `json:"jitter,omitempty"`
+	Loss   float64  `json:"loss,omitempty"`
+	// Every of a transfer storm: the pause between transfers.
+	Every Duration `json:"every,omitempty"`
+}
+
+func (f Fault) String() string {
+	var b strings.Builder
+	b.WriteString(f.Kind)
+	if f.Shape != "" {
+		b.WriteString("/" + f.Shape)
+	}
+	if len(f.Targets) > 0 {
+		b.WriteString("(" + strings.Join(f.Targets, ",") + ")")
+	}
+	return b.String()
+}
+
+// Plan is a whole run's fault schedule, generated before the run from
+// Seed (plan.json in the run directory; `replay PLAN` runs it again).
+type Plan struct {
+	Seed    int64    `json:"seed"`
+	Nodes   int      `json:"nodes"`
+	Time    Duration `json:"time"`
+	Nemeses []string `json:"nemeses"`
+	Faults  []Fault  `json:"faults"`
+}
+
+// Plan timing: a quiet start, fault lengths and the calm between faults
+// (each a uniform draw), and the end kept free of faults so the last one
+// heals before the load stops.
+const (
+	planQuiet  = 5 * time.Second
+	planMinDur = 3 * time.Second
+	planMaxDur = 10 * time.Second
+	planMinGap = 4 * time.Second
+	planMaxGap = 8 * time.Second
+	planTail   = 3 * time.Second
+)
+
+// ParseNemeses reads a --nemesis list ("all" is every nemesis).
+func ParseNemeses(s string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+		case n == "all":
+			out = append(out, AllNemeses...)
+		case slices.Contains(AllNemeses, n):
+			out = append(out, n)
+		case n == "none":
+		default:
+			return nil, fmt.Errorf("%w: unknown nemesis %q (want some of %s, all or none)", ErrPlan, n, strings.Join(AllNemeses, ","))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// GeneratePlan draws the whole schedule from seed: faults one after the
+// other (never overlapping, so each window is one fault), kinds uniformly
+// from nemeses, targets and parameters from the same rand.
+func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) Plan {
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x6a657073656e))
+	p := Plan{Seed: seed, Nodes: nodes, Time: Duration(total), Nemeses: nemeses}
+	ids := make([]string, nodes)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("n%d", i)
+	}
+	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo)+1)) }
+	at := planQuiet
+	for len(nemeses) > 0 {
+		dur := between(planMinDur, planMaxDur)
+		if at+dur+planTail > total {
+			break
+		}
+		kind := nemeses[rng.IntN(len(nemeses))]
+		f := Fault{At: Duration(at.Round(time.Millisecond)), Kind: kind, Duration: Duration(dur.Round(time.Millisecond))}
+		shuffled := slices.Clone(ids)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		minority := shuffled[:(nodes-1)/2]
+		majority := shuffled[:nodes/2+1]
+		switch kind {
+		case NemKill:
+			switch rng.IntN(3) {
+			case 0:
+				f.Targets = []string{TargetLeader}
+			case 1:
+				f.Targets = shuffled[:1]
+			default:
+				f.Targets = majority
+			}
+		case NemPause:
+			if rng.IntN(2) == 0 {
+				f.Targets = []string{TargetLeader}
+			} else {
+				f.Targets = shuffled[:1]
+			}
+		case NemPartition:
+			shapes := []string{"isolate", "halves"}
+			if nodes >= 3 {
+				shapes = append(shapes, "bridge")
+			}
+			if nodes >= 5 {
+				shapes = append(shapes, "ring")
+			}
+			f.Shape = shapes[rng.IntN(len(shapes))]
+			switch f.Shape {
+			case "isolate":
+				f.Targets = []string{TargetLeader}
+			case "halves":
+				f.Targets = slices.Clone(minority)
+				if len(f.Targets) == 0 {
+					f.Targets = shuffled[:1]
+				}
+			case "bridge":
+				rest := shuffled[1:]
+				half := len(rest) / 2
+				f.Targets = shuffled[:1]
+				f.Groups = [][]string{slices.Clone(rest[:half]), slices.Clone(rest[half:])}
+			case "ring":
+				f.Targets = shuffled
+			}
+		case NemOneWay:
+			f.Targets = []string{TargetLeader}
+			f.Inbound = rng.IntN(2) == 0
+		case NemLoss:
+			f.Targets = pickLeaderOr(rng, shuffled[0])
+			f.Loss = []float64{0.1, 0.3, 0.5}[rng.IntN(3)]
+		case NemDelay:
+			f.Targets = pickLeaderOr(rng, shuffled[0])
+			f.Delay = Duration(time.Duration(50+rng.IntN(151)) * time.Millisecond)
+			f.Jitter = f.Delay / 2
+		case NemNamesrv:
+			f.Targets = []string{Namesrv}
+		case NemTransfer:
+			f.Every = Duration(time.Duration(500+rng.IntN(1001)) * time.Millisecond)
+		}
+		p.Faults = append(p.Faults, f)
+		at += dur + between(planMinGap, planMaxGap)
+	}
+	return p
+}
+
+func pickLeaderOr(rng *rand.Rand, node string) []string {
+	if rng.IntN(2) == 0 {
+		return []string{TargetLeader}
+	}
+	return []string{node}
+}
+
+// Validate checks that every fault can run on p.Nodes nodes.
+func (p Plan) Validate() error {
+	if p.Nodes < 1 || p.Nodes > 9 {
+		return fmt.Errorf("%w: %d nodes", ErrPlan, p.Nodes)
+	}
+	if p.Time <= 0 {
+		return fmt.Errorf("%w: time %v", ErrPlan, time.Duration(p.Time))
+	}
+	known := func(id string) bool {
+		var n int
+		_, err := fmt.Sscanf(id, "n%d", &n)
+		return id == TargetLeader || id == Namesrv || (err == nil && n >= 0 && n < p.Nodes && id == fmt.Sprintf("n%d", n))
+	}
+	for i, f := range p.Faults {
+		if !slices.Contains(AllNemeses, f.Kind) {
+			return fmt.Errorf("%w: fault %d: unknown kind %q", ErrPlan, i, f.Kind)
+		}
+		if f.At < 0 || f.Duration <= 0 || f.Loss < 0 || f.Loss > 1 {
+			return fmt.Errorf("%w: fault %d (%s): bad time, duration or loss", ErrPlan, i, f)
+		}
+		for _, t := range append(slices.Concat(f.Groups...), f.Targets...) {
+			if !known(t) {
+				return fmt.Errorf("%w: fault %d (%s): unknown target %q", ErrPlan, i, f, t)
+			}
+		}
+	}
+	return nil
+}
+
+// WritePlan writes p as indented JSON.
+func WritePlan(path string, p Plan) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// ReadPlan reads and validates a plan file.
+func ReadPlan(path string) (Plan, error) {
+	var p Plan
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return p, fmt.Errorf("%w: %w", ErrPlan, err)
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return p, fmt.Errorf("%w: %s: %w", ErrPlan, path, err)
+	}
+	return p, p.Validate()
+}

@@ -1,0 +1,395 @@
+//go:build unix
+
+package jepsen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ledgermq/ledgermq/internal/devcluster"
+)
+
+// Mechanism names how faults reach the network (the report says which
+// ran).
+const MechanismProxy = "proxy (harness-owned TCP proxies on 127.0.0.1 for every directed link)"
+
+// RunConfig is one run of the harness.
+type RunConfig struct {
+	Bin  string // the ledgermq binary the processes run
+	Dir  string // run directory; "" makes a temporary one
+	Keep bool   // keep a temporary run directory
+	Plan Plan
+	// Workload sizes the load; NodeConf are extra KEY=VALUE lines of each
+	// node's config; LogLevel is the processes' log level.
+	Workload WorkloadConfig
+	NodeConf []string
+	LogLevel string
+	// Out gets the progress lines, the summary and the verdict line.
+	Out io.Writer
+	// Progress is the interval of progress lines (default 5 s).
+	Progress time.Duration
+}
+
+// RunResult is what a run found and where its files are.
+type RunResult struct {
+	*Result
+	Dir       string // "" once removed
+	Mechanism string
+}
+
+// Bounds of the phases after the load (each a bound, not a wait: the
+// run moves on as soon as the condition holds).
+const (
+	startBound    = 90 * time.Second
+	healBound     = 2 * time.Minute
+	drainBound    = 2 * time.Minute
+	convergeBound = time.Minute
+	stopGrace     = 20 * time.Second
+)
+
+// Run starts the cluster, runs the workload under the plan, heals,
+// drains, reads every replica, checks the history and writes the report.
+// It returns an error when the run could not be carried out (the cluster
+// never served, a file could not be written); a run that completes
+// returns its Result, whose verdict may be FAIL.
+func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
+	if err := cfg.Plan.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if cfg.Progress <= 0 {
+		cfg.Progress = 5 * time.Second
+	}
+	dir, temp := cfg.Dir, false
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ledgermq-jepsen-")
+		if err != nil {
+			return nil, err
+		}
+		dir, temp = d, true
+	} else {
+		// A run directory is used once: its nodes' raft state names the
+		// ports of the run that made it.
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			return nil, fmt.Errorf("%w: run directory %s is not empty", ErrCluster, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	res := &RunResult{Dir: dir, Mechanism: MechanismProxy}
+	defer func() {
+		if temp && !cfg.Keep {
+			os.RemoveAll(dir)
+			res.Dir = ""
+		}
+	}()
+	if err := WritePlan(filepath.Join(dir, "plan.json"), cfg.Plan); err != nil {
+		return nil, err
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(cfg.Out, "jepsen: "+format+"\n", args...) }
+	say("run directory %s; %d nodes; %d faults over %v; seed %d; network faults by %s",
+		dir, cfg.Plan.Nodes, len(cfg.Plan.Faults), time.Duration(cfg.Plan.Time), cfg.Plan.Seed, MechanismProxy)
+
+	net := NewNet(uint64(cfg.Plan.Seed))
+	defer net.Close()
+	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, LogLevel: cfg.LogLevel, NodeConf: cfg.NodeConf}, net)
+	if err != nil {
+		return nil, err
+	}
+	stopped := false
+	stopCluster := func() {
+		if !stopped {
+			stopped = true
+			c.Stop(stopGrace)
+		}
+	}
+	defer stopCluster()
+	h, err := NewHistory(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+
+	sctx, cancel := context.WithTimeout(ctx, startBound)
+	err = c.Start(sctx)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.WriteFile(); err != nil {
+		return nil, err
+	}
+	say("cluster serving; name server %s (clients via %s)", c.NamesrvAddr, c.ClientNamesrv)
+
+	mctx, stopMon := context.WithCancel(ctx)
+	mon := &monitor{c: c, h: h}
+	var monWG sync.WaitGroup
+	monWG.Add(1)
+	go func() { defer monWG.Done(); mon.run(mctx) }()
+	defer func() { stopMon(); monWG.Wait() }()
+
+	w := newWorkload(cfg.Workload, c, h)
+	if err := w.createTopic(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.startConsumers(); err != nil {
+		return nil, err
+	}
+	defer w.stopConsumers()
+	h.Add(Event{Type: EvPhase, Kind: "load"})
+	began := time.Now()
+	if err := w.startProducers(); err != nil {
+		return nil, err
+	}
+	defer w.stopProducers()
+
+	var activeMu sync.Mutex
+	active := ""
+	nctx, stopNem := context.WithCancel(ctx)
+	nem := &nemesis{c: c, h: h, leader: mon.leader, rng: rand.New(rand.NewPCG(uint64(cfg.Plan.Seed), 0x73746f726d)),
+		log: say, active: func(s string) { activeMu.Lock(); active = s; activeMu.Unlock() }}
+	var nemWG sync.WaitGroup
+	nemWG.Add(1)
+	go func() { defer nemWG.Done(); nem.run(nctx, cfg.Plan, began) }()
+
+	end := began.Add(time.Duration(cfg.Plan.Time))
+	tick := time.NewTicker(cfg.Progress)
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			waiting = false
+		case <-time.After(time.Until(end)):
+			waiting = false
+		case <-tick.C:
+			activeMu.Lock()
+			a := active
+			activeMu.Unlock()
+			leader, term := mon.view()
+			say("%3.0fs/%v acked=%d failed=%d unknown=%d delivered=%d leader=%s term=%d fault=%s",
+				time.Since(began).Seconds(), time.Duration(cfg.Plan.Time), w.counts.ok.Load(), w.counts.failed.Load(),
+				w.counts.unknown.Load(), w.counts.recv.Load(), orNone(leader), term, orNone(a))
+		}
+	}
+	tick.Stop()
+	stopNem()
+	nemWG.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	// Heal everything (each fault heals itself; this makes sure), then
+	// stop the load and let the group recover.
+	h.Add(Event{Type: EvPhase, Kind: "heal"})
+	net.Heal()
+	for _, id := range append(c.NodeIDs(), Namesrv) {
+		if c.Running(id) {
+			_ = c.Resume(id)
+		} else if err := c.Restart(id); err != nil {
+			say("restart %s: %v", id, err)
+		}
+	}
+	w.stopProducers()
+	hctx, cancel := context.WithTimeout(ctx, healBound)
+	err = c.WaitServing(hctx)
+	cancel()
+	if err != nil {
+		say("after healing: %v", err)
+	}
+
+	// Drain: wait until the consumer group has every acknowledged value.
+	h.Add(Event{Type: EvPhase, Kind: "drain"})
+	var acked []string
+	for _, e := range h.Events() {
+		if e.Type == EvSend && e.Outcome == OK {
+			acked = append(acked, e.Value)
+		}
+	}
+	deadline := time.Now().Add(drainBound)
+	for w.delivered(acked) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		sleepUntil(ctx, time.Now().Add(250*time.Millisecond))
+	}
+	if n := w.delivered(acked); n > 0 {
+		say("drain: %d acknowledged values not delivered after %v", n, drainBound)
+	}
+	// Then until deliveries stop (values of unknown sends stored after the
+	// last acknowledged one, redeliveries), so that the gaps checker sees
+	// a group that has caught up.
+	quiet := time.Now().Add(30 * time.Second)
+	for last := int64(-1); last != w.counts.recv.Load() && time.Now().Before(quiet) && ctx.Err() == nil; {
+		last = w.counts.recv.Load()
+		sleepUntil(ctx, time.Now().Add(2*time.Second))
+	}
+	w.stopConsumers()
+
+	// Final read of every replica once they have applied the same entries.
+	h.Add(Event{Type: EvPhase, Kind: "final-read"})
+	cctx, cancel := context.WithTimeout(ctx, convergeBound)
+	for !devcluster.Converged(c.Status(cctx, 2*time.Second)) && cctx.Err() == nil {
+		sleepUntil(cctx, time.Now().Add(250*time.Millisecond))
+	}
+	notConverged := cctx.Err() != nil
+	cancel()
+	in := CheckInput{Nodes: c.NodeIDs()}
+	if err := finalRead(ctx, c, h); err != nil {
+		in.NoFinalRead = err.Error()
+	}
+	finalOffsets(ctx, c, h)
+	stopMon()
+	monWG.Wait()
+	stopCluster()
+	if notConverged {
+		say("replicas had not converged after %v", convergeBound)
+	}
+	if _, err := devcluster.CompareCommitLogs(c.File().Nodes); err != nil {
+		in.ReplicaCompare = err.Error()
+	}
+	if err := h.Close(); err != nil {
+		return nil, err
+	}
+	res.Result = Check(h.Events(), in)
+	if err := writeResults(dir, res); err != nil {
+		return nil, err
+	}
+	if err := WriteReport(filepath.Join(dir, "report.html"), cfg.Plan, h.Events(), res); err != nil {
+		return nil, err
+	}
+	fmt.Fprint(cfg.Out, res.Summary())
+	if !temp || cfg.Keep {
+		say("report %s; replay with: ledgermq jepsen replay %s", filepath.Join(dir, "report.html"), filepath.Join(dir, "plan.json"))
+	}
+	return res, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func writeResults(dir string, res *RunResult) error {
+	data, err := json.MarshalIndent(struct {
+		Verdict   string  `json:"verdict"`
+		Mechanism string  `json:"mechanism"`
+		Result    *Result `json:"result"`
+	}{res.VerdictLine(), res.Mechanism, res.Result}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), append(data, '\n'), 0o644)
+}
+
+// monitor polls every node's raft view, records changes and knows the
+// current leader for the nemesis.
+type monitor struct {
+	c       *Cluster
+	h       *History
+	mu      sync.Mutex
+	lead    string
+	term    uint64
+	latest  map[string]devcluster.NodeStatus
+	offsets map[string]int64 // node/queue → the committed offset last recorded
+	rounds  int
+}
+
+const monitorEvery = 250 * time.Millisecond
+
+func (m *monitor) run(ctx context.Context) {
+	m.latest = map[string]devcluster.NodeStatus{}
+	m.offsets = map[string]int64{}
+	tick := time.NewTicker(monitorEvery)
+	defer tick.Stop()
+	for {
+		st := m.c.Status(ctx, 500*time.Millisecond)
+		if ctx.Err() != nil {
+			return
+		}
+		lead, term := "", uint64(0)
+		for _, s := range st {
+			if s.Role == devcluster.RoleLeader && s.Term >= term {
+				lead, term = s.ID, s.Term
+			}
+			prev, seen := m.latest[s.ID]
+			if !seen || prev.Role != s.Role || (s.Term != 0 && prev.Term != s.Term) {
+				m.h.Add(Event{Type: EvStatus, Node: s.ID, Role: s.Role, Term: s.Term, Leader: s.LeaderID})
+			}
+			if s.Term != 0 || !seen || s.Role != prev.Role {
+				m.latest[s.ID] = s
+			}
+		}
+		m.mu.Lock()
+		m.lead, m.term = lead, max(term, m.term)
+		m.mu.Unlock()
+		if m.rounds++; m.rounds%2 == 0 {
+			m.pollOffsets(ctx, st)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// pollOffsets asks every answering node (at its own address) for the
+// consumer group's committed offset of every queue and records those that
+// changed.
+func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
+	for _, s := range st {
+		if s.Role == devcluster.RoleDown || s.Role == "unreachable" {
+			continue
+		}
+		for q := range int32(queues) {
+			v, err := m.c.CommittedOffset(ctx, s.ID, ConsumerGroup, Topic, q, 500*time.Millisecond)
+			if err != nil {
+				break // not answering, or no offset yet
+			}
+			key := fmt.Sprintf("%s/%d", s.ID, q)
+			if prev, ok := m.offsets[key]; !ok || prev != v {
+				m.offsets[key] = v
+				m.h.Add(Event{Type: EvOffset, Node: s.ID, Queue: q, Offset: v})
+			}
+		}
+	}
+}
+
+// finalOffsets records every node's committed offset of every queue
+// once the replicas have converged: replicated metadata must agree.
+func finalOffsets(ctx context.Context, c *Cluster, h *History) {
+	for _, nd := range c.Nodes {
+		for q := range int32(queues) {
+			v, err := c.CommittedOffset(ctx, nd.ID, ConsumerGroup, Topic, q, 2*time.Second)
+			if err != nil {
+				v = -1
+			}
+			h.Add(Event{Type: EvOffset, Kind: "final", Node: nd.ID, Queue: q, Offset: v})
+		}
+	}
+}
+
+// leader is the leader of the last poll ("" none).
+func (m *monitor) leader() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lead
+}
+
+func (m *monitor) view() (string, uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lead, m.term
+}
+
+// ErrVerdictFail is what the command returns for a FAIL verdict.
+var ErrVerdictFail = errors.New("jepsen: verdict FAIL")

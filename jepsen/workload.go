@@ -1,0 +1,279 @@
+//go:build unix
+
+package jepsen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/internal/devcluster"
+)
+
+// Workload names.
+const (
+	Topic         = "JepsenTopic"
+	ConsumerGroup = "jepsen-consumers"
+	producerGroup = "jepsen-producers"
+)
+
+// WorkloadConfig sizes the at-least-once queue workload.
+type WorkloadConfig struct {
+	Producers int           // concurrent producers (default 4)
+	Consumers int           // members of the consumer group (default 2)
+	Interval  time.Duration // at most one send per producer per Interval (default 20 ms)
+	// SendTimeout bounds each send, retries included (default 2 s).
+	SendTimeout time.Duration
+}
+
+func (w *WorkloadConfig) fill() {
+	if w.Producers <= 0 {
+		w.Producers = 4
+	}
+	if w.Consumers <= 0 {
+		w.Consumers = 2
+	}
+	if w.Interval <= 0 {
+		w.Interval = 20 * time.Millisecond
+	}
+	if w.SendTimeout <= 0 {
+		w.SendTimeout = 2 * time.Second
+	}
+}
+
+// workload is the producers and the consumer group of a run, recording
+// into one history.
+//
+// Goroutines: one per producer, owned here and ended by stopProducers;
+// the consumers own theirs and Close ends them.
+type workload struct {
+	cfg     WorkloadConfig
+	c       *Cluster
+	h       *History
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	cons    []*client.PushConsumer
+	counts  counters
+	recvMu  sync.Mutex
+	recvSet map[string]bool // values delivered at least once
+}
+
+type counters struct {
+	ok, failed, unknown, recv atomic.Int64
+}
+
+func newWorkload(cfg WorkloadConfig, c *Cluster, h *History) *workload {
+	cfg.fill()
+	return &workload{cfg: cfg, c: c, h: h, recvSet: map[string]bool{}}
+}
+
+// queues is the topic's queue count.
+const queues = 8
+
+// createTopic creates the topic on the group before the load, with
+// queues queues (through the proxies, as any admin would).
+func (w *workload) createTopic(ctx context.Context) error {
+	a, err := client.NewAdmin(client.WithAdminNameServers(w.c.ClientNamesrv))
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	// Created, and routed by the name server (the consumers need the
+	// route to start).
+	var last error
+	for range 40 {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, last = a.CreateTopic(cctx, client.TopicConfig{Topic: Topic, ReadQueues: queues, WriteQueues: queues}, client.Target{BrokerName: GroupName})
+		if last == nil {
+			_, last = a.TopicRoute(cctx, Topic)
+		}
+		cancel()
+		if last == nil || ctx.Err() != nil {
+			break
+		}
+		sleepUntil(ctx, time.Now().Add(500*time.Millisecond))
+	}
+	if last != nil {
+		return fmt.Errorf("jepsen: create topic %s: %w", Topic, last)
+	}
+	return nil
+}
+
+// startConsumers starts the consumer group (before the producers, from
+// the first offset, so it sees everything).
+func (w *workload) startConsumers() error {
+	for i := range w.cfg.Consumers {
+		name := fmt.Sprintf("c%d", i)
+		pc, err := client.NewPushConsumer(client.WithNameServers(w.c.ClientNamesrv), client.WithGroup(ConsumerGroup),
+			client.WithInstanceName(name), client.WithConsumeFromWhere(client.ConsumeFromFirstOffset),
+			client.WithLongPollTimeout(2*time.Second), client.WithCommitInterval(time.Second),
+			client.WithRebalanceInterval(5*time.Second))
+		if err != nil {
+			return err
+		}
+		err = pc.Subscribe(Topic, client.Selector{Expression: "*"}, func(_ context.Context, m *client.MessageExt) client.ConsumeResult {
+			w.received(name, m)
+			return client.ConsumeSuccess
+		})
+		if err == nil {
+			err = pc.Start()
+		}
+		if err != nil {
+			_ = pc.Close()
+			return err
+		}
+		w.cons = append(w.cons, pc)
+	}
+	return nil
+}
+
+func (w *workload) received(name string, m *client.MessageExt) {
+	v := string(m.Body)
+	seq, _ := parseValue(v)
+	w.h.Add(Event{Type: EvRecv, Process: name, Value: v, Seq: seq, Queue: m.Queue.QueueID, Offset: m.QueueOffset,
+		MsgID: m.MsgID, Redeliv: m.ReconsumeTimes})
+	w.counts.recv.Add(1)
+	w.recvMu.Lock()
+	w.recvSet[v] = true
+	w.recvMu.Unlock()
+}
+
+// delivered reports whether every value in vals has been delivered.
+func (w *workload) delivered(vals []string) (missing int) {
+	w.recvMu.Lock()
+	defer w.recvMu.Unlock()
+	for _, v := range vals {
+		if !w.recvSet[v] {
+			missing++
+		}
+	}
+	return missing
+}
+
+// startProducers starts the producers; they run until stopProducers.
+func (w *workload) startProducers() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	for i := range w.cfg.Producers {
+		p, err := client.NewProducer(client.WithNameServers(w.c.ClientNamesrv), client.WithGroup(producerGroup),
+			client.WithSendTimeout(w.cfg.SendTimeout), client.WithRetries(2))
+		if err != nil {
+			cancel()
+			return err
+		}
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer p.Close()
+			w.produce(ctx, fmt.Sprintf("p%d", i), p)
+		}()
+	}
+	return nil
+}
+
+// produce sends p<id>-1, p<id>-2, … one at a time, every one with the
+// producer's id as its sharding key (so one producer's messages share a
+// queue and their order there is checkable).
+func (w *workload) produce(ctx context.Context, id string, p *client.Producer) {
+	tick := time.NewTicker(w.cfg.Interval)
+	defer tick.Stop()
+	for seq := int64(1); ; seq++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		v := id + "-" + strconv.FormatInt(seq, 10)
+		m := &client.Message{Topic: Topic, Body: []byte(v), Keys: []string{v}, ShardingKey: id}
+		invoke := w.h.Now()
+		// The send's own timeout bounds it; a send in flight when the load
+		// stops is waited for, so its outcome is recorded.
+		res, err := p.Send(context.Background(), m)
+		e := Event{Type: EvSend, Process: id, Value: v, Seq: seq, Invoke: invoke, Queue: -1, Offset: -1}
+		switch client.OutcomeOf(err) {
+		case client.OutcomeOK:
+			e.Outcome = OK
+			e.Queue, e.Offset, e.MsgID = res.Queue.QueueID, res.QueueOffset, res.MsgID
+			e.Node = w.c.NodeByAdvertised(res.Addr)
+			e.Attempts, e.MaybeDup = res.Attempts, res.MaybeDuplicated()
+			w.counts.ok.Add(1)
+		case client.OutcomeUnknown:
+			e.Outcome = Unknown
+			w.counts.unknown.Add(1)
+		default:
+			e.Outcome = Failed
+			w.counts.failed.Add(1)
+		}
+		if err != nil {
+			e.Error = shorten(err.Error())
+			var se *client.SendError
+			if errors.As(err, &se) {
+				e.Attempts = len(se.Attempts)
+			}
+		}
+		w.h.Add(e)
+	}
+}
+
+// stopProducers stops new sends and waits for those in flight.
+func (w *workload) stopProducers() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.wg.Wait()
+}
+
+// stopConsumers closes the consumer group.
+func (w *workload) stopConsumers() {
+	for _, c := range w.cons {
+		_ = c.Close()
+	}
+	w.cons = nil
+}
+
+// parseValue reads a payload p<producer>-<seq>.
+func parseValue(v string) (int64, string) {
+	i := strings.LastIndexByte(v, '-')
+	if i < 0 {
+		return 0, ""
+	}
+	n, err := strconv.ParseInt(v[i+1:], 10, 64)
+	if err != nil {
+		return 0, ""
+	}
+	return n, v[:i]
+}
+
+func shorten(s string) string {
+	const max = 300
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// finalRead reads every queue of the topic from every node separately
+// (at the node's own address) and records each record as a read event.
+func finalRead(ctx context.Context, c *Cluster, h *History) error {
+	var errs []error
+	for _, nd := range c.Nodes {
+		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		ms, err := devcluster.ReadTopic(rctx, c.status, nd.Addr, Topic, "jepsen-final-read")
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("final read of %s: %w", nd.ID, err))
+		}
+		for _, m := range ms {
+			v := string(m.Body)
+			seq, _ := parseValue(v)
+			h.Add(Event{Type: EvRead, Node: nd.ID, Value: v, Seq: seq, Queue: m.QueueID, Offset: m.QueueOffset, MsgID: m.MsgID()})
+		}
+	}
+	return errors.Join(errs...)
+}
