@@ -113,4 +113,3 @@ func TestRaftTLSRefusesForeignNode(t *testing.T) {
 func oneMsg(topic, body string) []*message.Ext {
 	return []*message.Ext{dledger.NewTestMsg(topic, 0, body)}
 }
-
