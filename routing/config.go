@@ -163,6 +163,10 @@ func (c Config) String() string {
 	if c.Secret != "" {
 		secret = "set"
 	}
-	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v clusterSecret=%s signWindow=%v confirmTimeout=%v topicGrace=%v}",
-		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace)
+	tlsOn := ""
+	if c.TLSServer != nil {
+		tlsOn = " tls=on"
+	}
+	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v clusterSecret=%s signWindow=%v confirmTimeout=%v topicGrace=%v%s}",
+		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace, tlsOn)
 }
