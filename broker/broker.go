@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,12 @@ type Config struct {
 	// Listener, if set, is the bound client socket to serve (Addr must be
 	// its address); otherwise the broker listens on Addr.
 	Listener net.Listener
+	// TLSServer, if set, makes the client port TLS only (no client
+	// certificate is asked for: RocketMQ clients offer none).
+	TLSServer *tls.Config
+	// TLSClient, if set, is used to dial name servers and the leader
+	// (verifying them against its CA, presenting this node's certificate).
+	TLSClient *tls.Config
 	// DelayLevels are the delays of levels 1, 2, … (RocketMQ's
 	// messageDelayLevel). Default: ParseDelayLevels(DefaultDelayLevels).
 	DelayLevels []time.Duration
@@ -255,10 +262,11 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 		b.obs = nopObserver{}
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client")})
+	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client"), TLS: cfg.TLSClient})
 	b.srv = remoting.NewServer(remoting.ServerConfig{
 		Addr:        cfg.Addr,
 		Listener:    cfg.Listener,
+		TLS:         cfg.TLSServer,
 		Limits:      cfg.Limits,
 		Logger:      b.log.Named("remoting"),
 		Pools:       pools,

@@ -34,6 +34,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -44,6 +45,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -78,6 +80,8 @@ type adminOptions struct {
 	timeout     time.Duration
 	logger      hclog.Logger
 	dial        func(ctx context.Context, addr string) (net.Conn, error)
+	tls         *tls.Config
+	tlsFiles    tlsconf.Files
 }
 
 // WithAdminNameServers sets the name servers ("host:port"). Required.
@@ -97,6 +101,16 @@ func WithAdminLogger(l hclog.Logger) AdminOption { return func(o *adminOptions) 
 // WithAdminDial makes dial open every connection (see WithDial).
 func WithAdminDial(dial func(ctx context.Context, addr string) (net.Conn, error)) AdminOption {
 	return func(o *adminOptions) { o.dial = dial }
+}
+
+// WithAdminTLS runs every connection over TLS with cfg (see WithTLS).
+func WithAdminTLS(cfg *tls.Config) AdminOption { return func(o *adminOptions) { o.tls = cfg } }
+
+// WithAdminTLSFiles is WithAdminTLS from PEM files (see WithTLSFiles).
+func WithAdminTLSFiles(caFile, certFile, keyFile string) AdminOption {
+	return func(o *adminOptions) {
+		o.tlsFiles = tlsconf.Files{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+	}
 }
 
 // Admin is a handle on a cluster for administration. Safe for concurrent
@@ -127,7 +141,11 @@ func NewAdmin(opts ...AdminOption) (*Admin, error) {
 	if o.logger == nil {
 		o.logger = hclog.NewNullLogger()
 	}
-	rc := remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: o.dial})
+	tlsCfg, err := loadTLS(o.tls, o.tlsFiles)
+	if err != nil {
+		return nil, err
+	}
+	rc := remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: o.dial, TLS: tlsCfg})
 	return &Admin{opts: o, rc: rc}, nil
 }
 

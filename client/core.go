@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -110,6 +112,15 @@ func (c *core) dial(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	if nc == nil {
 		return nil, &dialError{addr: addr, err: errors.New("dialer returned no connection")}
+	}
+	if c.opts.tls != nil {
+		// The handshake is part of the dial: a failure sent nothing.
+		tc := tls.Client(nc, tlsconf.ForAddr(c.opts.tls, addr))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = nc.Close()
+			return nil, &dialError{addr: addr, err: fmt.Errorf("TLS handshake: %w", err)}
+		}
+		return tc, nil
 	}
 	return nc, nil
 }

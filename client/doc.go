@@ -68,7 +68,8 @@
 //	what happened to an attempt                       outcome  retried
 //	------------------------------------------------  -------  -------------
 //	answer 0, or 10/11/12 (stored with a warning)     ok       -
-//	dial failed (refused, unreachable, WithDial hook) failed   until timeout
+//	dial failed (refused, unreachable, WithDial hook, failed   until timeout
+//	  TLS handshake)
 //	answer 14, 501, 1500 (no writable leader there)   failed   until timeout
 //	answer 2, 16, 17 (refused before storing: busy,   failed   yes
 //	  no permission, no topic yet)
@@ -92,6 +93,16 @@
 // SendOneWay writes the request and returns; a nil error means written,
 // with an outcome unknown by nature. SendAsync runs Send's path on a
 // goroutine and hands its result to a callback.
+//
+// # TLS
+//
+// WithTLS (a *tls.Config) or WithTLSFiles (a CA file, and optionally a
+// client certificate and key, re-read when they change) run every
+// connection, to name servers and brokers alike, over TLS; the server's
+// certificate is checked for the dialled host. The handshake is part of
+// the dial (bounded by remoting's DialTimeout), so a refused one sent
+// nothing and the attempt is failed, not unknown. WithAdminTLS and
+// WithAdminTLSFiles do the same for Admin. Off by default.
 //
 // # Routes
 //

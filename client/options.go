@@ -2,12 +2,14 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -51,6 +53,8 @@ type options struct {
 	maxAsync          int
 	logger            hclog.Logger
 	dial              func(ctx context.Context, addr string) (net.Conn, error)
+	tls               *tls.Config
+	tlsFiles          tlsconf.Files
 	now               func() time.Time
 
 	// Consumers only (consumer_options.go).
@@ -152,6 +156,33 @@ func WithDial(dial func(ctx context.Context, addr string) (net.Conn, error)) Opt
 	return func(o *options) { o.dial = dial }
 }
 
+// WithTLS runs every connection, to name servers and brokers, over TLS
+// with cfg (nil: plaintext, the default). The server name checked is the
+// dialled host unless cfg sets ServerName. A failed handshake counts as a
+// failed dial: nothing was sent.
+func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
+
+// WithTLSFiles is WithTLS with a config read from PEM files: servers are
+// verified against caFile; certFile and keyFile (both or neither) are
+// presented when a server asks. The files are re-read when they change.
+func WithTLSFiles(caFile, certFile, keyFile string) Option {
+	return func(o *options) {
+		o.tlsFiles = tlsconf.Files{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+	}
+}
+
+// loadTLS turns TLS files into the config (WithTLS wins over files).
+func loadTLS(cfg *tls.Config, f tlsconf.Files) (*tls.Config, error) {
+	if cfg != nil || !f.Enabled() {
+		return cfg, nil
+	}
+	src, err := tlsconf.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: TLS: %w", ErrConfig, err)
+	}
+	return src.ClientConfig(), nil
+}
+
 // withClock replaces the clock of the latency fault tolerance (tests).
 func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
@@ -183,5 +214,7 @@ func (o *options) validate() error {
 	case o.logger == nil:
 		o.logger = hclog.NewNullLogger()
 	}
-	return nil
+	var err error
+	o.tls, err = loadTLS(o.tls, o.tlsFiles)
+	return err
 }

@@ -1,6 +1,7 @@
 package dledger
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -108,6 +109,12 @@ type Config struct {
 	// StreamLayer, if set, carries raft traffic instead of a plain TCP
 	// listener on BindAddr (tests use a fault-injecting one).
 	StreamLayer raft.StreamLayer
+	// TLS, if set, runs the raft port (raft traffic and node info) over
+	// mutual TLS: Server must require and verify client certificates
+	// (tlsconf's ServerConfig(true)), Client presents this node's. A peer
+	// without a certificate of the cluster's CA can neither dial nor be
+	// dialled. Ignored with StreamLayer.
+	TLS *RaftTLS
 	// OnRoleChange is called on every role change, from the group's role
 	// goroutine, after the change is in effect. It must not block.
 	OnRoleChange func(RoleEvent)
@@ -182,6 +189,12 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// RaftTLS is the TLS of the raft port: a server side for the connections
+// it accepts and a client side for those it dials.
+type RaftTLS struct {
+	Server, Client *tls.Config
+}
+
 // Validate checks the configuration (after defaults).
 func (c Config) Validate() error {
 	var errs []error
@@ -193,6 +206,9 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		bad("DataDir is required")
+	}
+	if c.TLS != nil && c.StreamLayer == nil && (c.TLS.Server == nil || c.TLS.Client == nil) {
+		bad("TLS needs both a server and a client config")
 	}
 	if c.StreamLayer == nil && c.BindAddr == "" {
 		bad("BindAddr is required")

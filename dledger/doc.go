@@ -77,6 +77,17 @@
 // its own; a node whose broker allows more than the group is refused by
 // the group (ErrBadMessage) before anything is proposed.
 //
+// # TLS
+//
+// With Config.TLS the raft port is mutual TLS: the node presents its
+// certificate when it dials and requires one when it accepts, both
+// verified against the cluster's CA, so a node whose certificate another
+// CA signed can neither join nor be reached. The handshake of an accepted
+// connection is part of its first read (bounded like the node-info sniff);
+// node info travels inside TLS like raft does. Certificates are reloaded
+// by the configs themselves (internal/tlsconf), so rotating files needs no
+// restart.
+//
 // # Versions
 //
 // The group's format version (metadata, 1 until raised) says which entries

@@ -158,7 +158,7 @@ func (g *Group) open() error {
 		if err != nil {
 			return fmt.Errorf("dledger: advertise address: %w", err)
 		}
-		if stream, err = newTCPLayer(cfg.BindAddr, adv); err != nil {
+		if stream, err = newTCPLayer(cfg.BindAddr, adv, cfg.TLS); err != nil {
 			return err
 		}
 	}

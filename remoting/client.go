@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
 
 // ClientConfig configures a Client. Zero values take the defaults.
@@ -26,6 +29,11 @@ type ClientConfig struct {
 	// in the error of every call waiting for that dial, unless ctx ended
 	// first (the call then fails with the context's error).
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// TLS, if set, runs every connection over TLS: the handshake, on the
+	// connection Dial (or TCP) opened, completes within DialTimeout. The
+	// server name is the address's host unless the config names one
+	// (tlsconf.ForAddr).
+	TLS *tls.Config
 	// MaxFrameSize bounds every frame read or written, length prefix
 	// included (DefaultMaxFrameSize).
 	MaxFrameSize int
@@ -284,21 +292,34 @@ func (c *Client) dial(ctx context.Context, addr string, e *dialEntry) {
 // dialConn opens the network connection to addr with the Dial hook, or
 // over TCP when there is none, bounded by DialTimeout.
 func (c *Client) dialConn(ctx context.Context, addr string) (net.Conn, error) {
-	if c.cfg.Dial == nil {
-		d := net.Dialer{Timeout: c.cfg.DialTimeout}
-		return d.DialContext(ctx, "tcp", addr)
-	}
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
 	defer cancel()
-	nc, err := c.cfg.Dial(dctx, addr)
+	var nc net.Conn
+	var err error
+	if c.cfg.Dial == nil {
+		var d net.Dialer
+		nc, err = d.DialContext(dctx, "tcp", addr)
+	} else {
+		nc, err = c.cfg.Dial(dctx, addr)
+	}
 	switch {
 	case err != nil && nc != nil:
 		_ = nc.Close()
 		return nil, err
 	case err == nil && nc == nil:
 		return nil, errors.New("dial hook returned neither a connection nor an error")
+	case err != nil:
+		return nil, err
 	}
-	return nc, err
+	if c.cfg.TLS == nil {
+		return nc, nil
+	}
+	tc := tls.Client(nc, tlsconf.ForAddr(c.cfg.TLS, addr))
+	if err := tc.HandshakeContext(dctx); err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
 }
 
 // connClosed forgets a dead connection so that the next call redials.

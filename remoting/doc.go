@@ -160,6 +160,18 @@
 // which run on them), then let the workers finish what is queued and wait
 // for them and for outstanding callbacks.
 //
+// # TLS
+//
+// ServerConfig.TLS makes a server TLS only: each accepted connection
+// completes its handshake (bounded by HandshakeTimeout, 10 s) on its read
+// goroutine before any frame is read, and one that fails is closed and
+// forgotten. A plaintext client on a TLS port therefore sees its
+// connection closed (its calls fail with ErrConnClosed), and a TLS client
+// on a plaintext port fails its dial: the server reads the ClientHello as
+// an oversized frame and disconnects. ClientConfig.TLS handshakes every
+// connection the client opens, after Dial and within DialTimeout, with
+// the dialled host as server name (internal/tlsconf.ForAddr).
+//
 // # Invariants
 //
 //   - The package never modifies a Command it is asked to send: opaques and

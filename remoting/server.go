@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,6 +19,8 @@ const (
 	DefaultIdleTimeout  = 120 * time.Second
 	DefaultWriteTimeout = 30 * time.Second
 	DefaultDialTimeout  = 3 * time.Second
+	// DefaultHandshakeTimeout bounds a server's TLS handshake.
+	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultPool is the pool every server has; codes registered without
 	// a pool of their own use it.
 	DefaultPool = "default"
@@ -31,6 +34,14 @@ type ServerConfig struct {
 	// that must know the address before the server starts binds it
 	// first). The server closes it on Close.
 	Listener net.Listener
+	// TLS, if set, serves TLS only: every accepted connection must
+	// complete a handshake within HandshakeTimeout before its first frame
+	// is read, and one that does not (a plaintext client among them) is
+	// closed. Package internal/tlsconf builds a config that follows its
+	// files.
+	TLS *tls.Config
+	// HandshakeTimeout bounds the TLS handshake (DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
 	// MaxFrameSize bounds every frame read or written, length prefix
 	// included (DefaultMaxFrameSize). A peer that announces a larger frame
 	// is disconnected.
@@ -103,6 +114,9 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	cfg.IdleTimeout = durationOrDefault(cfg.IdleTimeout, DefaultIdleTimeout)
 	cfg.WriteTimeout = durationOrDefault(cfg.WriteTimeout, DefaultWriteTimeout)
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
@@ -374,6 +388,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // serveConn registers an accepted connection and starts its read
 // goroutine, or closes it at once when MaxConns are open.
 func (s *Server) serveConn(nc net.Conn) {
+	if s.cfg.TLS != nil {
+		nc = tls.Server(nc, s.cfg.TLS)
+	}
 	c := newConn(nc, connConfig{
 		maxFrame:     s.cfg.MaxFrameSize,
 		idleTimeout:  s.cfg.IdleTimeout,
@@ -404,8 +421,26 @@ func (s *Server) serveConn(nc net.Conn) {
 	s.logger.Debug("connection accepted", "peer", nc.RemoteAddr(), "conn", c.id)
 	go func() {
 		defer s.connWG.Done()
+		if tc, ok := nc.(*tls.Conn); ok {
+			if err := s.handshake(tc); err != nil {
+				s.logger.Debug("TLS handshake failed", "peer", nc.RemoteAddr(), "conn", c.id, "error", err)
+				c.closeWith(fmt.Errorf("TLS handshake: %w", err))
+				s.connClosed(c)
+				return
+			}
+		}
 		c.readLoop()
 	}()
+}
+
+// handshake runs the TLS handshake of an accepted connection, bounded by
+// HandshakeTimeout (Close ends it sooner by closing the connection).
+func (s *Server) handshake(tc *tls.Conn) error {
+	_ = tc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	if err := tc.Handshake(); err != nil {
+		return err
+	}
+	return tc.SetDeadline(time.Time{})
 }
 
 // connClosed is the close hook of every accepted connection.

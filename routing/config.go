@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -77,6 +78,13 @@ type Config struct {
 	// topics without the rule of doc.go (Topics). Default
 	// DefaultTopicGrace; negative: none.
 	TopicGrace time.Duration
+
+	// TLSServer, if set, makes the name server's port TLS only (no
+	// client certificate is asked for).
+	TLSServer *tls.Config
+	// TLSClient, if set, is how the default Checker dials brokers to
+	// confirm registrations (brokers whose client port is TLS).
+	TLSClient *tls.Config
 }
 
 // DefaultConfig returns the configuration with every default filled in.
@@ -155,6 +163,10 @@ func (c Config) String() string {
 	if c.Secret != "" {
 		secret = "set"
 	}
-	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v clusterSecret=%s signWindow=%v confirmTimeout=%v topicGrace=%v}",
-		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace)
+	tlsOn := ""
+	if c.TLSServer != nil {
+		tlsOn = " tls=on"
+	}
+	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v clusterSecret=%s signWindow=%v confirmTimeout=%v topicGrace=%v%s}",
+		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace, tlsOn)
 }

@@ -91,12 +91,14 @@ func NewServer(cfg Config) (*Server, error) {
 			// is cut off rather than buffered.
 			MaxFrameSize: maxStatusFrame,
 			Logger:       cfg.Logger.Named("confirm"),
+			TLS:          cfg.TLSClient,
 		})
 		checker = RaftStatusChecker{Client: s.checkerClient, Timeout: cfg.ConfirmTimeout}
 	}
 	s.confirm = newConfirmer(s, checker)
 	s.rs = remoting.NewServer(remoting.ServerConfig{
 		Addr:        cfg.Addr,
+		TLS:         cfg.TLSServer,
 		Limits:      limits,
 		Pools:       map[string]remoting.PoolConfig{PoolHeartbeat: heartbeatPool},
 		Logger:      cfg.Logger.Named("remoting"),

@@ -33,6 +33,7 @@ type adminFlags struct {
 	namesrv string
 	output  string
 	timeout time.Duration
+	tls     tlsFlags
 }
 
 func newAdminCmd() *cobra.Command {
@@ -48,6 +49,7 @@ func newAdminCmd() *cobra.Command {
 	pf.StringVarP(&af.namesrv, "namesrv", "n", os.Getenv("NAMESRV_ADDR"), "name server addresses, ';'-separated")
 	pf.StringVarP(&af.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&af.timeout, "timeout", 60*time.Second, "bound on the whole command")
+	af.tls.add(pf)
 	cmd.AddCommand(newAdminRaftCmd(af), newAdminTopicCmd(af), newAdminGroupCmd(af), newAdminOffsetCmd(af),
 		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af), newAdminPendingCmd(af))
 	cmd.AddCommand(mqadminAliases(af)...)
@@ -76,7 +78,10 @@ func (af *adminFlags) open(cmd *cobra.Command) (*admin, context.Context, context
 	if len(ns) == 0 {
 		return nil, nil, nil, fmt.Errorf("%w: no name server: give -n host:port or set NAMESRV_ADDR", errAdmin)
 	}
-	c, err := client.NewAdmin(client.WithAdminNameServers(ns...))
+	if err := af.tls.check(); err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := client.NewAdmin(append([]client.AdminOption{client.WithAdminNameServers(ns...)}, af.tls.adminOptions()...)...)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %w", errAdmin, err)
 	}

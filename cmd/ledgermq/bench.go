@@ -41,6 +41,7 @@ type benchFlags struct {
 	compress    bool
 	verify      bool
 	output      string
+	tls         tlsFlags
 }
 
 func newBenchCmd() *cobra.Command {
@@ -95,6 +96,7 @@ func newBenchConsumeCmd() *cobra.Command {
 	f.DurationVar(&bf.duration, "duration", 5*time.Minute, "stop after this long")
 	f.DurationVar(&idle, "idle", 10*time.Second, "stop once nothing arrived for this long (messages retention removed never come)")
 	f.StringVarP(&bf.output, "output", "o", "text", "summary format: text or json")
+	bf.tls.add(f)
 	return cmd
 }
 
@@ -119,9 +121,9 @@ func runBenchConsume(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		Consumers: consumers, Count: bf.count, Duration: bf.duration, Report: live.interval,
 		FromZero: preload, Idle: idle,
 		NewConsumer: func(i int, deliver func(bench.Received)) (bench.Consumer, error) {
-			c, err := client.NewPushConsumer(client.WithNameServers(bf.namesrv), client.WithGroup("bench-consume-"+runID),
+			c, err := client.NewPushConsumer(append([]client.Option{client.WithNameServers(bf.namesrv), client.WithGroup("bench-consume-" + runID),
 				client.WithConsumeFromWhere(client.ConsumeFromFirstOffset), client.WithPullBatchSize(pullBatch),
-				client.WithInstanceName(fmt.Sprintf("bench-%s-%d", runID, i)))
+				client.WithInstanceName(fmt.Sprintf("bench-%s-%d", runID, i))}, bf.tls.clientOptions()...)...)
 			if err != nil {
 				return nil, err
 			}
@@ -189,14 +191,18 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 	f.BoolVar(&bf.verify, "verify", false, "afterwards read every acknowledged send back by offset, and count the stored copies of every send that failed or had an unknown outcome (keys each message; memory grows with the count)")
 	f.BoolVar(&bf.compress, "compress", false, "let the client compress bodies of 4 KiB and more (off: bench bodies compress unrealistically well)")
 	f.StringVarP(&bf.output, "output", "o", "text", "summary format: text or json")
+	bf.tls.add(f)
 	return cmd
 }
 
 // runBenchProduce runs the load; the live lines go to progress (stderr),
 // the summary to out (stdout), so a script can read stdout alone.
 func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlags) error {
+	if err := bf.tls.check(); err != nil {
+		return err
+	}
 	live := newLiveReport(progress, bf)
-	opts := []client.Option{client.WithNameServers(bf.namesrv), client.WithSendTimeout(bf.sendTimeout)}
+	opts := append([]client.Option{client.WithNameServers(bf.namesrv), client.WithSendTimeout(bf.sendTimeout)}, bf.tls.clientOptions()...)
 	if !bf.compress {
 		opts = append(opts, client.WithCompression(0, 0))
 	}
@@ -217,13 +223,17 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 
 	var v *bench.Verification
 	if bf.verify {
-		ac, err := client.NewAdmin(client.WithAdminNameServers(bf.namesrv))
+		ac, err := client.NewAdmin(append([]client.AdminOption{client.WithAdminNameServers(bf.namesrv)}, bf.tls.adminOptions()...)...)
 		if err != nil {
 			return err
 		}
 		a := &admin{c: ac, out: out}
 		defer a.Close()
-		rc := remoting.NewClient(remoting.ClientConfig{})
+		rcTLS, err := bf.tls.config()
+		if err != nil {
+			return err
+		}
+		rc := remoting.NewClient(remoting.ClientConfig{TLS: rcTLS})
 		defer rc.Close()
 		vctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()

@@ -24,6 +24,7 @@ package main
 // "n0-127.0.0.1:40911;n1-127.0.0.1:40912".
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,7 @@ import (
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -89,6 +91,10 @@ var brokerKeys = []keySpec{
 	{key: "remoting.max_conns", def: "4096", usage: "client connections; more are closed at accept (-1: no limit)"},
 	{key: "remoting.max_inflight_per_conn", def: "1024", usage: "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)"},
 	{key: "cluster_secret", def: "", usage: "shared secret that signs registrations with the name servers (≥ 16 bytes; prefer the file or LEDGERMQ_CLUSTER_SECRET to the flag)"},
+	{key: "tls.enable", def: "false", isBool: true, usage: "TLS on the client port, mutual TLS on raft links, TLS to name servers and the leader (needs the three tls files)"},
+	{key: "tls.cert_file", def: "", usage: "PEM certificate of this node (server and client use; re-read when it changes)"},
+	{key: "tls.key_file", def: "", usage: "PEM private key of tls.cert_file"},
+	{key: "tls.ca_file", def: "", usage: "PEM CA certificates that peers' certificates are verified against"},
 	{key: "log_level", def: "info", usage: "trace, debug, info, warn or error"},
 	{key: "log_format", def: "text", usage: "text or json (one JSON object a line)"},
 	{key: "log_json", def: "false", isBool: true, usage: "log as JSON (the same as log_format=json)"},
@@ -179,8 +185,10 @@ type nodeConfig struct {
 	Limits                  remoting.Limits // remoting.read_budget, max_conns, max_inflight_per_conn
 	RegisterInterval        time.Duration
 	ClusterSecret           string
-	LogLevel                string
-	LogJSON                 bool
+	// TLS is the node's certificate material when tls.enable is set.
+	TLS      *tlsconf.Source
+	LogLevel string
+	LogJSON  bool
 
 	FlushMode             store.FlushMode
 	FlushInterval         time.Duration
@@ -502,6 +510,21 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	if err := auth.CheckSecret(c.ClusterSecret); err != nil {
 		bad("cluster_secret", "%v", err)
 	}
+	tlsFiles := tlsconf.Files{CertFile: str("tls.cert_file"), KeyFile: str("tls.key_file"), CAFile: str("tls.ca_file")}
+	switch {
+	case boolean("tls.enable") && (tlsFiles.CertFile == "" || tlsFiles.KeyFile == "" || tlsFiles.CAFile == ""):
+		bad("tls.enable", "needs tls.cert_file, tls.key_file and tls.ca_file")
+	case boolean("tls.enable"):
+		src, err := tlsconf.Load(tlsFiles)
+		if err != nil {
+			bad("tls.cert_file", "%v", err)
+		}
+		c.TLS = src
+	case tlsFiles.Enabled():
+		// Files without the switch would run plaintext while looking
+		// configured.
+		bad("tls.enable", "tls files are set but tls.enable is false")
+	}
 	if c.ClusterName == "" || c.BrokerName == "" || c.NodeID == "" || c.DataDir == "" {
 		bad("cluster_name, broker_name, raft.node_id, data_dir", "must not be empty")
 	}
@@ -700,6 +723,12 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		// recorded and compared by the raft group.
 		DelayLevels: delayLevelsText(c.DelayLevels),
 	}
+	if c.TLS != nil {
+		// ServerConfig fails only without a certificate, which Load
+		// refused already.
+		srv, _ := c.TLS.ServerConfig(true)
+		dc.TLS = &dledger.RaftTLS{Server: srv, Client: c.TLS.ClientConfig()}
+	}
 	if hooks != nil {
 		dc.OnRoleChange = hooks.OnRoleChange
 		dc.Store.OnDispatch = hooks.OnDispatch
@@ -718,7 +747,14 @@ func delayLevelsText(levels []time.Duration) string {
 
 // brokerConfig is the client-facing broker's configuration.
 func (c *nodeConfig) brokerConfig() broker.Config {
+	var srvTLS, cliTLS *tls.Config
+	if c.TLS != nil {
+		srvTLS, _ = c.TLS.ServerConfig(false)
+		cliTLS = c.TLS.ClientConfig()
+	}
 	return broker.Config{
+		TLSServer:                   srvTLS,
+		TLSClient:                   cliTLS,
 		ClusterName:                 c.ClusterName,
 		BrokerName:                  c.BrokerName,
 		NodeID:                      c.NodeID,

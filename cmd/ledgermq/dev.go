@@ -13,6 +13,12 @@ package main
 //	                  the first run and kept (mode 0600); the name server
 //	                  reads it (--cluster-secret-file) and every node's
 //	                  config carries it, so registrations are signed
+//	DIR/tls/          with --tls only: ca.pem, ca-key.pem (a local CA, made
+//	                  on the first --tls run and kept), node.pem and
+//	                  node-key.pem (127.0.0.1 and localhost, every node's
+//	                  certificate); the name server and every node run
+//	                  TLS with them (raft links mutual), clients pass
+//	                  --tls-ca DIR/tls/ca.pem
 //	DIR/n0/ ...       each node's data_dir (raft/, store/, metadata.json)
 //	DIR/namesrv.log   the name server's stdout and stderr (appended)
 //	DIR/n0.log ...    each node's stdout and stderr (appended)
@@ -49,6 +55,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +79,7 @@ import (
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -112,6 +120,7 @@ func newDevCmd() *cobra.Command {
 		logFormat string
 		timing    string
 		nodeConf  []string
+		useTLS    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -142,7 +151,7 @@ func newDevCmd() *cobra.Command {
 			}
 			d := &devRun{
 				dir: abs, namesrv: namesrv, nodes: nodes, restart: restart, logLevel: logLevel, logFormat: logFormat, timing: timing, nodeConf: nodeConf,
-				out: cmd.OutOrStdout(),
+				tls: useTLS, out: cmd.OutOrStdout(),
 				log: newLogger("dev", logLevel, false),
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -158,6 +167,7 @@ func newDevCmd() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "log level of dev and of every child")
 	f.StringVar(&logFormat, "log-format", "text", "log format of every child: text or json")
 	f.StringVar(&timing, "timing", "lan", "raft timing profile of the nodes: default or lan")
+	f.BoolVar(&useTLS, "tls", false, "run every link over TLS with a local CA and certificates made in DIR/tls (clients: --tls-ca DIR/tls/ca.pem)")
 	f.StringArrayVar(&nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. raft.trailing_logs=64")
 	return cmd
 }
@@ -180,6 +190,9 @@ type devRun struct {
 	logLevel, timing string
 	logFormat        string
 	nodeConf         []string // extra KEY=VALUE lines of every node's config
+	tls              bool
+	tlsFiles         tlsconf.Files // with tls: DIR/tls's node files
+	clientTLS        *tls.Config   // with tls: how dev itself dials the name server
 	out              io.Writer
 	log              hclog.Logger
 	sup              *supervisor
@@ -210,7 +223,20 @@ func (d *devRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	extra := append([]string{"cluster_secret=" + secret}, d.nodeConf...)
+	extra := []string{"cluster_secret=" + secret}
+	if d.tls {
+		if d.tlsFiles, err = tlsconf.WriteDev(filepath.Join(d.dir, "tls")); err != nil {
+			return fmt.Errorf("%w: TLS certificates: %w", errDevConfig, err)
+		}
+		src, err := tlsconf.Load(d.tlsFiles)
+		if err != nil {
+			return fmt.Errorf("%w: TLS certificates: %w", errDevConfig, err)
+		}
+		d.clientTLS = src.ClientConfig()
+		extra = append(extra, "tls.enable=true", "tls.cert_file="+escapeProperty(d.tlsFiles.CertFile, false),
+			"tls.key_file="+escapeProperty(d.tlsFiles.KeyFile, false), "tls.ca_file="+escapeProperty(d.tlsFiles.CAFile, false))
+	}
+	extra = append(extra, d.nodeConf...)
 	for _, n := range d.layout {
 		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing, extra)); err != nil {
 			return err
@@ -244,6 +270,9 @@ func (d *devRun) run(ctx context.Context) error {
 	d.nsChild = &child{name: "namesrv", logPath: filepath.Join(d.dir, "namesrv.log"),
 		args: []string{"namesrv", "--listen", d.namesrv, "--http", d.namesrvHTTP, "--log-level", d.logLevel, "--log-format", d.logFormat,
 			"--cluster-secret-file", secretPath}}
+	if d.tls {
+		d.nsChild.args = append(d.nsChild.args, "--tls-cert", d.tlsFiles.CertFile, "--tls-key", d.tlsFiles.KeyFile, "--tls-ca", d.tlsFiles.CAFile)
+	}
 	if err := d.sup.start(d.nsChild); err != nil {
 		return err
 	}
@@ -264,7 +293,7 @@ func (d *devRun) run(ctx context.Context) error {
 
 // loop supervises the children until ctx ends.
 func (d *devRun) loop(ctx context.Context) error {
-	client := remoting.NewClient(remoting.ClientConfig{})
+	client := remoting.NewClient(remoting.ClientConfig{TLS: d.clientTLS})
 	defer client.Close()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
@@ -405,6 +434,9 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 			role = "leader"
 		}
 		fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d raft %-21s http %-21s %-8s log %s\n", n.ID, n.Addr, n.PID, n.Raft, n.HTTP, role, d.nodeChildren[i].logPath)
+	}
+	if d.tls {
+		fmt.Fprintf(d.out, "dev: every link is TLS; clients add --tls-ca %s (the real client: WithTls(true))\n", d.tlsFiles.CAFile)
 	}
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/ops"
 
 	"github.com/ledgermq/ledgermq/remoting"
@@ -40,6 +42,7 @@ func newNamesrvCmd() *cobra.Command {
 		check      bool
 		secretFile string
 		httpAddr   string
+		tlsFiles   tlsconf.Files
 	)
 	cmd := &cobra.Command{
 		Use:   "namesrv",
@@ -56,6 +59,11 @@ func newNamesrvCmd() *cobra.Command {
 				return err
 			}
 			cfg.Secret = secret
+			if tlsFiles.Enabled() {
+				if cfg.TLSServer, cfg.TLSClient, err = namesrvTLS(tlsFiles); err != nil {
+					return err
+				}
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -109,7 +117,26 @@ func newNamesrvCmd() *cobra.Command {
 	f.StringVar(&logFormat, "log-format", "text", "text or json (one JSON object a line)")
 	f.BoolVar(&check, "check-config", false, "print the effective configuration and exit")
 	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster secret brokers sign registrations with (else "+envClusterSecret+"; none: registrations are not signed)")
+	f.StringVar(&tlsFiles.CertFile, "tls-cert", "", "PEM certificate: serve TLS only (with --tls-key and --tls-ca; re-read when it changes)")
+	f.StringVar(&tlsFiles.KeyFile, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&tlsFiles.CAFile, "tls-ca", "", "PEM CA certificates that brokers are verified against when their registrations are confirmed")
 	return cmd
+}
+
+// namesrvTLS loads the name server's TLS: its port's and the one it dials
+// brokers with to confirm registrations.
+func namesrvTLS(f tlsconf.Files) (srv, cli *tls.Config, err error) {
+	if f.CertFile == "" || f.KeyFile == "" || f.CAFile == "" {
+		return nil, nil, errors.New("namesrv: TLS needs --tls-cert, --tls-key and --tls-ca")
+	}
+	src, err := tlsconf.Load(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("namesrv: %w", err)
+	}
+	if srv, err = src.ServerConfig(false); err != nil {
+		return nil, nil, fmt.Errorf("namesrv: %w", err)
+	}
+	return srv, src.ClientConfig(), nil
 }
 
 // envClusterSecret is the environment variable of the cluster secret, for

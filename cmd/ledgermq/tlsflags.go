@@ -1,0 +1,59 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
+)
+
+// tlsFlags are the TLS flags of the client commands (admin, bench): with
+// --tls-ca every connection is TLS and servers are verified against it;
+// --tls-cert and --tls-key add a client certificate.
+type tlsFlags struct {
+	ca, cert, key string
+}
+
+func (t *tlsFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&t.ca, "tls-ca", "", "PEM CA file: connect over TLS, verifying servers against it (`ledgermq dev --tls`: DIR/tls/ca.pem)")
+	f.StringVar(&t.cert, "tls-cert", "", "PEM client certificate, presented when a server asks (with --tls-key)")
+	f.StringVar(&t.key, "tls-key", "", "PEM private key of --tls-cert")
+}
+
+func (t *tlsFlags) enabled() bool { return t.ca != "" || t.cert != "" || t.key != "" }
+
+func (t *tlsFlags) check() error {
+	if t.enabled() && t.ca == "" {
+		return fmt.Errorf("%w: --tls-cert and --tls-key need --tls-ca", errAdmin)
+	}
+	return nil
+}
+
+func (t *tlsFlags) clientOptions() []client.Option {
+	if !t.enabled() {
+		return nil
+	}
+	return []client.Option{client.WithTLSFiles(t.ca, t.cert, t.key)}
+}
+
+func (t *tlsFlags) adminOptions() []client.AdminOption {
+	if !t.enabled() {
+		return nil
+	}
+	return []client.AdminOption{client.WithAdminTLSFiles(t.ca, t.cert, t.key)}
+}
+
+// config is the flags' TLS for a bare remoting client (nil without TLS).
+func (t *tlsFlags) config() (*tls.Config, error) {
+	if !t.enabled() {
+		return nil, nil
+	}
+	src, err := tlsconf.Load(tlsconf.Files{CAFile: t.ca, CertFile: t.cert, KeyFile: t.key})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errAdmin, err)
+	}
+	return src.ClientConfig(), nil
+}
