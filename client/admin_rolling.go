@@ -135,7 +135,7 @@ func (a *Admin) RollingRestart(ctx context.Context, group string, restart Restar
 // restartOne drains, restarts, waits for and undrains one member.
 func (a *Admin) restartOne(ctx context.Context, group string, m protocol.RaftMember, restart Restarter, o RollingRestartOptions, say func(string, ...any)) (RollingRestartStep, error) {
 	st := RollingRestartStep{Node: m.ID}
-	_, ls, err := a.GroupLeader(ctx, group)
+	ls, err := a.waitLeader(ctx, group, o.Poll)
 	if err != nil {
 		return st, err
 	}
@@ -152,7 +152,10 @@ func (a *Admin) restartOne(ctx context.Context, group string, m protocol.RaftMem
 		drained = false
 		say("%s: its build has no drain; leadership is transferred instead\n", m.ID)
 		if st.WasLeader {
-			if _, _, err := a.TransferLeader(ctx, group, ""); err != nil {
+			if _, err := a.call(ctx, ls.LeaderAddr, protocol.RaftNodeHeader{}.Request(remoting.RaftTransferLeader), membershipTimeout); err != nil {
+				return st, fmt.Errorf("transfer before the restart: %w", err)
+			}
+			if err := a.waitLeaderOtherThan(ctx, group, m.ID, o.Poll); err != nil {
 				return st, fmt.Errorf("transfer before the restart: %w", err)
 			}
 		}
@@ -184,6 +187,46 @@ func (a *Admin) restartOne(ctx context.Context, group string, m protocol.RaftMem
 	st.CatchUpMS = time.Since(t2).Milliseconds()
 	say("%s: back, caught up and undrained\n", m.ID)
 	return st, nil
+}
+
+// waitLeaderOtherThan waits until the group's leader, as its members and
+// the name servers tell, is a node other than id (a transfer's new leader
+// takes a moment to be known everywhere).
+func (a *Admin) waitLeaderOtherThan(ctx context.Context, group, id string, poll time.Duration) error {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		_, ls, err := a.GroupLeader(ctx, group)
+		if err == nil && ls.Node != id {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("%s still leads", id)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no other leader than %s: %w (last: %v)", id, ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// waitLeader is GroupLeader, asked again while no leader is known (between
+// two steps leadership may be moving).
+func (a *Admin) waitLeader(ctx context.Context, group string, poll time.Duration) (protocol.RaftStatus, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		_, ls, err := a.GroupLeader(ctx, group)
+		if err == nil {
+			return ls, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ls, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
 }
 
 // drainAt sends one RAFT_DRAIN request to addr.
