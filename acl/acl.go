@@ -240,7 +240,7 @@ func (a *ACL) Check(req Request) error {
 	if acc.White.match(host) {
 		return nil
 	}
-	if _, err := auth.Verify(req.Ext, req.Body, func(string) (string, bool) { return acc.SecretKey, true }); err != nil {
+	if err := verify(req.Ext, req.Body, acc.SecretKey); err != nil {
 		return fmt.Errorf("%w: signature of %s for accessKey %s: %w", ErrDenied, req.Code, ak, err)
 	}
 	if req.Admin && !acc.Admin {
@@ -267,3 +267,24 @@ func (a *ACL) Check(req Request) error {
 
 // Accounts is how many accounts the file lists.
 func (a *ACL) Accounts() int { return len(a.accounts) }
+
+// verify checks the signature over every ext field but Signature (Java's
+// clients, SecurityToken included) and, failing that when a SecurityToken
+// is present, without it: rocketmq-client-go adds the token after signing.
+func verify(ext map[string]string, body []byte, secret string) error {
+	secretOf := func(string) (string, bool) { return secret, true }
+	_, err := auth.Verify(ext, body, secretOf)
+	if _, tok := ext[auth.FieldSecurityToken]; err == nil || !tok {
+		return err
+	}
+	rest := make(map[string]string, len(ext))
+	for k, v := range ext {
+		if k != auth.FieldSecurityToken {
+			rest[k] = v
+		}
+	}
+	if _, err2 := auth.Verify(rest, body, secretOf); err2 == nil {
+		return nil
+	}
+	return err
+}

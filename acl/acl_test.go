@@ -93,6 +93,8 @@ func TestACLCheck(t *testing.T) {
 		{"global white, unsigned", Request{RemoteAddr: "10.10.103.7:9", Ext: map[string]string{}, Admin: true, Resources: pub("topicA")}, ""},
 		{"global white set", Request{RemoteAddr: "192.168.0.2:9", Ext: map[string]string{}}, ""},
 		{"not in global set", Request{RemoteAddr: "192.168.0.3:9", Ext: map[string]string{}}, "no accessKey"},
+		{"token added after signing", Request{RemoteAddr: "127.0.0.1:5", Ext: func() map[string]string { e := good(); e[auth.FieldSecurityToken] = "tok"; return e }(), Body: body, Resources: pub("topicB")}, ""},
+		{"token signed", Request{RemoteAddr: "127.0.0.1:5", Ext: signed("RocketMQ", "12345678", map[string]string{auth.FieldSecurityToken: "tok"}, body), Body: body}, ""},
 		{"account white, unsigned", Request{RemoteAddr: "192.168.9.4:9", Ext: map[string]string{auth.FieldAccessKey: "RocketMQ"}}, ""},
 	}
 	for _, c := range cases {
