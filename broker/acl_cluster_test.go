@@ -145,4 +145,15 @@ func TestACLBroker(t *testing.T) {
 			return r.Code == remoting.Success
 		})
 	}
+
+	// A file that no longer parses leaves the rules in force.
+	if err := os.WriteFile(file, []byte("accounts: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tc.Broker(leaderID).ReloadACLForTest()
+	ext := aclSendExt("AclOther")
+	auth.Sign(ext, []byte("x"), aclProducer)
+	if r := c.call(t, leader, remoting.SendMessage, ext, []byte("x")); r.Code != remoting.Success {
+		t.Fatalf("after a broken file: %d %s, want the previous rules", r.Code, r.Remark)
+	}
 }
