@@ -1,8 +1,8 @@
 // Package auth signs and checks remoting requests the way RocketMQ's ACL
 // does, so one signature serves the cluster's control plane (a broker's
 // REGISTER_BROKER and UNREGISTER_BROKER to the name servers, signed with
-// the cluster secret) and, later, RocketMQ clients that sign every request
-// with an access key and a secret key.
+// the cluster secret) and RocketMQ clients that sign every request with an
+// access key and a secret key (the broker's ACL, package acl).
 //
 // # The signature, byte for byte
 //

@@ -93,6 +93,14 @@ type Config struct {
 	Limits remoting.Limits
 	// Observer, if set, hears every send stored and pull served (metrics).
 	Observer Observer
+	// ACLEnable turns on access control (RocketMQ aclEnable, acl.go):
+	// every request is checked against ACLFile. A group of several nodes
+	// then needs ClusterSecret: the nodes sign what they send each other.
+	ACLEnable bool
+	// ACLFile is RocketMQ's plain_acl.yml; it is re-read when it changes
+	// (ACLReloadInterval, default 3 s).
+	ACLFile           string
+	ACLReloadInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -116,6 +124,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
+	}
+	if c.ACLReloadInterval == 0 {
+		c.ACLReloadInterval = 3 * time.Second
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
@@ -145,6 +156,12 @@ func (c Config) Validate() error {
 	}
 	if c.TimerMaxDelay < 0 {
 		errs = append(errs, fmt.Errorf("broker: TimerMaxDelay %v must be positive", c.TimerMaxDelay))
+	}
+	if c.ACLEnable && c.ACLFile == "" {
+		errs = append(errs, errors.New("broker: ACLEnable needs ACLFile"))
+	}
+	if c.ACLEnable && len(c.Peers) > 1 && c.ClusterSecret == "" {
+		errs = append(errs, errors.New("broker: ACLEnable in a group of several nodes needs ClusterSecret (the nodes sign what they forward to each other)"))
 	}
 	if _, err := netip.ParseAddrPort(c.AdvertiseAddr); err != nil {
 		errs = append(errs, fmt.Errorf("broker: AdvertiseAddr %q must be ip:port: %v", c.AdvertiseAddr, err))
@@ -226,6 +243,9 @@ type Broker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// aclRules is the current access control when ACLEnable (acl.go);
+	// the reload loop swaps it.
+	aclRules atomic.Pointer[aclState]
 	// closeHook, if set, is called after each step of Close (tests arrange
 	// requests between the steps with it).
 	closeHook func(closeStep)
@@ -284,6 +304,9 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	b.txn = &txnState{}
 	b.txnCheck = b.newTxnChecker()
 	b.prod = newProducerState(cfg.Clock())
+	if err := b.loadACL(); err != nil {
+		return nil, err
+	}
 	if err := b.installHandlers(); err != nil {
 		return nil, err
 	}
@@ -305,6 +328,10 @@ func (b *Broker) Start() error {
 	b.locks.Start(lockSweepInterval)
 	b.wg.Add(1)
 	go b.registerLoop()
+	if b.cfg.ACLEnable {
+		b.wg.Add(1)
+		go b.aclReloadLoop()
+	}
 	b.log.Info("broker serving", "addr", b.srv.Addr().String(), "role", b.group.Role().Role)
 	return nil
 }

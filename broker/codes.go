@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ledgermq/ledgermq/acl"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
@@ -59,7 +60,8 @@ const busyRemark = "[TOO_MANY_REQUESTS] "
 //	  dledger.ErrTooLarge, message.ErrBadProperties,
 //	  message.ErrTopicTooLong, ErrPropertiesTooLong
 //	ErrTopicNotExist                             17 TOPIC_NOT_EXIST
-//	ErrNoPermission                              16 NO_PERMISSION
+//	ErrNoPermission, acl.ErrDenied               16 NO_PERMISSION (remark: what
+//	                                               was refused, for whom)
 //	ErrInvalidParameter, metadata.ErrBadOp,      29 INVALID_PARAMETER
 //	  protocol.ErrBadName (a topic or group name;
 //	  a group whose %RETRY% topic would be too long)
@@ -95,7 +97,7 @@ func responseFor(err error) (code int16, remark string) {
 		return remoting.MessageIllegal, remark
 	case errors.Is(err, ErrTopicNotExist):
 		return remoting.TopicNotExist, remark
-	case errors.Is(err, ErrNoPermission):
+	case errors.Is(err, ErrNoPermission), errors.Is(err, acl.ErrDenied):
 		return remoting.NoPermission, remark
 	case errors.Is(err, ErrInvalidParameter), errors.Is(err, metadata.ErrBadOp), errors.Is(err, protocol.ErrBadName):
 		return remoting.InvalidParameter, remark

@@ -672,7 +672,7 @@ func (b *Broker) initConsumerSide() {
 		nodeID:     b.cfg.NodeID,
 		self:       b.cfg.Peers[b.cfg.NodeID],
 		leaderAddr: b.leaderAddr,
-		send:       b.client.InvokeOneway,
+		send:       b.oneway,
 	})
 }
 

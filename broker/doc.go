@@ -183,6 +183,16 @@
 // Subscription groups (groups.go): 200 and 207 on the leader (followers
 // forward), 201 and 352 from any replica; groups are replicated metadata.
 //
+// # Access control (acl.go)
+//
+// Off by default (Config.ACLEnable, RocketMQ aclEnable). When on, every
+// row of the handler table is installed behind one check (withACL) that
+// decides from aclTable what the request needs (PUB/SUB on topics and
+// groups, an admin account) through package acl, and answers NO_PERMISSION
+// (16) naming what was refused. Requests between the group's nodes carry a
+// node signature made with the cluster secret; acl.go has the table and
+// the reasons.
+//
 // # Parts, the group interface and the handler table
 //
 // The broker is a set of parts over one raft group. It reaches the group

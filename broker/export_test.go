@@ -181,3 +181,6 @@ func (b *Broker) HeldPullOffsetsForTest(topic string, queueID int32) []int64 {
 	slices.Sort(out)
 	return out
 }
+
+// ReloadACLForTest runs one round of the ACL reload loop now.
+func (b *Broker) ReloadACLForTest() { b.reloadACL() }

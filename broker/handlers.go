@@ -106,8 +106,8 @@ func (b *Broker) handlers() []handlerRow {
 	}
 }
 
-// installHandlers registers every row of the table with the server. A
-// row naming an unknown pool, no handler or a code twice is a programming
+// installHandlers registers every row of the table with the server,
+// each behind the access check of its code (acl.go). A row naming an unknown pool, no handler or a code twice is a programming
 // error New reports.
 func (b *Broker) installHandlers() error {
 	seen := map[int16]bool{}
@@ -120,6 +120,10 @@ func (b *Broker) installHandlers() error {
 			return fmt.Errorf("broker: bad handler row for %s (pool %q)", remoting.RequestCodeName(r.code), r.pool)
 		}
 		seen[r.code] = true
+		h, err := b.withACL(r.code, h)
+		if err != nil {
+			return err
+		}
 		b.srv.Handle(r.code, r.pool, h)
 	}
 	return nil

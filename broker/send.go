@@ -197,6 +197,7 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 		fwd.ExtFields[extForwardedFrom] = remoteString(conn)
 	}
 	fwd.ExtFields[extForwardHops] = strconv.Itoa(hops + 1)
+	b.signNode(&fwd)
 	cctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()
 	resp, err := b.client.Invoke(cctx, addr, &fwd)

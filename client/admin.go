@@ -45,6 +45,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -82,6 +83,7 @@ type adminOptions struct {
 	dial        func(ctx context.Context, addr string) (net.Conn, error)
 	tls         *tls.Config
 	tlsFiles    tlsconf.Files
+	creds       auth.Credentials
 }
 
 // WithAdminNameServers sets the name servers ("host:port"). Required.
@@ -117,7 +119,7 @@ func WithAdminTLSFiles(caFile, certFile, keyFile string) AdminOption {
 // use; Close it when done.
 type Admin struct {
 	opts   adminOptions
-	rc     *remoting.Client
+	rc     *rpcClient
 	closed atomic.Bool
 }
 
@@ -145,7 +147,7 @@ func NewAdmin(opts ...AdminOption) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: o.dial, TLS: tlsCfg})
+	rc := newRPC(remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: o.dial, TLS: tlsCfg}), o.creds)
 	return &Admin{opts: o, rc: rc}, nil
 }
 

@@ -33,7 +33,7 @@ var errTopicNotExist = errors.New("client: topic not on the name server")
 // (read loops, async callbacks).
 type core struct {
 	opts   options
-	rc     *remoting.Client
+	rc     *rpcClient
 	routes *routeCache
 	faults *faultTable
 	ids    *message.UniqIDGenerator
@@ -53,7 +53,7 @@ func newCore(o options) *core {
 		ctx:    ctx,
 		cancel: cancel,
 	}
-	c.rc = remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: c.dial, OnRequest: o.onRequest})
+	c.rc = newRPC(remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: c.dial, OnRequest: o.onRequest}), o.creds)
 	c.routes = newRouteCache(ctx, &c.wg, o.logger, c.fetchRoute)
 	c.wg.Add(1)
 	go c.refreshLoop()

@@ -104,6 +104,15 @@
 // nothing and the attempt is failed, not unknown. WithAdminTLS and
 // WithAdminTLSFiles do the same for Admin. Off by default.
 //
+// # Credentials (ACL)
+//
+// WithCredentials (WithAdminCredentials for Admin) signs every request,
+// to name servers and brokers, with an access key and secret key as
+// RocketMQ's ACL clients do (package auth; a retry is signed afresh). A
+// broker with its ACL on answers NO_PERMISSION (a *BrokerError with Code
+// 16 and a remark naming what was refused) to unsigned requests and to
+// requests the account may not make.
+//
 // # Routes
 //
 // The route cache maps each topic to its publish view (RocketMQ's

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -56,6 +57,7 @@ type options struct {
 	tls               *tls.Config
 	tlsFiles          tlsconf.Files
 	now               func() time.Time
+	creds             auth.Credentials
 
 	// Consumers only (consumer_options.go).
 	consumer consumerOptions

@@ -91,6 +91,8 @@ var brokerKeys = []keySpec{
 	{key: "remoting.max_conns", def: "4096", usage: "client connections; more are closed at accept (-1: no limit)"},
 	{key: "remoting.max_inflight_per_conn", def: "1024", usage: "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)"},
 	{key: "cluster_secret", def: "", usage: "shared secret that signs registrations with the name servers (≥ 16 bytes; prefer the file or LEDGERMQ_CLUSTER_SECRET to the flag)"},
+	{key: "acl_enable", aliases: []string{"aclEnable"}, def: "false", isBool: true, usage: "check every client request against acl_file (RocketMQ's plain ACL); a group of several nodes also needs cluster_secret"},
+	{key: "acl_file", def: "", usage: "RocketMQ plain_acl.yml: accounts, permissions, white lists (re-read when it changes)"},
 	{key: "tls.enable", def: "false", isBool: true, usage: "TLS on the client port, mutual TLS on raft links, TLS to name servers and the leader (needs the three tls files)"},
 	{key: "tls.cert_file", def: "", usage: "PEM certificate of this node (server and client use; re-read when it changes)"},
 	{key: "tls.key_file", def: "", usage: "PEM private key of tls.cert_file"},
@@ -185,6 +187,8 @@ type nodeConfig struct {
 	Limits                  remoting.Limits // remoting.read_budget, max_conns, max_inflight_per_conn
 	RegisterInterval        time.Duration
 	ClusterSecret           string
+	ACLEnable               bool   // acl_enable
+	ACLFile                 string // acl_file
 	// TLS is the node's certificate material when tls.enable is set.
 	TLS      *tlsconf.Source
 	LogLevel string
@@ -473,6 +477,8 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		MaxMessageSize:        int(integer("max_message_size", 1, 1<<30)),
 		RegisterInterval:      duration("register_interval"),
 		ClusterSecret:         str("cluster_secret"),
+		ACLEnable:             boolean("acl_enable"),
+		ACLFile:               str("acl_file"),
 		LogLevel:              strings.ToLower(str("log_level")),
 		LogJSON:               boolean("log_json") || strings.EqualFold(str("log_format"), "json"),
 		Preallocate:           boolean("store.preallocate"),
@@ -509,6 +515,9 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	}
 	if err := auth.CheckSecret(c.ClusterSecret); err != nil {
 		bad("cluster_secret", "%v", err)
+	}
+	if c.ACLEnable && c.ACLFile == "" {
+		bad("acl_file", "acl_enable needs the ACL file (RocketMQ's plain_acl.yml)")
 	}
 	tlsFiles := tlsconf.Files{CertFile: str("tls.cert_file"), KeyFile: str("tls.key_file"), CAFile: str("tls.ca_file")}
 	switch {
@@ -764,6 +773,8 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		NamesrvAddrs:                c.NamesrvAddrs,
 		RegisterInterval:            c.RegisterInterval,
 		ClusterSecret:               c.ClusterSecret,
+		ACLEnable:                   c.ACLEnable,
+		ACLFile:                     c.ACLFile,
 		AutoCreateTopic:             c.AutoCreateTopic,
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,

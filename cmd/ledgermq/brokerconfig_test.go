@@ -223,6 +223,7 @@ func TestConfigRejects(t *testing.T) {
 		{"bad delay levels", "b.conf", "messageDelayLevel=1s 2x\n", [2]string{}, nil, errBadValue, "message_delay_level"},
 		{"bad timing", "", "", [2]string{}, []string{"--raft-timing", "fast"}, errBadValue, "raft.timing"},
 		{"bad log format", "", "", [2]string{}, []string{"--log-format", "xml"}, errBadValue, "log_format"},
+		{"acl without file", "b.conf", "aclEnable=true\n", [2]string{}, nil, errBadValue, "acl_file"},
 		{"timer delay beyond retention", "b.conf", "timerMaxDelaySec=7200\nfileReservedTime=1\n", [2]string{}, nil, errBadValue, "timer_max_delay"},
 		{"bad extension", "b.ini", "a=b\n", [2]string{}, nil, errConfigFile, "extension"},
 		{"bad yaml", "b.yaml", "a: [\n", [2]string{}, nil, errConfigFile, "b.yaml"},
@@ -349,5 +350,20 @@ func TestConfigTimerMaxDelay(t *testing.T) {
 	}
 	if c, err := loadWith(t, "b.conf", "fileReservedTime=24\n"); err != nil || c.brokerConfig().TimerMaxDelay != 24*time.Hour {
 		t.Fatalf("retention-bound default: %v", err)
+	}
+}
+
+// TestConfigACL: RocketMQ's aclEnable turns the ACL on; acl_file names
+// plain_acl.yml; both reach the broker's config.
+func TestConfigACL(t *testing.T) {
+	c, err := loadWith(t, "broker.conf", "aclEnable=true\nacl_file=/etc/ledgermq/plain_acl.yml\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bc := c.brokerConfig(); !bc.ACLEnable || bc.ACLFile != "/etc/ledgermq/plain_acl.yml" {
+		t.Fatalf("broker config ACLEnable %v ACLFile %q", bc.ACLEnable, bc.ACLFile)
+	}
+	if c, err := loadWith(t, "", ""); err != nil || c.brokerConfig().ACLEnable {
+		t.Fatalf("ACL on by default (%v)", err)
 	}
 }

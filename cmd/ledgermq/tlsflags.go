@@ -10,17 +10,23 @@ import (
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
 
-// tlsFlags are the TLS flags of the client commands (admin, bench): with
-// --tls-ca every connection is TLS and servers are verified against it;
-// --tls-cert and --tls-key add a client certificate.
+// tlsFlags are the connection flags of the client commands (admin,
+// bench): with --tls-ca every connection is TLS and servers are verified
+// against it; --tls-cert and --tls-key add a client certificate;
+// --access-key and --secret-key sign every request (a broker with its ACL
+// on).
 type tlsFlags struct {
 	ca, cert, key string
+	accessKey     string
+	secretKey     string
 }
 
 func (t *tlsFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&t.ca, "tls-ca", "", "PEM CA file: connect over TLS, verifying servers against it (`ledgermq dev --tls`: DIR/tls/ca.pem)")
 	f.StringVar(&t.cert, "tls-cert", "", "PEM client certificate, presented when a server asks (with --tls-key)")
 	f.StringVar(&t.key, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&t.accessKey, "access-key", "", "ACL access key: sign every request with it (with --secret-key)")
+	f.StringVar(&t.secretKey, "secret-key", "", "ACL secret key of --access-key")
 }
 
 func (t *tlsFlags) enabled() bool { return t.ca != "" || t.cert != "" || t.key != "" }
@@ -29,21 +35,32 @@ func (t *tlsFlags) check() error {
 	if t.enabled() && t.ca == "" {
 		return fmt.Errorf("%w: --tls-cert and --tls-key need --tls-ca", errAdmin)
 	}
+	if (t.accessKey == "") != (t.secretKey == "") {
+		return fmt.Errorf("%w: --access-key and --secret-key go together", errAdmin)
+	}
 	return nil
 }
 
 func (t *tlsFlags) clientOptions() []client.Option {
-	if !t.enabled() {
-		return nil
+	var out []client.Option
+	if t.enabled() {
+		out = append(out, client.WithTLSFiles(t.ca, t.cert, t.key))
 	}
-	return []client.Option{client.WithTLSFiles(t.ca, t.cert, t.key)}
+	if t.accessKey != "" {
+		out = append(out, client.WithCredentials(t.accessKey, t.secretKey))
+	}
+	return out
 }
 
 func (t *tlsFlags) adminOptions() []client.AdminOption {
-	if !t.enabled() {
-		return nil
+	var out []client.AdminOption
+	if t.enabled() {
+		out = append(out, client.WithAdminTLSFiles(t.ca, t.cert, t.key))
 	}
-	return []client.AdminOption{client.WithAdminTLSFiles(t.ca, t.cert, t.key)}
+	if t.accessKey != "" {
+		out = append(out, client.WithAdminCredentials(t.accessKey, t.secretKey))
+	}
+	return out
 }
 
 // config is the flags' TLS for a bare remoting client (nil without TLS).

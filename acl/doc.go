@@ -1,0 +1,52 @@
+// Package acl is the broker's access control, compatible with RocketMQ's
+// plain ACL: the same plain_acl.yml, the same signature (package auth), the
+// same decisions. It is a pure core: Parse reads the file's bytes, Check
+// decides one request; reading the file, reloading it and mapping request
+// codes to resources are the broker's.
+//
+// # The file (plain_acl.yml)
+//
+//	key                         meaning
+//	--------------------------  ------------------------------------------------
+//	globalWhiteRemoteAddresses  addresses whose requests pass unchecked
+//	accounts[].accessKey        the account's key (≥ 6 characters, unique)
+//	accounts[].secretKey        its secret (≥ 6 characters), the HMAC key
+//	accounts[].whiteRemoteAddress  one address rule: requests naming this
+//	                            account from there pass without a signature
+//	accounts[].admin            may send admin requests
+//	accounts[].defaultTopicPerm permission on topics not listed (default DENY)
+//	accounts[].defaultGroupPerm permission on groups not listed (default DENY)
+//	accounts[].topicPerms       ["topic=PERM", …]
+//	accounts[].groupPerms       ["group=PERM", …]
+//
+// PERM is DENY, PUB, SUB or PUB|SUB; anything else reads as DENY, as in
+// RocketMQ. Address rules: "*" (any), an exact address, a list "a,b", or
+// an IPv4 pattern whose segments are numbers, "*" or ranges "lo-hi", the
+// last one also a set "{1,2,3}" ("192.168.*.*", "10.0.1-10.*",
+// "192.168.0.{1,2}"). A file is at most MaxFileSize bytes and MaxAccounts
+// accounts; YAML aliases are bounded by the decoder.
+//
+// # Decisions (Check), in order, as RocketMQ's PlainPermissionManager
+//
+//	step                                         outcome
+//	-------------------------------------------  ---------------------------
+//	peer on globalWhiteRemoteAddresses           allowed
+//	no AccessKey ext field                       refused
+//	AccessKey names no account                   refused
+//	peer on the account's whiteRemoteAddress     allowed (no signature)
+//	Signature does not verify (auth.Verify)      refused
+//	request needs admin, account is not          refused
+//	a resource's permission does not allow it    refused
+//	otherwise                                    allowed
+//
+// A resource's owned permission is its entry in topicPerms/groupPerms, or
+// the account's default for its kind. DENY refuses everything; a needed
+// PUB or SUB must be in the owned set; ANY (any access) is met by PUB or
+// SUB. Refusals wrap ErrDenied and name the refused thing, e.g. "acl: No
+// permission to PUB topic T for accessKey K".
+//
+// # Concurrency
+//
+// An ACL is immutable after Parse and safe for concurrent Check calls; a
+// reload parses a new one and swaps it in.
+package acl

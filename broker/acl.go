@@ -1,0 +1,368 @@
+package broker
+
+// Access control (Config.ACLEnable; package acl decides, this file maps
+// requests to what they need and keeps the file current).
+//
+// Every row of the handler table (handlers.go) is wrapped by withACL when
+// the table is installed, so no request reaches a handler unchecked; a row
+// whose code has no entry in aclTable is a programming error New reports.
+// What each request needs (RocketMQ's PlainAccessResource.parse, plus the
+// requests it leaves out):
+//
+//	request                                   needs
+//	----------------------------------------  ------------------------------------
+//	SEND_MESSAGE (10), V2 (310), BATCH (320)  PUB on the topic (a %RETRY%g topic:
+//	                                          SUB on group g)
+//	END_TRANSACTION (37)                      PUB on the topic when the header
+//	                                          names one (RocketMQ 5), else a
+//	                                          valid signature
+//	CONSUMER_SEND_MSG_BACK (36)               SUB on the group
+//	PULL_MESSAGE (11), QUERY/UPDATE_CONSUMER  SUB on consumerGroup and the topic
+//	  _OFFSET (14/15)
+//	HEART_BEAT (34)                           SUB on every consumer group of the
+//	                                          body and every subscribed topic
+//	LOCK/UNLOCK_BATCH_MQ (41/42)              SUB on the group and every queue's topic
+//	GET_CONSUMER_LIST_BY_GROUP (38),          SUB on consumerGroup (when named)
+//	  UNREGISTER_CLIENT (35)
+//	GET_MAX/MIN_OFFSET, SEARCH_OFFSET,        SUB on the topic
+//	  GET_EARLIEST_MSG_STORETIME, QUERY_MESSAGE
+//	UPDATE_AND_CREATE_TOPIC (17), DELETE_     an admin account
+//	  TOPIC (215), UPDATE_AND_CREATE/DELETE_
+//	  SUBSCRIPTIONGROUP (200/207), RESET_
+//	  OFFSET (222), 4002–4012 (raft changes,
+//	  drain, pending)
+//	RAFT_STATUS (4001)                        nothing: name servers confirm a
+//	                                          registration with it, unsigned, and
+//	                                          it tells only what routes tell
+//	everything else (stats, configs, views)   a valid signature of any account
+//
+// A refusal is NO_PERMISSION (16) with the acl error as remark ("acl: No
+// permission to PUB topic T for accessKey K").
+//
+// Requests between the nodes of the group. A follower checks a client's
+// request before it forwards it to the leader (send.go forward), and its
+// own offset commits go to the leader too (offsets.go). Such requests
+// carry extNodeSig: HMAC-SHA256 with the cluster secret over every other
+// ext field (key and value, length-prefixed, in key order) and the body.
+// The leader accepts a request with a valid node signature without
+// checking the client again (it was checked where it entered, by the same
+// ACL file) and refuses one with an invalid node signature. That keeps a
+// client white-listed by address working when its request is forwarded
+// (the leader sees the follower's address, not the client's). Hence a
+// group of several nodes needs ClusterSecret when ACLEnable is set.
+// Replicating the ACL file through raft is not done yet: every node reads
+// its own copy, which must be the same.
+//
+// Reload: aclReloadLoop stats the file every ACLReloadInterval and parses
+// it again when its modification time or size changed; a file that no
+// longer parses is logged and the previous rules stay.
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ledgermq/ledgermq/acl"
+	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// extNodeSig is the ext field of a request a node of the group signed.
+const extNodeSig = "ledgermqNodeSig"
+
+// aclState is the rules in force and the file version they came from.
+type aclState struct {
+	rules *acl.ACL
+	mtime time.Time
+	size  int64
+}
+
+// aclRule is what one request code needs.
+type aclRule struct {
+	// public requests are not checked at all.
+	public bool
+	admin  bool
+	// resources lists the topics and groups the request touches; nil
+	// means none (a valid signature is enough).
+	resources func(req *remoting.Command) ([]acl.Resource, error)
+}
+
+func topicRes(name string, p acl.Perm) acl.Resource {
+	if g, ok := strings.CutPrefix(name, protocol.RetryTopicPrefix); ok {
+		return acl.Resource{Kind: acl.Group, Name: g, Perm: acl.Sub}
+	}
+	return acl.Resource{Kind: acl.Topic, Name: name, Perm: p}
+}
+
+// extTopic: the topic in ext field key.
+func extTopic(key string, p acl.Perm) func(*remoting.Command) ([]acl.Resource, error) {
+	return func(req *remoting.Command) ([]acl.Resource, error) {
+		t, ok := req.ExtFields[key]
+		if !ok {
+			if p == acl.Pub && key == "topic" {
+				return nil, nil // END_TRANSACTION of a client that names none
+			}
+			return nil, fmt.Errorf("%w: %s has no %s", ErrBadRequest, remoting.RequestCodeName(req.Code), key)
+		}
+		return []acl.Resource{topicRes(t, p)}, nil
+	}
+}
+
+// extGroupTopic: SUB on the group in groupKey (when present) and on the
+// topic in topicKey (when given).
+func extGroupTopic(groupKey, topicKey string) func(*remoting.Command) ([]acl.Resource, error) {
+	return func(req *remoting.Command) ([]acl.Resource, error) {
+		var out []acl.Resource
+		if g, ok := req.ExtFields[groupKey]; ok {
+			out = append(out, acl.Resource{Kind: acl.Group, Name: g, Perm: acl.Sub})
+		}
+		if topicKey != "" {
+			if t, ok := req.ExtFields[topicKey]; ok {
+				out = append(out, topicRes(t, acl.Sub))
+			}
+		}
+		return out, nil
+	}
+}
+
+func heartbeatRes(req *remoting.Command) ([]acl.Resource, error) {
+	hb, err := protocol.DecodeHeartbeat(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	var out []acl.Resource
+	for _, c := range hb.ConsumerDataSet {
+		out = append(out, acl.Resource{Kind: acl.Group, Name: c.GroupName, Perm: acl.Sub})
+		for _, s := range c.SubscriptionDataSet {
+			out = append(out, topicRes(s.Topic, acl.Sub))
+		}
+	}
+	return out, nil
+}
+
+func lockRes(req *remoting.Command) ([]acl.Resource, error) {
+	lb, err := protocol.DecodeLockBatchBody(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	out := []acl.Resource{{Kind: acl.Group, Name: lb.ConsumerGroup, Perm: acl.Sub}}
+	for _, mq := range lb.MQSet {
+		out = append(out, topicRes(mq.Topic, acl.Sub))
+	}
+	return out, nil
+}
+
+// aclTable is what each request of the handler table needs.
+var aclTable = map[int16]aclRule{
+	remoting.SendMessage:         {resources: extTopic("topic", acl.Pub)},
+	remoting.SendMessageV2:       {resources: extTopic("b", acl.Pub)},
+	remoting.SendBatchMessage:    {resources: extTopic("b", acl.Pub)},
+	remoting.ConsumerSendMsgBack: {resources: extGroupTopic("group", "")},
+	remoting.EndTransaction:      {resources: extTopic("topic", acl.Pub)},
+
+	remoting.HeartBeat:               {resources: heartbeatRes},
+	remoting.UnregisterClient:        {resources: extGroupTopic("consumerGroup", "")},
+	remoting.LockBatchMQ:             {resources: lockRes},
+	remoting.UnlockBatchMQ:           {resources: lockRes},
+	remoting.GetConsumerListByGroup:  {resources: extGroupTopic("consumerGroup", "")},
+	remoting.PullMessage:             {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.QueryConsumerOffset:     {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.UpdateConsumerOffset:    {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.GetMaxOffset:            {resources: extTopic("topic", acl.Sub)},
+	remoting.GetMinOffset:            {resources: extTopic("topic", acl.Sub)},
+	remoting.SearchOffsetByTimestamp: {resources: extTopic("topic", acl.Sub)},
+	remoting.GetEarliestMsgStoretime: {resources: extTopic("topic", acl.Sub)},
+	remoting.QueryMessage:            {resources: extTopic("topic", acl.Sub)},
+
+	remoting.UpdateAndCreateTopic:             {admin: true},
+	remoting.DeleteTopicInBroker:              {admin: true},
+	remoting.UpdateAndCreateSubscriptionGroup: {admin: true},
+	remoting.DeleteSubscriptionGroup:          {admin: true},
+	remoting.InvokeBrokerToResetOffset:        {admin: true},
+	remoting.RaftStatus:                       {public: true},
+	remoting.RaftRemoveNode:                   {admin: true},
+	remoting.RaftAddNode:                      {admin: true},
+	remoting.RaftTransferLeader:               {admin: true},
+	remoting.RaftDrain:                        {admin: true},
+	remoting.ListPendingTimers:                {admin: true},
+	remoting.ListPendingTransactions:          {admin: true},
+
+	remoting.GetAllTopicConfig:             {},
+	remoting.GetBrokerRuntimeInfo:          {},
+	remoting.ViewMessageByID:               {},
+	remoting.GetTopicStatsInfo:             {},
+	remoting.GetConsumerConnectionList:     {},
+	remoting.GetConsumeStats:               {},
+	remoting.GetProducerConnectionList:     {},
+	remoting.GetAllSubscriptionGroupConfig: {},
+	remoting.GetSubscriptionGroupConfig:    {},
+}
+
+// withACL wraps h with the check of code's rule; with ACL off it is h.
+func (b *Broker) withACL(code int16, h remoting.HandlerFunc) (remoting.HandlerFunc, error) {
+	rule, ok := aclTable[code]
+	if !ok {
+		return nil, fmt.Errorf("broker: no access rule for %s", remoting.RequestCodeName(code))
+	}
+	if !b.cfg.ACLEnable || rule.public {
+		return h, nil
+	}
+	name := remoting.RequestCodeName(code)
+	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if err := b.checkACL(conn, req, name, rule); err != nil {
+			b.log.Info("request refused by the ACL", "peer", remoteString(conn), "code", name, "error", err)
+			return errorResponse(req, err)
+		}
+		return h(ctx, conn, req)
+	}, nil
+}
+
+// checkACL decides req (see the file comment).
+func (b *Broker) checkACL(conn *remoting.Conn, req *remoting.Command, name string, rule aclRule) error {
+	if sig, ok := req.ExtFields[extNodeSig]; ok {
+		if b.cfg.ClusterSecret != "" && hmac.Equal([]byte(sig), []byte(nodeSignature(req.ExtFields, req.Body, b.cfg.ClusterSecret))) {
+			return nil
+		}
+		return fmt.Errorf("%w: %s carries an invalid node signature", acl.ErrDenied, name)
+	}
+	st := b.aclRules.Load()
+	if st == nil {
+		return fmt.Errorf("%w: no rules loaded", acl.ErrDenied)
+	}
+	r := acl.Request{RemoteAddr: remoteString(conn), Ext: req.ExtFields, Body: req.Body, Code: name, Admin: rule.admin}
+	if rule.resources != nil {
+		res, err := rule.resources(req)
+		if err != nil {
+			return err
+		}
+		r.Resources = res
+	}
+	return st.rules.Check(r)
+}
+
+// signNode adds the node signature to a request this node sends another
+// node of the group (ACL on and a cluster secret set; else it does
+// nothing). req's ext map must be its own.
+func (b *Broker) signNode(req *remoting.Command) {
+	if !b.cfg.ACLEnable || b.cfg.ClusterSecret == "" {
+		return
+	}
+	if req.ExtFields == nil {
+		req.ExtFields = map[string]string{}
+	}
+	delete(req.ExtFields, extNodeSig)
+	req.ExtFields[extNodeSig] = nodeSignature(req.ExtFields, req.Body, b.cfg.ClusterSecret)
+}
+
+// nodeSignature is base64 HMAC-SHA256 over ext (but extNodeSig), each key
+// and value length-prefixed in key order, then the body: unlike the
+// RocketMQ signature, no value can be moved from one field to another.
+func nodeSignature(ext map[string]string, body []byte, secret string) string {
+	keys := make([]string, 0, len(ext))
+	for k := range ext {
+		if k != extNodeSig {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	mac := hmac.New(sha256.New, []byte(secret))
+	var n [4]byte
+	put := func(s string) {
+		binary.BigEndian.PutUint32(n[:], uint32(len(s)))
+		mac.Write(n[:])
+		mac.Write([]byte(s))
+	}
+	for _, k := range keys {
+		put(k)
+		put(ext[k])
+	}
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// oneway sends a node-signed one-way request (offset commits to the leader).
+func (b *Broker) oneway(ctx context.Context, addr string, req *remoting.Command) error {
+	b.signNode(req)
+	return b.client.InvokeOneway(ctx, addr, req)
+}
+
+// loadACL reads the ACL file at New; a file that does not parse stops New.
+func (b *Broker) loadACL() error {
+	if !b.cfg.ACLEnable {
+		return nil
+	}
+	st, err := readACL(b.cfg.ACLFile)
+	if err != nil {
+		return err
+	}
+	b.aclRules.Store(st)
+	b.log.Info("ACL loaded", "file", b.cfg.ACLFile, "accounts", st.rules.Accounts())
+	return nil
+}
+
+func readACL(path string) (*aclState, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("broker: ACL file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("broker: ACL file: %w", err)
+	}
+	if fi.Size() > acl.MaxFileSize {
+		return nil, fmt.Errorf("broker: ACL file %s: %w: %d bytes", path, acl.ErrBadConfig, fi.Size())
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("broker: ACL file: %w", err)
+	}
+	rules, err := acl.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("broker: ACL file %s: %w", path, err)
+	}
+	return &aclState{rules: rules, mtime: fi.ModTime(), size: fi.Size()}, nil
+}
+
+// aclReloadLoop re-reads the ACL file when it changes, until Close.
+func (b *Broker) aclReloadLoop() {
+	defer b.wg.Done()
+	t := time.NewTicker(b.cfg.ACLReloadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+		}
+		b.reloadACL()
+	}
+}
+
+// reloadACL swaps in the file's rules if it changed and parses.
+func (b *Broker) reloadACL() {
+	cur := b.aclRules.Load()
+	fi, err := os.Stat(b.cfg.ACLFile)
+	if err != nil {
+		b.log.Warn("ACL file unreadable; the previous rules stay", "file", b.cfg.ACLFile, "error", err)
+		return
+	}
+	if cur != nil && fi.ModTime().Equal(cur.mtime) && fi.Size() == cur.size {
+		return
+	}
+	st, err := readACL(b.cfg.ACLFile)
+	if err != nil {
+		b.log.Warn("ACL file does not parse; the previous rules stay", "error", err)
+		return
+	}
+	b.aclRules.Store(st)
+	b.log.Info("ACL reloaded", "file", b.cfg.ACLFile, "accounts", st.rules.Accounts())
+}
