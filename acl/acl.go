@@ -225,24 +225,43 @@ type Request struct {
 // permission are checked. A refusal wraps ErrDenied and names what was
 // refused.
 func (a *ACL) Check(req Request) error {
+	acc, err := a.Authenticate(req)
+	if err != nil || acc == nil {
+		return err
+	}
+	return a.Authorize(acc, req)
+}
+
+// Authenticate is the first half of Check, which needs neither the admin
+// flag nor the resources (a caller can refuse a request whose body it has
+// not parsed yet): a nil account with no error means a white-listed
+// address, which needs no further check.
+func (a *ACL) Authenticate(req Request) (*Account, error) {
 	host := hostOf(req.RemoteAddr)
 	if a.globalWhite.match(host) {
-		return nil
+		return nil, nil
 	}
 	ak, ok := req.Ext[auth.FieldAccessKey]
 	if !ok || ak == "" {
-		return fmt.Errorf("%w: no accessKey in %s from %s", ErrDenied, req.Code, host)
+		return nil, fmt.Errorf("%w: no accessKey in %s from %s", ErrDenied, req.Code, host)
 	}
 	acc, ok := a.accounts[ak]
 	if !ok {
-		return fmt.Errorf("%w: no account for accessKey %s", ErrDenied, ak)
+		return nil, fmt.Errorf("%w: no account for accessKey %s", ErrDenied, ak)
 	}
 	if acc.White.match(host) {
-		return nil
+		return nil, nil
 	}
 	if err := verify(req.Ext, req.Body, acc.SecretKey); err != nil {
-		return fmt.Errorf("%w: signature of %s for accessKey %s: %w", ErrDenied, req.Code, ak, err)
+		return nil, fmt.Errorf("%w: signature of %s for accessKey %s: %w", ErrDenied, req.Code, ak, err)
 	}
+	return acc, nil
+}
+
+// Authorize is the second half of Check for the account Authenticate
+// returned: the admin flag and every resource's permission.
+func (a *ACL) Authorize(acc *Account, req Request) error {
+	ak := acc.AccessKey
 	if req.Admin && !acc.Admin {
 		return fmt.Errorf("%w: %s needs an admin account, accessKey %s is not one", ErrDenied, req.Code, ak)
 	}

@@ -238,6 +238,12 @@ func (b *Broker) checkACL(conn *remoting.Conn, req *remoting.Command, name strin
 		return fmt.Errorf("%w: no rules loaded", acl.ErrDenied)
 	}
 	r := acl.Request{RemoteAddr: remoteString(conn), Ext: req.ExtFields, Body: req.Body, Code: name, Admin: rule.admin}
+	// Who asks is settled before the request is parsed: a request without
+	// valid credentials is NO_PERMISSION whatever its header or body.
+	acc, err := st.rules.Authenticate(r)
+	if err != nil || acc == nil {
+		return err
+	}
 	if rule.resources != nil {
 		res, err := rule.resources(req)
 		if err != nil {
@@ -245,7 +251,7 @@ func (b *Broker) checkACL(conn *remoting.Conn, req *remoting.Command, name strin
 		}
 		r.Resources = res
 	}
-	return st.rules.Check(r)
+	return st.rules.Authorize(acc, r)
 }
 
 // signNode adds the node signature to a request this node sends another

@@ -157,3 +157,38 @@ func TestACLBroker(t *testing.T) {
 		t.Fatalf("after a broken file: %d %s, want the previous rules", r.Code, r.Remark)
 	}
 }
+
+// TestACLRefusesEveryUnsignedRequest sends every request code the broker
+// serves without credentials, then with a wrong signature, to a node with
+// the ACL on: each is refused NO_PERMISSION, except RAFT_STATUS (4001),
+// which name servers ask unsigned to confirm a registration.
+func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(file, []byte(aclTestFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tc := brokertest.StartNode(t, func(_ int, c *broker.Config) { c.ACLEnable, c.ACLFile = true, file })
+	c := newTestClient(t)
+	_, addr, _ := leaderOf(t, tc)
+	wrong := auth.Credentials{AccessKey: aclProducer.AccessKey, SecretKey: "not-the-secret"}
+	var refused []string
+	for _, code := range broker.HandlerCodesForTest() {
+		name := remoting.RequestCodeName(code)
+		for _, creds := range []auth.Credentials{{}, wrong} {
+			ext := aclSendExt("AclPub")
+			ext["consumerGroup"], ext["group"] = "cg_acl", "cg_acl"
+			r := signedCall(t, c, addr, code, ext, nil, creds)
+			if code == remoting.RaftStatus {
+				if r.Code != remoting.Success {
+					t.Errorf("RAFT_STATUS without credentials: %d %q", r.Code, r.Remark)
+				}
+				continue
+			}
+			if r.Code != remoting.NoPermission {
+				t.Errorf("%s (%d) with credentials %q: answered %d %q, want NO_PERMISSION", name, code, creds.AccessKey, r.Code, r.Remark)
+			}
+		}
+		refused = append(refused, name)
+	}
+	t.Logf("refused without valid credentials: %s", strings.Join(refused, ", "))
+}

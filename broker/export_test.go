@@ -184,3 +184,12 @@ func (b *Broker) HeldPullOffsetsForTest(topic string, queueID int32) []int64 {
 
 // ReloadACLForTest runs one round of the ACL reload loop now.
 func (b *Broker) ReloadACLForTest() { b.reloadACL() }
+
+// HandlerCodesForTest lists the request codes of the handler table.
+func HandlerCodesForTest() []int16 {
+	var codes []int16
+	for _, r := range (&Broker{}).handlers() {
+		codes = append(codes, r.code)
+	}
+	return codes
+}
