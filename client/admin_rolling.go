@@ -193,37 +193,43 @@ func (a *Admin) restartOne(ctx context.Context, group string, m protocol.RaftMem
 // the name servers tell, is a node other than id (a transfer's new leader
 // takes a moment to be known everywhere).
 func (a *Admin) waitLeaderOtherThan(ctx context.Context, group, id string, poll time.Duration) error {
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
+	err := pollUntil(ctx, poll, func() error {
 		_, ls, err := a.GroupLeader(ctx, group)
-		if err == nil && ls.Node != id {
-			return nil
-		}
-		if err == nil {
+		if err == nil && ls.Node == id {
 			err = fmt.Errorf("%s still leads", id)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("no other leader than %s: %w (last: %v)", id, ctx.Err(), err)
-		case <-t.C:
-		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("no other leader than %s: %w", id, err)
 	}
+	return nil
 }
 
 // waitLeader is GroupLeader, asked again while no leader is known (between
 // two steps leadership may be moving).
 func (a *Admin) waitLeader(ctx context.Context, group string, poll time.Duration) (protocol.RaftStatus, error) {
+	var ls protocol.RaftStatus
+	err := pollUntil(ctx, poll, func() (err error) {
+		_, ls, err = a.GroupLeader(ctx, group)
+		return err
+	})
+	return ls, err
+}
+
+// pollUntil calls check every poll until it returns nil or ctx ends (then
+// the error says what the last check found).
+func pollUntil(ctx context.Context, poll time.Duration, check func() error) error {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		_, ls, err := a.GroupLeader(ctx, group)
-		if err == nil {
-			return ls, nil
+		last := check()
+		if last == nil {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return ls, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), last)
 		case <-t.C:
 		}
 	}
@@ -238,20 +244,7 @@ func (a *Admin) drainAt(ctx context.Context, addr string, h protocol.RaftDrainHe
 // waitHealthy waits until the group has a leader and every member answers
 // and has applied the leader's commit index within the slack.
 func (a *Admin) waitHealthy(ctx context.Context, group string, o RollingRestartOptions) error {
-	t := time.NewTicker(o.Poll)
-	defer t.Stop()
-	var last error
-	for {
-		last = a.healthyOnce(ctx, group, o.Slack)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), last)
-		case <-t.C:
-		}
-	}
+	return pollUntil(ctx, o.Poll, func() error { return a.healthyOnce(ctx, group, o.Slack) })
 }
 
 // healthyOnce is one check of waitHealthy.

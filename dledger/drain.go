@@ -81,19 +81,41 @@ func (g *Group) Undrain() error {
 
 // otherDrained refuses a drain while another voter reports itself drained.
 func (g *Group) otherDrained() error {
-	ms, err := g.Members()
+	peers, err := g.peerVoters()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrDrain, err)
 	}
+	for _, p := range peers {
+		if p.err == nil && p.info.Drained {
+			return fmt.Errorf("%w: voter %s is drained already; undrain it first (two drained voters could leave the group without a leader)", ErrDrain, p.id)
+		}
+	}
+	return nil
+}
+
+// peerVoter is another voter and its node-info answer (err when it did not
+// answer).
+type peerVoter struct {
+	id   string
+	info nodeInfo
+	err  error
+}
+
+// peerVoters asks every other voter for its node info.
+func (g *Group) peerVoters() ([]peerVoter, error) {
+	ms, err := g.Members()
+	if err != nil {
+		return nil, err
+	}
+	var out []peerVoter
 	for _, m := range ms {
 		if m.ID == g.cfg.NodeID || !m.Voter {
 			continue
 		}
-		if ni, err := g.mux.askNodeInfo(m.Addr, g.cfg.Timing.ElectionTimeout); err == nil && ni.Drained {
-			return fmt.Errorf("%w: voter %s is drained already; undrain it first (two drained voters could leave the group without a leader)", ErrDrain, m.ID)
-		}
+		ni, err := g.mux.askNodeInfo(m.Addr, g.cfg.Timing.ElectionTimeout)
+		out = append(out, peerVoter{id: m.ID, info: ni, err: err})
 	}
-	return nil
+	return out, nil
 }
 
 // leave hands leadership to an undrained voter.
@@ -155,24 +177,20 @@ func (g *Group) quiet(on bool) error {
 // itself drained, otherwise an undrained voter that answers (the preferred
 // leader first). An error only when the members cannot be read.
 func (g *Group) transferTarget() (string, error) {
-	ms, err := g.Members()
+	peers, err := g.peerVoters()
 	if err != nil {
 		return "", err
 	}
 	var eligible []string
 	anyDrained := false
-	for _, m := range ms {
-		if m.ID == g.cfg.NodeID || !m.Voter {
-			continue
-		}
-		ni, err := g.mux.askNodeInfo(m.Addr, g.cfg.Timing.ElectionTimeout)
+	for _, p := range peers {
 		switch {
-		case err != nil:
+		case p.err != nil:
 			// Not answering: raft would not complete a transfer to it.
-		case ni.Drained:
+		case p.info.Drained:
 			anyDrained = true
 		default:
-			eligible = append(eligible, m.ID)
+			eligible = append(eligible, p.id)
 		}
 	}
 	if !anyDrained && !g.drained.Load() {
