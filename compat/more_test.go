@@ -15,6 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
+	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -215,8 +216,7 @@ func TestRealClientConsumerGroupSharesAndResumes(t *testing.T) {
 		}
 		return true
 	})
-	_ = c1.Shutdown()
-	_ = c2.Shutdown()
+	shutdownMembers(t, tc, ns, "share-cg", c1, c2)
 	send("third", 10)
 	col2 := newCollector()
 	c3 := startPush(t, ns, "share-cg", "share-c3", topic, consumer.Clustering, col2.handler("c3"))
@@ -353,4 +353,39 @@ func ensureRetryTopic(t *testing.T, ns []string, group string) {
 		resp, err := rc.Invoke(ctx, ns[0], h.Request())
 		return err == nil && resp.Code == remoting.Success
 	})
+}
+
+// shutdownMembers stops the members of a clustering group. Each member's
+// unregister makes the broker send NOTIFY_CONSUMER_IDS_CHANGED to the
+// others, and a member whose Shutdown runs while that notice's rebalance
+// is still in flight trips the same unsynchronised flag inside
+// rocketmq-client-go as ensureRetryTopic avoids. So the group's notices
+// are turned off first (the group's notifyConsumerIdsChangedEnable, as an
+// operator would) and the change reaches every node (each one notifies
+// the clients connected to it), then the members stop one by one.
+func shutdownMembers(t *testing.T, tc *brokertest.Cluster, ns []string, group string, cs ...rocketmq.PushConsumer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := client.NewAdmin(client.WithAdminNameServers(ns...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	cfg := client.DefaultGroupConfig(group)
+	cfg.NotifyConsumerIdsChangedEnable = false
+	if _, err := a.CreateGroup(ctx, cfg, client.Target{}); err != nil {
+		t.Fatalf("turning off %s's change notices: %v", group, err)
+	}
+	waitFor(t, ctx, "every node with "+group+"'s notices off", func() bool {
+		for _, n := range tc.Raft.Up() {
+			if g, ok := n.Group().Metadata().Group(group); !ok || g.NotifyConsumerIdsChangedEnable {
+				return false
+			}
+		}
+		return true
+	})
+	for _, c := range cs {
+		_ = c.Shutdown()
+	}
 }

@@ -76,7 +76,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	base := newLogger("ledgermq", cfg.LogLevel, cfg.LogJSON)
 	log := base.Named("broker-cmd").With("group", cfg.BrokerName, "node", cfg.NodeID)
 	for _, ig := range cfg.Ignored {
-		log.Warn("ignoring RocketMQ key", "key", ig)
+		log.Warn("ignoring", "what", ig)
 	}
 
 	reg := prometheus.NewRegistry()

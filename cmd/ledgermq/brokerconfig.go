@@ -13,10 +13,13 @@ package main
 //
 // Rejected, with every problem listed at once: a file key that is neither a
 // canonical name nor an alias, a key given twice in one file (by two of
-// its names), a LEDGERMQ_* variable that names no key, and a value that
-// does not parse. A few RocketMQ keys that have no meaning here (brokerId,
-// brokerRole, storePathCommitLog, thread pool sizes, ...) are accepted and
-// ignored with a warning, so a DLedger broker.conf loads as it is.
+// its names), and a value that does not parse. A few RocketMQ keys that
+// have no meaning here (brokerId, brokerRole, storePathCommitLog, thread
+// pool sizes, ...) are accepted and ignored with a warning, so a DLedger
+// broker.conf loads as it is. A LEDGERMQ_* variable that names no key is
+// ignored with a warning too, not refused: the environment is shared with
+// scripts and tools that may use the prefix for their own settings, and a
+// node must not fail to start because of one (a file is the node's own).
 //
 // Value syntax: booleans true/false; sizes in bytes; durations as Go
 // durations ("500ms", "72h") or a bare number in the key's RocketMQ unit;
@@ -232,7 +235,7 @@ func loadBrokerConfig(fs *pflag.FlagSet, useEnv bool) (*nodeConfig, error) {
 	}
 	var errs []error
 	if useEnv {
-		errs = append(errs, checkEnv()...)
+		ignored = append(ignored, unknownEnv()...)
 	}
 
 	v := viper.New()
@@ -365,20 +368,23 @@ func suggest(name string) string {
 	return ""
 }
 
-// checkEnv rejects LEDGERMQ_* variables that name no key.
-func checkEnv() []error {
+// unknownEnv lists the LEDGERMQ_* variables that name no key, sorted, as
+// ignored entries (a likely typo gets a suggestion).
+func unknownEnv() []string {
 	known := map[string]bool{}
 	for _, k := range brokerKeys {
 		known[envName(k.key)] = true
 	}
-	var errs []error
+	var out []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(name, envPrefix) && !known[name] {
-			errs = append(errs, fmt.Errorf("%w: environment variable %s", errUnknownKey, name))
+			key := strings.ToLower(strings.TrimPrefix(name, envPrefix))
+			out = append(out, fmt.Sprintf("environment variable %s (names no key%s)", name, suggest(key)))
 		}
 	}
-	return errs
+	sort.Strings(out)
+	return out
 }
 
 // sourceOf says which source gave k its effective value.
