@@ -308,6 +308,14 @@ func (a *Admin) TransferLeader(ctx context.Context, group, to string) (from, now
 	if _, err := a.call(ctx, ls.LeaderAddr, protocol.RaftNodeHeader{Node: to}.Request(remoting.RaftTransferLeader), membershipTimeout); err != nil {
 		return ls, ls, err
 	}
+	// The old leader has handed over; the new one takes a moment to win
+	// its election and be known to every member: wait for it rather than
+	// report "no leader" in between.
+	wctx, cancel := context.WithTimeout(ctx, membershipTimeout)
+	defer cancel()
+	if err := a.waitLeaderOtherThan(wctx, g, ls.Node, 50*time.Millisecond); err != nil {
+		return ls, ls, fmt.Errorf("client: after the transfer from %s: %w", ls.Node, err)
+	}
 	_, now, err = a.GroupLeader(ctx, g)
 	return ls, now, err
 }

@@ -279,6 +279,7 @@ type fakeCluster struct {
 	mu      sync.Mutex
 	brokers map[string]*fakeBroker
 	names   []string
+	gate    chan struct{} // when set, route requests wait until it closes
 }
 
 type fakeBroker struct {
@@ -338,8 +339,18 @@ func (f *fakeCluster) broker(name string) *fakeBroker {
 }
 
 // serveRoute answers GET_ROUTEINFO_BY_TOPIC with 4 queues on every group.
-func (f *fakeCluster) serveRoute(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (f *fakeCluster) serveRoute(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	f.routeReqs.Add(1)
+	f.mu.Lock()
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	var h protocol.GetRouteInfoRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return remoting.NewResponse(req, remoting.SystemError, err.Error())
@@ -365,6 +376,40 @@ func (f *fakeCluster) serveRoute(_ context.Context, _ *remoting.Conn, req *remot
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = body
 	return resp
+}
+
+// holdRoutes makes route requests wait until the returned func is called.
+func (f *fakeCluster) holdRoutes() (release func()) {
+	gate := make(chan struct{})
+	f.mu.Lock()
+	f.gate = gate
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.gate = nil
+			f.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// newLeader starts a new broker for group name and lists it as the
+// group's leader instead of the old one (a failover), which it returns.
+func (f *fakeCluster) newLeader(name string) *fakeBroker {
+	f.t.Helper()
+	b := &fakeBroker{name: name, leader: true}
+	b.srv = startServer(f.t, func(s *remoting.Server) {
+		h := remoting.HandlerFunc(b.serveSend)
+		s.Handle(remoting.SendMessage, "", h)
+		s.Handle(remoting.SendBatchMessage, "", h)
+	})
+	b.addr = b.srv.Addr().String()
+	f.mu.Lock()
+	f.brokers[name] = b
+	f.mu.Unlock()
+	return b
 }
 
 // setLeader lists the broker as its group's leader, or not.

@@ -40,7 +40,12 @@ type routeCache struct {
 type routeEntry struct {
 	info *publishInfo // nil until a fetch succeeds
 	call *fetchCall   // the fetch in flight, or nil
-	next atomic.Uint32
+	// suspect: a send on this route failed and gave up (invalidate), so
+	// the cached route may name a leader that is gone; the next get waits
+	// for a fresh read instead of sending there again. Cleared when a
+	// fetch ends.
+	suspect bool
+	next    atomic.Uint32
 }
 
 // fetchCall is one fetch; done closes when info or err is set.
@@ -56,14 +61,18 @@ func newRouteCache(ctx context.Context, wg *sync.WaitGroup, log hclog.Logger,
 }
 
 // get returns the cached route of topic, fetching it first when there is
-// none yet.
+// none yet, and reading it again first when it is suspect (as refresh).
 func (c *routeCache) get(ctx context.Context, topic string) (*publishInfo, error) {
 	c.mu.Lock()
 	e := c.entryLocked(topic)
-	if e.info != nil {
+	if e.info != nil && !e.suspect {
 		info := e.info
 		c.mu.Unlock()
 		return info, nil
+	}
+	if e.info != nil {
+		c.mu.Unlock()
+		return c.refresh(ctx, topic)
 	}
 	call, err := c.startLocked(topic, e)
 	c.mu.Unlock()
@@ -96,6 +105,22 @@ func (c *routeCache) refresh(ctx context.Context, topic string) (*publishInfo, e
 	}
 	c.log.Debug("route refresh failed, keeping the cached route", "topic", topic, "error", err)
 	return cached, nil
+}
+
+// invalidate marks topic's cached route suspect and starts a fetch; it is
+// called when a send gave up after a failure there. Without it, the next
+// send would take the cached route while that fetch is in flight and go
+// to the same leader again: after a send timed out on a paused leader,
+// the next one would wait out a whole send timeout too, although the
+// name server already names the new leader.
+func (c *routeCache) invalidate(topic string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entryLocked(topic)
+	if e.info != nil {
+		e.suspect = true
+	}
+	_, _ = c.startLocked(topic, e)
 }
 
 // trigger starts a fetch of topic's route unless one is in flight, and
@@ -157,6 +182,10 @@ func (c *routeCache) run(topic string, e *routeEntry, call *fetchCall) {
 	info, err := c.fetch(c.ctx, topic)
 	c.mu.Lock()
 	e.call = nil
+	// Success or not, the read is done: a failed one leaves the cached
+	// route (refresh's fallback), and sends must not each wait for a name
+	// server that is down.
+	e.suspect = false
 	if err == nil {
 		info.next = &e.next
 		info.version = 1

@@ -209,3 +209,40 @@ func TestPeriodicRouteRefresh(t *testing.T) {
 		t.Fatalf("%d route requests after Close", got-closed)
 	}
 }
+
+// TestNextSendAfterTimeoutReadsRoute: a send that timed out on a paused
+// leader (outcome unknown, no retry) marks the route suspect, so the next
+// send waits for the fresh read and goes to the new leader the name
+// server already names, instead of waiting out another timeout at the
+// old address.
+func TestNextSendAfterTimeoutReadsRoute(t *testing.T) {
+	f := startFake(t, "a")
+	old := f.broker("a")
+	p := newProducer(t, WithNameServers(f.nsAddr()), WithSendTimeout(300*time.Millisecond))
+	ctx := ctxGuard(t)
+	if _, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("warm")}); err != nil {
+		t.Fatal(err)
+	}
+	old.program(never) // paused: takes the request, never answers
+	release := f.holdRoutes()
+	defer release()
+	if _, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("lost in the pause")}); !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("send to the paused leader: %v", err)
+	}
+	nw := f.newLeader("a") // elected and registered meanwhile
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("next")})
+		done <- err
+	}()
+	// The next send waits for the route read the failure started (held
+	// at the name server until now).
+	waitFor(t, "the next send waiting for the route", func() bool { return p.core.routes.waiting.Load() > 0 })
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("next send: %v", err)
+	}
+	if nw.sends.Load() != 1 || old.sends.Load() != 2 {
+		t.Fatalf("new leader saw %d sends, old %d: want 1 and 2", nw.sends.Load(), old.sends.Load())
+	}
+}

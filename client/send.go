@@ -58,9 +58,11 @@ type sendRetry struct {
 //     wait, re-reading the route with backoff, while the group has no
 //     leader;
 //  2. attempt it;
-//  3. on anything but success, refresh the route at once (in the
-//     background if no retry follows) and, if the failure is retryable
-//     and the budget allows, go to 1, preferring another group.
+//  3. on anything but success, refresh the route at once and, if the
+//     failure is retryable and the budget allows, go to 1, preferring
+//     another group. When no retry follows, a transport failure or a
+//     retryable answer marks the route suspect: the next send waits for
+//     the fresh read rather than go to the same leader again.
 //
 // The budget: a failure that certainly stored nothing because the group
 // had no writable leader at that address (attemptResult.certain) is
@@ -108,12 +110,18 @@ func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (S
 			}
 			return res, nil
 		}
-		p.core.routes.trigger(out.topic)
 		overBudget := p.opts.retries == 0 || !r.certain && spent > p.opts.retries
 		if !r.retry || overBudget || ctx.Err() != nil ||
 			(r.Outcome == OutcomeUnknown && !p.opts.retryUnknown) {
+			if r.transport || r.retry {
+				// The leader may be gone: the next send reads the route first.
+				p.core.routes.invalidate(out.topic)
+			} else {
+				p.core.routes.trigger(out.topic)
+			}
 			return SendResult{}, p.sendError(out, attempts, r.Err)
 		}
+		p.core.routes.trigger(out.topic) // the retry's resolve waits for it
 		if r.certain {
 			if rs.tried == nil {
 				rs.tried = map[string]bool{}
