@@ -312,3 +312,40 @@ func TestACLConfig(t *testing.T) {
 		t.Error("a name server started with a broken ACL file")
 	}
 }
+
+// BenchmarkRouteOverTCPACL is BenchmarkRouteOverTCP with the ACL off, on
+// with unsigned reads (open), and on with reads signed by an account (the
+// signature verified on every request): the cost of the check.
+func BenchmarkRouteOverTCPACL(b *testing.B) {
+	for _, mode := range []string{"off", "on-unsigned", "on-signed"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := Config{}
+			if mode != "off" {
+				cfg.ACLEnable, cfg.ACLFile = true, writeACL(b, testACL)
+			}
+			s, clock := startServer(b, cfg)
+			ns := s.Addr().String()
+			c := newClient(b)
+			var regs []RegisterRequest
+			for i, r := range []RegisterRequest{brokerReq(0, 0, 1, benchTopics(100)...), brokerReq(1, 1, 1), brokerReq(2, 2, 1)} {
+				r.Credentials, r.SignTime = brokerAccount, clock.Now().Add(time.Duration(i)*time.Millisecond)
+				regs = append(regs, r)
+			}
+			registerAll(b, s, c, regs...)
+			req := remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": "topic-00050"}, nil)
+			if mode == "on-signed" {
+				auth.Sign(req.ExtFields, nil, appAccount)
+			}
+			ctx := ctxGuard(b)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := c.Invoke(ctx, ns, req)
+					if err != nil || resp.Code != remoting.Success {
+						b.Fatalf("%v %v", resp, err)
+					}
+				}
+			})
+		})
+	}
+}
