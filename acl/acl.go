@@ -97,6 +97,8 @@ type Account struct {
 type ACL struct {
 	globalWhite addrMatcher
 	accounts    map[string]*Account
+	// firstAdmin is the first admin account in file order (FirstAdmin).
+	firstAdmin *Account
 }
 
 type fileAccount struct {
@@ -162,6 +164,9 @@ func Parse(data []byte) (*ACL, error) {
 			return nil, fmt.Errorf("account %q groupPerms: %w", fa.AccessKey, err)
 		}
 		a.accounts[fa.AccessKey] = acc
+		if acc.Admin && a.firstAdmin == nil {
+			a.firstAdmin = acc
+		}
 	}
 	return a, nil
 }

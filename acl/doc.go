@@ -1,8 +1,8 @@
-// Package acl is the broker's access control, compatible with RocketMQ's
-// plain ACL: the same plain_acl.yml, the same signature (package auth), the
-// same decisions. It is a pure core: Parse reads the file's bytes, Check
-// decides one request; reading the file, reloading it and mapping request
-// codes to resources are the broker's.
+// Package acl is the access control of brokers and name servers,
+// compatible with RocketMQ's plain ACL: the same plain_acl.yml, the same
+// signature (package auth), the same decisions. It is a pure core: Parse reads the file's bytes, Check
+// decides one request; File reads and reloads the file; mapping request
+// codes to resources is the broker's and the name server's.
 //
 // # The file (plain_acl.yml)
 //
@@ -49,4 +49,14 @@
 //
 // An ACL is immutable after Parse and safe for concurrent Check calls; a
 // reload parses a new one and swaps it in.
+//
+// # Files
+//
+// File is one ACL file kept current, for the broker and the name server
+// alike: LoadFile reads it, Reload reads it again when its modification
+// time or size changed, and a file that no longer reads or parses keeps
+// the previous rules (Reload reports the error; the caller logs it and
+// owns the goroutine that calls it). FirstAdmin names the first admin
+// account in file order (what `ledgermq dev --acl` registers its nodes
+// with).
 package acl

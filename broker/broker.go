@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -43,6 +44,10 @@ type Config struct {
 	// servers (routing: REGISTER_BROKER, UNREGISTER_BROKER); name servers
 	// configured with a secret refuse unsigned ones.
 	ClusterSecret string
+	// NamesrvCredentials, when set, are the account of the name servers'
+	// ACL this node signs its registrations with (routing, doc.go: Access
+	// control); name servers with their ACL on refuse unsigned ones.
+	NamesrvCredentials auth.Credentials
 	// AutoCreateTopic creates unknown topics from the TBW102 template on
 	// first send (RocketMQ autoCreateTopicEnable). Default true.
 	AutoCreateTopic bool

@@ -303,6 +303,7 @@ func (b *Broker) registerAll(role dledger.RoleEvent) {
 		DataVersion:  dv,
 		Topics:       topics,
 		Secret:       b.cfg.ClusterSecret,
+		Credentials:  b.cfg.NamesrvCredentials,
 	}
 	var wg sync.WaitGroup
 	for _, addr := range b.cfg.NamesrvAddrs {
@@ -326,7 +327,8 @@ func (b *Broker) registerAll(role dledger.RoleEvent) {
 // is leaving.
 func (b *Broker) unregister(ctx context.Context, id int64) {
 	req := routing.UnregisterRequest{ClusterName: b.cfg.ClusterName, BrokerName: b.cfg.BrokerName,
-		BrokerAddr: b.cfg.AdvertiseAddr, BrokerID: id, Secret: b.cfg.ClusterSecret}
+		BrokerAddr: b.cfg.AdvertiseAddr, BrokerID: id, Secret: b.cfg.ClusterSecret,
+		Credentials: b.cfg.NamesrvCredentials}
 	var wg sync.WaitGroup
 	for _, addr := range b.cfg.NamesrvAddrs {
 		wg.Add(1)

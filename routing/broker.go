@@ -44,6 +44,10 @@ type RegisterRequest struct {
 	// signed in (zero: now).
 	Secret   string
 	SignTime time.Time
+	// Credentials, when set, are the account of the name servers' ACL the
+	// request is signed with (fresh, as with Secret; with a Secret too,
+	// the cluster signature moves to its own field, doc.go).
+	Credentials auth.Credentials
 }
 
 // RegisterCommand builds the REGISTER_BROKER request for req: the ext
@@ -94,21 +98,35 @@ func RegisterCommand(req RegisterRequest) (*remoting.Command, error) {
 		h.HeartbeatTimeoutMillis = req.HeartbeatTimeout.Milliseconds()
 	}
 	ext := h.Encode()
-	if err := signRequest(ext, raw, req.Secret, req.SignTime); err != nil {
+	if err := signRequest(ext, raw, req.Secret, req.Credentials, req.SignTime); err != nil {
 		return nil, err
 	}
 	return remoting.NewRequest(remoting.RegisterBroker, ext, raw), nil
 }
 
-// signRequest signs ext and body with the cluster secret when one is set.
-func signRequest(ext map[string]string, body []byte, secret string, at time.Time) error {
-	if secret == "" {
+// signRequest signs ext and body with the cluster secret and the account
+// that are set: the secret alone as auth.ClusterAccessKey, the account
+// alone as itself, both with the cluster signature moved to extClusterSig
+// and the account signing over it (so the name server checks each).
+func signRequest(ext map[string]string, body []byte, secret string, creds auth.Credentials, at time.Time) error {
+	if secret == "" && creds.AccessKey == "" {
 		return nil
 	}
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return auth.SignFresh(ext, body, auth.Cluster(secret), at)
+	if secret == "" {
+		return auth.SignFresh(ext, body, creds, at)
+	}
+	if err := auth.SignFresh(ext, body, auth.Cluster(secret), at); err != nil {
+		return err
+	}
+	if creds.AccessKey != "" {
+		ext[extClusterSig] = ext[auth.FieldSignature]
+		delete(ext, auth.FieldSignature)
+		auth.Sign(ext, body, creds)
+	}
+	return nil
 }
 
 // RegisterBroker registers (or heartbeats) the node with the name server
@@ -149,9 +167,11 @@ type UnregisterRequest struct {
 	BrokerName  string
 	BrokerAddr  string
 	BrokerID    int64
-	// Secret and SignTime sign the request as RegisterRequest's do.
-	Secret   string
-	SignTime time.Time
+	// Secret, SignTime and Credentials sign the request as
+	// RegisterRequest's do.
+	Secret      string
+	SignTime    time.Time
+	Credentials auth.Credentials
 }
 
 // UnregisterCommand builds the UNREGISTER_BROKER request for req (signed
@@ -160,7 +180,7 @@ func UnregisterCommand(req UnregisterRequest) (*remoting.Command, error) {
 	h := protocol.UnregisterBrokerRequestHeader{ClusterName: req.ClusterName, BrokerName: req.BrokerName,
 		BrokerAddr: req.BrokerAddr, BrokerID: req.BrokerID}
 	ext := h.Encode()
-	if err := signRequest(ext, nil, req.Secret, req.SignTime); err != nil {
+	if err := signRequest(ext, nil, req.Secret, req.Credentials, req.SignTime); err != nil {
 		return nil, err
 	}
 	return remoting.NewRequest(remoting.UnregisterBroker, ext, nil), nil

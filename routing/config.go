@@ -79,6 +79,18 @@ type Config struct {
 	// DefaultTopicGrace; negative: none.
 	TopicGrace time.Duration
 
+	// ACLEnable turns on access control (RocketMQ's aclEnable; off by
+	// default): requests are checked against ACLFile, RocketMQ's
+	// plain_acl.yml, as doc.go (Access control) says. A file that does
+	// not parse stops NewServer.
+	ACLEnable bool
+	// ACLFile is the plain_acl.yml the ACL reads; it is re-read when its
+	// modification time or size changes (every ACLReloadInterval, default
+	// DefaultACLReloadInterval), and a file that no longer parses keeps
+	// the previous rules.
+	ACLFile           string
+	ACLReloadInterval time.Duration
+
 	// TLSServer, if set, makes the name server's port TLS only (no
 	// client certificate is asked for).
 	TLSServer *tls.Config
@@ -99,6 +111,8 @@ func DefaultConfig() Config {
 		SignWindow:     auth.DefaultWindow,
 		ConfirmTimeout: DefaultConfirmTimeout,
 		TopicGrace:     DefaultTopicGrace,
+
+		ACLReloadInterval: DefaultACLReloadInterval,
 	}
 }
 
@@ -129,6 +143,9 @@ func (c Config) withDefaults() Config {
 	if c.TopicGrace == 0 {
 		c.TopicGrace = d.TopicGrace
 	}
+	if c.ACLReloadInterval == 0 {
+		c.ACLReloadInterval = d.ACLReloadInterval
+	}
 	return c
 }
 
@@ -149,6 +166,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("routing: config: SignWindow %v below 1s", c.SignWindow)
 	case c.ConfirmTimeout < time.Millisecond:
 		return fmt.Errorf("routing: config: ConfirmTimeout %v below 1ms", c.ConfirmTimeout)
+	case c.ACLEnable && c.ACLFile == "":
+		return errors.New("routing: config: ACLEnable needs ACLFile (RocketMQ's plain_acl.yml)")
+	case !c.ACLEnable && c.ACLFile != "":
+		return errors.New("routing: config: ACLFile without ACLEnable: the file would be ignored")
+	case c.ACLReloadInterval < time.Millisecond:
+		return fmt.Errorf("routing: config: ACLReloadInterval %v below 1ms", c.ACLReloadInterval)
 	}
 	if err := auth.CheckSecret(c.Secret); err != nil {
 		return fmt.Errorf("routing: config: %w", err)
@@ -163,10 +186,13 @@ func (c Config) String() string {
 	if c.Secret != "" {
 		secret = "set"
 	}
-	tlsOn := ""
+	extra := ""
+	if c.ACLEnable {
+		extra += fmt.Sprintf(" acl=%q", c.ACLFile)
+	}
 	if c.TLSServer != nil {
-		tlsOn = " tls=on"
+		extra += " tls=on"
 	}
 	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v clusterSecret=%s signWindow=%v confirmTimeout=%v topicGrace=%v%s}",
-		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace, tlsOn)
+		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace, extra)
 }

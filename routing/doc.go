@@ -22,6 +22,8 @@
 //	body.go     REGISTER_BROKER body codec, JSON and deflated
 //	broker.go   RegisterCommand, RegisterBroker, UnregisterBroker
 //	            (signed with Config.Secret's counterpart, package auth)
+//	acl.go      access control (Config.ACLEnable): what each request
+//	            needs, the check, the file's reload
 //	limit.go    rate-limited logging of refusals
 //	clock.go    Clock; SystemClock; ManualClock for tests
 //
@@ -83,6 +85,14 @@
 //     runs a server that lies in RAFT_STATUS can still register a group
 //     of its own or, while its claim is the newest, pose as a leader.
 //     Configure a secret wherever strangers can reach the name server.
+//   - Access control (Config.ACLEnable, off by default as RocketMQ's
+//     aclEnable). With it on, every request is checked against
+//     Config.ACLFile (RocketMQ's plain_acl.yml, package acl) before its
+//     header or body is parsed, and in addition to the cluster-secret
+//     checks above; a refusal is NO_PERMISSION (16) with the acl error as
+//     remark ("acl: DELETE_TOPIC_IN_NAMESRV needs an admin account,
+//     accessKey K is not one"), changes nothing, and is logged
+//     rate-limited. See "Access control" below.
 //   - One id per address, one address per id. An accepted registration
 //     removes the address's entry under any other id (a promoted
 //     follower leaves its old id, a deposed leader leaves 0) and another
@@ -144,8 +154,8 @@
 //	                                                    haServerAddr (follower, leader
 //	                                                    known); 501 stale term; 16
 //	                                                    unsigned/stale/replayed (secret
-//	                                                    set); 2 too many waiting; 1
-//	                                                    malformed
+//	                                                    set) or refused by the ACL; 2
+//	                                                    too many waiting; 1 malformed
 //	104   UNREGISTER_BROKER                  heartbeat  0 (also when nothing matched); 16
 //	                                                    from a stranger's connection
 //	                                                    unsigned, or unsigned/stale with
@@ -156,6 +166,52 @@
 //	216   DELETE_TOPIC_IN_NAMESRV            default    0
 //
 // Any other code is answered REQUEST_CODE_NOT_SUPPORTED (3) by remoting.
+// With the ACL on, any of them may also be answered 16 (Access control).
+//
+// # Access control
+//
+// What each request needs with Config.ACLEnable (acl.go's aclTable; a
+// handler without an entry is not installed):
+//
+//	code  request                            needs
+//	----  ---------------------------------  -----------------------------------
+//	103   REGISTER_BROKER                    a valid signature of any account,
+//	104   UNREGISTER_BROKER                  fresh: SignTime within SignWindow
+//	                                         and not replayed (auth.Guard)
+//	105   GET_ROUTEINFO_BY_TOPIC             nothing when unsigned; a request
+//	106   GET_BROKER_CLUSTER_INFO            carrying AccessKey or Signature
+//	206   GET_ALL_TOPIC_LIST_FROM_NAMESERVER needs a valid signature of any
+//	                                         account
+//	216   DELETE_TOPIC_IN_NAMESRV            a valid signature of an admin
+//	                                         account
+//
+// Decisions are acl.ACL's (Authenticate, then Authorize): a globally
+// white-listed address, or an account's white-listed address, passes
+// without a signature, as on the broker. Route reads stay open unsigned
+// because RocketMQ's name server serves routes to anyone: clients
+// without an account (Java's tools, a consumer of a public topic), this
+// package's own users and `ledgermq dev` ask unsigned; what a route
+// tells is only where to connect, and the broker checks every request
+// that follows. A client that has an account signs every request (Java's
+// AclClientRPCHook, rocketmq-client-go's ACL interceptor, package
+// client), so a wrong secret is refused at the name server already.
+//
+// Registrations need an account, not an admin one: give the brokers an
+// account of their own (broker config namesrv.access_key and
+// namesrv.secret_key; RegisterRequest.Credentials). With a cluster secret
+// too, a registration carries both signatures: the cluster secret's is
+// made first (AccessKey auth.ClusterAccessKey, SignTime, SignNonce) and
+// moved into the ext field ledgermqClusterSig; then the account signs
+// over every field, that one included, setting AccessKey and Signature.
+// The name server checks the account's with the ACL and the secret's on
+// the fields as the secret signed them. A registration the ACL refuses
+// counts as refused in Stats.
+//
+// The file is read by NewServer (one that does not parse stops it) and
+// looked at every Config.ACLReloadInterval (3 s): when its modification
+// time or size changed it is parsed again (acl.File, shared with the
+// broker's reading of the same file); one that no longer parses is
+// logged and the previous rules stay.
 //
 // # REGISTER_BROKER (103) request
 //
@@ -173,8 +229,12 @@
 //	compressed              no        "true" selects the deflated body
 //	bodyCrc32               no        CRC-32(body) & 0x7FFFFFFF; 0 = unchecked
 //	AccessKey, Signature    secret    auth.ClusterAccessKey; HMAC-SHA1 of the
-//	                                  sorted ext values and the body (auth)
+//	                        or ACL    sorted ext values and the body (auth);
+//	                                  with the ACL: the account's key
 //	SignTime, SignNonce     secret    signer's ms clock; 16 random bytes, hex
+//	                        or ACL
+//	ledgermqClusterSig      secret    the cluster secret's Signature when an
+//	                        and ACL   account signs too (Access control)
 //
 // JSON body (compressed=false). Unknown keys are ignored (Java 5 brokers
 // add mappingDataVersion, topicQueueMappingInfoMap, …); an empty body is

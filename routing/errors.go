@@ -39,9 +39,10 @@ var (
 
 	// ErrUnauthenticated: the name server has a cluster secret and a
 	// REGISTER_BROKER or UNREGISTER_BROKER is unsigned, wrongly signed,
-	// stale or replayed (it wraps the auth package's error). Answered
-	// NO_PERMISSION (16).
-	ErrUnauthenticated = errors.New("routing: registration not signed with the cluster secret")
+	// stale or replayed (it wraps the auth package's error), or its ACL
+	// refused the request. Answered NO_PERMISSION (16); RegisterBroker
+	// turns that code back into this error.
+	ErrUnauthenticated = errors.New("routing: registration not signed with the cluster secret or an account of the ACL")
 
 	// ErrBusy: too many registrations are waiting for their node's
 	// confirmation (MaxPendingClaims). Answered SYSTEM_BUSY (2).

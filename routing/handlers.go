@@ -31,14 +31,28 @@ const (
 	extHeartbeatTimeout = "heartbeatTimeoutMillis"
 )
 
-// handle registers the request handlers on rs.
-func (s *Server) handle(rs *remoting.Server) {
-	rs.Handle(remoting.RegisterBroker, PoolHeartbeat, remoting.HandlerFunc(s.serveRegister))
-	rs.Handle(remoting.UnregisterBroker, PoolHeartbeat, remoting.HandlerFunc(s.serveUnregister))
-	rs.Handle(remoting.GetRouteInfoByTopic, remoting.DefaultPool, remoting.HandlerFunc(s.serveRoute))
-	rs.Handle(remoting.GetBrokerClusterInfo, remoting.DefaultPool, remoting.HandlerFunc(s.serveClusterInfo))
-	rs.Handle(remoting.GetAllTopicListFromNameServer, remoting.DefaultPool, remoting.HandlerFunc(s.serveTopicList))
-	rs.Handle(remoting.DeleteTopicInNamesrv, remoting.DefaultPool, remoting.HandlerFunc(s.serveDeleteTopic))
+// handle registers the request handlers on rs, each behind its access
+// rule (acl.go).
+func (s *Server) handle(rs *remoting.Server) error {
+	for _, h := range []struct {
+		code int16
+		pool string
+		f    remoting.HandlerFunc
+	}{
+		{remoting.RegisterBroker, PoolHeartbeat, s.serveRegister},
+		{remoting.UnregisterBroker, PoolHeartbeat, s.serveUnregister},
+		{remoting.GetRouteInfoByTopic, remoting.DefaultPool, s.serveRoute},
+		{remoting.GetBrokerClusterInfo, remoting.DefaultPool, s.serveClusterInfo},
+		{remoting.GetAllTopicListFromNameServer, remoting.DefaultPool, s.serveTopicList},
+		{remoting.DeleteTopicInNamesrv, remoting.DefaultPool, s.serveDeleteTopic},
+	} {
+		f, err := s.withACL(h.code, h.f)
+		if err != nil {
+			return err
+		}
+		rs.Handle(h.code, h.pool, f)
+	}
+	return nil
 }
 
 // registerHeader is the decoded ext of REGISTER_BROKER.
@@ -112,6 +126,9 @@ func (s *Server) authenticate(ext map[string]string, body []byte) (bool, error) 
 	if s.cfg.Secret == "" {
 		return false, nil
 	}
+	// A request an account signed too carries the cluster signature in
+	// its own field (acl.go, extClusterSig).
+	ext = clusterSigned(ext)
 	_, err := auth.Verify(ext, body, func(ak string) (string, bool) { return s.cfg.Secret, ak == auth.ClusterAccessKey })
 	if err == nil {
 		err = s.guard.Check(ext, s.clock.Now())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/acl"
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -47,9 +48,12 @@ type Server struct {
 	// checker's client (nil with a Checker from Config) is closed by Close.
 	confirm       *confirmer
 	checkerClient *remoting.Client
-	// guard refuses stale and replayed signed requests (nil: no secret).
+	// guard refuses stale and replayed signed requests (nil: neither a
+	// secret nor the ACL).
 	guard *auth.Guard
-	limit *logLimiter
+	// aclFile is the access control in force (nil: ACL off; acl.go).
+	aclFile *acl.File
+	limit   *logLimiter
 	// counts are the figures Stats reports.
 	counts counters
 
@@ -58,7 +62,7 @@ type Server struct {
 	started   bool
 	closed    bool
 	quit      chan struct{}
-	wg        sync.WaitGroup // scan goroutine
+	wg        sync.WaitGroup // scan and ACL reload goroutines
 }
 
 // NewServer validates cfg and returns a name server that is not listening
@@ -80,8 +84,16 @@ func NewServer(cfg Config) (*Server, error) {
 	if limits.ReadBudget == 0 {
 		limits.ReadBudget = DefaultReadBudget
 	}
-	if cfg.Secret != "" {
+	if cfg.Secret != "" || cfg.ACLEnable {
 		s.guard = auth.NewGuard(cfg.SignWindow)
+	}
+	if cfg.ACLEnable {
+		f, err := acl.LoadFile(cfg.ACLFile)
+		if err != nil {
+			return nil, fmt.Errorf("routing: %w", err)
+		}
+		s.aclFile = f
+		cfg.Logger.Info("ACL loaded", "file", cfg.ACLFile, "accounts", f.Rules().Accounts())
 	}
 	checker := cfg.Checker
 	if checker == nil {
@@ -104,7 +116,9 @@ func NewServer(cfg Config) (*Server, error) {
 		Logger:      cfg.Logger.Named("remoting"),
 		OnConnClose: s.connClosed,
 	})
-	s.handle(s.rs)
+	if err := s.handle(s.rs); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -131,6 +145,10 @@ func (s *Server) Start() error {
 	ticker := s.clock.NewTicker(s.cfg.ScanInterval)
 	s.wg.Add(1)
 	go s.scanLoop(ticker)
+	if s.aclFile != nil {
+		s.wg.Add(1)
+		go s.aclReloadLoop(s.clock.NewTicker(s.cfg.ACLReloadInterval))
+	}
 	s.log.Info("name server started", "addr", s.rs.Addr().String(), "config", s.cfg.String())
 	return nil
 }

@@ -96,6 +96,8 @@ var brokerKeys = []keySpec{
 	{key: "cluster_secret", def: "", usage: "shared secret that signs registrations with the name servers (≥ 16 bytes; prefer the file or LEDGERMQ_CLUSTER_SECRET to the flag)"},
 	{key: "acl_enable", aliases: []string{"aclEnable"}, def: "false", isBool: true, usage: "check every client request against acl_file (RocketMQ's plain ACL); a group of several nodes also needs cluster_secret"},
 	{key: "acl_file", def: "", usage: "RocketMQ plain_acl.yml: accounts, permissions, white lists (re-read when it changes)"},
+	{key: "namesrv.access_key", def: "", usage: "account of the name servers' ACL that signs this node's registrations (with namesrv.secret_key; needed when the name servers run --acl-enable)"},
+	{key: "namesrv.secret_key", def: "", usage: "secret key of namesrv.access_key (prefer the file or LEDGERMQ_NAMESRV_SECRET_KEY to the flag)"},
 	{key: "tls.enable", def: "false", isBool: true, usage: "TLS on the client port, mutual TLS on raft links, TLS to name servers and the leader (needs the three tls files)"},
 	{key: "tls.cert_file", def: "", usage: "PEM certificate of this node (server and client use; re-read when it changes)"},
 	{key: "tls.key_file", def: "", usage: "PEM private key of tls.cert_file"},
@@ -192,6 +194,8 @@ type nodeConfig struct {
 	ClusterSecret           string
 	ACLEnable               bool   // acl_enable
 	ACLFile                 string // acl_file
+	// NamesrvCredentials sign registrations (namesrv.access_key, secret_key).
+	NamesrvCredentials auth.Credentials
 	// TLS is the node's certificate material when tls.enable is set.
 	TLS      *tlsconf.Source
 	LogLevel string
@@ -268,7 +272,7 @@ func loadBrokerConfig(fs *pflag.FlagSet, useEnv bool) (*nodeConfig, error) {
 		}
 		raw[k.key] = stringify(v.Get(k.key))
 		shown := raw[k.key]
-		if k.key == "cluster_secret" && shown != "" {
+		if (k.key == "cluster_secret" || k.key == "namesrv.secret_key") && shown != "" {
 			shown = "(set)" // never printed
 		}
 		settings = append(settings, setting{Key: k.key, Value: shown, Source: sourceOf(k, fs, useEnv, fileVals)})
@@ -485,6 +489,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		ClusterSecret:         str("cluster_secret"),
 		ACLEnable:             boolean("acl_enable"),
 		ACLFile:               str("acl_file"),
+		NamesrvCredentials:    auth.Credentials{AccessKey: str("namesrv.access_key"), SecretKey: str("namesrv.secret_key")},
 		LogLevel:              strings.ToLower(str("log_level")),
 		LogJSON:               boolean("log_json") || strings.EqualFold(str("log_format"), "json"),
 		Preallocate:           boolean("store.preallocate"),
@@ -524,6 +529,9 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	}
 	if c.ACLEnable && c.ACLFile == "" {
 		bad("acl_file", "acl_enable needs the ACL file (RocketMQ's plain_acl.yml)")
+	}
+	if (c.NamesrvCredentials.AccessKey == "") != (c.NamesrvCredentials.SecretKey == "") {
+		bad("namesrv.access_key", "namesrv.access_key and namesrv.secret_key go together")
 	}
 	tlsFiles := tlsconf.Files{CertFile: str("tls.cert_file"), KeyFile: str("tls.key_file"), CAFile: str("tls.ca_file")}
 	switch {
@@ -781,6 +789,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		ClusterSecret:               c.ClusterSecret,
 		ACLEnable:                   c.ACLEnable,
 		ACLFile:                     c.ACLFile,
+		NamesrvCredentials:          c.NamesrvCredentials,
 		AutoCreateTopic:             c.AutoCreateTopic,
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,

@@ -19,6 +19,10 @@ package main
 //	                  certificate); the name server and every node run
 //	                  TLS with them (raft links mutual), clients pass
 //	                  --tls-ca DIR/tls/ca.pem
+//	--acl FILE        (not copied) every node's config gets acl_enable,
+//	                  acl_file=FILE and FILE's first admin account as
+//	                  namesrv.access_key/namesrv.secret_key (devacl.go);
+//	                  the name server runs --acl-enable --acl-file FILE
 //	DIR/n0/ ...       each node's data_dir (raft/, store/, metadata.json)
 //	DIR/namesrv.log   the name server's stdout and stderr (appended)
 //	DIR/n0.log ...    each node's stdout and stderr (appended)
@@ -121,6 +125,7 @@ func newDevCmd() *cobra.Command {
 		timing    string
 		nodeConf  []string
 		useTLS    bool
+		aclPath   string
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -154,6 +159,11 @@ func newDevCmd() *cobra.Command {
 				tls: useTLS, out: cmd.OutOrStdout(),
 				log: newLogger("dev", logLevel, false),
 			}
+			if aclPath != "" {
+				if d.acl, err = loadDevACL(aclPath); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return d.run(ctx)
@@ -168,6 +178,7 @@ func newDevCmd() *cobra.Command {
 	f.StringVar(&logFormat, "log-format", "text", "log format of every child: text or json")
 	f.StringVar(&timing, "timing", "lan", "raft timing profile of the nodes: default or lan")
 	f.BoolVar(&useTLS, "tls", false, "run every link over TLS with a local CA and certificates made in DIR/tls (clients: --tls-ca DIR/tls/ca.pem)")
+	f.StringVar(&aclPath, "acl", "", "RocketMQ plain_acl.yml checked by every node and the name server; the nodes register with its first admin account (clients: --access-key/--secret-key)")
 	f.StringArrayVar(&nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. raft.trailing_logs=64")
 	return cmd
 }
@@ -191,6 +202,7 @@ type devRun struct {
 	logFormat        string
 	nodeConf         []string // extra KEY=VALUE lines of every node's config
 	tls              bool
+	acl              *devACL       // with --acl
 	tlsFiles         tlsconf.Files // with tls: DIR/tls's node files
 	clientTLS        *tls.Config   // with tls: how dev itself dials the name server
 	out              io.Writer
@@ -236,6 +248,9 @@ func (d *devRun) run(ctx context.Context) error {
 		extra = append(extra, "tls.enable=true", "tls.cert_file="+escapeProperty(d.tlsFiles.CertFile, false),
 			"tls.key_file="+escapeProperty(d.tlsFiles.KeyFile, false), "tls.ca_file="+escapeProperty(d.tlsFiles.CAFile, false))
 	}
+	if d.acl != nil {
+		extra = append(extra, d.acl.nodeLines()...)
+	}
 	extra = append(extra, d.nodeConf...)
 	for _, n := range d.layout {
 		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing, extra)); err != nil {
@@ -272,6 +287,9 @@ func (d *devRun) run(ctx context.Context) error {
 			"--cluster-secret-file", secretPath}}
 	if d.tls {
 		d.nsChild.args = append(d.nsChild.args, "--tls-cert", d.tlsFiles.CertFile, "--tls-key", d.tlsFiles.KeyFile, "--tls-ca", d.tlsFiles.CAFile)
+	}
+	if d.acl != nil {
+		d.nsChild.args = append(d.nsChild.args, d.acl.namesrvArgs()...)
 	}
 	if err := d.sup.start(d.nsChild); err != nil {
 		return err
@@ -437,6 +455,10 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	}
 	if d.tls {
 		fmt.Fprintf(d.out, "dev: every link is TLS; clients add --tls-ca %s (the real client: WithTls(true))\n", d.tlsFiles.CAFile)
+	}
+	if d.acl != nil {
+		fmt.Fprintf(d.out, "dev: ACL on every node and the name server (%s); nodes register as accessKey %s; clients add --access-key/--secret-key of an account (the real client: primitive.Credentials)\n",
+			d.acl.file, d.acl.creds.AccessKey)
 	}
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
 }

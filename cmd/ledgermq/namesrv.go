@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/ledgermq/ledgermq/acl"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/ops"
 
@@ -68,6 +69,11 @@ func newNamesrvCmd() *cobra.Command {
 				return err
 			}
 			if check {
+				if cfg.ACLEnable { // what NewServer would refuse
+					if _, err := acl.LoadFile(cfg.ACLFile); err != nil {
+						return fmt.Errorf("namesrv: %w", err)
+					}
+				}
 				_, err := fmt.Fprintln(cmd.OutOrStdout(), cfg.String())
 				return err
 			}
@@ -117,6 +123,8 @@ func newNamesrvCmd() *cobra.Command {
 	f.StringVar(&logFormat, "log-format", "text", "text or json (one JSON object a line)")
 	f.BoolVar(&check, "check-config", false, "print the effective configuration and exit")
 	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster secret brokers sign registrations with (else "+envClusterSecret+"; none: registrations are not signed)")
+	f.BoolVar(&cfg.ACLEnable, "acl-enable", false, "check requests against --acl-file (RocketMQ's plain ACL, as the broker's acl_enable): registrations need an account, admin requests an admin account, signed route reads a valid signature")
+	f.StringVar(&cfg.ACLFile, "acl-file", "", "RocketMQ plain_acl.yml, the brokers' acl_file (re-read when it changes; needs --acl-enable)")
 	f.StringVar(&tlsFiles.CertFile, "tls-cert", "", "PEM certificate: serve TLS only (with --tls-key and --tls-ca; re-read when it changes)")
 	f.StringVar(&tlsFiles.KeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&tlsFiles.CAFile, "tls-ca", "", "PEM CA certificates that brokers are verified against when their registrations are confirmed")
