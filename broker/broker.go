@@ -243,9 +243,8 @@ type Broker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// aclRules is the current access control when ACLEnable (acl.go);
-	// the reload loop swaps it.
-	aclRules atomic.Pointer[aclState]
+	// acl is the access control when ACLEnable (acl.go, aclsync.go).
+	acl aclGuard
 	// closeHook, if set, is called after each step of Close (tests arrange
 	// requests between the steps with it).
 	closeHook func(closeStep)
