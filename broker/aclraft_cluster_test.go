@@ -56,8 +56,8 @@ func startACLGroupNoWait(t *testing.T, raftOpts ...func(int, *dledger.Config)) *
 	opt := func(i int, c *broker.Config) {
 		c.ACLEnable, c.ACLFile, c.ACLReloadInterval = true, g.files[i], 20*time.Millisecond
 		c.ClusterSecret = "0123456789abcdef0123456789abcdef"
-		if os.Getenv("ACLDEBUG") != "" {
-			c.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
+		if lvl := os.Getenv("LEDGERMQ_TEST_LOG"); lvl != "" {
+			c.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.LevelFromString(lvl), Output: os.Stderr})
 		}
 	}
 	opts := make([]dledgertest.ClusterOption, 0, len(raftOpts))
@@ -166,6 +166,7 @@ func TestACLEditOnOneNodeReachesEveryNode(t *testing.T) {
 	g := startACLGroup(t)
 	leaderID, _, _ := leaderOf(t, g.Cluster)
 	followerID, _ := followerOf(t, g.Cluster, leaderID)
+	start := time.Now()
 	writeACL(t, g.files[g.nodeIndex(followerID)], aclEdited)
 	for _, id := range g.up() {
 		broker.WaitFor(t, "the edit made on "+followerID+" is in force on "+id, func() bool {
@@ -174,10 +175,22 @@ func TestACLEditOnOneNodeReachesEveryNode(t *testing.T) {
 		})
 		g.wantEdited(t, id)
 	}
+	t.Logf("an edit of %s's file in force on every node after %v (files checked every 20ms)", followerID, time.Since(start).Round(time.Millisecond))
 	g.waitRules(t, "the edited rules are the group's", metadata.ACLHash([]byte(aclEdited)), g.up()...)
 	// The leader's file is unchanged: the node says so.
 	if _, _, file, _ := g.ruleInfo(t, leaderID); file != metadata.ACLHash([]byte(aclTestFile)) {
 		t.Errorf("leader's file hash %s, want its own unedited file's", file)
+	}
+
+	// LEDGERMQ_UPDATE_ACL from a client: an admin account's only, and a
+	// file that does not parse is refused before anything is proposed.
+	wantRefused(t, "rules from a non-admin account", g.tryCall(t, g.Peers[leaderID], remoting.UpdateACL, map[string]string{}, []byte(aclTestFile), aclProducer),
+		"needs an admin account")
+	if r := g.tryCall(t, g.Peers[followerID], remoting.UpdateACL, map[string]string{}, []byte("accounts: [\n"), aclAdmin); r == nil || r.Code != remoting.InvalidParameter {
+		t.Fatalf("rules that do not parse: %+v", r)
+	}
+	if h, _, _, _ := g.ruleInfo(t, leaderID); h != metadata.ACLHash([]byte(aclEdited)) {
+		t.Fatalf("rules %s after refused updates", h)
 	}
 }
 
@@ -218,6 +231,7 @@ func TestACLChangeSurvivesLeaderKill(t *testing.T) {
 		code, _ := g.sendCode(t, leaderID, "AclOther")
 		return code == remoting.Success
 	})
+	killed := time.Now()
 	g.Kill(leaderID)
 	newID, _, _ := leaderOf(t, g.Cluster)
 	if newID == leaderID {
@@ -227,6 +241,7 @@ func TestACLChangeSurvivesLeaderKill(t *testing.T) {
 		code, _ := g.sendCode(t, newID, "AclOther")
 		return code == remoting.Success
 	})
+	t.Logf("new leader %s accepted what the edit allows %v after the kill", newID, time.Since(killed).Round(time.Millisecond))
 	g.wantEdited(t, newID)
 	for _, id := range g.up() {
 		g.wantEdited(t, id)

@@ -121,8 +121,9 @@ type aclGuard struct {
 	proposed atomic.Uint64
 }
 
-// loadACL reads the ACL file at New; a file that does not parse stops New.
-// The rules in force are the group's when it has any, else the file's.
+// loadACL reads the ACL file at New; a file that does not parse stops New
+// (as before: a node's start is when its operator is watching). The rules
+// in force are the group's when this replica has any, else the file's.
 func (b *Broker) loadACL() error {
 	if !b.cfg.ACLEnable {
 		return nil
@@ -141,7 +142,12 @@ func (b *Broker) loadACL() error {
 	g.rules.Store(&aclState{rules: rules, hash: seen.hash})
 	// Proposed whatever this replica holds now (it may not have replayed
 	// its log yet): the group decides at apply.
-	g.pending = &aclProposal{content: content, hash: seen.hash, modified: seen.mtime.UnixNano(), ifNewer: true}
+	if len(content) <= metadata.MaxACLSize {
+		g.pending = &aclProposal{content: content, hash: seen.hash, modified: seen.mtime.UnixNano(), ifNewer: true}
+	} else {
+		b.log.Warn("ACL file too large to replicate; it is in force here only until the group has rules", "file", b.cfg.ACLFile,
+			"bytes", len(content), "max", metadata.MaxACLSize)
+	}
 	g.mu.Unlock()
 	st := b.aclInForce()
 	b.log.Info("ACL loaded", "file", b.cfg.ACLFile, "accounts", rules.Accounts(), "inForce", st.hash, "index", st.index)
