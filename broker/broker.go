@@ -97,8 +97,9 @@ type Config struct {
 	// every request is checked against ACLFile. A group of several nodes
 	// then needs ClusterSecret: the nodes sign what they send each other.
 	ACLEnable bool
-	// ACLFile is RocketMQ's plain_acl.yml; it is re-read when it changes
-	// (ACLReloadInterval, default 3 s).
+	// ACLFile is RocketMQ's plain_acl.yml: how an operator edits the
+	// group's rules, which are replicated through raft (aclsync.go). It is
+	// checked for changes every ACLReloadInterval (default 3 s).
 	ACLFile           string
 	ACLReloadInterval time.Duration
 }

@@ -2,6 +2,7 @@ package dledger_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +78,44 @@ func TestACLOpWaitsForVersion3(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestACLEntryStopsAnOlderNode: a node whose binary applies up to version
+// 2 (a downgraded node, or the gate bypassed) stops on the group's move to
+// version 3 and never applies an access-control entry it does not know:
+// it names the version and asks for a newer binary.
+func TestACLEntryStopsAnOlderNode(t *testing.T) {
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
+		if i == 2 {
+			cfg.MaxFormatVersion = 2
+		}
+	})
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leader.ID == "n2" {
+		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
+			t.Fatal(err)
+		}
+		if leader, err = c.Leader(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := leader.Group().ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpFormatVersion, Version: 3}); err != nil {
+		t.Fatal(err)
+	}
+	op := metadata.Op{Kind: metadata.OpACL, ACL: &metadata.ACLChange{Content: []byte("accounts: []\n")}}
+	if err := leader.Group().ProposeMetadata(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	old := c.Node("n2").Group()
+	waitUntil(t, ctx, "the older node stops", func() bool { return isStopped(old) })
+	if err := old.Err(); err == nil || !strings.Contains(err.Error(), "run a newer binary") {
+		t.Fatalf("the older node stopped with %v", err)
+	}
+	if _, ok := old.Metadata().ACL(); ok {
+		t.Fatal("the older node applied the access-control entry")
+	}
 }
