@@ -45,10 +45,18 @@
 // SUB. Refusals wrap ErrDenied and name the refused thing, e.g. "acl: No
 // permission to PUB topic T for accessKey K".
 //
+// # Where the rules come from
+//
+// The broker group replicates the file's content through raft (package
+// broker, aclsync.go; metadata op "acl"): every node enforces the content
+// the group last applied, parsed here, and a node's own file is only how
+// an operator edits the group's rules. Parse is deterministic in its
+// input, so every node that applied the same bytes decides alike.
+//
 // # Concurrency
 //
 // An ACL is immutable after Parse and safe for concurrent Check calls; a
-// reload parses a new one and swaps it in.
+// change of the rules parses a new one and swaps it in.
 //
 // # Files
 //

@@ -29,8 +29,8 @@ package broker
 //	UPDATE_AND_CREATE_TOPIC (17), DELETE_     an admin account
 //	  TOPIC (215), UPDATE_AND_CREATE/DELETE_
 //	  SUBSCRIPTIONGROUP (200/207), RESET_
-//	  OFFSET (222), 4002–4012 (raft changes,
-//	  drain, pending)
+//	  OFFSET (222), 4002–4013 (raft changes,
+//	  drain, pending, the group's ACL rules)
 //	RAFT_STATUS (4001)                        nothing: name servers confirm a
 //	                                          registration with it, unsigned, and
 //	                                          it tells only what routes tell
@@ -50,12 +50,10 @@ package broker
 // client white-listed by address working when its request is forwarded
 // (the leader sees the follower's address, not the client's). Hence a
 // group of several nodes needs ClusterSecret when ACLEnable is set.
-// Replicating the ACL file through raft is not done yet: every node reads
-// its own copy, which must be the same.
 //
-// Reload: aclReloadLoop stats the file every ACLReloadInterval and parses
-// it again when its modification time or size changed; a file that no
-// longer parses is logged and the previous rules stay.
+// Which rules: the group's, replicated through raft (aclsync.go). Every
+// node enforces the rules the group last applied; its own file is only
+// how an operator edits them.
 
 import (
 	"context"
@@ -64,11 +62,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ledgermq/ledgermq/acl"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -77,13 +72,6 @@ import (
 
 // extNodeSig is the ext field of a request a node of the group signed.
 const extNodeSig = "ledgermqNodeSig"
-
-// aclState is the rules in force and the file version they came from.
-type aclState struct {
-	rules *acl.ACL
-	mtime time.Time
-	size  int64
-}
 
 // aclRule is what one request code needs.
 type aclRule struct {
@@ -194,6 +182,7 @@ var aclTable = map[int16]aclRule{
 	remoting.RaftDrain:                        {admin: true},
 	remoting.ListPendingTimers:                {admin: true},
 	remoting.ListPendingTransactions:          {admin: true},
+	remoting.UpdateACL:                        {admin: true},
 
 	remoting.GetAllTopicConfig:             {},
 	remoting.GetBrokerRuntimeInfo:          {},
@@ -233,7 +222,7 @@ func (b *Broker) checkACL(conn *remoting.Conn, req *remoting.Command, name strin
 		}
 		return fmt.Errorf("%w: %s carries an invalid node signature", acl.ErrDenied, name)
 	}
-	st := b.aclRules.Load()
+	st := b.aclInForce()
 	if st == nil {
 		return fmt.Errorf("%w: no rules loaded", acl.ErrDenied)
 	}
@@ -298,77 +287,4 @@ func nodeSignature(ext map[string]string, body []byte, secret string) string {
 func (b *Broker) oneway(ctx context.Context, addr string, req *remoting.Command) error {
 	b.signNode(req)
 	return b.client.InvokeOneway(ctx, addr, req)
-}
-
-// loadACL reads the ACL file at New; a file that does not parse stops New.
-func (b *Broker) loadACL() error {
-	if !b.cfg.ACLEnable {
-		return nil
-	}
-	st, err := readACL(b.cfg.ACLFile)
-	if err != nil {
-		return err
-	}
-	b.aclRules.Store(st)
-	b.log.Info("ACL loaded", "file", b.cfg.ACLFile, "accounts", st.rules.Accounts())
-	return nil
-}
-
-func readACL(path string) (*aclState, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("broker: ACL file: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("broker: ACL file: %w", err)
-	}
-	if fi.Size() > acl.MaxFileSize {
-		return nil, fmt.Errorf("broker: ACL file %s: %w: %d bytes", path, acl.ErrBadConfig, fi.Size())
-	}
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, fmt.Errorf("broker: ACL file: %w", err)
-	}
-	rules, err := acl.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("broker: ACL file %s: %w", path, err)
-	}
-	return &aclState{rules: rules, mtime: fi.ModTime(), size: fi.Size()}, nil
-}
-
-// aclReloadLoop re-reads the ACL file when it changes, until Close.
-func (b *Broker) aclReloadLoop() {
-	defer b.wg.Done()
-	t := time.NewTicker(b.cfg.ACLReloadInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.ctx.Done():
-			return
-		case <-t.C:
-		}
-		b.reloadACL()
-	}
-}
-
-// reloadACL swaps in the file's rules if it changed and parses.
-func (b *Broker) reloadACL() {
-	cur := b.aclRules.Load()
-	fi, err := os.Stat(b.cfg.ACLFile)
-	if err != nil {
-		b.log.Warn("ACL file unreadable; the previous rules stay", "file", b.cfg.ACLFile, "error", err)
-		return
-	}
-	if cur != nil && fi.ModTime().Equal(cur.mtime) && fi.Size() == cur.size {
-		return
-	}
-	st, err := readACL(b.cfg.ACLFile)
-	if err != nil {
-		b.log.Warn("ACL file does not parse; the previous rules stay", "error", err)
-		return
-	}
-	b.aclRules.Store(st)
-	b.log.Info("ACL reloaded", "file", b.cfg.ACLFile, "accounts", st.rules.Accounts())
 }

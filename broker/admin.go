@@ -175,6 +175,7 @@ func (b *Broker) runtimeInfo() map[string]string {
 		"queryThreadPoolQueueCapacity":    strconv.Itoa(pools[poolAdmin].QueueSize),
 		"startAcceptSendRequestTimeStamp": "0",
 	}
+	b.addACLInfo(t)
 	return t
 }
 

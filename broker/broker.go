@@ -102,8 +102,9 @@ type Config struct {
 	// every request is checked against ACLFile. A group of several nodes
 	// then needs ClusterSecret: the nodes sign what they send each other.
 	ACLEnable bool
-	// ACLFile is RocketMQ's plain_acl.yml; it is re-read when it changes
-	// (ACLReloadInterval, default 3 s).
+	// ACLFile is RocketMQ's plain_acl.yml: how an operator edits the
+	// group's rules, which are replicated through raft (aclsync.go). It is
+	// checked for changes every ACLReloadInterval (default 3 s).
 	ACLFile           string
 	ACLReloadInterval time.Duration
 }
@@ -248,9 +249,8 @@ type Broker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// aclRules is the current access control when ACLEnable (acl.go);
-	// the reload loop swaps it.
-	aclRules atomic.Pointer[aclState]
+	// acl is the access control when ACLEnable (acl.go, aclsync.go).
+	acl aclGuard
 	// closeHook, if set, is called after each step of Close (tests arrange
 	// requests between the steps with it).
 	closeHook func(closeStep)

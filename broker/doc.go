@@ -193,6 +193,19 @@
 // node signature made with the cluster secret; acl.go has the table and
 // the reasons.
 //
+// The rules are the group's (aclsync.go): replicated through raft
+// (metadata op "acl", format version 3) and part of the metadata snapshot,
+// so every node, a new leader after a failover and a node restored from a
+// snapshot enforce the rules the group last applied. A node's
+// plain_acl.yml is how an operator edits them: a change a running node
+// sees in its file is proposed (a follower sends it to the leader,
+// LEDGERMQ_UPDATE_ACL 4013, node-signed); at start a node proposes its file
+// only on condition that it is newer (modification time) than the file of
+// the rules in force, decided at apply, so a restarted or restored node
+// with a stale file cannot roll an edit back. GET_BROKER_RUNTIME_INFO shows
+// aclHash, aclIndex (the raft index of the rules in force), aclFrom and
+// aclFileHash (this node's file).
+//
 // # Parts, the group interface and the handler table
 //
 // The broker is a set of parts over one raft group. It reaches the group

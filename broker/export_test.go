@@ -185,6 +185,14 @@ func (b *Broker) HeldPullOffsetsForTest(topic string, queueID int32) []int64 {
 // ReloadACLForTest runs one round of the ACL reload loop now.
 func (b *Broker) ReloadACLForTest() { b.reloadACL() }
 
+// ACLPendingForTest reports whether a change of the ACL file waits to be
+// proposed, and how many the group accepted.
+func (b *Broker) ACLPendingForTest() (bool, uint64) {
+	b.acl.mu.Lock()
+	defer b.acl.mu.Unlock()
+	return b.acl.pending != nil, b.acl.proposed.Load()
+}
+
 // HandlerCodesForTest lists the request codes of the handler table.
 func HandlerCodesForTest() []int16 {
 	var codes []int16

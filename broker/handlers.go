@@ -103,6 +103,9 @@ func (b *Broker) handlers() []handlerRow {
 		// Pending work (timer_admin.go).
 		{code: remoting.ListPendingTimers, pool: poolAdmin, leader: b.listPendingTimers},
 		{code: remoting.ListPendingTransactions, pool: poolAdmin, leader: b.listPendingTransactions},
+
+		// The group's ACL rules (aclsync.go).
+		{code: remoting.UpdateACL, pool: poolAdmin, leader: b.updateACL},
 	}
 }
 

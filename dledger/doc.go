@@ -33,7 +33,8 @@
 // # Entry format
 //
 //	offset size field
-//	0      1    format version the entry needs: 1 for types 1-3, 2 for 4
+//	0      1    format version the entry needs: 1 for types 1-3, 2 for 4,
+//	            3 for a metadata entry carrying an "acl" op
 //	1      1    type: 1 messages, 2 metadata op, 3 messages and an op,
 //	            4 replica checkpoint
 //	2           messages: count uint32, then count × (length uint32, record)
@@ -91,7 +92,11 @@
 // # Versions
 //
 // The group's format version (metadata, 1 until raised) says which entries
-// may be proposed; version 2 adds checkpoints. Each node answers, on its
+// may be proposed; version 2 adds checkpoints, version 3 the group's
+// access-control rules (metadata op "acl", in a metadata entry whose
+// version byte is 3: ProposeMetadata refuses it with ErrFormatVersion
+// below version 3, and a binary of version 2 stops on the entry's version
+// instead of meeting a kind it does not know). Each node answers, on its
 // raft port, which versions its binary applies (a connection whose first
 // byte is 0xB7, not one of raft's RPC types, gets one JSON line
 // {"node","minVersion","maxVersion"}; the others go to raft). The leader

@@ -12,7 +12,8 @@ import (
 //
 //	offset size field
 //	0      1    format version the entry needs: 1 for types 1 to 3, 2 for
-//	            type 4 (a node stops on a version it does not apply)
+//	            type 4, 3 for a type-2 entry carrying an "acl" op (a node
+//	            stops on a version it does not apply)
 //	1      1    type: 1 messages, 2 metadata op, 3 messages and an op,
 //	            4 replica checkpoint
 //	2           payload
@@ -76,6 +77,9 @@ func checkRecord(rec []byte) error {
 
 // encodeMessagesOpEntry builds a messages-and-op entry.
 func encodeMessagesOpEntry(records [][]byte, op metadata.Op) ([]byte, error) {
+	if metadataEntryVersion(op.Kind) != entryVersion {
+		return nil, fmt.Errorf("%w: a %s op travels alone", metadata.ErrBadOp, op.Kind)
+	}
 	p, err := metadata.EncodeOp(op)
 	if err != nil {
 		return nil, err
@@ -93,7 +97,18 @@ func encodeMetadataEntry(op metadata.Op) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte{entryVersion, entryTypeMetadata}, p...), nil
+	return append([]byte{metadataEntryVersion(op.Kind), entryTypeMetadata}, p...), nil
+}
+
+// metadataEntryVersion is the version byte of a metadata entry carrying
+// an op of kind: the format version that introduced the kind, so that a
+// binary that does not know it stops on the version ("run a newer
+// binary") rather than on an unknown kind.
+func metadataEntryVersion(kind string) byte {
+	if kind == metadata.OpACL {
+		return aclVersion
+	}
+	return entryVersion
 }
 
 // entry is a decoded raft entry.
@@ -128,6 +143,9 @@ func decodeEntry(b []byte) (entry, error) {
 	if e.typ == entryTypeCheckpoint {
 		want = checkpointVersion
 	}
+	if e.typ == entryTypeMetadata && b[0] == aclVersion {
+		want = aclVersion
+	}
 	if b[0] != want {
 		return entry{}, fmt.Errorf("%w: version %d of type %d", ErrBadEntry, b[0], b[1])
 	}
@@ -161,6 +179,9 @@ func decodeEntry(b []byte) (entry, error) {
 		if err != nil {
 			return entry{}, fmt.Errorf("%w: %v", ErrBadEntry, err)
 		}
+		if metadataEntryVersion(op.Kind) != entryVersion {
+			return entry{}, fmt.Errorf("%w: a %s op with messages", ErrBadEntry, op.Kind)
+		}
 		recs, err := decodeRecords(p[opLengthSize+n:])
 		if err != nil {
 			return entry{}, err
@@ -170,6 +191,9 @@ func decodeEntry(b []byte) (entry, error) {
 		op, err := metadata.DecodeOp(p)
 		if err != nil {
 			return entry{}, fmt.Errorf("%w: %v", ErrBadEntry, err)
+		}
+		if b[0] != metadataEntryVersion(op.Kind) {
+			return entry{}, fmt.Errorf("%w: a %s op in an entry of version %d", ErrBadEntry, op.Kind, b[0])
 		}
 		e.op = op
 	default:

@@ -17,6 +17,8 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add(encodeMessagesEntry([][]byte{rec, rec}))
 	meta, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
 	f.Add(meta)
+	aclMeta, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpACL, ACL: &metadata.ACLChange{Content: []byte("accounts: []\n")}})
+	f.Add(aclMeta)
 	both, _ := encodeMessagesOpEntry([][]byte{rec}, metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
 	f.Add(both)
 	f.Add([]byte{1})

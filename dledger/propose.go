@@ -339,6 +339,9 @@ func (g *Group) ProposeMetadata(ctx context.Context, op metadata.Op) error {
 	if err != nil {
 		return err
 	}
+	if v := g.meta.FormatVersion(); uint32(data[0]) > v {
+		return fmt.Errorf("%w: version %d, a %s op needs %d", ErrFormatVersion, v, op.Kind, data[0])
+	}
 	if err := g.writable(); err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func BenchmarkSendVerifier(b *testing.B) {
 				g := leader.Group()
 				// Both settle the same way: the version is raised whether
 				// the verifier runs or not.
-				testwait.Ctx(b, ctxT(b, 30*time.Second), "version 2", func() bool { return g.FormatVersion() == 2 })
+				testwait.Ctx(b, ctxT(b, 30*time.Second), "version 2", func() bool { return g.FormatVersion() >= 2 })
 				body := benchBody()
 				var next atomic.Int64
 				b.SetBytes(1024)

@@ -17,9 +17,14 @@ import (
 //	-------  --------------------------------------------------------------
 //	1        messages, metadata ops, messages and an op (types 1 to 3)
 //	2        replica checkpoints (type 4)
+//	3        the group's access-control rules (metadata op "acl", carried
+//	         in a type-2 entry whose version byte is 3)
 const (
 	formatVersionMin = 1
-	formatVersionMax = 2
+	formatVersionMax = 3
+	// aclVersion is the format version of the metadata op that replaces
+	// the group's access-control rules (metadata.OpACL).
+	aclVersion = 3
 )
 
 // applyFormatVersion applies an OpFormatVersion entry. A version above

@@ -1,5 +1,6 @@
 // Package metadata is the replicated broker metadata of one broker group:
-// topic configs, subscription groups and consumer offsets. Every change is
+// topic configs, subscription groups, consumer offsets, group-wide
+// settings and the group's access-control rules. Every change is
 // an Op carried in a raft entry and applied in log order by the group's
 // FSM, so failover neither forgets topics nor rewinds consumers (DESIGN.md
 // I5).
@@ -20,7 +21,8 @@
 //
 //	{"version":1,"appliedIndex":N,"topics":{...},"groups":{...},"offsets":{"group@topic":{"0":12,...}},
 //	 "settings":{"segmentSize":S,"maxMessageSize":M,"unitsPerQueueFile":U,"indexSlots":I,"indexEntries":E,
-//	             "messageDelayLevel":"1s 5s ..."},"formatVersion":2}
+//	             "messageDelayLevel":"1s 5s ..."},"formatVersion":3,
+//	 "acl":{"content":"<base64 plain_acl.yml>","hash":"<hex sha256>","index":N,"modified":T,"node":"n0"}}
 //
 // # Group-wide settings and format version
 //
@@ -30,6 +32,18 @@
 // OpFormatVersion raises the group's format version (FormatVersion, 1
 // until raised; an op at or below it changes nothing). settings and
 // formatVersion are absent from files of groups that never recorded them.
+//
+// # Access-control rules (acl.go)
+//
+// OpACL carries a plain_acl.yml (at most MaxACLSize bytes) and its file's
+// modification time; the state keeps the content, its SHA-256, the raft
+// index that put it in force and that time. The state never parses the
+// content (the broker does), so apply does not depend on the YAML decoder.
+// An op whose content is the rules in force changes nothing; an IfNewer op
+// (a node's file at its start) changes them only when none are in force or
+// its time is after theirs; any other op replaces them. ACLIndex reads the
+// index without a lock (the broker compares it on every request). A state
+// file whose rules do not match their hash is refused (ErrBadFile).
 //
 // # Concurrency
 //

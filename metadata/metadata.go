@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
@@ -82,6 +83,8 @@ type Op struct {
 	Settings  *Settings `json:"settings,omitempty"`
 	Bootstrap bool      `json:"bootstrap,omitempty"`
 	Version   uint32    `json:"version,omitempty"`
+	// ACL: OpACL (acl.go).
+	ACL *ACLChange `json:"acl,omitempty"`
 }
 
 // EncodeOp returns the wire form of an op (what a raft entry carries).
@@ -130,6 +133,8 @@ func (op Op) validate() error {
 		if op.Version < 1 {
 			return fmt.Errorf("%w: format version %d", ErrBadOp, op.Version)
 		}
+	case OpACL:
+		return op.ACL.validate()
 	default:
 		return fmt.Errorf("%w: unknown kind %q", ErrBadOp, op.Kind)
 	}
@@ -147,6 +152,10 @@ type State struct {
 	// formatVersion the group's format version (0 reads as 1).
 	settings      *Settings
 	formatVersion uint32
+	// acl are the access-control rules in force (nil until recorded),
+	// aclIndex their raft index for lock-free readers (acl.go).
+	acl      *ACLRules
+	aclIndex atomic.Uint64
 }
 
 // New returns an empty state.
@@ -221,6 +230,8 @@ func (s *State) Apply(index uint64, op Op) (bool, error) {
 			return false, nil
 		}
 		s.formatVersion = op.Version
+	case OpACL:
+		return s.applyACL(index, op.ACL), nil
 	}
 	return true, nil
 }
@@ -326,6 +337,8 @@ type file struct {
 	// the fields they do not know).
 	Settings      *Settings `json:"settings,omitempty"`
 	FormatVersion uint32    `json:"formatVersion,omitempty"`
+	// ACL is absent until the group records rules.
+	ACL *ACLRules `json:"acl,omitempty"`
 }
 
 // Marshal returns the state as its JSON document.
@@ -333,7 +346,7 @@ func (s *State) Marshal() ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	f := file{Version: 1, AppliedIndex: s.applied, Topics: s.topics, Groups: s.groups, Offsets: map[string]map[string]int64{},
-		Settings: s.settings, FormatVersion: s.formatVersion}
+		Settings: s.settings, FormatVersion: s.formatVersion, ACL: s.acl}
 	for k, m := range s.offsets {
 		q := make(map[string]int64, len(m))
 		for id, o := range m {
@@ -376,10 +389,19 @@ func (s *State) Unmarshal(b []byte) error {
 			return fmt.Errorf("%w: %v", ErrBadFile, err)
 		}
 	}
+	if err := validateACLFile(f.ACL); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.applied, s.topics, s.groups, s.offsets = f.AppliedIndex, f.Topics, f.Groups, offsets
 	s.settings, s.formatVersion = f.Settings, f.FormatVersion
+	s.acl = f.ACL
+	idx := uint64(0)
+	if f.ACL != nil {
+		idx = f.ACL.Index
+	}
+	s.aclIndex.Store(idx)
 	return nil
 }
 

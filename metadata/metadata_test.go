@@ -105,6 +105,7 @@ func FuzzDecodeOp(f *testing.F) {
 	f.Add([]byte(`{"kind":"putTopic","topic":{"topicName":"x"}}`))
 	f.Add([]byte(`{"kind":"settings","bootstrap":true,"settings":{"segmentSize":65536,"maxMessageSize":1024,"unitsPerQueueFile":1,"indexSlots":1,"indexEntries":2}}`))
 	f.Add([]byte(`{"kind":"formatVersion","version":2}`))
+	f.Add([]byte(`{"kind":"acl","acl":{"content":"YWNjb3VudHM6IFtdCg==","modified":5,"ifNewer":true,"node":"n0"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		op, err := DecodeOp(b)
 		if err != nil {
@@ -120,6 +121,7 @@ func FuzzDecodeOp(f *testing.F) {
 func FuzzUnmarshalState(f *testing.F) {
 	s := New()
 	s.Apply(1, Op{Kind: OpCommitOffsets, Offsets: []OffsetCommit{{Group: "g", Topic: "t", Offset: 1}}})
+	s.Apply(2, Op{Kind: OpACL, ACL: &ACLChange{Content: []byte("accounts: []\n"), Modified: 1}})
 	b, _ := s.Marshal()
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {

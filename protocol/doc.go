@@ -74,6 +74,7 @@
 //	4010  RAFT_DRAIN                admin → broker      RaftDrainHeader                      none
 //	4011  LIST_PENDING_TIMERS       admin → broker      PendingListHeader                    answer: PendingTimers
 //	4012  LIST_PENDING_TRANSACTIONS admin → broker      PendingListHeader                    answer: PendingTransactions
+//	4013  UPDATE_ACL                broker → leader     ext ifNewer, modified, node          body: plain_acl.yml (broker/aclsync.go)
 //
 // rocketmq-client-go sends 10 for single messages and 320 for batches;
 // Java producers send 310. Our client (package client) sends 10 and 320,

@@ -179,6 +179,8 @@ const (
 
 	ListPendingTimers       int16 = 4011 // admin → broker (leader): timer messages not yet delivered
 	ListPendingTransactions int16 = 4012 // admin → broker (leader): transactions not yet decided
+
+	UpdateACL int16 = 4013 // broker → broker (leader): propose a plain_acl.yml as the group's rules
 )
 
 var responseCodeNames = map[int16]string{
@@ -335,6 +337,7 @@ var requestCodeNames = map[int16]string{
 	RaftDrain:                        "LEDGERMQ_RAFT_DRAIN",
 	ListPendingTimers:                "LEDGERMQ_LIST_PENDING_TIMERS",
 	ListPendingTransactions:          "LEDGERMQ_LIST_PENDING_TRANSACTIONS",
+	UpdateACL:                        "LEDGERMQ_UPDATE_ACL",
 }
 
 // ResponseCodeName returns the Java name of a response code, or its decimal

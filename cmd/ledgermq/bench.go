@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/internal/bench"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -54,7 +55,9 @@ func newBenchCmd() *cobra.Command {
 			"line a second and ends with\n" +
 			"  summary: sent=N acked=N failed=N unknown=N msgs/s=X MB/s=Y p50=Xms p90=Xms p99=Xms p999=Xms max=Xms max-gap-ms=N\n" +
 			"(--output json: the same as JSON) on stdout; the live lines go to stderr. max-gap-ms is the longest\n" +
-			"time no send was acknowledged.",
+			"time no send was acknowledged. Against a cluster with its ACL on, --access-key and --secret-key\n" +
+			"sign every request of the run (producers, consumers, --verify's lookups); sends or lookups\n" +
+			"refused with NO_PERMISSION fail the run.",
 	}
 	cmd.AddCommand(newBenchProduceCmd("produce", 1, 16), newBenchProduceCmd("latency", 1, 1), newBenchConsumeCmd())
 	return cmd
@@ -237,15 +240,19 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		defer rc.Close()
 		vctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		got := bench.Verify(vctx, bf.topic, res.Sent, &clusterReader{a: a, rc: rc, leaders: map[string]string{}})
+		got := bench.Verify(vctx, bf.topic, res.Sent, &clusterReader{a: a, rc: rc, leaders: map[string]string{},
+			creds: auth.Credentials{AccessKey: bf.tls.accessKey, SecretKey: bf.tls.secretKey}})
 		v = &got
 	}
 	if bf.output == "json" {
-		return printJSON(out, struct {
+		if err := printJSON(out, struct {
 			bench.Summary
 			Errors       map[string]int64    `json:"errors,omitempty"`
 			Verification *bench.Verification `json:"verification,omitempty"`
-		}{res.Summary, res.Errors, v})
+		}{res.Summary, res.Errors, v}); err != nil {
+			return err
+		}
+		return benchOutcome(bf, res, v)
 	}
 	if _, err := fmt.Fprintln(out, res.Summary.String()); err != nil {
 		return err
@@ -258,9 +265,29 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		for _, e := range v.Errors {
 			fmt.Fprintf(out, "verify: %s\n", e)
 		}
-		if v.Lost > 0 || v.FailedStored > 0 {
-			return fmt.Errorf("%w: verification failed: %d acknowledged sends lost, %d failed sends stored", errAdmin, v.Lost, v.FailedStored)
-		}
+	}
+	return benchOutcome(bf, res, v)
+}
+
+// benchOutcome is the run's exit: an error when a broker refused sends or
+// lookups with NO_PERMISSION (named, with what to do), or when the
+// verification found acknowledged sends lost or failed sends stored.
+func benchOutcome(bf *benchFlags, res bench.Result, v *bench.Verification) error {
+	hint := "the cluster's ACL is on: give --access-key and --secret-key of an account that may PUB and SUB topic " + bf.topic
+	if bf.tls.accessKey != "" {
+		hint = "account " + bf.tls.accessKey + " may not PUB or SUB topic " + bf.topic + " (or its secret key is wrong)"
+	}
+	if res.Refused > 0 {
+		return fmt.Errorf("%w: %d sends refused with NO_PERMISSION (%s): %s", errAdmin, res.Refused, res.RefusedRemark, hint)
+	}
+	if v == nil {
+		return nil
+	}
+	if v.Refused > 0 {
+		return fmt.Errorf("%w: verification refused with NO_PERMISSION %d times: %s", errAdmin, v.Refused, hint)
+	}
+	if v.Lost > 0 || v.FailedStored > 0 {
+		return fmt.Errorf("%w: verification failed: %d acknowledged sends lost, %d failed sends stored", errAdmin, v.Lost, v.FailedStored)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -20,6 +21,9 @@ import (
 type clusterReader struct {
 	a  *admin
 	rc *remoting.Client // raw requests to the leaders
+	// creds sign every raw request (the run's --access-key, if any): a
+	// broker with its ACL on refuses unsigned ones.
+	creds auth.Credentials
 
 	mu      sync.Mutex
 	leaders map[string]string // broker group -> its leader's address
@@ -67,8 +71,15 @@ func (r *clusterReader) onLeader(ctx context.Context, group string, mk func() *r
 		if err != nil {
 			return nil, err
 		}
+		req := mk()
+		if r.creds.AccessKey != "" {
+			if req.ExtFields == nil {
+				req.ExtFields = map[string]string{}
+			}
+			auth.Sign(req.ExtFields, req.Body, r.creds)
+		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		resp, err := r.rc.Invoke(cctx, addr, mk())
+		resp, err := r.rc.Invoke(cctx, addr, req)
 		cancel()
 		if err == nil {
 			return resp, nil

@@ -95,7 +95,7 @@ var brokerKeys = []keySpec{
 	{key: "remoting.max_inflight_per_conn", def: "1024", usage: "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)"},
 	{key: "cluster_secret", def: "", usage: "shared secret that signs registrations with the name servers (≥ 16 bytes; prefer the file or LEDGERMQ_CLUSTER_SECRET to the flag)"},
 	{key: "acl_enable", aliases: []string{"aclEnable"}, def: "false", isBool: true, usage: "check every client request against acl_file (RocketMQ's plain ACL); a group of several nodes also needs cluster_secret"},
-	{key: "acl_file", def: "", usage: "RocketMQ plain_acl.yml: accounts, permissions, white lists (re-read when it changes)"},
+	{key: "acl_file", def: "", usage: "RocketMQ plain_acl.yml: accounts, permissions, white lists; a change is proposed to the group, whose replicated rules every node enforces"},
 	{key: "namesrv.access_key", def: "", usage: "account of the name servers' ACL that signs this node's registrations (with namesrv.secret_key; needed when the name servers run --acl-enable)"},
 	{key: "namesrv.secret_key", def: "", usage: "secret key of namesrv.access_key (prefer the file or LEDGERMQ_NAMESRV_SECRET_KEY to the flag)"},
 	{key: "tls.enable", def: "false", isBool: true, usage: "TLS on the client port, mutual TLS on raft links, TLS to name servers and the leader (needs the three tls files)"},

@@ -27,6 +27,14 @@
 // queue, offsets must follow each other without gaps or repeats, and each
 // message's sequence key is counted once (duplicates reported).
 //
+// # Access control
+//
+// Every client of a run (producers, consumers, the admin client and the
+// verification's lookups) signs with the run's credentials when given
+// (--access-key/--secret-key). Sends and lookups a broker refuses with
+// NO_PERMISSION are counted apart (Result.Refused, Verification.Refused),
+// and the command fails naming NO_PERMISSION and what to give.
+//
 // # Goroutines
 //
 // Run owns its producer goroutines, the pacer and the reporter; all have

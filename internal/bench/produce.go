@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // Sender is the part of *client.Producer a producer of the run uses.
@@ -56,6 +57,11 @@ type Result struct {
 	// Errors counts the failed and unknown sends by error text (at most
 	// maxErrorKinds kinds; the rest under "other").
 	Errors map[string]int64
+	// Refused counts the sends a broker refused with NO_PERMISSION (its
+	// ACL is on and the run's credentials, if any, may not PUB the
+	// topic); RefusedRemark is the first refusal's remark.
+	Refused       int64
+	RefusedRemark string
 }
 
 // maxErrorKinds bounds Result.Errors.
@@ -137,6 +143,8 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	var next atomic.Int64 // the next send's number, over all producers
 	var keptMu, errMu sync.Mutex
 	errs := map[string]int64{}
+	var refused int64 // errMu
+	var refusedRemark string
 	var kept []Sent
 	var wg sync.WaitGroup
 	for p, s := range senders {
@@ -174,6 +182,12 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 							k = "other"
 						}
 						errs[k]++
+						if remark, ok := refusal(err); ok {
+							if refused == 0 {
+								refusedRemark = remark
+							}
+							refused++
+						}
 						errMu.Unlock()
 					}
 					if cfg.Keep {
@@ -195,7 +209,21 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	wg.Wait()
 	close(sendsDone)
 	<-reporterDone
-	return Result{Summary: rec.Finish(cfg.Clock()), Sent: kept, Errors: errs}, nil
+	return Result{Summary: rec.Finish(cfg.Clock()), Sent: kept, Errors: errs, Refused: refused, RefusedRemark: refusedRemark}, nil
+}
+
+// refusal reports whether err is a broker's NO_PERMISSION answer, and its
+// remark.
+func refusal(err error) (string, bool) {
+	var be *client.BrokerError
+	if errors.As(err, &be) && be.Code == remoting.NoPermission {
+		return be.Remark, true
+	}
+	var ce *remoting.CodeError
+	if errors.As(err, &ce) && ce.Code == remoting.NoPermission {
+		return ce.Remark, true
+	}
+	return "", false
 }
 
 // dueTime is when send seq should start: now in a closed loop, or

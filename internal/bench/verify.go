@@ -49,6 +49,9 @@ type Verification struct {
 	// Errors: the first few lookups that failed for a reason other than
 	// "not there", which leave the figures above incomplete.
 	Errors []string `json:"errors,omitempty"`
+	// Refused: lookups a broker refused with NO_PERMISSION (its ACL is
+	// on: the run's credentials are missing or may not read the topic).
+	Refused int64 `json:"refused,omitempty"`
 }
 
 // Verify reads back every acknowledged send by its offset (Lost) and
@@ -62,6 +65,9 @@ func Verify(ctx context.Context, topic string, sent []Sent, st Store) Verificati
 		sem = make(chan struct{}, 8)
 	)
 	fail := func(err error) {
+		if _, ok := refusal(err); ok {
+			v.Refused++
+		}
 		if len(v.Errors) < 5 {
 			v.Errors = append(v.Errors, err.Error())
 		}

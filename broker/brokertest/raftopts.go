@@ -1,0 +1,18 @@
+package brokertest
+
+import (
+	"testing"
+
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+)
+
+// StartClusterWith is StartCluster with options for the raft group's
+// nodes as well (snapshot thresholds, segment sizes), applied after the
+// cluster's own.
+func StartClusterWith(t testing.TB, n int, opt func(i int, c *broker.Config), raftOpts ...dledgertest.ClusterOption) *Cluster {
+	t.Helper()
+	return startCluster(t, n, opt, func(cfg dledgertest.ClusterOption) *dledgertest.Cluster {
+		return dledgertest.MakeCluster(t, n, append([]dledgertest.ClusterOption{cfg}, raftOpts...)...)
+	})
+}
