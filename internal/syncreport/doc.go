@@ -34,8 +34,15 @@
 //     (a truncation zeroes or shortens, and is synced and recorded like an
 //     append).
 //   - A file created and never synced is recorded at creation with len 0
-//     and the size its creation made durable (0, or the preallocated size
-//     once its directory was synced): it comes back empty or zero-filled.
+//     and a size: it comes back empty or zero-filled. A CommitLog segment
+//     is created at its full size, fsynced and its directory fsynced, so
+//     its size is durable; a ConsumeQueue file is recorded at size 0; a
+//     raft-wal segment is preallocated and fsynced (with its directory)
+//     only with its first entries, so it is recorded at its preallocated
+//     size: the outcome in which its creation reached the disk (with the
+//     next journal commit, such as the metadata database's fsync that
+//     names it) and none of its data did. Its absence would be another
+//     possible outcome; the model does not try it.
 //   - A file never recorded is left as it is: the outcome in which all of
 //     its writes reached the disk before the power went, which is one of
 //     the outcomes a real power loss can have. Files written by
