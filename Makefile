@@ -22,7 +22,7 @@ help:
 	@echo "make build      static binary in $(BIN)"
 	@echo "make bench      benchmarks of every package"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 3s; try FUZZTIME=60s)"
-	@echo "make chaos      TestDevChaos with 30 process faults, then every jepsen nemesis for CHAOS_TIME (5m) each"
+	@echo "make chaos      TestDevChaos with 30 process faults, the broken builds, power loss and disk full, then every jepsen nemesis for CHAOS_TIME (5m) each"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
@@ -74,11 +74,12 @@ bench:
 CHAOS_TIME    ?= 5m
 CHAOS_SEED    ?= 1
 CHAOS_DIR     ?= $(RUN_DIR)/chaos
-CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer
+CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer power disk-full
 
 chaos: build
 	LEDGERMQ_CHAOS_FAULTS=30 $(GO) test -count=1 -timeout 30m -run '^TestDevChaos$$' -v ./cmd/ledgermq/
 	LEDGERMQ_JEPSEN_BROKEN=1 $(GO) test -count=1 -timeout 30m -run '^TestJepsenCatchesBrokenBuilds$$' -v ./cmd/ledgermq/
+	LEDGERMQ_JEPSEN_FAULTS=1 $(GO) test -count=1 -timeout 15m -run '^TestJepsenPowerAndDiskFull$$' -v ./cmd/ledgermq/
 	@rm -rf $(CHAOS_DIR) && mkdir -p $(CHAOS_DIR); fail=0; \
 	for n in $(CHAOS_NEMESES) partition/5; do \
 	  nem=$${n%/*}; nodes=3; [ "$$n" = "$$nem" ] || nodes=$${n#*/}; d=$(CHAOS_DIR)/$$nem-$$nodes; \

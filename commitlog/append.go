@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // AppendBatch reserves space for len(sizes) entries contiguously in one
@@ -185,6 +186,8 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 		os.Remove(seg.path)
 		return nil, err
 	}
+	// Its size is durable (allocate synced it) and so is its name: zeros.
+	syncreport.Created(seg.path, seg.size)
 	if active != nil {
 		if rest := active.end() - wpos; rest >= MinEntrySize {
 			var blank [MinEntrySize]byte

@@ -143,7 +143,12 @@
 // after releasing the append lock, kicks it and waits for its end offset, so
 // appends that arrive while an msync runs are all covered by the next one
 // (group commit). A failed msync is sticky (ErrFlush): durability can no
-// longer be promised.
+// longer be promised. Recover msyncs the range it scanned before it sets
+// FlushedOffset to the recovered end: after a crash of the process (not
+// of the machine) that data may be in the page cache only, and everything
+// below FlushedOffset must be on disk (a snapshot relies on it). Every
+// msync is recorded in the durable-length report when it is on
+// (internal/syncreport, the chaos harness's power-loss model).
 //
 // # Goroutines and concurrency
 //

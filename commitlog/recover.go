@@ -54,6 +54,7 @@ func (l *Log) Recover(from int64, visit func(offset int64, payload []byte) error
 		k--
 	}
 	pos := int(from - segs[k].start)
+	first, firstPos := k, pos
 
 	// The last segment holding a valid entry decides whether damage with
 	// nothing valid after it in its segment is corruption or the end.
@@ -86,11 +87,27 @@ func (l *Log) Recover(from int64, visit func(offset int64, payload []byte) error
 
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	// What the scan found may be in the page cache only (a crash of the
+	// process, not of the machine): sync it before it counts as flushed,
+	// since the next flush starts at the recovered end and a snapshot
+	// relies on everything below it being on disk.
+	for j := first; j <= k; j++ {
+		lo, hi := 0, len(segs[j].data)
+		if j == first {
+			lo = firstPos
+		}
+		if j == k {
+			hi = end
+		}
+		if err := segs[j].sync(lo, hi); err != nil {
+			return 0, err
+		}
+	}
 	if end < len(seg.data) {
 		tail := seg.data[end:]
 		if i := lastNonZero(tail); i >= 0 {
 			clear(tail[:i+1])
-			if err := seg.sync(end, end+i+1); err != nil {
+			if err := seg.syncZeroed(end, end+i+1); err != nil {
 				return 0, err
 			}
 		}
@@ -225,7 +242,7 @@ func (l *Log) Truncate(offset int64) error {
 		hi = int(wpos - seg.start)
 	}
 	clear(seg.data[lo:hi])
-	if err := seg.sync(lo, hi); err != nil {
+	if err := seg.syncZeroed(lo, hi); err != nil {
 		return err
 	}
 	if err := l.removeAfter(seg); err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
+
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // segmentNameLen is the length of a segment file name: the start offset as a
@@ -180,6 +182,24 @@ func (s *segment) writeAt(b []byte, off int64) error {
 // the dirty pages of the range back through the file and waits, like
 // fdatasync restricted to the range.
 func (s *segment) sync(lo, hi int) error {
+	if err := s.msync(lo, hi); err != nil {
+		return err
+	}
+	syncreport.Range(s.path, int64(lo), int64(hi), s.size)
+	return nil
+}
+
+// syncZeroed is sync for a range that was just zeroed (a truncation): the
+// durable data of the file now ends at lo at most.
+func (s *segment) syncZeroed(lo, hi int) error {
+	if err := s.msync(lo, hi); err != nil {
+		return err
+	}
+	syncreport.Zeroed(s.path, int64(lo), s.size)
+	return nil
+}
+
+func (s *segment) msync(lo, hi int) error {
 	if hi <= lo {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // syncfsThreshold is the number of closed-while-dirty files and created
@@ -146,6 +147,11 @@ func (c *fileCache) acquire(k fileKey, create bool) (*cachedFile, error) {
 		return nil, fmt.Errorf("consumequeue: open %s: %w", path, err)
 	}
 	cf.f = f
+	if create && syncreport.Enabled() {
+		if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+			syncreport.Created(path, 0)
+		}
+	}
 	return cf, nil
 }
 
@@ -299,8 +305,12 @@ func (c *fileCache) syncAll() error {
 	c.mu.Unlock()
 
 	if len(pending)+len(dirs) > syncfsThreshold {
+		sizes := sizesBefore(open, pending)
 		err := syncFS(c.root)
 		if err == nil {
+			for p, n := range sizes {
+				syncreport.Synced(p, n)
+			}
 			for _, cf := range open {
 				c.release(cf, false)
 			}
@@ -314,7 +324,7 @@ func (c *fileCache) syncAll() error {
 
 	var errs []error
 	for _, cf := range open {
-		err := fdatasync(cf.f)
+		err := syncreport.SyncFile(cf.f, func() error { return fdatasync(cf.f) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("consumequeue: sync %s: %w", cf.key.path(), err))
 		}
@@ -374,7 +384,7 @@ func (c *fileCache) syncClosed(k fileKey) error {
 	if err != nil {
 		return fmt.Errorf("consumequeue: open %s for sync: %w", path, err)
 	}
-	err = fdatasync(f)
+	err = syncreport.SyncFile(f, func() error { return fdatasync(f) })
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -408,4 +418,24 @@ func (c *fileCache) close() error {
 	}
 	c.idle.Init()
 	return err
+}
+
+// sizesBefore is, when the durable-length report is on, the size of every
+// file a syncfs is about to make durable (nil when it is off).
+func sizesBefore(open []*cachedFile, pending map[fileKey]struct{}) map[string]int64 {
+	if !syncreport.Enabled() {
+		return nil
+	}
+	sizes := make(map[string]int64, len(open)+len(pending))
+	for _, cf := range open {
+		if fi, err := cf.f.Stat(); err == nil {
+			sizes[cf.f.Name()] = fi.Size()
+		}
+	}
+	for k := range pending {
+		if fi, err := os.Stat(k.path()); err == nil {
+			sizes[k.path()] = fi.Size()
+		}
+	}
+	return sizes
 }

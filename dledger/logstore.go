@@ -2,12 +2,20 @@ package dledger
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	walfs "github.com/hashicorp/raft-wal/fs"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/segment"
+	"github.com/hashicorp/raft-wal/types"
+
+	"github.com/ledgermq/ledgermq/internal/canary"
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // raftLog is the raft log and stable store of one node (raft-wal), with
@@ -91,7 +99,13 @@ func (l *raftLog) termAt(index uint64) (uint64, bool) {
 // raft-wal's default (64 MiB).
 func openRaftLog(dir string, log hclog.Logger, segmentSize int) (*raftLog, error) {
 	l := &raftLog{meta: &metadb.BoltMetaDB{}, log: log}
-	w, err := wal.Open(dir, wal.WithLogger(log), wal.WithMetaStore(l.meta), wal.WithSegmentSize(segmentSize))
+	filer := wal.WithSegmentFiler(nil) // nil: raft-wal's own
+	if syncreport.Enabled() || canary.SkipFsync() {
+		// The durable-length report (a test aid of the power-loss
+		// nemesis) hears every fsync of the segment files.
+		filer = wal.WithSegmentFiler(segment.NewFiler(dir, reportingVFS{VFS: walfs.New()}))
+	}
+	w, err := wal.Open(dir, wal.WithLogger(log), wal.WithMetaStore(l.meta), wal.WithSegmentSize(segmentSize), filer)
 	if err != nil {
 		_ = l.meta.Close()
 		return nil, fmt.Errorf("dledger: open raft log %s: %w", dir, err)
@@ -107,4 +121,81 @@ func (l *raftLog) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// reportingVFS is raft-wal's file system with every segment fsync
+// recorded in the durable-length report (internal/syncreport). raft-wal
+// fsyncs inside StoreLogs, so a segment is durable at its size when the
+// sync began before StoreLogs returns to raft. Its metadata database
+// (bbolt) is not recorded: see the report's package doc.
+type reportingVFS struct{ types.VFS }
+
+func (v reportingVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
+	f, err := v.VFS.Create(dir, name, size)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, name)
+	// Preallocated, never synced: it comes back zero-filled.
+	syncreport.Created(path, int64(size))
+	return &reportingFile{WritableFile: f, path: path}, nil
+}
+
+func (v reportingVFS) OpenWriter(dir, name string) (types.WritableFile, error) {
+	f, err := v.VFS.OpenWriter(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	rf := &reportingFile{WritableFile: f, path: filepath.Join(dir, name)}
+	rf.synced.Store(true) // it was there: synced before, as far as the canary cares
+	return rf, nil
+}
+
+func (v reportingVFS) Delete(dir, name string) error {
+	err := v.VFS.Delete(dir, name)
+	if err == nil {
+		syncreport.Removed(filepath.Join(dir, name))
+	}
+	return err
+}
+
+type reportingFile struct {
+	types.WritableFile
+	path string
+	// end is the end of everything written through this handle: the
+	// segment is preallocated, so its size says nothing of its data. An
+	// opened tail's earlier data lies below the first write (raft-wal
+	// appends at its recovered write offset).
+	end atomic.Int64
+	// synced: a first fsync has happened (the broken build skip-fsync,
+	// internal/canary, skips every later one).
+	synced atomic.Bool
+}
+
+func (f *reportingFile) WriteAt(b []byte, off int64) (int, error) {
+	n, err := f.WritableFile.WriteAt(b, off)
+	if e := off + int64(n); n > 0 && e > f.end.Load() {
+		f.end.Store(e) // raft-wal writes from one goroutine at a time
+	}
+	return n, err
+}
+
+func (f *reportingFile) Sync() error {
+	if f.synced.Load() && canary.SkipFsync() {
+		return nil // broken on purpose: acknowledged from the page cache
+	}
+	f.synced.Store(true)
+	end, size := f.end.Load(), int64(-1)
+	if st, ok := f.WritableFile.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil {
+			size = fi.Size()
+		}
+	}
+	if err := f.WritableFile.Sync(); err != nil {
+		return err
+	}
+	if size >= 0 {
+		syncreport.SyncedExtent(f.path, end, size)
+	}
+	return nil
 }

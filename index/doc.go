@@ -52,6 +52,13 @@
 // slot's current head), points the slot at it, then increments indexCount,
 // sets the begin fields on the first entry, raises the end fields to
 // max(end, new value) and rewrites the header, all in the mapping.
+// Files are sparse, so the first write to a page makes the file system
+// allocate it; through a mapping, a page it cannot allocate (a full disk)
+// would fault with SIGBUS and crash the process. Before it writes, Put
+// therefore has every page it touches allocated with
+// madvise(MADV_POPULATE_WRITE) (once per page: a bitmap per file
+// remembers), and a page that cannot be fails the Put with ErrNoSpace,
+// nothing written.
 //
 // # Invariants
 //

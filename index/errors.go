@@ -20,6 +20,11 @@ var (
 	// ErrBadConfig reports a Config that Open cannot use.
 	ErrBadConfig = errors.New("index: bad config")
 
+	// ErrNoSpace is returned by Put when the file system cannot give the
+	// index file the page the entry goes to (a full disk). Nothing was
+	// written; the index is as it was.
+	ErrNoSpace = errors.New("index: no space for the index file")
+
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("index: closed")
 )

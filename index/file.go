@@ -95,6 +95,35 @@ type indexFile struct {
 
 	dirty atomic.Bool    // data changed since the last msync
 	pins  sync.WaitGroup // flushes using data outside Service.mu
+
+	// backed has a bit set for every page of the file known to have
+	// storage (see ensureBacked). Guarded by Service.mu for writing.
+	backed []uint64
+}
+
+// ensureBacked makes sure the pages of [off, off+n) have storage before
+// put writes them through the mapping. The file is sparse: the first
+// write to a page makes the file system allocate it, and when it cannot
+// (a full disk) a write through a mapping faults with SIGBUS, which
+// would crash the process. populate allocates the pages ahead and
+// returns that failure as an error instead (ErrNoSpace), so a full disk
+// fails the put. Pages once backed stay backed, so each costs one call.
+func (f *indexFile) ensureBacked(off, n int64) error {
+	page := int64(os.Getpagesize())
+	if f.backed == nil {
+		f.backed = make([]uint64, (int64(len(f.data))/page+64)/64)
+	}
+	for p := off / page; p <= (off+n-1)/page; p++ {
+		if f.backed[p/64]&(1<<(p%64)) != 0 {
+			continue
+		}
+		lo, hi := p*page, min((p+1)*page, int64(len(f.data)))
+		if err := populate(f.data[lo:hi]); err != nil {
+			return fmt.Errorf("%w: %s page at %d: %w", ErrNoSpace, f.path, lo, err)
+		}
+		f.backed[p/64] |= 1 << (p % 64)
+	}
+	return nil
 }
 
 // full reports whether no entry can be added.
@@ -209,7 +238,14 @@ func unmap(path string, data []byte, dirty bool) error {
 // put appends key hash → phyOffset at store time ts to a mapped file that is
 // not full, links it at the head of its slot's chain and rewrites the header.
 // The caller holds Service.mu for writing.
-func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) {
+func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) error {
+	so := g.slotOff(g.slotOf(hash))
+	eo := g.entryOff(int64(max(f.hdr.IndexCount, 1)))
+	for _, r := range [][2]int64{{0, HeaderSize}, {so, SlotSize}, {eo, EntrySize}} {
+		if err := f.ensureBacked(r[0], r[1]); err != nil {
+			return err
+		}
+	}
 	h := &f.hdr
 	if h.IndexCount < 1 {
 		h.IndexCount = 1
@@ -219,7 +255,6 @@ func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) {
 		h.BeginTimestamp, h.EndTimestamp = ts, ts
 		h.BeginPhyOffset, h.EndPhyOffset = phyOffset, phyOffset
 	}
-	so := g.slotOff(g.slotOf(hash))
 	head := int32(binary.BigEndian.Uint32(f.data[so : so+SlotSize]))
 	if head <= 0 || head >= idx {
 		// Empty, or a leftover of writes lost in a crash: start a new chain.
@@ -228,7 +263,6 @@ func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) {
 			h.HashSlotCount++
 		}
 	}
-	eo := g.entryOff(int64(idx))
 	encodeEntry(f.data[eo:eo+EntrySize], entry{
 		keyHash:   hash,
 		phyOffset: phyOffset,
@@ -241,6 +275,7 @@ func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) {
 	h.EndPhyOffset = max(h.EndPhyOffset, phyOffset)
 	EncodeHeader(f.data[:HeaderSize], *h)
 	f.dirty.Store(true)
+	return nil
 }
 
 // source reads n ≤ EntrySize bytes at off from a mapped or a cold file.

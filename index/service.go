@@ -188,8 +188,7 @@ func (s *Service) Put(key string, phyOffset int64, storeTimestamp int64) error {
 			return err
 		}
 	}
-	f.put(s.g, hash, phyOffset, storeTimestamp)
-	return nil
+	return f.put(s.g, hash, phyOffset, storeTimestamp)
 }
 
 // writable returns the file that takes the next put, or nil if a new one is

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,6 +63,8 @@ type Cluster struct {
 	namesrv                    *proc
 	secretPath                 string
 	status                     *remoting.Client
+	// stopping: Stop has begun (no supervised restart after it).
+	stopping atomic.Bool
 }
 
 // NewCluster lays the cluster out in cfg.Dir: ports, proxies, configs,
@@ -319,6 +322,10 @@ func (c *Cluster) procOf(id string) *proc {
 // SIGINT to the nodes (a whole-group stop) and SIGTERM to the name
 // server, SIGKILL to whatever has not exited within grace.
 func (c *Cluster) Stop(grace time.Duration) {
+	c.stopping.Store(true)
+	for _, nd := range c.Nodes {
+		nd.proc.expect()
+	}
 	for _, nd := range c.Nodes {
 		_ = nd.proc.signal(syscall.SIGCONT)
 		_ = nd.proc.signal(syscall.SIGINT)
@@ -443,6 +450,10 @@ type proc struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the current run exits
 	wg   sync.WaitGroup
+	// expected: the harness signalled the current run to end (kill,
+	// stop); onExit, if set, hears of every other exit (supervise.go).
+	expected bool
+	onExit   func(error)
 }
 
 func (p *proc) start() error {
@@ -467,20 +478,34 @@ func (p *proc) start() error {
 		return fmt.Errorf("%w: start %s: %w", ErrCluster, p.name, err)
 	}
 	done := make(chan struct{})
-	p.cmd, p.done = cmd, done
+	p.cmd, p.done, p.expected = cmd, done, false
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		_ = cmd.Wait()
+		werr := cmd.Wait()
 		f.Close()
 		p.mu.Lock()
 		if p.cmd == cmd {
 			p.cmd = nil
 		}
+		onExit := p.onExit
+		if p.expected {
+			onExit = nil
+		}
 		p.mu.Unlock()
 		close(done)
+		if onExit != nil {
+			onExit(werr)
+		}
 	}()
 	return nil
+}
+
+// expect marks the current run's end as the harness's doing.
+func (p *proc) expect() {
+	p.mu.Lock()
+	p.expected = true
+	p.mu.Unlock()
 }
 
 // pid is the running process's pid, 0 when none runs.
@@ -510,6 +535,7 @@ func (p *proc) kill() error {
 	if cmd == nil {
 		return nil
 	}
+	p.expect()
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-done
 	return nil

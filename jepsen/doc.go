@@ -75,6 +75,29 @@
 //	delay      leader | nI            every link of the target delayed delay+jitter
 //	namesrv    namesrv                SIGKILL of the name server; restart
 //	transfer   -                      leadership transfer every "every" for the duration
+//	power      leader | nI | all      SIGKILL, every file cut back to what was fsynced; restart
+//	disk-full  leader | nI            the node's tmpfs filled until ENOSPC; filler removed
+//
+// power: with a power fault in the plan every node runs with
+// store.sync_report=true and records, after each fsync, how much of each
+// file is durable (internal/syncreport: the model, per kind of file, is
+// in its package doc). After the kill the harness cuts every recorded
+// file back to that (truncates, punches out the unsynced tail of a
+// preallocated file), fsyncs the node's files and restarts it at the
+// heal; a "step" event per node says how many files and bytes were cut.
+// "all" is every node at once: with it, I1 holds only if every
+// acknowledged entry was fsynced on a majority.
+//
+// disk-full: with a disk-full fault in the plan every node's data
+// directory is a tmpfs of DiskSize bytes of its own, mounted before the
+// nodes start and unmounted when the run ends (error, Ctrl-C and SIGTERM
+// included; not after a SIGKILL of the harness); without the right to
+// mount, the run is refused (ErrDiskFullUnsupported). The fault writes a
+// filler file until ENOSPC and removes it at the heal. The harness is
+// then also the nodes' service manager (supervise.go): a node that stops
+// itself on a full disk (it cannot apply a committed entry, I8) is
+// started again once its disk has space; each exit and start is a step
+// event. The nodes' files go with the tmpfs at the end of the run.
 //
 // "leader" is resolved when the fault starts (the monitor's last poll);
 // every other choice was drawn from the seed when the plan was made.
@@ -165,15 +188,20 @@
 // (unjustified duplicates); reset-offsets makes a node serve only the
 // offsets committed to it since it started, so a restarted node (and any
 // follower) answers 0 where its peers answer the replicated offsets
-// (offset-divergent).
+// (offset-divergent); skip-fsync (under SYNC_FLUSH the raft log fsyncs
+// each segment file once and skips every later fsync, so nothing records
+// the entries as durable) loses acknowledged sends at a power loss of
+// every node (lost).
 //
 // # Not yet (later increments)
 //
-// Membership add/remove, power loss (cutting files back to what was
-// fsynced), disk full, network namespaces, transactions, consumer offsets
-// as a porcupine register, and the broken builds "skip the fsync under
-// SYNC_FLUSH" (it needs the power-loss nemesis) and "serve uncommitted
-// data" (the store holds only applied, committed entries, so breaking it
-// needs a leader that applies before commit; the inconsistent-offsets
-// checker is what would catch it).
+// Membership add/remove, network namespaces, transactions, consumer
+// offsets as a porcupine register, and the broken build "serve
+// uncommitted data" (the store holds only applied, committed entries, so
+// breaking it needs a leader that applies before commit; the
+// inconsistent-offsets checker is what would catch it). Power loss
+// reverts neither files rewritten in place (IndexFiles, raft-wal's
+// bbolt metadata) nor renames that were not yet made durable: see
+// internal/syncreport for why keeping them is one outcome a power loss
+// can have.
 package jepsen

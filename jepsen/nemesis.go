@@ -21,6 +21,8 @@ type nemesis struct {
 	log    func(format string, args ...any)
 	// active is the fault being applied, for the progress line.
 	active func(string)
+	// sup restarts nodes that stop themselves (disk-full runs; nil: none).
+	sup *supervisor
 }
 
 // run applies every fault of p at its time after began, healing each one
@@ -83,6 +85,10 @@ func (n *nemesis) resolve(sel []string, leader string) []string {
 			if leader != "" {
 				out = append(out, leader)
 			}
+			continue
+		}
+		if s == TargetAll {
+			out = append(out, n.c.NodeIDs()...)
 			continue
 		}
 		out = append(out, s)
@@ -163,6 +169,23 @@ func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() 
 		return n.healer(links), nil
 	case NemTransfer:
 		return noop, nil
+	case NemPower:
+		return n.power(targets)
+	case NemDiskFull:
+		var heals []func() error
+		var errs []error
+		for _, t := range targets {
+			heal, err := n.fill(t)
+			heals = append(heals, heal)
+			errs = append(errs, err)
+		}
+		return func() error {
+			var errs []error
+			for _, h := range heals {
+				errs = append(errs, h())
+			}
+			return errors.Join(errs...)
+		}, errors.Join(errs...)
 	}
 	return noop, fmt.Errorf("%w: unknown fault kind %q", ErrPlan, f.Kind)
 }

@@ -24,10 +24,12 @@ const (
 	NemDelay     = "delay"     // delayed links of one node
 	NemNamesrv   = "namesrv"   // kill -9 of the name server
 	NemTransfer  = "transfer"  // leadership-transfer storm
+	NemPower     = "power"     // power loss: kill -9, files cut back to what was fsynced, restart
+	NemDiskFull  = "disk-full" // a node's file system filled until ENOSPC, then freed
 )
 
 // AllNemeses is every nemesis, the order --nemesis all expands to.
-var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer}
+var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer, NemPower, NemDiskFull}
 
 // Target selectors resolved when a fault starts (anything else is a
 // node id).
@@ -218,6 +220,17 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 			f.Targets = []string{Namesrv}
 		case NemTransfer:
 			f.Every = Duration(time.Duration(500+rng.IntN(1001)) * time.Millisecond)
+		case NemPower:
+			switch rng.IntN(3) {
+			case 0:
+				f.Targets = []string{TargetLeader}
+			case 1:
+				f.Targets = shuffled[:1]
+			default:
+				f.Targets = []string{TargetAll}
+			}
+		case NemDiskFull:
+			f.Targets = pickLeaderOr(rng, shuffled[0])
 		}
 		p.Faults = append(p.Faults, f)
 		at += dur + between(planMinGap, planMaxGap)
@@ -243,7 +256,7 @@ func (p Plan) Validate() error {
 	known := func(id string) bool {
 		var n int
 		_, err := fmt.Sscanf(id, "n%d", &n)
-		return id == TargetLeader || id == Namesrv || (err == nil && n >= 0 && n < p.Nodes && id == fmt.Sprintf("n%d", n))
+		return id == TargetLeader || id == TargetAll || id == Namesrv || (err == nil && n >= 0 && n < p.Nodes && id == fmt.Sprintf("n%d", n))
 	}
 	for i, f := range p.Faults {
 		if !slices.Contains(AllNemeses, f.Kind) {

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,9 +104,27 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 
 	net := NewNet(uint64(cfg.Plan.Seed))
 	defer net.Close()
-	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, LogLevel: cfg.LogLevel, NodeConf: cfg.NodeConf}, net)
+	nodeConf := cfg.NodeConf
+	if needsSyncReport(cfg.Plan) {
+		nodeConf = append(slices.Clone(nodeConf), "store.sync_report=true")
+	}
+	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, LogLevel: cfg.LogLevel, NodeConf: nodeConf}, net)
 	if err != nil {
 		return nil, err
+	}
+	if needsOwnDisks(cfg.Plan) {
+		unmount, err := mountDisks(c)
+		if err != nil {
+			return nil, err
+		}
+		// After the processes stop (the defer below runs first), before
+		// a temporary run directory is removed.
+		defer func() {
+			if err := unmount(); err != nil {
+				say("%v", err)
+			}
+		}()
+		say("each node's data directory is a tmpfs of %d MiB (disk-full faults)", DiskSize>>20)
 	}
 	stopped := false
 	stopCluster := func() {
@@ -131,6 +150,10 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	say("cluster serving; name server %s (clients via %s)", c.NamesrvAddr, c.ClientNamesrv)
+	var sup *supervisor
+	if needsOwnDisks(cfg.Plan) {
+		sup = supervise(ctx, c, h, say)
+	}
 
 	mctx, stopMon := context.WithCancel(ctx)
 	mon := &monitor{c: c, h: h}
@@ -158,7 +181,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	active := ""
 	nctx, stopNem := context.WithCancel(ctx)
 	nem := &nemesis{c: c, h: h, leader: mon.leader, rng: rand.New(rand.NewPCG(uint64(cfg.Plan.Seed), 0x73746f726d)),
-		log: say, active: func(s string) { activeMu.Lock(); active = s; activeMu.Unlock() }}
+		log: say, active: func(s string) { activeMu.Lock(); active = s; activeMu.Unlock() }, sup: sup}
 	var nemWG sync.WaitGroup
 	nemWG.Add(1)
 	go func() { defer nemWG.Done(); nem.run(nctx, cfg.Plan, began) }()

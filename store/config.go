@@ -91,6 +91,11 @@ type Config struct {
 	Clock func() time.Time
 	// Logger; default a null logger.
 	Logger hclog.Logger
+	// SyncReport, if set, is the node's data directory, where every fsync
+	// of the store, the raft log and the queues is recorded in a
+	// durable-length report (internal/syncreport): a test aid for the
+	// chaos harness's power-loss nemesis, off by default.
+	SyncReport string
 	// OnDispatch, if set, is called after a batch is visible to readers,
 	// once per touched queue with its new max offset (long polling wakes on
 	// it). It runs on the Put caller's goroutine and must not block or call

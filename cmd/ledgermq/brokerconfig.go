@@ -109,6 +109,7 @@ var brokerKeys = []keySpec{
 	{key: "store.flush_interval", aliases: []string{"flushIntervalCommitLog"}, def: "500ms", usage: "async flush period (bare number: ms)"},
 	{key: "store.segment_size", aliases: []string{"mappedFileSizeCommitLog", "mapedFileSizeCommitLog"}, def: "1073741824", usage: "commitlog segment size in bytes"},
 	{key: "store.preallocate", def: "false", usage: "reserve a new commitlog segment's disk blocks at creation (otherwise segments are sparse and grow as written)"},
+	{key: "store.sync_report", def: "false", isBool: true, usage: "test aid of the chaos harness's power-loss nemesis: record how much of each file every fsync made durable in DATA_DIR/SYNC_REPORT"},
 	{key: "store.file_reserved_time", aliases: []string{"fileReservedTime"}, def: "72h", usage: "keep commitlog segments this long (bare number: hours)"},
 	{key: "store.delete_when", aliases: []string{"deleteWhen"}, def: "04", usage: "hours of day expired segments are deleted, e.g. 03;04"},
 	{key: "store.disk_max_used_space_ratio", aliases: []string{"diskMaxUsedSpaceRatio"}, def: "75", usage: "percent of disk use above which old segments go"},
@@ -205,6 +206,7 @@ type nodeConfig struct {
 	FlushInterval         time.Duration
 	SegmentSize           int64
 	Preallocate           bool
+	SyncReport            bool
 	FileReservedTime      time.Duration
 	DeleteWhen            string
 	DiskMaxUsedSpaceRatio float64
@@ -493,6 +495,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		LogLevel:              strings.ToLower(str("log_level")),
 		LogJSON:               boolean("log_json") || strings.EqualFold(str("log_format"), "json"),
 		Preallocate:           boolean("store.preallocate"),
+		SyncReport:            boolean("store.sync_report"),
 		FlushInterval:         duration("store.flush_interval"),
 		SegmentSize:           integer("store.segment_size", 64<<10, 1<<40),
 		FileReservedTime:      duration("store.file_reserved_time"),
@@ -707,6 +710,9 @@ func (c *nodeConfig) storeConfig(onDispatch func(string, int32, int64)) store.Co
 	sc := store.DefaultConfig(filepath.Join(c.DataDir, "store"))
 	sc.SegmentSize = c.SegmentSize
 	sc.Preallocate = c.Preallocate
+	if c.SyncReport {
+		sc.SyncReport = c.DataDir
+	}
 	sc.FlushMode = c.FlushMode
 	sc.FlushInterval = c.FlushInterval
 	sc.MaxMessageSize = c.MaxMessageSize

@@ -127,3 +127,57 @@ func TestJepsenPlanOnlyIsSeeded(t *testing.T) {
 		t.Fatalf("plans differ or lack the seed:\n%s\n%s", a, b)
 	}
 }
+
+// TestJepsenPowerAndDiskFull runs the power-loss and disk-full nemeses
+// (one node, every node at once, a full disk of the leader and of a
+// follower) from a hand-written plan: nothing acknowledged may be lost
+// and the replicas must agree. It mounts a tmpfs per node, so it needs
+// root, and takes a minute and a half: it runs when
+// LEDGERMQ_JEPSEN_FAULTS=1 (make chaos sets it).
+func TestJepsenPowerAndDiskFull(t *testing.T) {
+	if os.Getenv("LEDGERMQ_JEPSEN_FAULTS") != "1" {
+		t.Skip("set LEDGERMQ_JEPSEN_FAULTS=1 to run the power-loss and disk-full nemeses (make chaos does)")
+	}
+	bin := devcluster.Build(t)
+	sec := func(s float64) jepsen.Duration { return jepsen.Duration(time.Duration(s * float64(time.Second))) }
+	plan := jepsen.Plan{Seed: 4, Nodes: 3, Time: sec(50), Nemeses: []string{jepsen.NemPower, jepsen.NemDiskFull},
+		Faults: []jepsen.Fault{
+			{At: sec(5), Kind: jepsen.NemPower, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
+			{At: sec(13), Kind: jepsen.NemPower, Targets: []string{jepsen.TargetAll}, Duration: sec(3)},
+			{At: sec(24), Kind: jepsen.NemDiskFull, Targets: []string{jepsen.TargetLeader}, Duration: sec(6)},
+			{At: sec(36), Kind: jepsen.NemDiskFull, Targets: []string{"n1"}, Duration: sec(6)},
+		}}
+	tmp := t.TempDir()
+	path := filepath.Join(tmp, "plan.json")
+	if err := jepsen.WritePlan(path, plan); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	out, err := runJepsenBin(t, bin, "replay", path, "--dir", dir, "--node-conf", "store.flush_disk_type=SYNC_FLUSH")
+	v := verdictOf(t, out)
+	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") {
+		t.Fatalf("%s (exit: %v)", v, err)
+	}
+	hist, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := jepsen.ReadHistory(bytes.NewReader(hist))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cuts, fills int
+	for _, e := range evs {
+		if e.Type == jepsen.EvFault && e.Phase == "step" && e.Error == "" {
+			switch {
+			case e.Kind == jepsen.NemPower && strings.HasPrefix(e.Detail, "cut "):
+				cuts++
+			case e.Kind == jepsen.NemDiskFull && strings.HasPrefix(e.Detail, "filled "):
+				fills++
+			}
+		}
+	}
+	if cuts != 4 || fills != 2 {
+		t.Fatalf("%d nodes cut back (want 1+3), %d disks filled (want 2)", cuts, fills)
+	}
+}

@@ -17,6 +17,15 @@
 //	                                    this process since it started, ignoring
 //	                                    the replicated offsets (so a restarted
 //	                                    node has forgotten them)
+//	skip-fsync           dledger        in a node that runs SYNC_FLUSH, the raft
+//	                                    log fsyncs each segment file once (its
+//	                                    header and first entries) and skips every
+//	                                    later fsync, and StoreLogs returns as if
+//	                                    the entries were on disk: sends are
+//	                                    acknowledged from the page cache. No
+//	                                    durable-length record is written for a
+//	                                    skipped fsync (internal/syncreport), so the
+//	                                    power-loss nemesis drops those entries.
 package canary
 
 // Names of the broken behaviours.
@@ -24,6 +33,7 @@ const (
 	AckBeforeCommitName = "ack-before-commit"
 	ResetOffsetsName    = "reset-offsets"
 	ApplyTwiceName      = "apply-twice"
+	SkipFsyncName       = "skip-fsync"
 )
 
 // EnvVar switches broken behaviours on in a jepsenbroken build.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Built reports whether this binary carries the broken behaviours.
@@ -47,3 +48,13 @@ func ForgetsOffset(key string) bool {
 // ApplyTwice reports whether the messages entry at raft index is stored
 // twice: every 50th.
 func ApplyTwice(index uint64) bool { return on(ApplyTwiceName) && index%50 == 0 }
+
+var syncFlush atomic.Bool
+
+// NoteSyncFlush records that this process's store runs SYNC_FLUSH.
+func NoteSyncFlush() { syncFlush.Store(true) }
+
+// SkipFsync reports whether the raft log skips its fsyncs (all but each
+// segment file's first): with skip-fsync, in a store that runs
+// SYNC_FLUSH.
+func SkipFsync() bool { return syncFlush.Load() && on(SkipFsyncName) }
