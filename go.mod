@@ -20,6 +20,8 @@ require (
 	golang.org/x/term v0.29.0
 )
 
+require github.com/anishathalye/porcupine v1.3.1
+
 require (
 	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/benbjohnson/immutable v0.4.0 // indirect

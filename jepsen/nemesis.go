@@ -163,6 +163,8 @@ func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() 
 		return n.healer(links), nil
 	case NemTransfer:
 		return noop, nil
+	case NemMember:
+		return n.member(ctx, f, targets)
 	}
 	return noop, fmt.Errorf("%w: unknown fault kind %q", ErrPlan, f.Kind)
 }

@@ -24,10 +24,11 @@ const (
 	NemDelay     = "delay"     // delayed links of one node
 	NemNamesrv   = "namesrv"   // kill -9 of the name server
 	NemTransfer  = "transfer"  // leadership-transfer storm
+	NemMember    = "member"    // a node removed from the raft group, added back (wiped or not)
 )
 
 // AllNemeses is every nemesis, the order --nemesis all expands to.
-var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer}
+var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer, NemMember}
 
 // Target selectors resolved when a fault starts (anything else is a
 // node id).
@@ -84,6 +85,10 @@ type Fault struct {
 	Loss   float64  `json:"loss,omitempty"`
 	// Every of a transfer storm: the pause between transfers.
 	Every Duration `json:"every,omitempty"`
+	// Wipe: a member fault replaces the removed node with an empty one
+	// (its data moved aside, as an operator rebuilding it); otherwise the
+	// node keeps running, removed, and rejoins with its own files.
+	Wipe bool `json:"wipe,omitempty"`
 }
 
 func (f Fault) String() string {
@@ -94,6 +99,9 @@ func (f Fault) String() string {
 	}
 	if len(f.Targets) > 0 {
 		b.WriteString("(" + strings.Join(f.Targets, ",") + ")")
+	}
+	if f.Wipe {
+		b.WriteString(" wiped")
 	}
 	return b.String()
 }
@@ -218,6 +226,9 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 			f.Targets = []string{Namesrv}
 		case NemTransfer:
 			f.Every = Duration(time.Duration(500+rng.IntN(1001)) * time.Millisecond)
+		case NemMember:
+			f.Targets = shuffled[:1]
+			f.Wipe = rng.IntN(2) == 0
 		}
 		p.Faults = append(p.Faults, f)
 		at += dur + between(planMinGap, planMaxGap)
@@ -259,6 +270,11 @@ func (p Plan) Validate() error {
 		}
 	}
 	return nil
+}
+
+// has reports whether any fault of p is of kind.
+func (p Plan) has(kind string) bool {
+	return slices.ContainsFunc(p.Faults, func(f Fault) bool { return f.Kind == kind })
 }
 
 // WritePlan writes p as indented JSON.

@@ -199,6 +199,11 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			say("restart %s: %v", id, err)
 		}
 	}
+	if cfg.Plan.has(NemMember) {
+		if err := c.EnsureMembers(ctx, h); err != nil {
+			say("after healing, membership: %v", err)
+		}
+	}
 	w.stopProducers()
 	hctx, cancel := context.WithTimeout(ctx, healBound)
 	err = c.WaitServing(hctx)
@@ -215,6 +220,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			acked = append(acked, e.Value)
 		}
 	}
+	acked = append(acked, txnMustDeliver(h.Events())...)
 	deadline := time.Now().Add(drainBound)
 	for w.delivered(acked) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 		sleepUntil(ctx, time.Now().Add(250*time.Millisecond))
@@ -259,6 +265,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	res.Result = Check(h.Events(), in)
 	if err := writeResults(dir, res); err != nil {
+		return nil, err
+	}
+	if err := res.Register.WriteVisualization(filepath.Join(dir, registerHTML)); err != nil {
 		return nil, err
 	}
 	if err := WriteReport(filepath.Join(dir, "report.html"), cfg.Plan, h.Events(), res); err != nil {
@@ -350,10 +359,14 @@ func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
 		if s.Role == devcluster.RoleDown || s.Role == "unreachable" {
 			continue
 		}
+		offs, err := m.c.NodeOffsets(ctx, s.ID, ConsumerGroup, Topic, 500*time.Millisecond)
+		if err != nil {
+			continue // not answering
+		}
 		for q := range int32(queues) {
-			v, err := m.c.CommittedOffset(ctx, s.ID, ConsumerGroup, Topic, q, 500*time.Millisecond)
-			if err != nil {
-				break // not answering, or no offset yet
+			v, ok := offs[q]
+			if !ok {
+				break // the topic not applied there yet
 			}
 			key := fmt.Sprintf("%s/%d", s.ID, q)
 			if prev, ok := m.offsets[key]; !ok || prev != v {
@@ -368,9 +381,10 @@ func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
 // once the replicas have converged: replicated metadata must agree.
 func finalOffsets(ctx context.Context, c *Cluster, h *History) {
 	for _, nd := range c.Nodes {
+		offs, err := c.NodeOffsets(ctx, nd.ID, ConsumerGroup, Topic, 2*time.Second)
 		for q := range int32(queues) {
-			v, err := c.CommittedOffset(ctx, nd.ID, ConsumerGroup, Topic, q, 2*time.Second)
-			if err != nil {
+			v, ok := offs[q]
+			if err != nil || !ok {
 				v = -1
 			}
 			h.Add(Event{Type: EvOffset, Kind: "final", Node: nd.ID, Queue: q, Offset: v})

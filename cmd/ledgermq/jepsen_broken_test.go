@@ -34,6 +34,7 @@ func TestJepsenCatchesBrokenBuilds(t *testing.T) {
 	cases := []struct {
 		broken string
 		faults []jepsen.Fault
+		args   []string // extra jepsen replay flags
 		caught func(r *jepsen.Result) bool
 	}{{
 		// Acknowledged before a majority has it: the isolated leader's
@@ -61,6 +62,16 @@ func TestJepsenCatchesBrokenBuilds(t *testing.T) {
 			{At: sec(12), Kind: jepsen.NemKill, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
 		},
 		caught: func(r *jepsen.Result) bool { return r.OffsetDivergent > 0 },
+	}, {
+		// Offset commits served to reads and then dropped, never
+		// committed: a read returns a value the register then goes back
+		// from, which no linearization allows.
+		broken: canary.ServeUncommittedName,
+		faults: []jepsen.Fault{
+			{At: sec(10), Kind: jepsen.NemPause, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
+		},
+		args:   []string{"--workload", "queue,register"},
+		caught: func(r *jepsen.Result) bool { return r.Register.Checked && !r.Register.Linearizable },
 	}}
 	for _, tc := range cases {
 		t.Run(tc.broken, func(t *testing.T) {
@@ -73,7 +84,7 @@ func TestJepsenCatchesBrokenBuilds(t *testing.T) {
 			dir := filepath.Join(tmp, "run")
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "jepsen", "replay", path, "--dir", dir)
+			cmd := exec.CommandContext(ctx, bin, append([]string{"jepsen", "replay", path, "--dir", dir}, tc.args...)...)
 			cmd.Env = append(os.Environ(), canary.EnvVar+"="+tc.broken)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out

@@ -17,13 +17,18 @@
 //	                                    this process since it started, ignoring
 //	                                    the replicated offsets (so a restarted
 //	                                    node has forgotten them)
+//	serve-uncommitted    broker         every 3rd consumer-offset commit is answered
+//	                                    to reads for 100 ms and never proposed to
+//	                                    raft: a node serving entries it has taken
+//	                                    but raft never commits (and then drops)
 package canary
 
 // Names of the broken behaviours.
 const (
-	AckBeforeCommitName = "ack-before-commit"
-	ResetOffsetsName    = "reset-offsets"
-	ApplyTwiceName      = "apply-twice"
+	AckBeforeCommitName  = "ack-before-commit"
+	ResetOffsetsName     = "reset-offsets"
+	ApplyTwiceName       = "apply-twice"
+	ServeUncommittedName = "serve-uncommitted"
 )
 
 // EnvVar switches broken behaviours on in a jepsenbroken build.

@@ -16,3 +16,9 @@ func ForgetsOffset(string) bool { return false }
 
 // ApplyTwice: never in a plain build.
 func ApplyTwice(uint64) bool { return false }
+
+// ServeUncommitted: never in a plain build.
+func ServeUncommitted(string, int64) bool { return false }
+
+// Uncommitted: never in a plain build.
+func Uncommitted(string) (int64, bool) { return 0, false }

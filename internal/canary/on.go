@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Built reports whether this binary carries the broken behaviours.
@@ -47,3 +48,41 @@ func ForgetsOffset(key string) bool {
 // ApplyTwice reports whether the messages entry at raft index is stored
 // twice: every 50th.
 func ApplyTwice(index uint64) bool { return on(ApplyTwiceName) && index%50 == 0 }
+
+// uncommittedFor is how long a commit that is never proposed is served.
+const uncommittedFor = 100 * time.Millisecond
+
+type ghost struct {
+	offset int64
+	until  time.Time
+}
+
+var ghosts = map[string]ghost{}
+
+// ServeUncommitted reports whether the commit of offset to key is kept
+// out of raft (every 3rd offset) and served to reads for a while
+// (Uncommitted); it records it if so.
+func ServeUncommitted(key string, offset int64) bool {
+	if !on(ServeUncommittedName) || offset%3 != 0 {
+		return false
+	}
+	mu.Lock()
+	ghosts[key] = ghost{offset, time.Now().Add(uncommittedFor)}
+	mu.Unlock()
+	return true
+}
+
+// Uncommitted is the commit of key being served though raft never got it.
+func Uncommitted(key string) (int64, bool) {
+	if !on(ServeUncommittedName) {
+		return 0, false
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	g, ok := ghosts[key]
+	if !ok || time.Now().After(g.until) {
+		delete(ghosts, key)
+		return 0, false
+	}
+	return g.offset, true
+}
