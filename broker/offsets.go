@@ -263,7 +263,15 @@ func (c *offsetCommitter) flush(ctx context.Context) error {
 	}
 	batch := c.pending
 	c.pending = make(map[offsetKey]pendingOffset, len(batch))
+	// In flight from the moment it leaves pending: a read never finds a
+	// commit in neither (it would answer the older replicated value).
+	c.inflight = maps.Clone(batch)
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inflight = nil
+		c.mu.Unlock()
+	}()
 
 	md := c.group.Metadata()
 	for k, p := range batch {
@@ -274,14 +282,6 @@ func (c *offsetCommitter) flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	c.mu.Lock()
-	c.inflight = maps.Clone(batch)
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.inflight = nil
-		c.mu.Unlock()
-	}()
 	if c.group.IsLeader() {
 		return c.propose(ctx, batch)
 	}

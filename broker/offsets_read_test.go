@@ -52,3 +52,24 @@ func TestQueryOffsetOfDeposedLeaderIsNotStale(t *testing.T) {
 	tc.Raft.Net.Rejoin(oldID)
 	broker.WaitFor(t, "offset 9 everywhere after the heal", func() bool { return offsetEverywhere(t, tc, c, group, "LT", 0, "9") })
 }
+
+// BenchmarkQueryConsumerOffset is one QUERY_CONSUMER_OFFSET at the leader
+// of a 3-node group: with linearizable reads, a raft barrier each.
+func BenchmarkQueryConsumerOffset(b *testing.B) {
+	tc := brokertest.StartCluster(b, 3, nil)
+	createTestTopic(b, tc, "BQ", 1)
+	_, leaderID := leaderGroup(b, tc)
+	c := newTestClient(b)
+	leader := tc.Peers[leaderID]
+	c.call(b, leader, remoting.UpdateConsumerOffset, map[string]string{
+		"consumerGroup": "cg_bench", "topic": "BQ", "queueId": "0", "commitOffset": "3"}, nil)
+	broker.WaitFor(b, "offset 3", func() bool { return offsetEverywhere(b, tc, c, "cg_bench", "BQ", 0, "3") })
+	b.ResetTimer()
+	refused := 0
+	for range b.N {
+		if code, _ := queryOffset(b, c, leader, "cg_bench", "BQ", 0); code != remoting.Success {
+			refused++ // a leader change under the test's short raft timing
+		}
+	}
+	b.ReportMetric(float64(refused), "refused")
+}

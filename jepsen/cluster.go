@@ -359,7 +359,9 @@ func (c *Cluster) TransferLeader(ctx context.Context, leader, to string) error {
 }
 
 // CommittedOffset asks node id (at its own address) for group's
-// committed offset of a queue (QUERY_CONSUMER_OFFSET).
+// committed offset of a queue (QUERY_CONSUMER_OFFSET: the group's
+// linearizable answer, relayed to the leader by a follower; NodeOffsets
+// is one replica's own view).
 func (c *Cluster) CommittedOffset(ctx context.Context, id, group, topic string, queue int32, timeout time.Duration) (int64, error) {
 	nd := c.node(id)
 	if nd == nil {

@@ -43,6 +43,9 @@ type RunResult struct {
 	*Result
 	Dir       string // "" once removed
 	Mechanism string
+	// Unidentified counts the raft proxies' connections refused because
+	// their sender could not be named (proxy_source.go).
+	Unidentified int64
 }
 
 // Bounds of the phases after the load (each a bound, not a wait: the
@@ -264,6 +267,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	res.Result = Check(h.Events(), in)
+	if res.Unidentified = net.Unidentified(); res.Unidentified > 0 {
+		say("raft proxies refused %d connections whose sending node could not be named", res.Unidentified)
+	}
 	if err := writeResults(dir, res); err != nil {
 		return nil, err
 	}
@@ -289,10 +295,11 @@ func orNone(s string) string {
 
 func writeResults(dir string, res *RunResult) error {
 	data, err := json.MarshalIndent(struct {
-		Verdict   string  `json:"verdict"`
-		Mechanism string  `json:"mechanism"`
-		Result    *Result `json:"result"`
-	}{res.VerdictLine(), res.Mechanism, res.Result}, "", "  ")
+		Verdict      string  `json:"verdict"`
+		Mechanism    string  `json:"mechanism"`
+		Unidentified int64   `json:"unidentified_raft_connections"`
+		Result       *Result `json:"result"`
+	}{res.VerdictLine(), res.Mechanism, res.Unidentified, res.Result}, "", "  ")
 	if err != nil {
 		return err
 	}
