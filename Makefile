@@ -68,13 +68,16 @@ bench:
 # Then `ledgermq jepsen run` once per nemesis for CHAOS_TIME each (and the
 # partitions again on 5 nodes, for the bridge and ring shapes), every run
 # directory kept in CHAOS_DIR; the verdict lines are collected in
-# CHAOS_DIR/verdicts.txt and any FAIL fails the target. Before them, the
-# broken broker builds (tag jepsenbroken) must each fail a jepsen run.
+# CHAOS_DIR/verdicts.txt and any FAIL fails the target; then once more
+# under kill,partition with the transactions and consumer-offset register
+# workloads beside the queue (CHAOS_WORKLOADS). Before them, the broken
+# broker builds (tag jepsenbroken) must each fail a jepsen run.
 # make test runs a one-minute jepsen smoke run (TestJepsenSmoke).
 CHAOS_TIME    ?= 5m
 CHAOS_SEED    ?= 1
 CHAOS_DIR     ?= $(RUN_DIR)/chaos
-CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer power disk-full
+CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer power disk-full member
+CHAOS_WORKLOADS ?= queue,txn,register
 
 chaos: build
 	LEDGERMQ_CHAOS_FAULTS=30 $(GO) test -count=1 -timeout 30m -run '^TestDevChaos$$' -v ./cmd/ledgermq/
@@ -85,7 +88,11 @@ chaos: build
 	  nem=$${n%/*}; nodes=3; [ "$$n" = "$$nem" ] || nodes=$${n#*/}; d=$(CHAOS_DIR)/$$nem-$$nodes; \
 	  $(BIN) jepsen run --nemesis $$nem --nodes $$nodes --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
 	  echo "$$nem ($$nodes nodes): $$(tail -1 $$d.out)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
-	done; exit $$fail
+	done; \
+	d=$(CHAOS_DIR)/workloads-3; \
+	$(BIN) jepsen run --nemesis kill,partition --workload $(CHAOS_WORKLOADS) --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
+	echo "kill,partition + $(CHAOS_WORKLOADS) (3 nodes): $$(grep -h '^register ' $$d.out) $$(tail -1 $$d.out)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
+	exit $$fail
 
 # A name server on 127.0.0.1:9876 and a 3-node broker group, each its own
 # process, supervised by `ledgermq dev`; Ctrl-C stops them all.

@@ -13,11 +13,14 @@ package broker
 //	     leader ────┼──▶ ProposeMetadata(OpCommitOffsets{...})  (unchanged ones skipped)
 //	   follower ────┴──▶ UPDATE_CONSUMER_OFFSET to the leader, marked
 //	                     forwardedBy=<node>; a node that is not the leader
-//	                     drops a forwarded commit (one hop, no ping-pong)
+//	                     drops a forwarded commit (one hop, no ping-pong),
+//	                     and a commit it took while it led
 //
-// A follower forwards rather than drops because clients keep committing to
-// the old leader's address until their next route refresh (up to 30 s);
-// forwarding keeps those commits. Commits that cannot be proposed or
+// A follower forwards rather than drops the commits carried by pulls it
+// serves (the COMMIT_OFFSET bit) because clients keep pulling from the old
+// leader's address until their next route refresh (up to 30 s);
+// forwarding keeps those commits. UPDATE_CONSUMER_OFFSET itself is relayed
+// to the leader as it arrives. Commits that cannot be proposed or
 // forwarded (no leader yet) stay pending for up to maxCommitTries rounds,
 // then are dropped with a log line: the Go client recommits every held
 // queue every 5 s anyway.
@@ -30,10 +33,14 @@ package broker
 // role of the moment), finalFlushTimeout or Close's context has passed, or
 // the raft group is closed.
 //
-// QUERY_CONSUMER_OFFSET answers the pending value first, then one being
-// proposed (a client reads its own commit back at once, and a member that
-// takes over a queue reads the commit its previous holder just made), then
-// the replicated one. A group with no
+// QUERY_CONSUMER_OFFSET and UPDATE_CONSUMER_OFFSET are served by the
+// leader (a follower relays them), and a query is linearizable
+// (offsets_read.go): it has the key's pending commit proposed, passes a
+// raft barrier and answers the replicated offset, so a client reads its
+// own commit back at once, a member that takes over a queue reads the
+// commit its previous holder just made, and no node answers from stale
+// state. Admin views (GET_CONSUME_STATS) show this node's own table,
+// pending commits first (lookup). A group with no
 // offset for a queue gets 0 when the queue's min offset is 0 (nothing has
 // been deleted from it), and QUERY_NOT_FOUND (22) otherwise. That is
 // Java's rule minus its "is message 0 still in memory" test, which depends
@@ -89,6 +96,9 @@ type pendingOffset struct {
 	offset      int64
 	forwardedBy string // the node that forwarded it here, "" if from a client
 	tries       int
+	// leader: taken while this node led. Once it no longer does, such a
+	// commit is dropped rather than forwarded (offsets_read.go).
+	leader bool
 }
 
 // offsetCommitter coalesces consumer-offset commits. commit and lookup are
@@ -106,6 +116,10 @@ type offsetCommitter struct {
 	// answers from it until the batch is applied (or requeued), so a read
 	// right after a commit never sees the older replicated value.
 	inflight map[offsetKey]pendingOffset
+	// kick asks the loop to flush now; flushed is closed (and replaced)
+	// after every flush (a linearizable read waits on them).
+	kick    chan struct{}
+	flushed chan struct{}
 }
 
 // offsetGroup is what the committer uses of the raft group.
@@ -129,7 +143,8 @@ type offsetDeps struct {
 }
 
 func newOffsetCommitter(d offsetDeps) *offsetCommitter {
-	return &offsetCommitter{offsetDeps: d, interval: commitInterval, pending: map[offsetKey]pendingOffset{}}
+	return &offsetCommitter{offsetDeps: d, interval: commitInterval, pending: map[offsetKey]pendingOffset{},
+		kick: make(chan struct{}, 1), flushed: make(chan struct{})}
 }
 
 // commit records a group's next offset to consume for a queue.
@@ -139,9 +154,13 @@ func (c *offsetCommitter) commit(group, topic string, queueID int32, offset int6
 	}
 	if canary.Built { // a jepsenbroken build only: compiled out otherwise
 		canary.NoteOffset(fmt.Sprint(group, "/", topic, "/", queueID))
+		if canary.ServeUncommitted(fmt.Sprint(group, "/", topic, "/", queueID), offset) {
+			return
+		}
 	}
+	leader := c.group != nil && c.group.IsLeader()
 	c.mu.Lock()
-	c.pending[offsetKey{group, topic, queueID}] = pendingOffset{offset: offset, forwardedBy: forwardedBy}
+	c.pending[offsetKey{group, topic, queueID}] = pendingOffset{offset: offset, forwardedBy: forwardedBy, leader: leader}
 	c.mu.Unlock()
 }
 
@@ -150,6 +169,11 @@ func (c *offsetCommitter) commit(group, topic string, queueID int32, offset int6
 func (c *offsetCommitter) lookup(group, topic string, queueID int32) (int64, bool) {
 	if canary.Built && canary.ForgetsOffset(fmt.Sprint(group, "/", topic, "/", queueID)) { // a jepsenbroken build only
 		return 0, true
+	}
+	if canary.Built { // a jepsenbroken build only
+		if v, ok := canary.Uncommitted(fmt.Sprint(group, "/", topic, "/", queueID)); ok {
+			return v, true
+		}
 	}
 	c.mu.Lock()
 	k := offsetKey{group, topic, queueID}
@@ -176,8 +200,13 @@ func (c *offsetCommitter) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			c.flush(ctx)
+		case <-c.kick:
 		}
+		c.flush(ctx)
+		c.mu.Lock()
+		close(c.flushed)
+		c.flushed = make(chan struct{})
+		c.mu.Unlock()
 	}
 }
 
@@ -234,7 +263,15 @@ func (c *offsetCommitter) flush(ctx context.Context) error {
 	}
 	batch := c.pending
 	c.pending = make(map[offsetKey]pendingOffset, len(batch))
+	// In flight from the moment it leaves pending: a read never finds a
+	// commit in neither (it would answer the older replicated value).
+	c.inflight = maps.Clone(batch)
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inflight = nil
+		c.mu.Unlock()
+	}()
 
 	md := c.group.Metadata()
 	for k, p := range batch {
@@ -245,17 +282,10 @@ func (c *offsetCommitter) flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	c.mu.Lock()
-	c.inflight = maps.Clone(batch)
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.inflight = nil
-		c.mu.Unlock()
-	}()
 	if c.group.IsLeader() {
 		return c.propose(ctx, batch)
 	}
+	c.dropLeaderCommits(batch)
 	c.forward(ctx, batch)
 	return nil
 }
@@ -377,46 +407,6 @@ func queueRef(ext map[string]string) (string, int32, error) {
 		return "", 0, err
 	}
 	return h.Topic, h.QueueID, nil
-}
-
-// handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (14): ext offset, or
-// 22 QUERY_NOT_FOUND (see the file comment for what a new group reads).
-func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	var h protocol.QueryConsumerOffsetRequestHeader
-	if err := decodeHeader(&h, req.ExtFields); err != nil {
-		return errorResponse(req, err)
-	}
-	if err := checkQueue(h.Topic, h.QueueID); err != nil {
-		return errorResponse(req, err)
-	}
-	if off, ok := b.offsets.lookup(h.ConsumerGroup, h.Topic, h.QueueID); ok {
-		return offsetResponse(req, off)
-	}
-	if b.queueMin(h.Topic, h.QueueID) <= 0 {
-		return offsetResponse(req, 0)
-	}
-	return remoting.NewResponse(req, remoting.QueryNotFound, "Not found, maybe this group consumer boot first")
-}
-
-// handleUpdateConsumerOffset serves UPDATE_CONSUMER_OFFSET (15), whether or
-// not the one-way bit is set (the Go client sends flag 0 and drops the
-// answer).
-func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	var h protocol.UpdateConsumerOffsetRequestHeader
-	if err := decodeHeader(&h, req.ExtFields); err != nil {
-		return errorResponse(req, err)
-	}
-	if err := validateGroup(h.ConsumerGroup); err != nil {
-		return errorResponse(req, err)
-	}
-	if err := checkQueue(h.Topic, h.QueueID); err != nil {
-		return errorResponse(req, err)
-	}
-	if h.CommitOffset < 0 {
-		return errorResponse(req, fmt.Errorf("%w: commitOffset %d", ErrInvalidParameter, h.CommitOffset))
-	}
-	b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset, req.ExtFields[forwardedByExt])
-	return remoting.NewResponse(req, remoting.Success, "")
 }
 
 // knownTopic reports whether topic is configured; offset lookups of unknown

@@ -197,6 +197,9 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 		fwd.ExtFields[extForwardedFrom] = remoteString(conn)
 	}
 	fwd.ExtFields[extForwardHops] = strconv.Itoa(hops + 1)
+	// The relay waits for the leader's answer even when the client wants
+	// none (a one-way UPDATE_CONSUMER_OFFSET sent to a follower).
+	fwd.Flag &^= remoting.FlagOneway
 	b.signNode(&fwd)
 	cctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()

@@ -50,7 +50,12 @@ type Result struct {
 	FailoverMax                     float64
 	LatencyP50, LatencyP95          float64
 	LatencyP99, LatencyMax          float64
-	Problems                        []string // why the verdict is FAIL
+	// Txn is the transactions workload's checker (check_txn.go), folded
+	// into Lost, Unexpected and (unjustified) Duplicates; Register the
+	// consumer-offset register's (register.go).
+	Txn      TxnResult
+	Register RegisterResult
+	Problems []string // why the verdict is FAIL
 }
 
 // Valid is the verdict: no problem found.
@@ -94,8 +99,11 @@ func Check(evs []Event, in CheckInput) *Result {
 	var recvs []Event
 	var faults []Event
 	var offsets []Event
+	txnVals := map[string]bool{} // transactional values: checkTxn judges them
 	for _, e := range evs {
 		switch e.Type {
+		case EvTxn:
+			txnVals[e.Value] = true
 		case EvSend:
 			sends[e.Value] = e
 			sendList = append(sendList, e)
@@ -183,17 +191,21 @@ func Check(evs []Event, in CheckInput) *Result {
 		if fv, ok := final[p]; in.NoFinalRead == "" && (!ok || fv != e.Value) {
 			r.InconsistentOffsets++
 		}
-		if _, ok := sends[e.Value]; !ok {
+		if _, ok := sends[e.Value]; !ok && !txnVals[e.Value] {
 			unexpected[e.Value] = true
 		}
 	}
 	r.Delivered = len(delivered)
 	for v := range stored {
-		if _, ok := sends[v]; !ok {
+		if _, ok := sends[v]; !ok && !txnVals[v] {
 			unexpected[v] = true
 		}
 	}
 	r.Unexpected = len(unexpected)
+	r.Txn = checkTxn(evs, final, delivered, in.NoFinalRead == "")
+	r.Unexpected += r.Txn.RolledBackDelivered
+	r.Duplicates += r.Txn.Duplicates
+	r.UnjustifiedDuplicates += r.Txn.Duplicates
 	// Per producer: the range of sequence numbers found.
 	type span struct{ lo, hi int64 }
 	spans := map[string]span{}
@@ -319,6 +331,8 @@ func Check(evs []Event, in CheckInput) *Result {
 		}
 	}
 	r.Divergent += r.OffsetDivergent
+	r.Lost += r.Txn.Lost
+	r.Register = checkRegister(evs)
 
 	availability(r, sendList, faults)
 	r.Problems = problems(r, in)
@@ -346,6 +360,11 @@ func problems(r *Result, in CheckInput) []string {
 	add(r.Gaps, "stored queue offsets never delivered to the consumer group")
 	add(r.Divergent-r.OffsetDivergent, "divergent replica positions")
 	add(r.OffsetDivergent, "queues whose committed consumer offset differs between converged replicas")
+	add(r.Txn.Lost, "committed transactions lost (txn-lost)")
+	add(r.Txn.RolledBackDelivered, "transactions rolled back (or never run) yet stored or delivered (txn-rolledback-delivered)")
+	if r.Register.Checked && !r.Register.Linearizable {
+		out = append(out, "consumer offsets not linearizable as a register: "+r.Register.Info)
+	}
 	if in.ReplicaCompare != "" {
 		out = append(out, "replica CommitLogs differ: "+in.ReplicaCompare)
 	}
@@ -481,8 +500,13 @@ func (r *Result) Summary() string {
 	fmt.Fprintf(&b, "avail    ok-ratio in-faults=%s outside=%s max-unavailable-ms=%.0f\n", ratioText(r.OKRatioInFaults), ratioText(r.OKRatioOutside), r.MaxUnavailableMS)
 	fmt.Fprintf(&b, "failover n=%d p50=%.0fms p99=%.0fms max=%.0fms\n", len(r.FailoverMS), r.FailoverP50, r.FailoverP99, r.FailoverMax)
 	fmt.Fprintf(&b, "latency  ok sends p50=%.1fms p95=%.1fms p99=%.1fms max=%.1fms\n", r.LatencyP50, r.LatencyP95, r.LatencyP99, r.LatencyMax)
+	b.WriteString(r.Txn.summary())
+	b.WriteString(r.Register.summary())
 	if len(r.LostValues) > 0 {
 		fmt.Fprintf(&b, "lost     %s\n", strings.Join(r.LostValues, " "))
+	}
+	if len(r.Txn.LostValues) > 0 {
+		fmt.Fprintf(&b, "txn      %s\n", strings.Join(r.Txn.LostValues, " "))
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "problem  %s\n", p)

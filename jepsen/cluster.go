@@ -45,10 +45,12 @@ type ClusterConfig struct {
 
 // Node is one broker node of the cluster. Addr, Raft and HTTP are the
 // ports it listens on (the harness's own status polls go there, past the
-// proxies); Advertised is the client proxy the name server hands out.
+// proxies); Advertised is the client proxy the name server hands out, and
+// RaftProxy the one proxy every other node reaches its raft port through
+// (the address of the node in the group's raft configuration).
 type Node struct {
-	ID, Addr, Raft, HTTP, Advertised, Dir, Conf string
-	proc                                        *proc
+	ID, Addr, Raft, HTTP, Advertised, RaftProxy, Dir, Conf string
+	proc                                                   *proc
 }
 
 // Cluster is a name server and one broker group, each a process of Bin,
@@ -97,6 +99,9 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 		if nd.Advertised, err = n.Proxy(Client, nd.ID, nd.Addr); err != nil {
 			return nil, err
 		}
+		if nd.RaftProxy, err = n.ProxyTo(nd.ID, nd.Raft, SourceByProcess(c.nodePIDs)); err != nil {
+			return nil, err
+		}
 	}
 	secret, err := auth.NewSecret()
 	if err != nil {
@@ -122,26 +127,24 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 	return c, nil
 }
 
-// nodeConf is node nd's broker config: its raft peers, the other nodes'
-// client addresses (for forwarding) and the name server are the proxies
-// of its own links, so that every fault on a Link reaches its traffic.
+// nodeConf is node nd's broker config: the other nodes' client addresses
+// (for forwarding) and the name server are the proxies of its own links;
+// its raft peers are every node's RaftProxy, the same list on every node
+// (a membership change hands every node the leader's), whose proxies tell
+// the sending node by its process (ProxyTo). So every fault on a Link
+// reaches its traffic.
 func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 	var peers, clients []string
 	for _, o := range c.Nodes {
+		peers = append(peers, o.ID+"-"+o.RaftProxy)
 		if o == nd {
-			peers = append(peers, o.ID+"-"+o.Raft)
 			clients = append(clients, o.ID+"-"+o.Advertised)
 			continue
-		}
-		raft, err := c.Net.Proxy(nd.ID, o.ID, o.Raft)
-		if err != nil {
-			return nil, err
 		}
 		fwd, err := c.Net.Proxy(nd.ID, o.ID, o.Addr)
 		if err != nil {
 			return nil, err
 		}
-		peers = append(peers, o.ID+"-"+raft)
 		clients = append(clients, o.ID+"-"+fwd)
 	}
 	ns, err := c.Net.Proxy(nd.ID, Namesrv, c.NamesrvAddr)
@@ -161,9 +164,6 @@ func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=lan\n", strings.Join(clients, ";"))
 	fmt.Fprintf(&b, "http_addr=%s\n", nd.HTTP)
 	fmt.Fprintf(&b, "raft.segment_size=%d\nstore.segment_size=%d\n", 4<<20, 64<<20)
-	// Followers far behind catch up from the log, not a snapshot: an
-	// installed snapshot carries the leader's peer addresses (its proxies).
-	fmt.Fprintf(&b, "raft.trailing_logs=200000\n")
 	fmt.Fprintf(&b, "cluster_secret=%s\n", secret)
 	for _, kv := range c.cfg.NodeConf {
 		fmt.Fprintf(&b, "%s\n", kv)
@@ -225,6 +225,18 @@ func (c *Cluster) serving(ctx context.Context) error {
 		return fmt.Errorf("name server lists %q as leader, not %s's %s", got, leader.ID, adv)
 	}
 	return nil
+}
+
+// nodePIDs maps every running node's pid to its id (the raft proxies'
+// sources).
+func (c *Cluster) nodePIDs() map[int]string {
+	out := make(map[int]string, len(c.Nodes))
+	for _, nd := range c.Nodes {
+		if pid := nd.proc.pid(); pid != 0 {
+			out[pid] = nd.ID
+		}
+	}
+	return out
 }
 
 // File is the cluster as devcluster describes it, with the nodes' own
@@ -354,7 +366,9 @@ func (c *Cluster) TransferLeader(ctx context.Context, leader, to string) error {
 }
 
 // CommittedOffset asks node id (at its own address) for group's
-// committed offset of a queue (QUERY_CONSUMER_OFFSET).
+// committed offset of a queue (QUERY_CONSUMER_OFFSET: the group's
+// linearizable answer, relayed to the leader by a follower; NodeOffsets
+// is one replica's own view).
 func (c *Cluster) CommittedOffset(ctx context.Context, id, group, topic string, queue int32, timeout time.Duration) (int64, error) {
 	nd := c.node(id)
 	if nd == nil {

@@ -11,17 +11,28 @@
 //	harness process                           processes of the binary
 //	---------------------------------------   ---------------------------------
 //	producers p0…pN-1 ─┐                      ledgermq namesrv
-//	consumers c0…      ├─ client proxies ───▶ ledgermq broker n0, n1, n2 (…n4)
-//	nemesis            │  (Net, 127.0.0.1)    each node's raft peers, the others'
-//	monitor (status)   ┘                      client ports and the name server
-//	                                          are proxies of its own links
+//	txn producers t0…  │                      ledgermq broker n0, n1, n2 (…n4)
+//	register r0…       ├─ client proxies ───▶ each node's raft peers are one proxy
+//	consumers c0…      │  (Net, 127.0.0.1)    per node (shared, the sender named
+//	nemesis            │                      by its process); the others' client
+//	monitor (status)   ┘                      ports and the name server are
+//	                                          proxies of its own links
 //
 // Mechanism: harness-owned TCP proxies (proxy.go). Every directed link
 // has its proxy: client→node (the address each node advertises, so the
 // name server hands it out), client→namesrv, node→namesrv, and for every
-// ordered pair of nodes i→j one proxy for raft and one for forwarded
-// sends (node i's config names j at those proxies). A proxy made for
-// (from, to) forwards bytes from→to under Policy(Link{from,to}) and the
+// ordered pair of nodes i→j one for forwarded sends (node i's config
+// names j's client port at it). Raft is different: a membership change
+// hands every node the leader's address for each server, so every node
+// must reach node j's raft port at one address, RaftProxy(j) — the raft
+// configuration is the same on every node — and that proxy names each
+// connection's sender by the process that holds its other end (the
+// kernel's socket table: /proc/net/tcp's inode, found among the node
+// processes' /proc/PID/fd; proxy_source.go, Linux only). Every process
+// dials from 127.0.0.1, so the address alone could not tell them apart;
+// no broker change was needed. A connection whose sender cannot be named
+// is refused (raft dials again), so no traffic passes outside a policy.
+// A proxy forwards bytes from→to under Policy(Link{from,to}) and the
 // answers under Policy(Link{to,from}), so a one-way fault is one Link. A
 // Policy blocks (holds every byte, the socket stays open: a silent
 // partition; held bytes pass after the heal unless the peer gave up),
@@ -32,11 +43,8 @@
 // kernel, and proxies reach every fault of this increment. The monitor's
 // status polls, the final reads and leadership transfers go to the
 // nodes' own ports, past the proxies, so observing never suffers a
-// fault. Known limit: each node bootstraps its raft configuration with
-// its own view of the peers (its proxies); a snapshot installed from the
-// leader, or a membership change, would hand a node the leader's view,
-// so the harness raises raft.trailing_logs to keep followers catching up
-// from the log, and runs no membership changes yet.
+// fault. Snapshots installed from the leader and membership changes keep
+// every link's meaning, since every node names every server alike.
 //
 // Processes (cluster.go) run in their own process group with
 // Pdeathsig=SIGKILL, so none outlives the harness; Stop sends SIGCONT,
@@ -47,7 +55,9 @@
 //	DIR/plan.json      the fault plan (below); replay runs it again
 //	DIR/history.jsonl  every event, one JSON object a line (below)
 //	DIR/results.json   the verdict line, the mechanism and every figure
-//	DIR/report.html    self-contained: verdict, figures, SVG timeline, plan
+//	DIR/report.html    verdict, figures, SVG timeline, plan, the register's section
+//	DIR/register.html  porcupine's visualization of the register history (embedded
+//	                   in and linked from report.html; with --workload register)
 //	DIR/cluster.json   devcluster's format with the nodes' own addresses
 //	DIR/proxies.json   the address clients use for each node and the name server
 //	DIR/nI.conf nI/ nI.log namesrv.log cluster.secret
@@ -77,6 +87,12 @@
 //	transfer   -                      leadership transfer every "every" for the duration
 //	power      leader | nI | all      SIGKILL, every file cut back to what was fsynced; restart
 //	disk-full  leader | nI            the node's tmpfs filled until ENOSPC; filler removed
+//	member     nI (wipe?)             remove nI from the raft group (leadership handed
+//	                                  away first if nI leads); wipe: SIGKILL, else it
+//	                                  keeps running removed. Heal: stop it, wipe: move
+//	                                  its data aside (as admin raft replace-node), start
+//	                                  it, AddNode (non-voter, caught up, voter); after
+//	                                  the run's heal every node is a voter again
 //
 // power: with a power fault in the plan every node runs with
 // store.sync_report=true and records, after each fsync, how much of each
@@ -117,13 +133,22 @@
 //	read    node, value, seq, queue, offset, msgid: the final read of that
 //	        replica (every queue from offset 0, at its own address)
 //	fault   kind, phase start|step|end, targets (resolved), leader (at the
-//	        start), detail (the plan's fault), error
+//	        start), detail (the plan's fault; a step's: what was done, e.g.
+//	        "remove n1", "add n1 back …"), error
 //	status  node, role (leader, follower, candidate, down, unreachable), term,
 //	        leader: written when a node's role or term changes
 //	offset  node, queue, offset: the consumer group's committed offset as
-//	        that node answers QUERY_CONSUMER_OFFSET (polled every 500 ms at
-//	        its own address), written when it changes; kind "final": once
-//	        more after convergence (-1: no answer)
+//	        that node holds it (GET_CONSUME_STATS, its own table: queries
+//	        are the leader's; polled every 500 ms at its own address),
+//	        written when it changes; kind "final": once more after
+//	        convergence (-1: no answer)
+//	txn     process t<i>, value t<i>-<seq>, seq, invoke, t, outcome of the
+//	        half send, kind the local transaction's outcome, queue, node,
+//	        error (the send's, or the END_TRANSACTION's)
+//	txn-check  value, outcome (commit|rollback): a check-back answered
+//	register   process r<i>, kind read|write, queue (the key), offset (the
+//	        value written or read), invoke, t, outcome ok|failed|unknown,
+//	        node (where the route pointed)
 //	phase   kind load|heal|drain|final-read
 //
 // queue and offset are -1 where not known, and meaningless on events
@@ -139,6 +164,20 @@
 // until every acknowledged value was delivered (bounded), wait until the
 // replicas' statuses converge, read every replica, stop the processes and
 // compare their CommitLogs byte for byte (devcluster.CompareCommitLogs).
+//
+// --workload adds to it: txn (workload_txn.go) two transactional
+// producers t0, t1 sending t<i>-<seq> to the same topic (received by the
+// same group) through client.TransactionProducer, the local transaction's
+// outcome named by the payload — by seq%5: 0,1 commit; 2 rollback; 3
+// unknown, then commit on check-back; 4 unknown, then rollback; a
+// transaction whose local transaction never ran (half send failed or
+// unknown) is answered rollback — and kept open until the drain ends to
+// answer check-backs; register (workload_register.go) three clients
+// reading (QUERY_CONSUMER_OFFSET) and writing (UPDATE_CONSUMER_OFFSET,
+// values unique and increasing over the run) three queues' offsets of a
+// group no consumer uses, one operation at a time, each to the leader the
+// name server routes to (route refreshed every second and after a
+// failure), recording invoke and answer times.
 //
 // # Checkers (check.go)
 //
@@ -170,10 +209,24 @@
 //     consumers stopped), a queue whose committed offset differs between
 //     nodes — replicated metadata (DESIGN.md I5) must agree; it counts in
 //     divergent.
+//   - transactions (check_txn.go): txn-lost, a committed transaction
+//     (local transaction ran, decision commit) in no replica's final read;
+//     txn-rolledback-delivered, any other one stored or delivered;
+//     txn-duplicates, one stored at two offsets (always unjustified: a
+//     transaction commits once whatever its half message's retries).
+//     Folded into lost, unexpected and (unjustified) duplicates.
+//   - register (register.go): the register history checked by porcupine
+//     per key, as a register whose acknowledged writes may be lost (the
+//     broker acknowledges a commit before raft commits it) but whose
+//     reads never go back: linearizable=true|false in the summary,
+//     results.json and the report; an operation without an answer is open
+//     (returns after the end of the history). A timed-out search (1 min)
+//     is reported, not judged.
 //
 // The verdict is PASS when nothing was lost, unexpected, unjustifiably
-// duplicated, inconsistent, reordered, skipped or divergent and
-// the final read worked; it is the last line:
+// duplicated, inconsistent, reordered, skipped or divergent, the register
+// (if run) was linearizable and the final read worked; it is the last
+// line:
 //
 //	verdict: PASS|FAIL acked=N lost=N unexpected=N duplicates=N divergent=N max-unavailable-ms=N
 //
@@ -191,17 +244,18 @@
 // (offset-divergent); skip-fsync (under SYNC_FLUSH the raft log fsyncs
 // each segment file once and skips every later fsync, so nothing records
 // the entries as durable) loses acknowledged sends at a power loss of
-// every node (lost).
+// every node (lost); serve-uncommitted answers every 3rd offset commit to
+// reads for 100 ms and never hands it to raft, so the register goes back
+// to an older value after a read (linearizable=false, --workload
+// register).
 //
 // # Not yet (later increments)
 //
-// Membership add/remove, network namespaces, transactions, consumer
-// offsets as a porcupine register, and the broken build "serve
-// uncommitted data" (the store holds only applied, committed entries, so
-// breaking it needs a leader that applies before commit; the
-// inconsistent-offsets checker is what would catch it). Power loss
-// reverts neither files rewritten in place (IndexFiles, raft-wal's
-// bbolt metadata) nor renames that were not yet made durable: see
+// Adding a node that was never a member (a 4th or 6th; the membership
+// nemesis removes and adds back the group's own nodes, wiped or not) and
+// network namespaces (proxies reach every fault). Power loss reverts
+// neither files rewritten in place (IndexFiles, raft-wal's bbolt
+// metadata) nor renames that were not yet made durable: see
 // internal/syncreport for why keeping them is one outcome a power loss
 // can have.
 package jepsen

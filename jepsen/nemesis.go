@@ -186,6 +186,8 @@ func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() 
 			}
 			return errors.Join(errs...)
 		}, errors.Join(errs...)
+	case NemMember:
+		return n.member(ctx, f, targets)
 	}
 	return noop, fmt.Errorf("%w: unknown fault kind %q", ErrPlan, f.Kind)
 }

@@ -26,10 +26,11 @@ const (
 	NemTransfer  = "transfer"  // leadership-transfer storm
 	NemPower     = "power"     // power loss: kill -9, files cut back to what was fsynced, restart
 	NemDiskFull  = "disk-full" // a node's file system filled until ENOSPC, then freed
+	NemMember    = "member"    // a node removed from the raft group, added back (wiped or not)
 )
 
 // AllNemeses is every nemesis, the order --nemesis all expands to.
-var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer, NemPower, NemDiskFull}
+var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer, NemPower, NemDiskFull, NemMember}
 
 // Target selectors resolved when a fault starts (anything else is a
 // node id).
@@ -86,6 +87,10 @@ type Fault struct {
 	Loss   float64  `json:"loss,omitempty"`
 	// Every of a transfer storm: the pause between transfers.
 	Every Duration `json:"every,omitempty"`
+	// Wipe: a member fault replaces the removed node with an empty one
+	// (its data moved aside, as an operator rebuilding it); otherwise the
+	// node keeps running, removed, and rejoins with its own files.
+	Wipe bool `json:"wipe,omitempty"`
 }
 
 func (f Fault) String() string {
@@ -96,6 +101,9 @@ func (f Fault) String() string {
 	}
 	if len(f.Targets) > 0 {
 		b.WriteString("(" + strings.Join(f.Targets, ",") + ")")
+	}
+	if f.Wipe {
+		b.WriteString(" wiped")
 	}
 	return b.String()
 }
@@ -231,6 +239,9 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 			}
 		case NemDiskFull:
 			f.Targets = pickLeaderOr(rng, shuffled[0])
+		case NemMember:
+			f.Targets = shuffled[:1]
+			f.Wipe = rng.IntN(2) == 0
 		}
 		p.Faults = append(p.Faults, f)
 		at += dur + between(planMinGap, planMaxGap)
@@ -272,6 +283,11 @@ func (p Plan) Validate() error {
 		}
 	}
 	return nil
+}
+
+// has reports whether any fault of p is of kind.
+func (p Plan) has(kind string) bool {
+	return slices.ContainsFunc(p.Faults, func(f Fault) bool { return f.Kind == kind })
 }
 
 // WritePlan writes p as indented JSON.

@@ -93,3 +93,23 @@ func TestPartitionShapes(t *testing.T) {
 		t.Fatalf("ring: %v", ring)
 	}
 }
+
+func TestGeneratePlanMember(t *testing.T) {
+	p := GeneratePlan(1, 3, 5*time.Minute, []string{NemMember})
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	wiped := map[bool]int{}
+	for _, f := range p.Faults {
+		if f.Kind != NemMember || len(f.Targets) != 1 || f.Targets[0] == TargetLeader {
+			t.Fatalf("member fault %+v: want one node", f)
+		}
+		wiped[f.Wipe]++
+	}
+	if wiped[true] == 0 || wiped[false] == 0 {
+		t.Fatalf("five minutes of member faults: %v wiped/kept, want both", wiped)
+	}
+	if s := (Fault{Kind: NemMember, Targets: []string{"n1"}, Wipe: true}).String(); s != "member(n1) wiped" {
+		t.Fatalf("String %q", s)
+	}
+}

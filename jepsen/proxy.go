@@ -63,7 +63,8 @@ type Net struct {
 	proxies []*proxy
 	conns   map[*proxyConn]struct{}
 
-	accepted atomic.Int64 // connections proxied in all
+	accepted     atomic.Int64 // connections proxied in all
+	unidentified atomic.Int64 // connections refused: their source could not be named
 }
 
 // NewNet returns an empty mesh; seed drives jitter and loss.
@@ -84,11 +85,16 @@ func (n *Net) Proxy(from, to, target string) (string, error) {
 	if err != nil || !ap.Addr().IsLoopback() {
 		return "", fmt.Errorf("%w: %q", errNotLoopback, target)
 	}
+	return n.listen(&proxy{n: n, from: from, to: to, target: target})
+}
+
+// listen starts p on a free 127.0.0.1 port.
+func (n *Net) listen(p *proxy) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", fmt.Errorf("jepsen: proxy %s->%s: %w", from, to, err)
+		return "", fmt.Errorf("jepsen: proxy %s->%s: %w", p.from, p.to, err)
 	}
-	p := &proxy{n: n, from: from, to: to, target: target, ln: ln}
+	p.ln = ln
 	n.mu.Lock()
 	n.proxies = append(n.proxies, p)
 	n.mu.Unlock()
@@ -178,6 +184,9 @@ type proxy struct {
 	n                *Net
 	from, to, target string
 	ln               net.Listener
+	// source, when set, names the endpoint each accepted connection
+	// comes from (proxy_source.go); "" refuses the connection.
+	source func(net.Conn) string
 }
 
 func (p *proxy) accept() {
@@ -186,6 +195,14 @@ func (p *proxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return // closed by Net.Close
+		}
+		from := p.from
+		if p.source != nil {
+			if from = p.source(c); from == "" {
+				p.n.unidentified.Add(1)
+				c.Close() // a link that cannot be named could bypass every fault
+				continue
+			}
 		}
 		d := net.Dialer{Timeout: 5 * time.Second}
 		t, err := d.DialContext(p.n.ctx, "tcp", p.target)
@@ -213,8 +230,8 @@ func (p *proxy) accept() {
 			delete(p.n.conns, pc)
 			p.n.mu.Unlock()
 		}()
-		p.n.startPipe(pc, c, t, Link{p.from, p.to}, &both)
-		p.n.startPipe(pc, t, c, Link{p.to, p.from}, &both)
+		p.n.startPipe(pc, c, t, Link{from, p.to}, &both)
+		p.n.startPipe(pc, t, c, Link{p.to, from}, &both)
 	}
 }
 

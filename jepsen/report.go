@@ -15,11 +15,12 @@ import (
 var faultColor = map[string]string{
 	NemKill: "#d62728", NemPause: "#9467bd", NemPartition: "#ff7f0e", NemOneWay: "#e377c2",
 	NemLoss: "#8c564b", NemDelay: "#bcbd22", NemNamesrv: "#17becf", NemTransfer: "#1f77b4",
-	NemPower: "#000000", NemDiskFull: "#7f7f7f",
+	NemPower: "#000000", NemDiskFull: "#7f7f7f", NemMember: "#8c564b",
 }
 
 var roleColor = map[string]string{
 	"leader": "#2ca02c", "follower": "#c7e9c0", "candidate": "#ffbb78", "down": "#d62728", "unreachable": "#ff9896",
+	"shutdown": "#7f7f7f",
 }
 
 // WriteReport writes one self-contained HTML file: the verdict, the
@@ -41,6 +42,7 @@ func WriteReport(path string, p Plan, evs []Event, res *RunResult) error {
 		p.Seed, p.Nodes, p.Time, html.EscapeString(strings.Join(p.Nemeses, ",")), html.EscapeString(res.Mechanism))
 	fmt.Fprintf(&b, "<pre>%s</pre>\n", html.EscapeString(res.Summary()))
 	b.WriteString(timelineSVG(p, evs, res))
+	b.WriteString(registerSection(res))
 	b.WriteString("<h2>Plan</h2>\n<pre>")
 	plan, _ := json.MarshalIndent(p, "", "  ")
 	b.WriteString(html.EscapeString(string(plan)))
@@ -96,6 +98,7 @@ func timelineSVG(p Plan, evs []Event, res *RunResult) string {
 			html.EscapeString(strings.Join(st.Targets, ",")), html.EscapeString(st.Leader), st.T/1000, e.T/1000)
 	}
 	y += laneH + 6
+	y = memberLanes(&s, evs, x, y, tmax)
 	// Roles per node.
 	for _, n := range nodes {
 		lane(n)

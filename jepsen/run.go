@@ -44,6 +44,9 @@ type RunResult struct {
 	*Result
 	Dir       string // "" once removed
 	Mechanism string
+	// Unidentified counts the raft proxies' connections refused because
+	// their sender could not be named (proxy_source.go).
+	Unidentified int64
 }
 
 // Bounds of the phases after the load (each a bound, not a wait: the
@@ -222,6 +225,11 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			say("restart %s: %v", id, err)
 		}
 	}
+	if cfg.Plan.has(NemMember) {
+		if err := c.EnsureMembers(ctx, h); err != nil {
+			say("after healing, membership: %v", err)
+		}
+	}
 	w.stopProducers()
 	hctx, cancel := context.WithTimeout(ctx, healBound)
 	err = c.WaitServing(hctx)
@@ -238,6 +246,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			acked = append(acked, e.Value)
 		}
 	}
+	acked = append(acked, txnMustDeliver(h.Events())...)
 	deadline := time.Now().Add(drainBound)
 	for w.delivered(acked) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 		sleepUntil(ctx, time.Now().Add(250*time.Millisecond))
@@ -281,7 +290,13 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	res.Result = Check(h.Events(), in)
+	if res.Unidentified = net.Unidentified(); res.Unidentified > 0 {
+		say("raft proxies refused %d connections whose sending node could not be named", res.Unidentified)
+	}
 	if err := writeResults(dir, res); err != nil {
+		return nil, err
+	}
+	if err := res.Register.WriteVisualization(filepath.Join(dir, registerHTML)); err != nil {
 		return nil, err
 	}
 	if err := WriteReport(filepath.Join(dir, "report.html"), cfg.Plan, h.Events(), res); err != nil {
@@ -303,10 +318,11 @@ func orNone(s string) string {
 
 func writeResults(dir string, res *RunResult) error {
 	data, err := json.MarshalIndent(struct {
-		Verdict   string  `json:"verdict"`
-		Mechanism string  `json:"mechanism"`
-		Result    *Result `json:"result"`
-	}{res.VerdictLine(), res.Mechanism, res.Result}, "", "  ")
+		Verdict      string  `json:"verdict"`
+		Mechanism    string  `json:"mechanism"`
+		Unidentified int64   `json:"unidentified_raft_connections"`
+		Result       *Result `json:"result"`
+	}{res.VerdictLine(), res.Mechanism, res.Unidentified, res.Result}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -373,10 +389,14 @@ func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
 		if s.Role == devcluster.RoleDown || s.Role == "unreachable" {
 			continue
 		}
+		offs, err := m.c.NodeOffsets(ctx, s.ID, ConsumerGroup, Topic, 500*time.Millisecond)
+		if err != nil {
+			continue // not answering
+		}
 		for q := range int32(queues) {
-			v, err := m.c.CommittedOffset(ctx, s.ID, ConsumerGroup, Topic, q, 500*time.Millisecond)
-			if err != nil {
-				break // not answering, or no offset yet
+			v, ok := offs[q]
+			if !ok {
+				break // the topic not applied there yet
 			}
 			key := fmt.Sprintf("%s/%d", s.ID, q)
 			if prev, ok := m.offsets[key]; !ok || prev != v {
@@ -391,9 +411,10 @@ func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
 // once the replicas have converged: replicated metadata must agree.
 func finalOffsets(ctx context.Context, c *Cluster, h *History) {
 	for _, nd := range c.Nodes {
+		offs, err := c.NodeOffsets(ctx, nd.ID, ConsumerGroup, Topic, 2*time.Second)
 		for q := range int32(queues) {
-			v, err := c.CommittedOffset(ctx, nd.ID, ConsumerGroup, Topic, q, 2*time.Second)
-			if err != nil {
+			v, ok := offs[q]
+			if err != nil || !ok {
 				v = -1
 			}
 			h.Add(Event{Type: EvOffset, Kind: "final", Node: nd.ID, Queue: q, Offset: v})

@@ -30,6 +30,11 @@ type WorkloadConfig struct {
 	Interval  time.Duration // at most one send per producer per Interval (default 20 ms)
 	// SendTimeout bounds each send, retries included (default 2 s).
 	SendTimeout time.Duration
+	// Txn transactional producers (workload_txn.go) and Register
+	// consumer-offset register clients (workload_register.go) run beside
+	// the queue workload; 0: none. Seed drives the register clients' picks.
+	Txn, Register int
+	Seed          int64
 }
 
 func (w *WorkloadConfig) fill() {
@@ -53,15 +58,18 @@ func (w *WorkloadConfig) fill() {
 // Goroutines: one per producer, owned here and ended by stopProducers;
 // the consumers own theirs and Close ends them.
 type workload struct {
-	cfg     WorkloadConfig
-	c       *Cluster
-	h       *History
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	cons    []*client.PushConsumer
-	counts  counters
-	recvMu  sync.Mutex
-	recvSet map[string]bool // values delivered at least once
+	cfg    WorkloadConfig
+	c      *Cluster
+	h      *History
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	cons   []*client.PushConsumer
+	// txnProducers stay open after the load until stopConsumers, to
+	// answer check-backs.
+	txnProducers []*client.TransactionProducer
+	counts       counters
+	recvMu       sync.Mutex
+	recvSet      map[string]bool // values delivered at least once
 }
 
 type counters struct {
@@ -174,7 +182,8 @@ func (w *workload) startProducers() error {
 			w.produce(ctx, fmt.Sprintf("p%d", i), p)
 		}()
 	}
-	return nil
+	w.startRegister(ctx, w.cfg.Register, w.cfg.Seed)
+	return w.startTxnProducers(ctx, w.cfg.Txn)
 }
 
 // produce sends p<id>-1, p<id>-2, … one at a time, every one with the
@@ -235,6 +244,10 @@ func (w *workload) stopConsumers() {
 		_ = c.Close()
 	}
 	w.cons = nil
+	for _, tp := range w.txnProducers {
+		_ = tp.Close()
+	}
+	w.txnProducers = nil
 }
 
 // parseValue reads a payload p<producer>-<seq>.

@@ -34,6 +34,7 @@ type jepsenFlags struct {
 	consumers     int
 	interval      time.Duration
 	nodeConf      []string
+	workload      string
 }
 
 func (f *jepsenFlags) add(cmd *cobra.Command) {
@@ -44,6 +45,7 @@ func (f *jepsenFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.producers, "producers", 4, "concurrent producers")
 	fl.IntVar(&f.consumers, "consumers", 2, "members of the consumer group")
 	fl.DurationVar(&f.interval, "interval", 20*time.Millisecond, "each producer sends at most one message per interval")
+	fl.StringVar(&f.workload, "workload", "queue", "workloads, comma-separated: queue (always runs), txn (transactional producers), register (consumer offsets as a register, checked by porcupine)")
 	fl.StringArrayVar(&f.nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. store.flush_disk_type=SYNC_FLUSH")
 }
 
@@ -178,6 +180,18 @@ func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
 			return fmt.Errorf("jepsen: --node-conf %q: want KEY=VALUE", kv)
 		}
 	}
+	wl := jepsen.WorkloadConfig{Producers: f.producers, Consumers: f.consumers, Interval: f.interval, Seed: plan.Seed}
+	for _, w := range strings.Split(f.workload, ",") {
+		switch strings.TrimSpace(w) {
+		case "", "queue":
+		case "txn":
+			wl.Txn = 2
+		case "register":
+			wl.Register = 3
+		default:
+			return fmt.Errorf("jepsen: --workload %q: want queue, txn, register", w)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -193,7 +207,7 @@ func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
 	out := cmd.OutOrStdout()
 	res, err := jepsen.Run(ctx, jepsen.RunConfig{
 		Bin: exe, Dir: dir, Keep: f.keep, Plan: plan, LogLevel: f.logLevel, NodeConf: f.nodeConf, Out: out,
-		Workload: jepsen.WorkloadConfig{Producers: f.producers, Consumers: f.consumers, Interval: f.interval},
+		Workload: wl,
 	})
 	if err != nil {
 		return err

@@ -72,6 +72,16 @@ func TestJepsenCatchesBrokenBuilds(t *testing.T) {
 		},
 		args:   []string{"--node-conf", "store.flush_disk_type=SYNC_FLUSH"},
 		caught: func(r *jepsen.Result) bool { return r.Lost > 0 || r.Divergent > 0 },
+	}, {
+		// Offset commits served to reads and then dropped, never
+		// committed: a read returns a value the register then goes back
+		// from, which no linearization allows.
+		broken: canary.ServeUncommittedName,
+		faults: []jepsen.Fault{
+			{At: sec(10), Kind: jepsen.NemPause, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
+		},
+		args:   []string{"--workload", "queue,register"},
+		caught: func(r *jepsen.Result) bool { return r.Register.Checked && !r.Register.Linearizable },
 	}}
 	for _, tc := range cases {
 		t.Run(tc.broken, func(t *testing.T) {

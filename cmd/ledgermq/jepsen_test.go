@@ -43,17 +43,23 @@ func verdictOf(t *testing.T, out string) string {
 }
 
 // TestJepsenSmoke is make test's chaos run: a minute of kills, pauses and
-// partitions with a fixed seed. Nothing acknowledged may be lost and the
-// replicas must agree; availability figures are printed, not asserted.
+// partitions with a fixed seed, the consumer-offset register beside the
+// queue. Nothing acknowledged may be lost, the replicas must agree and
+// the register must be linearizable; availability figures are printed,
+// not asserted.
 func TestJepsenSmoke(t *testing.T) {
 	bin := devcluster.Build(t)
 	dir := filepath.Join(t.TempDir(), "run")
-	out, err := runJepsenBin(t, bin, "run", "--nemesis", "kill,pause,partition", "--time", "60s", "--seed", "42", "--dir", dir)
+	out, err := runJepsenBin(t, bin, "run", "--nemesis", "kill,pause,partition", "--workload", "queue,register",
+		"--time", "60s", "--seed", "42", "--dir", dir)
 	v := verdictOf(t, out)
 	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") || !strings.Contains(v, " lost=0 ") || !strings.Contains(v, " divergent=0 ") {
 		t.Fatalf("%s (exit: %v); history and report in %s", v, err, dir)
 	}
-	for _, f := range []string{"plan.json", "history.jsonl", "report.html", "results.json", "cluster.json"} {
+	if !strings.Contains(out, "register linearizable=true ") {
+		t.Errorf("the consumer-offset register was not found linearizable")
+	}
+	for _, f := range []string{"plan.json", "history.jsonl", "report.html", "results.json", "cluster.json", "register.html"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run directory lacks %s: %v", f, err)
 		}

@@ -26,14 +26,19 @@
 //	                                    durable-length record is written for a
 //	                                    skipped fsync (internal/syncreport), so the
 //	                                    power-loss nemesis drops those entries.
+//	serve-uncommitted    broker         every 3rd consumer-offset commit is answered
+//	                                    to reads for 100 ms and never proposed to
+//	                                    raft: a node serving entries it has taken
+//	                                    but raft never commits (and then drops)
 package canary
 
 // Names of the broken behaviours.
 const (
-	AckBeforeCommitName = "ack-before-commit"
-	ResetOffsetsName    = "reset-offsets"
-	ApplyTwiceName      = "apply-twice"
-	SkipFsyncName       = "skip-fsync"
+	AckBeforeCommitName  = "ack-before-commit"
+	ResetOffsetsName     = "reset-offsets"
+	ApplyTwiceName       = "apply-twice"
+	SkipFsyncName        = "skip-fsync"
+	ServeUncommittedName = "serve-uncommitted"
 )
 
 // EnvVar switches broken behaviours on in a jepsenbroken build.

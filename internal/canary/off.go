@@ -22,3 +22,9 @@ func NoteSyncFlush() {}
 
 // SkipFsync: never in a plain build.
 func SkipFsync() bool { return false }
+
+// ServeUncommitted: never in a plain build.
+func ServeUncommitted(string, int64) bool { return false }
+
+// Uncommitted: never in a plain build.
+func Uncommitted(string) (int64, bool) { return 0, false }

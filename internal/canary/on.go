@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Built reports whether this binary carries the broken behaviours.
@@ -58,3 +59,41 @@ func NoteSyncFlush() { syncFlush.Store(true) }
 // segment file's first): with skip-fsync, in a store that runs
 // SYNC_FLUSH.
 func SkipFsync() bool { return syncFlush.Load() && on(SkipFsyncName) }
+
+// uncommittedFor is how long a commit that is never proposed is served.
+const uncommittedFor = 100 * time.Millisecond
+
+type ghost struct {
+	offset int64
+	until  time.Time
+}
+
+var ghosts = map[string]ghost{}
+
+// ServeUncommitted reports whether the commit of offset to key is kept
+// out of raft (every 3rd offset) and served to reads for a while
+// (Uncommitted); it records it if so.
+func ServeUncommitted(key string, offset int64) bool {
+	if !on(ServeUncommittedName) || offset%3 != 0 {
+		return false
+	}
+	mu.Lock()
+	ghosts[key] = ghost{offset, time.Now().Add(uncommittedFor)}
+	mu.Unlock()
+	return true
+}
+
+// Uncommitted is the commit of key being served though raft never got it.
+func Uncommitted(key string) (int64, bool) {
+	if !on(ServeUncommittedName) {
+		return 0, false
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	g, ok := ghosts[key]
+	if !ok || time.Now().After(g.until) {
+		delete(ghosts, key)
+		return 0, false
+	}
+	return g.offset, true
+}
