@@ -32,8 +32,17 @@ func TestGeneratePlanIsSeeded(t *testing.T) {
 	if end > 5*time.Minute {
 		t.Fatalf("last fault ends at %v, after the load", end)
 	}
-	if len(kinds) < len(AllNemeses)-1 {
+	if len(kinds) < len(AllNemeses)/2 {
 		t.Fatalf("five minutes drew only %v", kinds)
+	}
+	// A few seeds between them draw every nemesis.
+	for seed := int64(43); seed < 48; seed++ {
+		for _, f := range GeneratePlan(seed, 5, 5*time.Minute, AllNemeses).Faults {
+			kinds[f.Kind] = true
+		}
+	}
+	if len(kinds) != len(AllNemeses) {
+		t.Fatalf("six seeds drew only %v of %v", kinds, AllNemeses)
 	}
 }
 
