@@ -41,6 +41,8 @@ type ClusterConfig struct {
 	// every node's config.
 	LogLevel string
 	NodeConf []string
+	// Security turns TLS and the ACL on (security.go).
+	Security Security
 }
 
 // Node is one broker node of the cluster. Addr, Raft and HTTP are the
@@ -65,6 +67,7 @@ type Cluster struct {
 	namesrv                    *proc
 	secretPath                 string
 	status                     *remoting.Client
+	sec                        security
 	// stopping: Stop has begun (no supervised restart after it).
 	stopping atomic.Bool
 }
@@ -78,7 +81,11 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "warn"
 	}
-	c := &Cluster{cfg: cfg, Net: n, status: remoting.NewClient(remoting.ClientConfig{DialTimeout: time.Second})}
+	c := &Cluster{cfg: cfg, Net: n, sec: security{Security: cfg.Security}}
+	if err := c.sec.setUp(cfg.Dir); err != nil {
+		return nil, err
+	}
+	c.status = remoting.NewClient(c.sec.remoting(remoting.ClientConfig{DialTimeout: time.Second}))
 	// The nodes' and name server's ports stay held until every proxy has
 	// its own, so that no proxy takes one of them.
 	ports, hold, err := freePorts(1 + 3*cfg.Nodes)
@@ -123,7 +130,8 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 			args: []string{"broker", "--config", nd.Conf, "--log-level", cfg.LogLevel}}
 	}
 	c.namesrv = &proc{name: Namesrv, bin: cfg.Bin, logPath: filepath.Join(cfg.Dir, "namesrv.log"),
-		args: []string{"namesrv", "--listen", c.NamesrvAddr, "--log-level", cfg.LogLevel, "--cluster-secret-file", c.secretPath}}
+		args: append([]string{"namesrv", "--listen", c.NamesrvAddr, "--log-level", cfg.LogLevel, "--cluster-secret-file", c.secretPath},
+			c.sec.namesrvArgs()...)}
 	return c, nil
 }
 
@@ -165,7 +173,7 @@ func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 	fmt.Fprintf(&b, "http_addr=%s\n", nd.HTTP)
 	fmt.Fprintf(&b, "raft.segment_size=%d\nstore.segment_size=%d\n", 4<<20, 64<<20)
 	fmt.Fprintf(&b, "cluster_secret=%s\n", secret)
-	for _, kv := range c.cfg.NodeConf {
+	for _, kv := range append(c.sec.nodeLines(), c.cfg.NodeConf...) {
 		fmt.Fprintf(&b, "%s\n", kv)
 	}
 	return []byte(b.String()), nil

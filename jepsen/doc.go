@@ -46,6 +46,13 @@
 // fault. Snapshots installed from the leader and membership changes keep
 // every link's meaning, since every node names every server alike.
 //
+// --tls and --acl (security.go) run the group as production runs it:
+// a local CA in DIR/tls and TLS on every link (raft mutual), RocketMQ's
+// plain ACL (DIR/plain_acl.yml) on every node and the name server; the
+// workloads sign as a publish/subscribe account, the harness's admin,
+// status polls and final reads as an admin account. The proxies pass
+// TLS bytes through, so every fault means what it means in plaintext.
+//
 // Processes (cluster.go) run in their own process group with
 // Pdeathsig=SIGKILL, so none outlives the harness; Stop sends SIGCONT,
 // then SIGINT (SIGTERM to the name server), and SIGKILL after a grace.

@@ -41,7 +41,7 @@ func (n *nemesis) member(ctx context.Context, f Fault, targets []string) (func()
 		return noop, fmt.Errorf("%w: member needs one node, got %v", ErrPlan, targets)
 	}
 	nd := n.c.node(targets[0])
-	a, err := client.NewAdmin(client.WithAdminNameServers(n.c.ClientNamesrv))
+	a, err := client.NewAdmin(n.c.AdminOptions()...)
 	if err != nil {
 		return noop, err
 	}
@@ -135,7 +135,7 @@ func (c *Cluster) ensureMember(ctx context.Context, a *client.Admin, nd *Node, s
 // EnsureMembers adds every node the leader does not list as a voter back
 // to the group (after the heal phase, whatever a member fault left).
 func (c *Cluster) EnsureMembers(ctx context.Context, h *History) error {
-	a, err := client.NewAdmin(client.WithAdminNameServers(c.ClientNamesrv))
+	a, err := client.NewAdmin(c.AdminOptions()...)
 	if err != nil {
 		return err
 	}

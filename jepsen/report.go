@@ -38,8 +38,9 @@ func WriteReport(path string, p Plan, evs []Event, res *RunResult) error {
 		cls = "fail"
 	}
 	fmt.Fprintf(&b, "<h1 class=%q>%s</h1>\n", cls, html.EscapeString(verdict))
-	fmt.Fprintf(&b, "<p>seed %d, %d nodes, %v, nemeses %s; network faults by %s.</p>\n",
-		p.Seed, p.Nodes, p.Time, html.EscapeString(strings.Join(p.Nemeses, ",")), html.EscapeString(res.Mechanism))
+	fmt.Fprintf(&b, "<p>seed %d, %d nodes, %v, nemeses %s; network faults by %s; %s.</p>\n",
+		p.Seed, p.Nodes, p.Time, html.EscapeString(strings.Join(p.Nemeses, ",")), html.EscapeString(res.Mechanism),
+		html.EscapeString(res.Security.String()))
 	fmt.Fprintf(&b, "<pre>%s</pre>\n", html.EscapeString(res.Summary()))
 	b.WriteString(timelineSVG(p, evs, res))
 	b.WriteString(registerSection(res))

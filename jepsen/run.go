@@ -33,6 +33,8 @@ type RunConfig struct {
 	Workload WorkloadConfig
 	NodeConf []string
 	LogLevel string
+	// Security turns TLS and the ACL on for every process and client.
+	Security Security
 	// Out gets the progress lines, the summary and the verdict line.
 	Out io.Writer
 	// Progress is the interval of progress lines (default 5 s).
@@ -44,6 +46,7 @@ type RunResult struct {
 	*Result
 	Dir       string // "" once removed
 	Mechanism string
+	Security  Security
 	// Unidentified counts the raft proxies' connections refused because
 	// their sender could not be named (proxy_source.go).
 	Unidentified int64
@@ -91,7 +94,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			return nil, err
 		}
 	}
-	res := &RunResult{Dir: dir, Mechanism: MechanismProxy}
+	res := &RunResult{Dir: dir, Mechanism: MechanismProxy, Security: cfg.Security}
 	defer func() {
 		if temp && !cfg.Keep {
 			os.RemoveAll(dir)
@@ -102,8 +105,8 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(cfg.Out, "jepsen: "+format+"\n", args...) }
-	say("run directory %s; %d nodes; %d faults over %v; seed %d; network faults by %s",
-		dir, cfg.Plan.Nodes, len(cfg.Plan.Faults), time.Duration(cfg.Plan.Time), cfg.Plan.Seed, MechanismProxy)
+	say("run directory %s; %d nodes; %d faults over %v; seed %d; network faults by %s; %s",
+		dir, cfg.Plan.Nodes, len(cfg.Plan.Faults), time.Duration(cfg.Plan.Time), cfg.Plan.Seed, MechanismProxy, cfg.Security)
 
 	net := NewNet(uint64(cfg.Plan.Seed))
 	defer net.Close()
@@ -111,7 +114,8 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if needsSyncReport(cfg.Plan) {
 		nodeConf = append(slices.Clone(nodeConf), "store.sync_report=true")
 	}
-	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, LogLevel: cfg.LogLevel, NodeConf: nodeConf}, net)
+	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, LogLevel: cfg.LogLevel, NodeConf: nodeConf,
+		Security: cfg.Security}, net)
 	if err != nil {
 		return nil, err
 	}
@@ -318,11 +322,12 @@ func orNone(s string) string {
 
 func writeResults(dir string, res *RunResult) error {
 	data, err := json.MarshalIndent(struct {
-		Verdict      string  `json:"verdict"`
-		Mechanism    string  `json:"mechanism"`
-		Unidentified int64   `json:"unidentified_raft_connections"`
-		Result       *Result `json:"result"`
-	}{res.VerdictLine(), res.Mechanism, res.Unidentified, res.Result}, "", "  ")
+		Verdict      string   `json:"verdict"`
+		Mechanism    string   `json:"mechanism"`
+		Security     Security `json:"security"`
+		Unidentified int64    `json:"unidentified_raft_connections"`
+		Result       *Result  `json:"result"`
+	}{res.VerdictLine(), res.Mechanism, res.Security, res.Unidentified, res.Result}, "", "  ")
 	if err != nil {
 		return err
 	}

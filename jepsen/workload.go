@@ -87,7 +87,7 @@ const queues = 8
 // createTopic creates the topic on the group before the load, with
 // queues queues (through the proxies, as any admin would).
 func (w *workload) createTopic(ctx context.Context) error {
-	a, err := client.NewAdmin(client.WithAdminNameServers(w.c.ClientNamesrv))
+	a, err := client.NewAdmin(w.c.AdminOptions()...)
 	if err != nil {
 		return err
 	}
@@ -118,10 +118,10 @@ func (w *workload) createTopic(ctx context.Context) error {
 func (w *workload) startConsumers() error {
 	for i := range w.cfg.Consumers {
 		name := fmt.Sprintf("c%d", i)
-		pc, err := client.NewPushConsumer(client.WithNameServers(w.c.ClientNamesrv), client.WithGroup(ConsumerGroup),
+		pc, err := client.NewPushConsumer(w.c.ClientOptions(client.WithGroup(ConsumerGroup),
 			client.WithInstanceName(name), client.WithConsumeFromWhere(client.ConsumeFromFirstOffset),
 			client.WithLongPollTimeout(2*time.Second), client.WithCommitInterval(time.Second),
-			client.WithRebalanceInterval(5*time.Second))
+			client.WithRebalanceInterval(5*time.Second))...)
 		if err != nil {
 			return err
 		}
@@ -169,8 +169,8 @@ func (w *workload) startProducers() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	for i := range w.cfg.Producers {
-		p, err := client.NewProducer(client.WithNameServers(w.c.ClientNamesrv), client.WithGroup(producerGroup),
-			client.WithSendTimeout(w.cfg.SendTimeout), client.WithRetries(2))
+		p, err := client.NewProducer(w.c.ClientOptions(client.WithGroup(producerGroup),
+			client.WithSendTimeout(w.cfg.SendTimeout), client.WithRetries(2))...)
 		if err != nil {
 			cancel()
 			return err

@@ -43,7 +43,7 @@ func (w *workload) startRegister(ctx context.Context, n int, seed int64) {
 }
 
 func (w *workload) registerClient(ctx context.Context, id string, rng *rand.Rand, next *atomic.Int64) {
-	rc := remoting.NewClient(remoting.ClientConfig{DialTimeout: registerOpTTL})
+	rc := remoting.NewClient(w.c.Remoting(remoting.ClientConfig{DialTimeout: registerOpTTL}))
 	defer rc.Close()
 	var route string
 	var routed time.Time

@@ -84,8 +84,8 @@ func (w *workload) startTxnProducers(ctx context.Context, n int) error {
 	}
 	l := &txnListener{h: w.h, ran: map[string]bool{}}
 	for i := range n {
-		tp, err := client.NewTransactionProducer(l, client.WithNameServers(w.c.ClientNamesrv), client.WithGroup(txnProducerGroup),
-			client.WithSendTimeout(w.cfg.SendTimeout), client.WithRetries(2))
+		tp, err := client.NewTransactionProducer(l, w.c.ClientOptions(client.WithGroup(txnProducerGroup),
+			client.WithSendTimeout(w.cfg.SendTimeout), client.WithRetries(2))...)
 		if err != nil {
 			return err
 		}

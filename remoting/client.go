@@ -49,6 +49,11 @@ type ClientConfig struct {
 	// RequestPool sizes the workers that run OnRequest (default 4 workers,
 	// 256 queued).
 	RequestPool PoolConfig
+	// Sign, if set, is called on every request just before it is sent
+	// (Invoke, InvokeAsync, InvokeOneway): a RocketMQ ACL signature
+	// (package auth) for a client of brokers and name servers whose ACL
+	// is on. A retried request is signed afresh.
+	Sign func(*Command)
 }
 
 // Client sends requests to remoting servers over one pooled connection per
@@ -120,7 +125,15 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 	if err != nil {
 		return nil, err
 	}
+	c.sign(req)
 	return conn.Request(ctx, req)
+}
+
+// sign applies the config's Sign to req.
+func (c *Client) sign(req *Command) {
+	if c.cfg.Sign != nil {
+		c.cfg.Sign(req)
+	}
 }
 
 // InvokeAsync sends req to addr and returns once it is queued on the
@@ -148,6 +161,7 @@ func (c *Client) InvokeAsync(ctx context.Context, addr string, req *Command, cb 
 		return err
 	}
 	ac := &asyncCall{cb: cb, wg: &c.wg}
+	c.sign(req)
 	cl, err := conn.start(req, ac.complete)
 	if err != nil {
 		c.wg.Done()
@@ -172,6 +186,7 @@ func (c *Client) InvokeOneway(ctx context.Context, addr string, req *Command) er
 	if err != nil {
 		return err
 	}
+	c.sign(req)
 	return conn.Oneway(req)
 }
 

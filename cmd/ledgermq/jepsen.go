@@ -35,6 +35,7 @@ type jepsenFlags struct {
 	interval      time.Duration
 	nodeConf      []string
 	workload      string
+	tls, acl      bool
 }
 
 func (f *jepsenFlags) add(cmd *cobra.Command) {
@@ -46,6 +47,8 @@ func (f *jepsenFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.consumers, "consumers", 2, "members of the consumer group")
 	fl.DurationVar(&f.interval, "interval", 20*time.Millisecond, "each producer sends at most one message per interval")
 	fl.StringVar(&f.workload, "workload", "queue", "workloads, comma-separated: queue (always runs), txn (transactional producers), register (consumer offsets as a register, checked by porcupine)")
+	fl.BoolVar(&f.tls, "tls", false, "run every link over TLS (a local CA in the run directory; raft links mutual)")
+	fl.BoolVar(&f.acl, "acl", false, "RocketMQ's plain ACL on every node and the name server; the workloads sign as a publish/subscribe account, the harness as an admin")
 	fl.StringArrayVar(&f.nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. store.flush_disk_type=SYNC_FLUSH")
 }
 
@@ -207,7 +210,7 @@ func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
 	out := cmd.OutOrStdout()
 	res, err := jepsen.Run(ctx, jepsen.RunConfig{
 		Bin: exe, Dir: dir, Keep: f.keep, Plan: plan, LogLevel: f.logLevel, NodeConf: f.nodeConf, Out: out,
-		Workload: wl,
+		Workload: wl, Security: jepsen.Security{TLS: f.tls, ACL: f.acl},
 	})
 	if err != nil {
 		return err

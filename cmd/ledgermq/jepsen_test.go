@@ -50,8 +50,11 @@ func verdictOf(t *testing.T, out string) string {
 func TestJepsenSmoke(t *testing.T) {
 	bin := devcluster.Build(t)
 	dir := filepath.Join(t.TempDir(), "run")
+	// With TLS and the ACL on, as a production group runs: the faults
+	// and checks are the same, every process and client speaks TLS and
+	// signs (the plaintext path is the replay's below).
 	out, err := runJepsenBin(t, bin, "run", "--nemesis", "kill,pause,partition", "--workload", "queue,register",
-		"--time", "60s", "--seed", "42", "--dir", dir)
+		"--time", "60s", "--seed", "42", "--dir", dir, "--tls", "--acl")
 	v := verdictOf(t, out)
 	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") || !strings.Contains(v, " lost=0 ") || !strings.Contains(v, " divergent=0 ") {
 		t.Fatalf("%s (exit: %v); history and report in %s", v, err, dir)
@@ -63,6 +66,12 @@ func TestJepsenSmoke(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run directory lacks %s: %v", f, err)
 		}
+	}
+	conf, _ := os.ReadFile(filepath.Join(dir, "n0.conf"))
+	results, _ := os.ReadFile(filepath.Join(dir, "results.json"))
+	if !bytes.Contains(conf, []byte("tls.enable=true")) || !bytes.Contains(conf, []byte("acl_enable=true")) ||
+		!bytes.Contains(results, []byte(`"security": {`)) || !bytes.Contains(results, []byte(`"acl": true`)) {
+		t.Errorf("the run did not have TLS and the ACL on:\n%s", conf)
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.html"))
 	if !bytes.Contains(report, []byte("<svg")) || !bytes.Contains(report, []byte(v)) {
