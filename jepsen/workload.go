@@ -190,7 +190,31 @@ func (w *workload) startProducers() error {
 // producer's id as its sharding key (so one producer's messages share a
 // queue and their order there is checkable).
 func (w *workload) produce(ctx context.Context, id string, p *client.Producer) {
-	tick := time.NewTicker(w.cfg.Interval)
+	paced(ctx, w.cfg.Interval, id, func(seq int64, v string) {
+		m := &client.Message{Topic: Topic, Body: []byte(v), Keys: []string{v}, ShardingKey: id}
+		invoke := w.h.Now()
+		// The send's own timeout bounds it; a send in flight when the load
+		// stops is waited for, so its outcome is recorded.
+		res, err := p.Send(context.Background(), m)
+		e := Event{Type: EvSend, Process: id, Value: v, Seq: seq, Invoke: invoke, Queue: -1, Offset: -1}
+		w.noteOutcome(&e, res, err)
+		switch e.Outcome {
+		case OK:
+			e.Offset = res.QueueOffset
+			w.counts.ok.Add(1)
+		case Unknown:
+			w.counts.unknown.Add(1)
+		default:
+			w.counts.failed.Add(1)
+		}
+		w.h.Add(e)
+	})
+}
+
+// paced calls one(seq, "<id>-<seq>") for seq 1, 2, … at most once per
+// every, each after the one before has returned, until ctx ends.
+func paced(ctx context.Context, every time.Duration, id string, one func(seq int64, v string)) {
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for seq := int64(1); ; seq++ {
 		select {
@@ -198,35 +222,30 @@ func (w *workload) produce(ctx context.Context, id string, p *client.Producer) {
 			return
 		case <-tick.C:
 		}
-		v := id + "-" + strconv.FormatInt(seq, 10)
-		m := &client.Message{Topic: Topic, Body: []byte(v), Keys: []string{v}, ShardingKey: id}
-		invoke := w.h.Now()
-		// The send's own timeout bounds it; a send in flight when the load
-		// stops is waited for, so its outcome is recorded.
-		res, err := p.Send(context.Background(), m)
-		e := Event{Type: EvSend, Process: id, Value: v, Seq: seq, Invoke: invoke, Queue: -1, Offset: -1}
-		switch client.OutcomeOf(err) {
-		case client.OutcomeOK:
-			e.Outcome = OK
-			e.Queue, e.Offset, e.MsgID = res.Queue.QueueID, res.QueueOffset, res.MsgID
-			e.Node = w.c.NodeByAdvertised(res.Addr)
-			e.Attempts, e.MaybeDup = res.Attempts, res.MaybeDuplicated()
-			w.counts.ok.Add(1)
-		case client.OutcomeUnknown:
-			e.Outcome = Unknown
-			w.counts.unknown.Add(1)
-		default:
-			e.Outcome = Failed
-			w.counts.failed.Add(1)
+		one(seq, id+"-"+strconv.FormatInt(seq, 10))
+	}
+}
+
+// noteOutcome records a send's outcome in e: for an acknowledged one its
+// queue, id, node and attempts; for any other its error and attempts.
+func (w *workload) noteOutcome(e *Event, res client.SendResult, err error) {
+	switch client.OutcomeOf(err) {
+	case client.OutcomeOK:
+		e.Outcome = OK
+		e.Queue, e.MsgID = res.Queue.QueueID, res.MsgID
+		e.Node = w.c.NodeByAdvertised(res.Addr)
+		e.Attempts, e.MaybeDup = res.Attempts, res.MaybeDuplicated()
+	case client.OutcomeUnknown:
+		e.Outcome = Unknown
+	default:
+		e.Outcome = Failed
+	}
+	if err != nil {
+		e.Error = shorten(err.Error())
+		var se *client.SendError
+		if errors.As(err, &se) {
+			e.Attempts = len(se.Attempts)
 		}
-		if err != nil {
-			e.Error = shorten(err.Error())
-			var se *client.SendError
-			if errors.As(err, &se) {
-				e.Attempts = len(se.Attempts)
-			}
-		}
-		w.h.Add(e)
 	}
 }
 

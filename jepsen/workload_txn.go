@@ -4,11 +4,8 @@ package jepsen
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"sync"
-	"time"
 
 	"github.com/ledgermq/ledgermq/client"
 )
@@ -104,41 +101,18 @@ func (w *workload) startTxnProducers(ctx context.Context, n int) error {
 // produceTxn sends t<id>-1, t<id>-2, … in transactions, one at a time,
 // at most one per 5 intervals.
 func (w *workload) produceTxn(ctx context.Context, id string, tp *client.TransactionProducer) {
-	tick := time.NewTicker(5 * w.cfg.Interval)
-	defer tick.Stop()
-	for seq := int64(1); ; seq++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		v := id + "-" + strconv.FormatInt(seq, 10)
+	paced(ctx, 5*w.cfg.Interval, id, func(seq int64, v string) {
 		m := &client.Message{Topic: Topic, Body: []byte(v), Keys: []string{v}}
 		invoke := w.h.Now()
 		res, err := tp.SendInTransaction(context.Background(), m)
 		e := Event{Type: EvTxn, Process: id, Value: v, Seq: seq, Invoke: invoke, Queue: -1, Offset: -1}
-		switch client.OutcomeOf(err) {
-		case client.OutcomeOK:
-			e.Outcome = OK
-			e.Queue, e.MsgID = res.Queue.QueueID, res.MsgID
-			e.Node = w.c.NodeByAdvertised(res.Addr)
-			e.Attempts, e.MaybeDup = res.Attempts, res.MaybeDuplicated()
+		w.noteOutcome(&e, res.SendResult, err)
+		if e.Outcome == OK {
 			e.Kind = res.State.String() // the local transaction's outcome
 			if res.EndErr != nil {
 				e.Error = shorten("end transaction: " + res.EndErr.Error())
 			}
-		case client.OutcomeUnknown:
-			e.Outcome = Unknown
-		default:
-			e.Outcome = Failed
-		}
-		if err != nil {
-			e.Error = shorten(err.Error())
-			var se *client.SendError
-			if errors.As(err, &se) {
-				e.Attempts = len(se.Attempts)
-			}
 		}
 		w.h.Add(e)
-	}
+	})
 }
