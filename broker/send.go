@@ -339,6 +339,12 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 
 	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	defer cancel()
+	if half {
+		// No rebuild of the transaction view between this proposal and
+		// halfStored (txnview.go).
+		b.txn.view.RLock()
+		defer b.txn.view.RUnlock()
+	}
 	results, err := b.group.Propose(pctx, msgs)
 	if err != nil {
 		return nil, err

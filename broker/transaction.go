@@ -3,9 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
@@ -92,58 +90,6 @@ const (
 // systemTopics are written by the broker itself; sends to them are refused.
 var systemTopics = map[string]bool{scheduleTopic: true, halfTopic: true, opTopic: true, checkMaxTopic: true}
 
-// txnState is the leader's view of the undecided transactions.
-type txnState struct {
-	keys [txnKeyStripes]sync.Mutex // decision locks, by hash of UNIQ_KEY
-
-	mu      sync.Mutex
-	term    uint64           // the term pending was built in; 0: stale
-	pending map[string]int64 // UNIQ_KEY → queue offset of its latest half copy
-}
-
-func (t *txnState) keyLock(key string) *sync.Mutex {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(key))
-	return &t.keys[h.Sum32()%txnKeyStripes]
-}
-
-// invalidate makes the next use rebuild the view (after a proposal whose
-// outcome is unknown).
-func (t *txnState) invalidate() {
-	t.mu.Lock()
-	t.term = 0
-	t.mu.Unlock()
-}
-
-func (t *txnState) latest(key string) (int64, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	off, ok := t.pending[key]
-	return off, ok
-}
-
-func (t *txnState) set(key string, off int64) {
-	t.mu.Lock()
-	if t.pending != nil {
-		t.pending[key] = off
-	}
-	t.mu.Unlock()
-}
-
-func (t *txnState) done(key string) {
-	t.mu.Lock()
-	delete(t.pending, key)
-	t.mu.Unlock()
-}
-
-// count is the number of undecided transactions the leader knows (logs
-// and admin).
-func (t *txnState) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.pending)
-}
-
 // parkHalf turns a prepared send into its half message: halfTopic queue 0,
 // the destination in REAL_TOPIC and REAL_QID, the transaction bits of
 // sysFlag cleared (the half itself is an ordinary message of halfTopic).
@@ -167,29 +113,29 @@ func (b *Broker) halfStored(key string, queueOffset int64) {
 }
 
 // ensureTxnView rebuilds the leader's view of the undecided transactions
-// when it was built in another term or invalidated: after a barrier
-// (every earlier entry applied here), it reads the op records from the op
-// progress and the half copies from the check progress.
+// when it was built in another term or invalidated (txnview.go): after a
+// barrier (every earlier entry applied here), it reads the op records from
+// the op progress and the half copies from the check progress.
 func (b *Broker) ensureTxnView(ctx context.Context) error {
-	term := b.group.Role().Term
-	b.txn.mu.Lock()
-	fresh := b.txn.term == term && b.txn.pending != nil
-	b.txn.mu.Unlock()
-	if fresh {
-		return nil
-	}
+	return b.txn.ensure(ctx, b.group.Role().Term, b.rebuildTxnView)
+}
+
+// rebuildTxnView is the rebuild ensureTxnView and withTxnView run.
+func (b *Broker) rebuildTxnView(ctx context.Context) (map[string]int64, error) {
 	if err := barrier(ctx, b.group); err != nil {
-		return err
+		return nil, err
 	}
 	pending, err := b.scanTxns()
-	if err != nil {
-		return err
+	if err == nil {
+		b.log.Debug("transaction view rebuilt", "term", b.group.Role().Term, "pending", len(pending))
 	}
-	b.txn.mu.Lock()
-	b.txn.pending, b.txn.term = pending, term
-	b.txn.mu.Unlock()
-	b.log.Debug("transaction view rebuilt", "term", term, "pending", b.txn.count())
-	return nil
+	return pending, err
+}
+
+// withTxnView runs decide on a fresh view that no rebuild replaces until
+// it returns (txnview.go): every decision, every half message stored.
+func (b *Broker) withTxnView(ctx context.Context, decide func() error) error {
+	return b.txn.decide(ctx, func() uint64 { return b.group.Role().Term }, b.rebuildTxnView, decide)
 }
 
 // txnProgress is the check progress (half queue) and the op progress.
@@ -312,9 +258,12 @@ func (b *Broker) endTransaction(ctx context.Context, h *protocol.EndTransactionR
 	lock := b.txn.keyLock(key)
 	lock.Lock()
 	defer lock.Unlock()
-	if err := b.ensureTxnView(ctx); err != nil {
-		return err
-	}
+	return b.withTxnView(ctx, func() error { return b.decideTxn(ctx, h, half, key) })
+}
+
+// decideTxn proposes the decision of h about half, the latest copy of
+// transaction key, on a fresh view under key's lock.
+func (b *Broker) decideTxn(ctx context.Context, h *protocol.EndTransactionRequestHeader, half *message.Ext, key string) error {
 	latest, pending := b.txn.latest(key)
 	if !pending {
 		return nil // decided before, or discarded

@@ -117,6 +117,11 @@ func (b *Broker) checkHalf(ctx context.Context, off int64, m *message.Ext, opNex
 	lock := b.txn.keyLock(key)
 	lock.Lock()
 	defer lock.Unlock()
+	return b.withTxnView(ctx, func() error { return b.settleHalf(ctx, off, m, key, opNext) })
+}
+
+// settleHalf is checkHalf's decision, on a fresh view under key's lock.
+func (b *Broker) settleHalf(ctx context.Context, off int64, m *message.Ext, key string, opNext int64) error {
 	if latest, ok := b.txn.latest(key); !ok || latest != off {
 		return nil // decided meanwhile
 	}

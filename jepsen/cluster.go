@@ -43,6 +43,9 @@ type ClusterConfig struct {
 	NodeConf []string
 	// Security turns TLS and the ACL on (security.go).
 	Security Security
+	// OwnDisks: every node's data directory lies in a file system of its
+	// own (Node.Disk, mounted by mountDisks) for disk-full faults.
+	OwnDisks bool
 }
 
 // Node is one broker node of the cluster. Addr, Raft and HTTP are the
@@ -52,7 +55,11 @@ type ClusterConfig struct {
 // (the address of the node in the group's raft configuration).
 type Node struct {
 	ID, Addr, Raft, HTTP, Advertised, RaftProxy, Dir, Conf string
-	proc                                                   *proc
+	// Disk is the mount point of the node's own file system (OwnDisks),
+	// Dir a directory in it: a wiped node's data is moved aside within
+	// it (a mount point cannot be renamed).
+	Disk string
+	proc *proc
 }
 
 // Cluster is a name server and one broker group, each a process of Bin,
@@ -96,8 +103,13 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 	c.NamesrvAddr = ports[0]
 	for i := range cfg.Nodes {
 		id := fmt.Sprintf("n%d", i)
-		c.Nodes = append(c.Nodes, &Node{ID: id, Addr: ports[1+3*i], Raft: ports[2+3*i], HTTP: ports[3+3*i],
-			Dir: filepath.Join(cfg.Dir, id), Conf: filepath.Join(cfg.Dir, id+".conf")})
+		nd := &Node{ID: id, Addr: ports[1+3*i], Raft: ports[2+3*i], HTTP: ports[3+3*i],
+			Dir: filepath.Join(cfg.Dir, id), Conf: filepath.Join(cfg.Dir, id+".conf")}
+		if cfg.OwnDisks {
+			nd.Disk = filepath.Join(cfg.Dir, id+".disk")
+			nd.Dir = filepath.Join(nd.Disk, "data")
+		}
+		c.Nodes = append(c.Nodes, nd)
 	}
 	if c.ClientNamesrv, err = n.Proxy(Client, Namesrv, c.NamesrvAddr); err != nil {
 		return nil, err

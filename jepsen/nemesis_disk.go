@@ -57,15 +57,23 @@ func mountDisks(c *Cluster) (func() error, error) {
 		return errors.Join(errs...)
 	}
 	for _, nd := range c.Nodes {
+		if nd.Disk == "" {
+			unmount()
+			return nil, fmt.Errorf("%w: node %s was laid out without a disk of its own", ErrCluster, nd.ID)
+		}
+		if err := os.MkdirAll(nd.Disk, 0o755); err != nil {
+			unmount()
+			return nil, err
+		}
+		if err := mountTmpfs(nd.Disk, DiskSize); err != nil {
+			unmount()
+			return nil, fmt.Errorf("%w: %s: %w", ErrDiskFullUnsupported, nd.Disk, err)
+		}
+		mounted = append(mounted, nd.Disk)
 		if err := os.MkdirAll(nd.Dir, 0o755); err != nil {
 			unmount()
 			return nil, err
 		}
-		if err := mountTmpfs(nd.Dir, DiskSize); err != nil {
-			unmount()
-			return nil, fmt.Errorf("%w: %s: %w", ErrDiskFullUnsupported, nd.Dir, err)
-		}
-		mounted = append(mounted, nd.Dir)
 	}
 	return unmount, nil
 }

@@ -115,7 +115,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		nodeConf = append(slices.Clone(nodeConf), "store.sync_report=true")
 	}
 	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, LogLevel: cfg.LogLevel, NodeConf: nodeConf,
-		Security: cfg.Security}, net)
+		Security: cfg.Security, OwnDisks: needsOwnDisks(cfg.Plan)}, net)
 	if err != nil {
 		return nil, err
 	}
