@@ -226,12 +226,21 @@ func TestVerifierDetectsFlippedByte(t *testing.T) {
 		t.Fatalf("status does not show the mismatch: %+v", st.Verifier)
 	}
 	proposeN(t, g, 1, "d")
+	// The others apply the third checkpoint in their own time: wait for
+	// it, and none of them may stop meanwhile.
 	for _, n := range c.Up() {
 		if n == victim {
 			continue
 		}
-		if isStopped(n.Group()) || n.Group().Verifier().Matched != 3 {
-			t.Fatalf("%s: %v %+v", n.ID, n.Group().Err(), n.Group().Verifier())
+		ng := n.Group()
+		waitUntil(t, ctx, n.ID+" matches the third checkpoint", func() bool {
+			if isStopped(ng) {
+				t.Fatalf("%s stopped: %v %+v", n.ID, ng.Err(), ng.Verifier())
+			}
+			return ng.Verifier().Matched == 3
+		})
+		if v := ng.Verifier(); v.Mismatched != 0 {
+			t.Fatalf("%s: %+v", n.ID, v)
 		}
 	}
 }

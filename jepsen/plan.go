@@ -175,14 +175,7 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 		majority := shuffled[:nodes/2+1]
 		switch kind {
 		case NemKill:
-			switch rng.IntN(3) {
-			case 0:
-				f.Targets = []string{TargetLeader}
-			case 1:
-				f.Targets = shuffled[:1]
-			default:
-				f.Targets = majority
-			}
+			f.Targets = leaderOneOr(rng, shuffled, majority)
 		case NemPause:
 			if rng.IntN(2) == 0 {
 				f.Targets = []string{TargetLeader}
@@ -229,14 +222,7 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 		case NemTransfer:
 			f.Every = Duration(time.Duration(500+rng.IntN(1001)) * time.Millisecond)
 		case NemPower:
-			switch rng.IntN(3) {
-			case 0:
-				f.Targets = []string{TargetLeader}
-			case 1:
-				f.Targets = shuffled[:1]
-			default:
-				f.Targets = []string{TargetAll}
-			}
+			f.Targets = leaderOneOr(rng, shuffled, []string{TargetAll})
 		case NemDiskFull:
 			f.Targets = pickLeaderOr(rng, shuffled[0])
 		case NemMember:
@@ -247,6 +233,19 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 		at += dur + between(planMinGap, planMaxGap)
 	}
 	return p
+}
+
+// leaderOneOr draws, one in three each, the leader, the first of
+// shuffled, or many.
+func leaderOneOr(rng *rand.Rand, shuffled, many []string) []string {
+	switch rng.IntN(3) {
+	case 0:
+		return []string{TargetLeader}
+	case 1:
+		return shuffled[:1]
+	default:
+		return many
+	}
 }
 
 func pickLeaderOr(rng *rand.Rand, node string) []string {

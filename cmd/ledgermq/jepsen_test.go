@@ -30,6 +30,20 @@ func runJepsenBin(t *testing.T, bin string, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// replayPlan writes plan into a temporary directory and replays it with
+// args; it returns the output and the run directory.
+func replayPlan(t *testing.T, bin string, plan jepsen.Plan, args ...string) (string, string, error) {
+	t.Helper()
+	tmp := t.TempDir()
+	path := filepath.Join(tmp, "plan.json")
+	if err := jepsen.WritePlan(path, plan); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	out, err := runJepsenBin(t, bin, append([]string{"replay", path, "--dir", dir}, args...)...)
+	return out, dir, err
+}
+
 // verdictOf checks that out ends with exactly one verdict line and
 // returns it.
 func verdictOf(t *testing.T, out string) string {
@@ -83,16 +97,10 @@ func TestJepsenSmoke(t *testing.T) {
 // and checks that the plan in the run directory is the one given.
 func TestJepsenReplay(t *testing.T) {
 	bin := devcluster.Build(t)
-	tmp := t.TempDir()
 	plan := jepsen.Plan{Seed: 9, Nodes: 3, Time: jepsen.Duration(12 * time.Second), Nemeses: []string{jepsen.NemPause},
 		Faults: []jepsen.Fault{{At: jepsen.Duration(3 * time.Second), Kind: jepsen.NemPause, Targets: []string{jepsen.TargetLeader},
 			Duration: jepsen.Duration(3 * time.Second)}}}
-	path := filepath.Join(tmp, "plan.json")
-	if err := jepsen.WritePlan(path, plan); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(tmp, "run")
-	out, err := runJepsenBin(t, bin, "replay", path, "--dir", dir, "--producers", "2")
+	out, dir, err := replayPlan(t, bin, plan, "--producers", "2")
 	v := verdictOf(t, out)
 	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") {
 		t.Fatalf("%s (exit: %v)", v, err)
@@ -162,13 +170,7 @@ func TestJepsenPowerAndDiskFull(t *testing.T) {
 			{At: sec(24), Kind: jepsen.NemDiskFull, Targets: []string{jepsen.TargetLeader}, Duration: sec(6)},
 			{At: sec(36), Kind: jepsen.NemDiskFull, Targets: []string{"n1"}, Duration: sec(6)},
 		}}
-	tmp := t.TempDir()
-	path := filepath.Join(tmp, "plan.json")
-	if err := jepsen.WritePlan(path, plan); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(tmp, "run")
-	out, err := runJepsenBin(t, bin, "replay", path, "--dir", dir, "--node-conf", "store.flush_disk_type=SYNC_FLUSH")
+	out, dir, err := replayPlan(t, bin, plan, "--node-conf", "store.flush_disk_type=SYNC_FLUSH")
 	v := verdictOf(t, out)
 	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") {
 		t.Fatalf("%s (exit: %v)", v, err)
