@@ -12,15 +12,12 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("LEDGERMQ_CLIENT_LOG") == "" {
-		rlog.SetLogLevel("fatal")
-	}
+	installBalanceLog()
 	os.Exit(m.Run())
 }
 

@@ -52,6 +52,7 @@ func ourProducer(t *testing.T, ns []string) *client.Producer {
 // ourPush starts one of our push consumers, closed by the cleanup.
 func ourPush(t *testing.T, ns []string, group, instance, topic string, h client.MessageHandler) *client.PushConsumer {
 	t.Helper()
+	members.join(group)
 	c, err := client.NewPushConsumer(client.WithNameServers(ns...), client.WithGroup(group), client.WithInstanceName(instance),
 		client.WithConsumeFromWhere(client.ConsumeFromFirstOffset), client.WithRebalanceInterval(time.Second),
 		client.WithCommitInterval(200*time.Millisecond))
