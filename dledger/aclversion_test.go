@@ -23,18 +23,7 @@ func TestACLOpWaitsForVersion3(t *testing.T) {
 		}
 	})
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leader.ID == "n2" {
-		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
-			t.Fatal(err)
-		}
-		if leader, err = c.Leader(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	leader := leaderOtherThan(t, ctx, c, "n2")
 	waitUntil(t, ctx, "the group reaches version 2", func() bool { return leader.Group().FormatVersion() == 2 })
 	checks := leader.Group().VersionChecksForTest().Load()
 	waitUntil(t, ctx, "the leader checks its members' versions twice", func() bool {
@@ -91,18 +80,7 @@ func TestACLEntryStopsAnOlderNode(t *testing.T) {
 		}
 	})
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leader.ID == "n2" {
-		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
-			t.Fatal(err)
-		}
-		if leader, err = c.Leader(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	leader := leaderOtherThan(t, ctx, c, "n2")
 	if err := leader.Group().ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpFormatVersion, Version: 3}); err != nil {
 		t.Fatal(err)
 	}

@@ -86,18 +86,7 @@ func TestDifferentMaxMessageSizeDoesNotDiverge(t *testing.T) {
 		}
 	})
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leader.ID == "n2" {
-		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
-			t.Fatal(err)
-		}
-		if leader, err = c.Leader(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	leader := leaderOtherThan(t, ctx, c, "n2")
 	big := dledger.NewTestMsg("T", 0, "big")
 	big.Body = []byte(strings.Repeat("b", 100<<10))
 	_, perr := leader.Group().Propose(ctx, []*message.Ext{big})

@@ -15,6 +15,25 @@ import (
 	"github.com/ledgermq/ledgermq/store"
 )
 
+// leaderOtherThan returns c's leader once it is not node id (leadership
+// handed to n0 if id leads): tests of a node that must stay a follower.
+func leaderOtherThan(t testing.TB, ctx context.Context, c *dledgertest.Cluster, id string) *dledgertest.Node {
+	t.Helper()
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leader.ID == id {
+		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
+			t.Fatal(err)
+		}
+		if leader, err = c.Leader(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return leader
+}
+
 func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)

@@ -43,18 +43,8 @@ func TestMixedVersionGroupWaitsForUpgrade(t *testing.T) {
 		}
 	})
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leader.ID == "n2" { // a leader that claims version 1 raises nothing
-		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
-			t.Fatal(err)
-		}
-		if leader, err = c.Leader(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// n2 must not lead: a leader that claims version 1 raises nothing
+	leader := leaderOtherThan(t, ctx, c, "n2")
 	proposeN(t, leader.Group(), 10, "old")
 	checks := leader.Group().VersionChecksForTest().Load()
 	waitUntil(t, ctx, "the leader checks its members' versions twice", func() bool {
@@ -112,18 +102,7 @@ func TestOldNodeStopsOnNewKind(t *testing.T) {
 		}
 	})
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leader.ID == "n2" {
-		if err := leader.Group().TransferLeadership(ctx, "n0"); err != nil {
-			t.Fatal(err)
-		}
-		if leader, err = c.Leader(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	leader := leaderOtherThan(t, ctx, c, "n2")
 	g := leader.Group()
 	proposeN(t, g, 5, "x")
 	to := g.Store().MaxPhysicalOffset()
