@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 )
 
@@ -93,6 +94,19 @@ func waitBalanced(t *testing.T, group, instance string, topics ...string) {
 	for _, topic := range topics {
 		waitFor(t, ctx, instance+"'s first rebalance of "+topic, func() bool { return balances.balanced(group, topic, instance) })
 	}
+}
+
+// startBalanced starts c, a clustering consumer of instance in group, and
+// returns once it has logged its start-up rebalance of each topic, so a
+// Shutdown later cannot race that rebalance (see balanceLog). A group's
+// first member gets every queue, its %RETRY% queue too: pass that topic
+// when it is routed (ensureRetryTopic).
+func startBalanced(t *testing.T, c rocketmq.PushConsumer, group, instance string, topics ...string) {
+	t.Helper()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitBalanced(t, group, instance, topics...)
 }
 
 // groupMembers counts the consumers the tests started in each group in

@@ -57,6 +57,7 @@ func TestRealClientSendAndPushConsume(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string]int{}
 	done := make(chan struct{})
+	ensureRetryTopic(t, ns, "compat-cg")
 	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName("compat-cg"),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset), consumer.WithInstance("compat-recv"))
 	if err != nil {
@@ -84,9 +85,7 @@ func TestRealClientSendAndPushConsume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startBalanced(t, c, "compat-cg", "compat-recv", "CompatTopic", "%RETRY%compat-cg")
 	defer c.Shutdown()
 	select {
 	case <-done:

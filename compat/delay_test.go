@@ -77,9 +77,7 @@ func TestRealClientDelayAndRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startBalanced(t, c, group, "delay-c1", topic, "%RETRY%"+group)
 	defer c.Shutdown()
 	count := func(b string) int {
 		mu.Lock()

@@ -111,20 +111,19 @@ func startPush(t *testing.T, ns []string, group, instance, topic string, model c
 		t.Fatal(err)
 	}
 	first := members.join(group)
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if model == consumer.Clustering {
-		// Shut down before its start-up rebalance ends, the real client
-		// races inside (balanceLog). The first member of a group gets
-		// every queue, the retry queue too; a later one at least some of
-		// the topic's.
-		topics := []string{topic}
-		if first {
-			topics = append(topics, "%RETRY%"+group)
+	if model != consumer.Clustering {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
 		}
-		waitBalanced(t, group, instance, topics...)
+		return c
 	}
+	// The first member of a group gets every queue, the retry queue too;
+	// a later one at least some of the topic's.
+	topics := []string{topic}
+	if first {
+		topics = append(topics, "%RETRY%"+group)
+	}
+	startBalanced(t, c, group, instance, topics...)
 	return c
 }
 

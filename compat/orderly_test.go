@@ -101,6 +101,7 @@ func TestRealClientOrderlyConsumer(t *testing.T) {
 	next := map[int]int{} // order -> next expected step
 	var disorder []string
 	group := fmt.Sprintf("order-cg-%d", time.Now().UnixNano())
+	ensureRetryTopic(t, ns, group)
 	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName(group),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset), consumer.WithInstance("order-c1"),
 		consumer.WithConsumerOrder(true))
@@ -126,9 +127,7 @@ func TestRealClientOrderlyConsumer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startBalanced(t, c, group, "order-c1", topic, "%RETRY%"+group)
 	defer c.Shutdown()
 	waitFor(t, ctx, "every order's steps consumed", func() bool {
 		mu.Lock()

@@ -32,7 +32,9 @@ func TestRealClientSQL92(t *testing.T) {
 	}
 	send(0) // creates the topic, which the consumer needs to subscribe
 	col := newCollector()
-	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName(freshGroup("sql-cg")),
+	group := freshGroup("sql-cg")
+	ensureRetryTopic(t, ns, group)
+	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName(group),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset), consumer.WithInstance("sql-c1"))
 	if err != nil {
 		t.Fatal(err)
@@ -41,9 +43,7 @@ func TestRealClientSQL92(t *testing.T) {
 		col.handler("c1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startBalanced(t, c, group, "sql-c1", topic, "%RETRY%"+group)
 	defer c.Shutdown()
 	for i := 1; i < 60; i++ {
 		send(i)

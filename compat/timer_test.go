@@ -43,7 +43,9 @@ func TestRealClientTimerMessages(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string][]time.Time{}
 	var order []string
-	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName(freshGroup("timer-cg")),
+	group := freshGroup("timer-cg")
+	ensureRetryTopic(t, ns, group)
+	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithGroupName(group),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset), consumer.WithInstance("timer-c1"))
 	if err != nil {
 		t.Fatal(err)
@@ -61,9 +63,7 @@ func TestRealClientTimerMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startBalanced(t, c, group, "timer-c1", topic, "%RETRY%"+group)
 	defer c.Shutdown()
 	count := func(b string) int {
 		mu.Lock()

@@ -126,9 +126,9 @@ func TestTLSRealClient(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := pc.Start(); err != nil {
-		t.Fatal(err)
-	}
+	// The retry topic is not routed here: only the topic's rebalance is
+	// awaited.
+	startBalanced(t, pc, "tls-cg", "tls-recv", "TLSTopic")
 	defer pc.Shutdown()
 	testwait.Ctx(t, ctx, "every message consumed over TLS", func() bool {
 		mu.Lock()

@@ -118,20 +118,44 @@ func (g *Group) peerVoters() ([]peerVoter, error) {
 	return out, nil
 }
 
-// leave hands leadership to an undrained voter.
+// leave hands leadership to an undrained voter. It returns once another
+// node leads, or ctx ends.
+//
+// Another transfer may be under way when it starts: the preferred-leader
+// loop's, or leaveIfDrained's own, which can run between the drain
+// setting the flag and this call. raft refuses a second transfer while
+// one runs (ErrLeadershipTransferInProgress; ErrEnqueueTimeout while
+// the request before it is not yet taken), so leave waits for that one's
+// outcome and tries again if this node still leads.
 func (g *Group) leave(ctx context.Context) error {
-	to, err := g.transferTarget()
-	if err != nil {
-		return err
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if g.raft.State() == raft.Leader {
+			to, err := g.transferTarget()
+			if err != nil {
+				return err
+			}
+			if to == "" {
+				return fmt.Errorf("%w: no undrained voter answers to take over leadership", ErrDrain)
+			}
+			err = g.TransferLeadership(ctx, to)
+			if err == nil {
+				g.log.Info("leadership handed over by the drain", "leader", to)
+				return nil
+			}
+			if !errors.Is(err, raft.ErrLeadershipTransferInProgress) && !errors.Is(err, raft.ErrEnqueueTimeout) && !errors.Is(err, ErrNotLeader) {
+				return err
+			}
+		} else if _, id := g.raft.LeaderWithID(); id != "" && string(id) != g.cfg.NodeID {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: another node to lead: %w", ErrDrain, ctx.Err())
+		case <-t.C:
+		}
 	}
-	if to == "" {
-		return fmt.Errorf("%w: no undrained voter answers to take over leadership", ErrDrain)
-	}
-	if err := g.TransferLeadership(ctx, to); err != nil {
-		return err
-	}
-	g.log.Info("leadership handed over by the drain", "leader", to)
-	return nil
 }
 
 // leaveIfDrained runs while this node leads: a drained leader gives

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/message"
@@ -129,4 +131,49 @@ func TestDrainedLeaderGivesLeadershipBack(t *testing.T) {
 		ld, err := c.Leader(ctx)
 		return err == nil && ld.ID != target.ID && ld.Group().IsLeader()
 	})
+}
+
+// TestDrainWaitsOutATransferInProgress drains the leader while another
+// leadership transfer is under way. In a group that is the
+// preferred-leader loop's, or the drained leader's own, started between
+// the drain setting its flag and the drain's transfer; here it is a
+// transfer to a cut-off follower that lags, which raft keeps trying for
+// its election timeout (2 s here) before it gives up. raft refuses a
+// second transfer meanwhile; the drain waits for the first one's outcome
+// and then hands leadership to the live follower, instead of failing
+// with "leadership transfer in progress".
+func TestDrainWaitsOutATransferInProgress(t *testing.T) {
+	slow := dledger.TimingTest
+	slow.ElectionTimeout = 2 * time.Second
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
+		cfg.PreferredLeader = "n0"
+		cfg.Timing = slow
+	})
+	ctx := ctxT(t, 60*time.Second)
+	waitLeaderIs(t, ctx, c, "n0")
+	n0 := c.Node("n0").Group()
+	var addr string
+	ms, err := n0.Members()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.ID == "n2" {
+			addr = m.Addr
+		}
+	}
+	c.Net.Isolate("n2")
+	if _, err := n0.Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "n2-lags")}); err != nil {
+		t.Fatal(err)
+	}
+	// Enqueued before the drain's own: raft's leader loop takes transfers
+	// in order and marks this one in progress before it reads the next.
+	first := n0.Raft().LeadershipTransferToServer("n2", raft.ServerAddress(addr))
+	if err := n0.Drain(ctx); err != nil {
+		t.Fatalf("drain during a transfer in progress: %v", err)
+	}
+	waitLeaderIs(t, ctx, c, "n1")
+	if err := first.Error(); err == nil {
+		t.Fatal("the transfer to the cut-off node succeeded")
+	}
 }

@@ -155,7 +155,7 @@ func (g *Group) TransferLeadership(ctx context.Context, to string) error {
 		f = g.raft.LeadershipTransferToServer(raft.ServerID(to), raft.ServerAddress(addr))
 	}
 	if err := f.Error(); err != nil {
-		return fmt.Errorf("%w: %v", ErrTransfer, err)
+		return fmt.Errorf("%w: %w", ErrTransfer, err)
 	}
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
