@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/routing"
@@ -140,32 +142,52 @@ func TestForgedLeaderClaims(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			attacker := attackerRegister(t, tc.NamesrvAddr(), req)
-			if !leaderRouted(tc, addr, term) || hasAddr(tc, req.BrokerAddr, addr) {
+			if forgedRouted(tc, req) {
 				t.Fatalf("the forged claim took the route: %+v", tc.Namesrv.Table().Members())
 			}
 			_ = attacker.Close()
 			// The leader registers every second; after the attacker has
-			// gone, two more of its registrations must be accepted.
-			beats := map[time.Time]bool{}
+			// gone, two more of its registrations must be accepted. The
+			// leader is read again each time: under load an election can
+			// follow the first look, and then it is the new leader that
+			// must be routed.
+			beats := map[string]map[time.Time]bool{}
 			broker.WaitUntil(t, 10*time.Second, "two more registrations of the real leader accepted", func() bool {
+				addr, term, ok := groupLeader(tc)
+				if !ok {
+					return false
+				}
+				key := fmt.Sprintf("%s@%d", addr, term)
+				if beats[key] == nil {
+					beats[key] = map[time.Time]bool{}
+				}
 				for _, m := range tc.Namesrv.Table().Members() {
 					if m.BrokerID == 0 && m.Addr == addr && m.Term == term {
-						beats[m.LastHeartbeat] = true
+						beats[key][m.LastHeartbeat] = true
 					}
 				}
-				return len(beats) >= 3 && leaderRouted(tc, addr, term) && !hasAddr(tc, req.BrokerAddr, addr)
+				return len(beats[key]) >= 3 && leaderRouted(tc, addr, term) && !forgedRouted(tc, req)
 			})
 		})
 	}
 }
 
-// hasAddr reports whether a member other than real is registered at addr.
-func hasAddr(tc *brokertest.Cluster, addr, real string) bool {
-	if addr == real {
-		return false
+// groupLeader returns the client address and term of the node that leads
+// the group now.
+func groupLeader(tc *brokertest.Cluster) (string, int64, bool) {
+	for _, n := range tc.Raft.Up() {
+		if r := n.Group().Role(); r.Role == dledger.RoleLeader {
+			return tc.Peers[n.ID], int64(r.Term), true
+		}
 	}
+	return "", 0, false
+}
+
+// forgedRouted reports whether the name server lists the forged
+// registration req (its address at its term).
+func forgedRouted(tc *brokertest.Cluster, req routing.RegisterRequest) bool {
 	for _, m := range tc.Namesrv.Table().Members() {
-		if m.Addr == addr {
+		if m.Addr == req.BrokerAddr && m.Term == req.Term {
 			return true
 		}
 	}

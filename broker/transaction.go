@@ -43,12 +43,15 @@ import (
 // halfTopic). A half copy that is not its transaction's latest, or whose
 // transaction is decided, is passed. One younger than its immunity
 // (TransactionTimeout, or CHECK_IMMUNITY_TIME_IN_SECONDS) stops the scan.
-// Any other is either discarded, after TransactionCheckMax checks, into
-// checkMaxTopic with an op record (kept where an operator can find it,
-// logged), or put back at the end of the half queue with
+// Any other is either expired, when it was born longer ago than the
+// CommitLog's retention (the store's FileReservedTime, as Java's check
+// skips such a half message): an op record settles it, nothing is
+// delivered, it is logged; or discarded, after TransactionCheckMax checks,
+// into checkMaxTopic with an op record (kept where an operator can find
+// it, logged); or put back at the end of the half queue with
 // TRANSACTION_CHECK_TIMES one higher, and the group's producer is asked
 // (CHECK_TRANSACTION_STATE, 39, on a producer connection of PGROUP learned
-// from heartbeats) about that new copy. Each put-back or discard moves the
+// from heartbeats) about that new copy. Each expiry, put-back or discard moves the
 // progress in the same raft entry (ProposeWithOp), so a new leader goes on
 // where the last entry left off: no storm of re-checks, nothing forgotten.
 // A check counts whether or not a producer of the group was there to ask

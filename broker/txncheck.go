@@ -129,6 +129,23 @@ func (b *Broker) settleHalf(ctx context.Context, off int64, m *message.Ext, key 
 	progress := txnProgressOp(off+1, opNext)
 	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	defer cancel()
+	if age := time.Duration(b.cfg.Clock().UnixMilli()-m.BornTimestamp) * time.Millisecond; age > b.group.Store().FileReservedTime() {
+		// As Java's check skips a half message born longer ago than the
+		// CommitLog's retention: it expires undecided, and nothing is
+		// delivered. The op record settles it for every later view.
+		if err := b.ensureTxnTopics(pctx); err != nil {
+			return err
+		}
+		if _, err := b.group.ProposeWithOp(pctx, []*message.Ext{b.opRecord(key, off)}, progress); err != nil {
+			b.txn.invalidate()
+			return err
+		}
+		b.txn.done(key)
+		b.log.Warn("undecided transaction expired: born longer ago than the retention time; never delivered", "msg", key,
+			"producerGroup", m.Properties[message.PropertyProducerGroup], "topic", m.Properties[message.PropertyRealTopic],
+			"age", age.Round(time.Second), "checks", times)
+		return nil
+	}
 	if times >= b.cfg.TransactionCheckMax {
 		if err := b.ensureTxnTopics(pctx); err != nil {
 			return err

@@ -257,3 +257,49 @@ func TestTransactionAcrossLeaderKill(t *testing.T) {
 		t.Fatalf("delivered %v", got)
 	}
 }
+
+// An undecided transaction whose half message was born longer ago than
+// the retention time (the store's FileReservedTime) expires, as Java's
+// check-back skips it: it is no longer listed as pending, and nothing is
+// delivered, not even for a commit that comes after.
+func TestTransactionExpiresAfterRetention(t *testing.T) {
+	var ahead atomic.Int64 // how far the brokers' clocks run ahead, in ns
+	tc := startCluster(t, func(i int, c *broker.Config) {
+		fastChecks(1000)(i, c)
+		c.Clock = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
+	rc := testClient(t)
+	const topic = "TxnExpire"
+	createTopic(t, tc, rc, topic, 1)
+	ns := tc.NamesrvAddr()
+	l := &bodyListener{}
+	p := newTxn(t, ns, l)
+	res, err := p.SendInTransaction(ctxGuard(t), &Message{Topic: topic, Body: []byte("unknown 1")})
+	if err != nil || res.State != TransactionUnknown {
+		t.Fatalf("%+v %v", res, err)
+	}
+	waitFor(t, "a first check", func() bool { return l.checksOf("unknown 1") >= 1 })
+	a := newAdmin(t, ns)
+	pending := func() int64 {
+		pt, err := a.PendingTransactions(ctxGuard(t), "", 10)
+		if err != nil {
+			t.Logf("pending transactions: %v", err)
+			return -1
+		}
+		return pt.Count
+	}
+	if n := pending(); n != 1 {
+		t.Fatalf("%d transactions pending before the retention time, want 1", n)
+	}
+
+	// The retention time (72 h) passes.
+	ahead.Store(int64(73 * time.Hour))
+	waitFor(t, "the transaction expired", func() bool { return pending() == 0 })
+	if err := p.endTransaction(ctxGuard(t), res.SendResult, TransactionCommit); err != nil {
+		t.Fatalf("a late commit: %v", err)
+	}
+	sendMarker(t, tc, p.Producer, topic, "marker")
+	if got := bodiesOn(t, tc, topic); len(got) != 1 {
+		t.Fatalf("delivered %v, want only the marker", got)
+	}
+}

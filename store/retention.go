@@ -3,7 +3,13 @@ package store
 import (
 	"fmt"
 	"math"
+	"time"
 )
+
+// FileReservedTime is how long this node keeps sealed CommitLog segments
+// (its retention): what the broker's checks take as the age past which a
+// message is expired.
+func (s *Store) FileReservedTime() time.Duration { return s.cfg.FileReservedTime }
 
 func (s *Store) refreshDiskRatio() float64 {
 	r, err := s.cl.DiskUsedRatio()

@@ -43,7 +43,7 @@ func newAdminCmd() *cobra.Command {
 		Short: "Operate a running cluster: topics, groups, offsets, messages, cluster and raft members, pending work",
 		Long: "admin talks to a running cluster through its name servers (-n host:port;host:port, or\n" +
 			"the NAMESRV_ADDR environment variable, as RocketMQ's mqadmin). Verbs are grouped as topic, group,\n" +
-			"offset, msg, cluster, broker and raft; RocketMQ's mqadmin names (updateTopic, clusterList, ...) work too.",
+			"offset, msg, cluster, broker, raft and pending; RocketMQ's mqadmin names (updateTopic, clusterList, ...) work too.",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVarP(&af.namesrv, "namesrv", "n", os.Getenv("NAMESRV_ADDR"), "name server addresses, ';'-separated")
