@@ -182,27 +182,9 @@ func TestGroupLeadershipTransferUnderLoad(t *testing.T) {
 			break
 		}
 	}
-	// TransferLeadership returns once the target leads. Under -race load
-	// at the test timing raft can give a transfer up (the target did not
-	// catch up within an election timeout), and an election can follow a
-	// transfer; either is raft's behaviour, so the transfer is tried again
-	// from whoever leads, and the old leader is asked only while it knows
-	// it does not lead.
-	var last error
-	waitUntil(t, ctx, "a transfer to "+target.ID+" under load", func() bool {
-		ld, err := c.Leader(ctx)
-		if err != nil {
-			return false
-		}
-		if ld.ID == target.ID {
-			return true
-		}
-		last = ld.Group().TransferLeadership(ctx, target.ID)
-		return last == nil
-	})
-	if last != nil {
-		t.Logf("transfers given up before one succeeded, last: %v", last)
-	}
+	// The old leader is asked only while it knows it does not lead: under
+	// load an election can follow the transfer.
+	transferTo(t, ctx, c, target.ID)
 	if !leader.Group().IsLeader() {
 		// (nil only if an election made it leader again in between: raft
 		// accepts proposals on a leader alone.)
@@ -233,6 +215,31 @@ func TestGroupPreferredLeaderReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLeaderIs(t, ctx, c, "n0")
+}
+
+// transferTo moves leadership to node id and returns once it leads.
+// TransferLeadership returns once its target leads; but raft gives a
+// transfer up when the target does not catch up within an election
+// timeout, and an election can follow a transfer, both of which happen
+// under -race load at the test timing. So the transfer is tried again
+// from whoever leads.
+func transferTo(t *testing.T, ctx context.Context, c *dledgertest.Cluster, id string) {
+	t.Helper()
+	var last error
+	waitUntil(t, ctx, "a transfer to "+id, func() bool {
+		ld, err := c.Leader(ctx)
+		if err != nil {
+			return false
+		}
+		if ld.ID == id {
+			return true
+		}
+		last = ld.Group().TransferLeadership(ctx, id)
+		return last == nil
+	})
+	if last != nil {
+		t.Logf("transfers given up before one succeeded, last: %v", last)
+	}
 }
 
 func waitLeaderIs(t *testing.T, ctx context.Context, c *dledgertest.Cluster, id string) {
