@@ -34,9 +34,11 @@ func TestDevACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{Args: []string{"--tls", "--acl", file}})
-	if !strings.Contains(d.Output(), "ACL on every node and the name server ("+file+"); nodes register as accessKey ops-admin") {
-		t.Fatalf("dev does not tell about the ACL:\n%s", d.Output())
-	}
+	// dev tells it once the cluster is up, which can come after Start
+	// returns.
+	waitFor(t, 30*time.Second, "dev telling about the ACL", func() bool {
+		return strings.Contains(d.Output(), "ACL on every node and the name server ("+file+"); nodes register as accessKey ops-admin")
+	})
 	conf, err := os.ReadFile(filepath.Join(d.Dir, "n0.conf"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,3 @@
-// Command ledgermq is the single ledgermq binary. Run `ledgermq --help`.
 package main
 
 import (

@@ -81,9 +81,9 @@ func TestNamesrvTLSFlags(t *testing.T) {
 func TestDevTLS(t *testing.T) {
 	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{Args: []string{"--tls"}})
 	ca := filepath.Join(d.Dir, "tls", "ca.pem")
-	if !strings.Contains(d.Output(), "--tls-ca "+ca) {
-		t.Fatalf("dev does not tell clients the CA:\n%s", d.Output())
-	}
+	// dev tells it once the cluster is up, which can come after Start
+	// returns.
+	waitFor(t, 30*time.Second, "dev telling clients the CA", func() bool { return strings.Contains(d.Output(), "--tls-ca "+ca) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	plain := remoting.NewClient(remoting.ClientConfig{})
