@@ -97,6 +97,18 @@ func (n *nemesis) resolve(sel []string, leader string) []string {
 	return slices.Compact(out)
 }
 
+// restarter heals a fault that stopped targets' processes (a kill, a
+// power cut): each is started again.
+func (n *nemesis) restarter(targets []string) func() error {
+	return func() error {
+		var errs []error
+		for _, t := range targets {
+			errs = append(errs, n.c.Restart(t))
+		}
+		return errors.Join(errs...)
+	}
+}
+
 // apply starts f on targets and returns how to heal it.
 func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() error, error) {
 	noop := func() error { return nil }
@@ -107,13 +119,7 @@ func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() 
 		for _, t := range targets {
 			errs = append(errs, n.c.Kill(t))
 		}
-		return func() error {
-			var errs []error
-			for _, t := range targets {
-				errs = append(errs, n.c.Restart(t))
-			}
-			return errors.Join(errs...)
-		}, errors.Join(errs...)
+		return n.restarter(targets), errors.Join(errs...)
 	case NemPause:
 		var errs []error
 		for _, t := range targets {

@@ -42,13 +42,7 @@ func (n *nemesis) power(targets []string) (func() error, error) {
 		n.h.Add(ev)
 		n.log("nemesis: %s", ev.Detail)
 	}
-	return func() error {
-		var errs []error
-		for _, t := range targets {
-			errs = append(errs, n.c.Restart(t))
-		}
-		return errors.Join(errs...)
-	}, errors.Join(errs...)
+	return n.restarter(targets), errors.Join(errs...)
 }
 
 // needsSyncReport reports whether p has a power fault (its nodes then

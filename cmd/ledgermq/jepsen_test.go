@@ -109,14 +109,7 @@ func TestJepsenReplay(t *testing.T) {
 	if err != nil || len(got.Faults) != 1 || got.Seed != 9 {
 		t.Fatalf("run directory's plan %+v, %v", got, err)
 	}
-	hist, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, err := jepsen.ReadHistory(bytes.NewReader(hist))
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := runHistory(t, dir)
 	// check recomputes the same verdict offline.
 	again, err := runJepsenBin(t, bin, "check", dir)
 	if err != nil || verdictOf(t, again) != v {
@@ -175,14 +168,7 @@ func TestJepsenPowerAndDiskFull(t *testing.T) {
 	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") {
 		t.Fatalf("%s (exit: %v)", v, err)
 	}
-	hist, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, err := jepsen.ReadHistory(bytes.NewReader(hist))
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := runHistory(t, dir)
 	var cuts, fills int
 	for _, e := range evs {
 		if e.Type == jepsen.EvFault && e.Phase == "step" && e.Error == "" {
@@ -197,4 +183,18 @@ func TestJepsenPowerAndDiskFull(t *testing.T) {
 	if cuts != 4 || fills != 2 {
 		t.Fatalf("%d nodes cut back (want 1+3), %d disks filled (want 2)", cuts, fills)
 	}
+}
+
+// runHistory reads the history.jsonl of the run in dir.
+func runHistory(t *testing.T, dir string) []jepsen.Event {
+	t.Helper()
+	hist, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := jepsen.ReadHistory(bytes.NewReader(hist))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
 }
