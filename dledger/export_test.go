@@ -7,6 +7,7 @@ package dledger
 import (
 	"net/netip"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -65,4 +66,12 @@ func (g *Group) ProposerStatsForTest() (entries, messages *atomic.Uint64) {
 // which format versions it supports.
 func (g *Group) AskNodeInfoForTest(addr string, timeout time.Duration) (NodeInfo, error) {
 	return g.mux.askNodeInfo(addr, timeout)
+}
+
+// SetBeforeObserveForTest makes every node started from now on call hook
+// between raft's start and the registration of its role observer, until
+// the test ends.
+func SetBeforeObserveForTest(tb testing.TB, hook func(nodeID string, r *raft.Raft)) {
+	beforeObserve.Store(&hook)
+	tb.Cleanup(func() { beforeObserve.Store(nil) })
 }

@@ -234,6 +234,9 @@ func (g *Group) open() error {
 	}
 	lastIndex := g.raft.LastIndex
 	g.fsm.lastIndex.Store(&lastIndex)
+	if h := beforeObserve.Load(); h != nil {
+		(*h)(cfg.NodeID, g.raft)
+	}
 	g.observer = raft.NewObserver(g.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
 		return ok
@@ -258,6 +261,11 @@ func (g *Group) open() error {
 		"store_seq", g.store.LastSeq(), "metadata_index", g.meta.AppliedIndex())
 	return nil
 }
+
+// beforeObserve, set by tests, runs between raft's start and the
+// registration of the role observer: what raft does in that window raises
+// no observation.
+var beforeObserve atomic.Pointer[func(nodeID string, r *raft.Raft)]
 
 // newRaft is raft.NewRaft with its start-up panic turned into an error.
 // NewRaft reads every log entry after the last snapshot to find

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
@@ -445,4 +448,43 @@ func restartFollower(t *testing.T, ctx context.Context, c *dledgertest.Cluster, 
 		t.Fatal(err)
 	}
 	return victim
+}
+
+// TestGroupRestartedFollowerKnowsItsLeader: a follower whose leader's
+// first append arrives before its role observer is registered raises no
+// observation for it (the leader then stays the same), yet it must know
+// its leader: brokers forward to it and a follower's proposals go to it.
+func TestGroupRestartedFollowerKnowsItsLeader(t *testing.T) {
+	c := dledgertest.MakeCluster(t, 3)
+	ctx := ctxT(t, 30*time.Second)
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := followerOf(c, leader)
+	if err := c.Kill(follower.ID); err != nil {
+		t.Fatal(err)
+	}
+	heard := false
+	dledger.SetBeforeObserveForTest(t, func(id string, r *raft.Raft) {
+		if id != follower.ID {
+			return
+		}
+		testwait.For(t, 20*time.Second, "the restarted follower hears from its leader", func() bool {
+			_, lid := r.LeaderWithID()
+			return string(lid) == leader.ID
+		})
+		heard = true
+	})
+	if err := c.Restart(follower.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !heard {
+		t.Fatal("the hook did not run")
+	}
+	g := c.Node(follower.ID).Group()
+	testwait.For(t, 10*time.Second, "the restarted follower's role names its leader", func() bool {
+		r := g.Role()
+		return r.LeaderID == leader.ID && r.Role == dledger.RoleFollower
+	})
 }

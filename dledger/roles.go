@@ -74,6 +74,11 @@ func (g *Group) currentRole() RoleEvent {
 // before the node takes writes.
 func (g *Group) watchRoles() {
 	defer g.wg.Done()
+	// The observer is registered after raft started: a leader this node
+	// heard of before then (a restarted follower's first append) raised no
+	// observation, and none follows while the leader stays the same. The
+	// role is read once now, after registering, so it is not missed.
+	g.setRole(g.currentRole())
 	for {
 		select {
 		case <-g.ctx.Done():
