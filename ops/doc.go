@@ -12,6 +12,13 @@
 //	/status   the node's Status as JSON (role, term, leader, indices, lag,
 //	          format versions)
 //	/metrics  Prometheus text exposition of the registry given to New
+//	/debug/pprof/
+//	          Go's runtime profiles (net/http/pprof), only with
+//	          Config.Profiling: `go tool pprof http://ADDR/debug/pprof/profile`
+//	          for 30 s of CPU, …/heap, …/goroutine, …/trace?seconds=5. Off
+//	          by default: they show internals, and a CPU profile or trace
+//	          costs while it runs. With it on, responses may stream for up
+//	          to five minutes (the write timeout is otherwise 30 s).
 //
 // The package knows nothing of brokers or raft: the caller hands it a
 // function returning the node's Status and a prometheus.Registry it fills

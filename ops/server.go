@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -26,8 +27,18 @@ type Config struct {
 	Ready  func() (bool, []string)
 	// Registry is served on /metrics; nil serves an empty one.
 	Registry *prometheus.Registry
-	Logger   hclog.Logger
+	// Profiling also serves Go's runtime profiles under /debug/pprof/
+	// (CPU, heap, goroutines, mutex, block, execution trace). Off by
+	// default: they show the process's internals and a CPU profile or
+	// trace costs while it runs.
+	Profiling bool
+	Logger    hclog.Logger
 }
+
+// profileWriteTimeout bounds a response of a server with Profiling on:
+// a CPU profile or trace streams for its whole ?seconds= (net/http/pprof
+// refuses a duration not shorter than the write timeout).
+const profileWriteTimeout = 5 * time.Minute
 
 // NodeProbe is the Status and Ready functions of a broker node whose
 // status is read by status; maxLag 0 means DefaultMaxLag.
@@ -63,8 +74,18 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /status", s.status)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: errorLog{cfg.Logger}}))
+	writeTimeout := 30 * time.Second
+	if cfg.Profiling {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index) // and every named profile: heap, goroutine, mutex, …
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		writeTimeout = profileWriteTimeout
+	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}
+		WriteTimeout: writeTimeout, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}
 	return s, nil
 }
 

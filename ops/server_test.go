@@ -32,12 +32,16 @@ func (n *node) set(f func(*Status)) {
 	f(&n.s)
 }
 
-func startOps(t *testing.T, n *node) (string, *prometheus.Registry) {
+func startOps(t *testing.T, n *node, opts ...func(*Config)) (string, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewNodeCollector(n.status, 0, prometheus.Labels{"cluster": "c", "group": "broker-a", "node": "n0"}))
 	st, ready := NodeProbe(n.status, 0)
-	s, err := New(Config{Addr: "127.0.0.1:0", Status: st, Ready: ready, Registry: reg})
+	cfg := Config{Addr: "127.0.0.1:0", Status: st, Ready: ready, Registry: reg}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +124,36 @@ func TestEndpoints(t *testing.T) {
 func TestStatusRequired(t *testing.T) {
 	if _, err := New(Config{Addr: "127.0.0.1:0"}); err == nil {
 		t.Fatal("a server without a status source was built")
+	}
+}
+
+// TestProfiling: /debug/pprof/ is served only when asked for, and then a
+// CPU profile and a heap profile can be taken (a CPU profile as long as
+// pprof's default, 30 s, is not refused by the server's write timeout).
+func TestProfiling(t *testing.T) {
+	n := &node{s: Status{Role: "leader", Recovered: true}}
+	off, _ := startOps(t, n)
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1"} {
+		if code, _ := get(t, off+path); code != http.StatusNotFound {
+			t.Fatalf("%s answered %d with profiling off", path, code)
+		}
+	}
+
+	on, _ := startOps(t, n, func(c *Config) { c.Profiling = true })
+	if code, body := get(t, on+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("index %d %q", code, body)
+	}
+	for _, path := range []string{"/debug/pprof/heap", "/debug/pprof/goroutine", "/debug/pprof/profile?seconds=1"} {
+		code, body := get(t, on+path)
+		if code != 200 || len(body) == 0 {
+			t.Fatalf("%s %d %q", path, code, body)
+		}
+		// A profile is gzipped protobuf.
+		if !strings.HasPrefix(body, "\x1f\x8b") {
+			t.Fatalf("%s is not a gzipped profile: %q", path, body[:min(len(body), 40)])
+		}
+	}
+	if seconds := profileWriteTimeout.Seconds(); seconds <= 30 {
+		t.Fatalf("write timeout %v would refuse pprof's default 30 s CPU profile", profileWriteTimeout)
 	}
 }

@@ -80,6 +80,7 @@ var brokerKeys = []keySpec{
 	{key: "listen_port", aliases: []string{"listenPort"}, def: "10911", usage: "client port"},
 	{key: "listen_addr", def: "", usage: "address to listen on (default broker_ip:listen_port; e.g. 0.0.0.0:10911)"},
 	{key: "http_addr", def: "", usage: "address of the operator HTTP endpoints /livez /readyz /status /metrics (empty: off; port 0 picks one, logged)"},
+	{key: "http_pprof", def: "false", isBool: true, usage: "also serve Go's runtime profiles on http_addr under /debug/pprof/ (CPU, heap, goroutines, trace; off: they show internals)"},
 	{key: "namesrv_addr", aliases: []string{"namesrvAddr"}, def: "127.0.0.1:9876", usage: "name servers, ';'-separated"},
 	{key: "data_dir", aliases: []string{"storePathRootDir"}, def: "data", usage: "node data directory (raft/ and store/)"},
 	{key: "auto_create_topic", aliases: []string{"autoCreateTopicEnable"}, def: "true", isBool: true, usage: "create unknown topics on first send"},
@@ -181,6 +182,7 @@ type nodeConfig struct {
 	ClientAddr              string // advertised, broker_ip:listen_port
 	ListenAddr              string
 	HTTPAddr                string
+	HTTPProfiling           bool
 	NamesrvAddrs            []string
 	DataDir                 string
 	AutoCreateTopic         bool
@@ -578,6 +580,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	port := integer("listen_port", 1, 65535)
 	c.ClientAddr = netip.AddrPortFrom(ip, uint16(port)).String()
 	c.HTTPAddr = str("http_addr")
+	c.HTTPProfiling = boolean("http_pprof")
 	c.ListenAddr = str("listen_addr")
 	if c.ListenAddr == "" {
 		c.ListenAddr = c.ClientAddr

@@ -55,18 +55,22 @@ func startOps(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *ato
 		newBrokerCollector(b, labels),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st, ready := ops.NodeProbe(status, 0)
-	return serveOps(cfg.HTTPAddr, st, ready, reg, log)
+	return serveOps(cfg.HTTPAddr, cfg.HTTPProfiling, st, ready, reg, log)
 }
 
 // serveOps starts an ops server (broker node or name server).
-func serveOps(addr string, status func() any, ready func() (bool, []string), reg *prometheus.Registry, log hclog.Logger) (*ops.Server, error) {
-	s, err := ops.New(ops.Config{Addr: addr, Status: status, Ready: ready, Registry: reg, Logger: log.Named("ops")})
+func serveOps(addr string, profiling bool, status func() any, ready func() (bool, []string), reg *prometheus.Registry, log hclog.Logger) (*ops.Server, error) {
+	s, err := ops.New(ops.Config{Addr: addr, Status: status, Ready: ready, Registry: reg, Profiling: profiling, Logger: log.Named("ops")})
 	if err != nil {
 		return nil, err
 	}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}
-	log.Info("operator endpoints serving", "http", s.Addr().String(), "paths", "/livez /readyz /status /metrics")
+	paths := "/livez /readyz /status /metrics"
+	if profiling {
+		paths += " /debug/pprof/"
+	}
+	log.Info("operator endpoints serving", "http", s.Addr().String(), "paths", paths)
 	return s, nil
 }

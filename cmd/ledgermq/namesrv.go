@@ -43,6 +43,7 @@ func newNamesrvCmd() *cobra.Command {
 		check      bool
 		secretFile string
 		httpAddr   string
+		httpPprof  bool
 		tlsFiles   tlsconf.Files
 	)
 	cmd := &cobra.Command{
@@ -87,7 +88,7 @@ func newNamesrvCmd() *cobra.Command {
 			cfg.Logger.Info("name server listening", "addr", srv.Addr().String(), "version", version)
 			var stopping atomic.Bool
 			if httpAddr != "" {
-				opsSrv, err := startNamesrvOps(httpAddr, srv, &stopping, cfg.Logger)
+				opsSrv, err := startNamesrvOps(httpAddr, httpPprof, srv, &stopping, cfg.Logger)
 				if err != nil {
 					sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					defer cancel()
@@ -118,6 +119,7 @@ func newNamesrvCmd() *cobra.Command {
 	f.IntVar(&cfg.Limits.MaxConns, "max-conns", remoting.DefaultMaxConns, "connections; more are closed at accept (-1: no limit)")
 	f.IntVar(&cfg.Limits.MaxInFlightPerConn, "max-inflight-per-conn", remoting.DefaultMaxInFlightPerConn, "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)")
 	f.StringVar(&httpAddr, "http", "", "serve /livez, /readyz, /status and /metrics on this address (none when empty)")
+	f.BoolVar(&httpPprof, "http-pprof", false, "also serve Go's runtime profiles on --http under /debug/pprof/ (off: they show internals)")
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON (the same as --log-format json)")
 	f.StringVar(&logFormat, "log-format", "text", "text or json (one JSON object a line)")
@@ -179,7 +181,7 @@ type namesrvStatus struct {
 // startNamesrvOps serves the name server's operator endpoints: /readyz is
 // 200 while it serves (503 "shutting down" once it stops), /metrics has
 // the route table's size, registrations and the remoting figures.
-func startNamesrvOps(addr string, srv *routing.Server, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
+func startNamesrvOps(addr string, profiling bool, srv *routing.Server, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
 	labels := prometheus.Labels{"namesrv": srv.Addr().String()}
 	g := func(name, help string, f func(routing.Stats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return f(srv.Stats()) })
@@ -206,5 +208,5 @@ func startNamesrvOps(addr string, srv *routing.Server, stopping *atomic.Bool, lo
 		}
 		return true, nil
 	}
-	return serveOps(addr, status, ready, reg, log)
+	return serveOps(addr, profiling, status, ready, reg, log)
 }

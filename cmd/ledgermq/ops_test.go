@@ -16,9 +16,10 @@ import (
 // Every node of `ledgermq dev` serves /livez, /readyz, /status and /metrics
 // on the http address cluster.json gives: ready once the group has a
 // leader, and exactly one node reports the leader role in its metrics, the
-// node cluster.json calls leader.
+// node cluster.json calls leader. With http_pprof the nodes serve Go's
+// profiles too; the name server, not asked to, does not.
 func TestBrokerOpsEndpoints(t *testing.T) {
-	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{})
+	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{Args: []string{"--node-conf", "http_pprof=true"}})
 	get := func(addr, path string) (int, string) {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
@@ -116,12 +117,18 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 			t.Fatalf("%s /metrics lacks the remoting series:\n%s", n.ID, body)
 		}
 		promtoolCheck(t, n.ID, body)
+		if code, body := get(n.HTTP, "/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile:") {
+			t.Fatalf("%s /debug/pprof/goroutine with http_pprof: %d %.200q", n.ID, code, body)
+		}
 	}
 	if cf.NamesrvHTTP == "" {
 		t.Fatalf("cluster.json gives the name server no http address: %+v", cf)
 	}
 	if code, body := get(cf.NamesrvHTTP, "/readyz"); code != 200 {
 		t.Fatalf("name server /readyz: %d %q", code, body)
+	}
+	if code, _ := get(cf.NamesrvHTTP, "/debug/pprof/"); code != http.StatusNotFound {
+		t.Fatalf("name server without --http-pprof serves /debug/pprof/: %d", code)
 	}
 	waitFor(t, 30*time.Second, "the name server's metrics listing 3 brokers", func() bool {
 		_, body := get(cf.NamesrvHTTP, "/metrics")
