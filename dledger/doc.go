@@ -256,7 +256,11 @@
 //
 // A new leader runs Barrier before it takes writes; only then is it
 // announced (RoleEvent with role "leader" and its term), so the broker never
-// registers as brokerId 0 before it can serve. TransferLeadership hands
+// registers as brokerId 0 before it can serve. Roles come from raft's
+// leader observations, read again once after the observer is registered:
+// raft starts before it, and a follower that heard from its leader in
+// between gets no further observation while that leader lasts (Role would
+// name no leader, and the broker could not forward). TransferLeadership hands
 // over to a named or to the most caught-up node; PreferredLeader moves
 // leadership back once that node has caught up. Close transfers leadership
 // before it stops a leader. Group.Barrier lets a user of the group (the
