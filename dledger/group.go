@@ -52,7 +52,9 @@ type Group struct {
 	mux   *muxLayer
 	raft  *raft.Raft
 	prop  *proposer
-	ids   *message.UniqIDGenerator
+	// own marks the entries this node proposed, checked when encoded.
+	own *ownEntries
+	ids *message.UniqIDGenerator
 
 	notifyCh chan bool
 	obsCh    chan raft.Observation
@@ -140,8 +142,9 @@ func (g *Group) open() error {
 		}
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "message store", Path: scfg.Dir, Err: err}
 	}
+	g.own = &ownEntries{}
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
-		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing()}
+		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own}
 	g.fsm.verifier.lastTo.Store(-1)
 	walDir := filepath.Join(raftDir, "wal")
 	if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {

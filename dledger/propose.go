@@ -2,9 +2,11 @@ package dledger
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,11 +20,16 @@ import (
 )
 
 // proposal is one caller's request waiting to be carried by a raft entry.
+// Its messages are stamped by the caller's goroutine and encoded by the
+// batcher straight into the entry, so a message's bytes are copied once,
+// from the request into the entry, and checked once (appendRecords).
 type proposal struct {
-	records [][]byte // stamped, encoded messages
-	size    int
-	entry   []byte // an entry proposed on its own (metadata, messages and an op)
-	done    chan proposalResult
+	msgs  []*message.Ext // stamped messages
+	props [][]byte       // msgs[i]'s encoded properties
+	sizes []int          // msgs[i]'s record size
+	size  int            // bytes the records take in an entry, length fields included
+	entry []byte         // an entry proposed on its own (metadata, messages and an op)
+	done  chan proposalResult
 }
 
 type proposalResult struct {
@@ -132,33 +139,87 @@ func (p *proposer) batch(ctx context.Context) {
 			}
 		}
 		props := []*proposal{first}
-		records := append(make([][]byte, 0, len(first.records)+len(p.queue)), first.records...)
-		bytes := first.size
+		count, bytes := len(first.msgs), first.size
 		limit := p.g.maxBatchBytes()
 	fill:
-		for len(records) < p.g.cfg.MaxBatchMessages && bytes < limit {
+		for count < p.g.cfg.MaxBatchMessages && bytes < limit {
 			select {
 			case next := <-p.queue:
 				if next.entry != nil || bytes+next.size > limit ||
-					len(records)+len(next.records) > p.g.cfg.MaxBatchMessages {
+					count+len(next.msgs) > p.g.cfg.MaxBatchMessages {
 					carry = next
 					break fill
 				}
 				props = append(props, next)
-				records = append(records, next.records...)
+				count += len(next.msgs)
 				bytes += next.size
 			default:
 				break fill
 			}
 		}
+		data, props, count := p.g.encodeMessagesEntry(props, bytes)
+		if len(props) == 0 {
+			p.release()
+			continue
+		}
 		p.entries.Add(1)
-		p.messages.Add(uint64(len(records)))
-		p.propose(encodeMessagesEntry(records), props)
+		p.messages.Add(uint64(count))
+		p.propose(data, props)
 	}
+}
+
+// encodeMessagesEntry encodes the messages of props into one messages
+// entry of the layout entry.go gives, sized for size bytes of records. A
+// proposal whose messages the store would refuse is answered with the
+// refusal and left out. It returns the entry, the proposals it carries and
+// their message count.
+func (g *Group) encodeMessagesEntry(props []*proposal, size int) ([]byte, []*proposal, int) {
+	b := make([]byte, entryHeaderSize+messagesHeaderSize, entryHeaderSize+messagesHeaderSize+size)
+	b[0], b[1] = entryVersion, entryTypeMessages
+	kept, count := props[:0], 0
+	for _, pr := range props {
+		mark := len(b)
+		var err error
+		if b, err = g.appendRecords(b, pr); err != nil {
+			b = b[:mark]
+			pr.done <- proposalResult{err: err}
+			continue
+		}
+		kept = append(kept, pr)
+		count += len(pr.msgs)
+	}
+	binary.BigEndian.PutUint32(b[entryHeaderSize:], uint32(count))
+	return b, kept, count
+}
+
+// appendRecords encodes pr's messages as stored records onto b, each
+// behind its length, and checks each as the store will at apply
+// (store.CheckStamped): this is the leader's one check of a record, and
+// the entry's bytes are marked as checked (ownEntries) so that its own
+// apply does not check them again.
+func (g *Group) appendRecords(b []byte, pr *proposal) ([]byte, error) {
+	for i, m := range pr.msgs {
+		n := pr.sizes[i]
+		b = binary.BigEndian.AppendUint32(b, uint32(n))
+		start := len(b)
+		b = slices.Grow(b, n)[:start+n]
+		// The encoder writes a few derived fields into the message it
+		// encodes; they go to a copy, as the caller may have stopped
+		// waiting for the proposal and be reading its messages.
+		cp := *m
+		if err := message.EncodeRecordInto(b[start:], &cp, pr.props[i]); err != nil {
+			return b, fmt.Errorf("%w: %v", store.ErrBadMessage, err)
+		}
+		if err := g.store.CheckStamped(b[start:]); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // propose hands an entry to raft; the caller holds a slot for it.
 func (p *proposer) propose(data []byte, props []*proposal) {
+	p.g.own.add(data)
 	fut := p.g.raft.Apply(data, p.g.cfg.ApplyTimeout)
 	p.inflight <- inflight{fut: fut, props: props, data: data}
 }
@@ -219,7 +280,7 @@ func (p *proposer) deliver(e inflight, res applyResult) {
 	}
 	i := 0
 	for _, pr := range e.props {
-		n := len(pr.records)
+		n := len(pr.msgs)
 		if i+n > len(res.results) {
 			pr.done <- proposalResult{err: fmt.Errorf("%w: %d results for %d messages", ErrBadEntry, len(res.results), i+n)}
 			continue
@@ -286,7 +347,7 @@ func (g *Group) ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metad
 	if err != nil {
 		return nil, err
 	}
-	if pr.entry, err = encodeMessagesOpEntry(pr.records, op); err != nil {
+	if pr.entry, err = g.encodeMessagesOpEntry(pr, op); err != nil {
 		return nil, err
 	}
 	if pr.size = len(pr.entry); pr.size > g.cfg.MaxBatchBytes {
@@ -296,10 +357,12 @@ func (g *Group) ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metad
 }
 
 // encodeProposal stamps msgs (store time, store host, born host and
-// UNIQ_KEY when missing) and encodes them as stored records.
+// UNIQ_KEY when missing) and sizes their records; the batcher encodes
+// them (appendRecords).
 func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 	now := g.cfg.Clock().UnixMilli()
-	pr := &proposal{records: make([][]byte, len(msgs)), done: make(chan proposalResult, 1)}
+	pr := &proposal{msgs: msgs, props: make([][]byte, len(msgs)), sizes: make([]int, len(msgs)),
+		done: make(chan proposalResult, 1)}
 	for i, m := range msgs {
 		if len(m.Body) > g.store.MaxMessageSize() {
 			return nil, fmt.Errorf("%w: body of %d bytes exceeds %d", store.ErrBadMessage, len(m.Body), g.store.MaxMessageSize())
@@ -313,23 +376,39 @@ func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 			m.SetProperty(message.PropertyUniqKey, g.ids.Next())
 		}
 		m.QueueOffset, m.PhysicalOffset = 0, 0
-		rec, err := message.AppendRecord(nil, m)
-		if err != nil {
+		if err := message.ValidateProperties(m.Properties); err != nil {
 			return nil, fmt.Errorf("%w: %v", store.ErrBadMessage, err)
 		}
-		// What the store would refuse at apply is refused here, with the
-		// group's settings (the store holds them), so it never reaches the
-		// log: every replica stops on a refusal at apply.
-		if err := g.store.CheckEncoded(rec); err != nil {
-			return nil, err
+		props := message.EncodeProperties(m.Properties)
+		if len(props) > message.MaxPropertiesLength {
+			return nil, fmt.Errorf("%w: %v: %d bytes", store.ErrBadMessage, message.ErrPropertiesTooLong, len(props))
 		}
-		pr.records[i] = rec
-		pr.size += len(rec) + 4
+		pr.props[i] = props
+		pr.sizes[i] = message.RecordSize(m, len(props))
+		pr.size += pr.sizes[i] + 4
 	}
 	if limit := g.maxBatchBytes(); pr.size > limit {
 		return nil, fmt.Errorf("%w: %d bytes, entries hold %d", ErrTooLarge, pr.size, limit)
 	}
 	return pr, nil
+}
+
+// encodeMessagesOpEntry builds the messages-and-op entry of pr and op
+// (layout in entry.go).
+func (g *Group) encodeMessagesOpEntry(pr *proposal, op metadata.Op) ([]byte, error) {
+	if metadataEntryVersion(op.Kind) != entryVersion {
+		return nil, fmt.Errorf("%w: a %s op travels alone", metadata.ErrBadOp, op.Kind)
+	}
+	p, err := metadata.EncodeOp(op)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, entryHeaderSize+opLengthSize+len(p)+messagesHeaderSize+pr.size)
+	b = append(b, entryVersion, entryTypeMessagesOp)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
+	b = append(b, p...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(pr.msgs)))
+	return g.appendRecords(b, pr)
 }
 
 // ProposeMetadata replicates a metadata change and returns once this node
@@ -354,7 +433,7 @@ func (g *Group) await(ctx context.Context, pr *proposal) ([]store.PutResult, err
 		return nil, err
 	}
 	if canary.Built && canary.AckBeforeCommit() { // a jepsenbroken build only (internal/canary)
-		made := make([]store.PutResult, len(pr.records))
+		made := make([]store.PutResult, len(pr.msgs))
 		for i := range made {
 			made[i].MsgID = message.OffsetMsgID(g.cfg.StoreHost, 0)
 		}

@@ -117,8 +117,21 @@ func (s *Store) SetMaxMessageSize(n int) error {
 // refused to the client and never reaches the log. Errors wrap
 // ErrBadMessage.
 func (s *Store) CheckEncoded(rec []byte) error {
+	return s.checkEncoded(rec, true)
+}
+
+// CheckStamped is CheckEncoded for a record this process has just encoded
+// (message.AppendRecord, message.EncodeRecordInto): its body CRC was
+// computed from the body, so it is not verified again. The raft leader
+// checks each record it proposes this way, once; at apply it stores it
+// with PutChecked.
+func (s *Store) CheckStamped(rec []byte) error {
+	return s.checkEncoded(rec, false)
+}
+
+func (s *Store) checkEncoded(rec []byte, verifyCRC bool) error {
 	var it batchItem
-	if err := s.prepareEncoded(&it, rec); err != nil {
+	if err := s.prepareEncoded(&it, rec, verifyCRC); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	if !consumequeue.ValidTopic(it.req.topic) {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -78,5 +79,51 @@ func TestCheckEncoded(t *testing.T) {
 	}
 	if err := s.CheckEncoded(ok[:len(ok)-1]); !errors.Is(err, ErrBadMessage) {
 		t.Fatalf("truncated record: %v", err)
+	}
+}
+
+// TestCheckStampedAndPutChecked: the checks of a record checked once
+// already on this node are CheckEncoded's and PutEncoded's without the
+// body CRC pass; everything else is still refused.
+func TestCheckStampedAndPutChecked(t *testing.T) {
+	s := mustOpen(t, testConfig(t.TempDir()))
+	defer s.Close()
+	rec, err := message.AppendRecord(nil, testMsg("T", 0, 1, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckStamped(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckStamped(rec[:len(rec)-1]); !errors.Is(err, ErrBadMessage) {
+		t.Fatalf("truncated record: %v", err)
+	}
+	big, err := message.AppendRecord(nil, testMsg("T", 0, 1, 17<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckStamped(big); !errors.Is(err, ErrBadMessage) {
+		t.Fatalf("body over the maximum: %v", err)
+	}
+	if _, err := s.PutChecked(0, [][]byte{big}); !errors.Is(err, ErrBadMessage) {
+		t.Fatalf("PutChecked of a body over the maximum: %v", err)
+	}
+	// A damaged body is what only the CRC pass finds: CheckEncoded and
+	// PutEncoded refuse it; the checked variants leave it to the check
+	// that was made when the record was encoded or received.
+	v, err := message.ParseView(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := append([]byte(nil), rec...)
+	damaged[bytes.Index(rec, v.Body())] ^= 0xff
+	if err := s.CheckEncoded(damaged); !errors.Is(err, ErrBadMessage) {
+		t.Fatalf("CheckEncoded of a damaged body: %v", err)
+	}
+	if _, err := s.PutEncoded(0, [][]byte{damaged}); !errors.Is(err, ErrBadMessage) {
+		t.Fatalf("PutEncoded of a damaged body: %v", err)
+	}
+	if _, err := s.PutChecked(0, [][]byte{rec}); err != nil {
+		t.Fatal(err)
 	}
 }
