@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
@@ -26,9 +27,36 @@ type Proposer interface {
 // Reader reads this node's replica: committed messages and the replicated
 // metadata (topics, groups, offsets, scheduler progress).
 type Reader interface {
-	Store() *store.Store
+	Store() MessageStore
 	Metadata() *metadata.State
 }
+
+// MessageStore is what the broker reads of the committed messages: by
+// queue offset, physical offset, key and time, the queues' and the
+// CommitLog's bounds. *store.Store implements it; writes go through the
+// group (Proposer).
+type MessageStore interface {
+	Get(topic string, queueID int32, offset int64, max int, filter store.Filter) (*store.GetResult, error)
+	MessageAt(phy int64) (*message.Ext, error)
+	QueryByKey(topic, key string, max int, begin, end int64) ([]*message.Ext, error)
+	MinOffset(topic string, queueID int32) (int64, error)
+	MaxOffset(topic string, queueID int32) (int64, error)
+	OffsetByTime(topic string, queueID int32, ts int64) (int64, error)
+	EarliestMessageTime(topic string, queueID int32) (int64, error)
+	MinPhysicalOffset() int64
+	MaxPhysicalOffset() int64
+	FileReservedTime() time.Duration
+	// Dir is the store's directory; the timer wheel lives beside it.
+	Dir() string
+}
+
+// OverGroup is a raft group as the broker uses it: everything of g, the
+// message store as a MessageStore.
+func OverGroup(g *dledger.Group) Replica { return groupReplica{g} }
+
+type groupReplica struct{ *dledger.Group }
+
+func (g groupReplica) Store() MessageStore { return g.Group.Store() }
 
 // Roles tells what this node is in its group. IsLeader is true only on
 // the writable leader (its barrier passed, DESIGN.md I6); Barrier waits
@@ -67,4 +95,4 @@ type groupView interface {
 	Roles
 }
 
-var _ Replica = (*dledger.Group)(nil)
+var _ Replica = groupReplica{}

@@ -78,7 +78,7 @@ func init() { systemTopics[timerTopic] = true }
 type timerRaft interface {
 	IsLeader() bool
 	Metadata() *metadata.State
-	Store() *store.Store
+	Store() MessageStore
 	ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metadata.Op) ([]store.PutResult, error)
 	Barrier(ctx context.Context) error
 }
@@ -150,7 +150,7 @@ type timerService struct {
 }
 
 // timerDir is where a node keeps its timer index: beside the store.
-func timerDir(cfg Config, st *store.Store) string {
+func timerDir(cfg Config, st MessageStore) string {
 	if cfg.TimerDir != "" {
 		return cfg.TimerDir
 	}

@@ -151,7 +151,7 @@ func (tc *Cluster) startBroker(id string, i int, l net.Listener) {
 	if tc.opt != nil {
 		tc.opt(i, &cfg)
 	}
-	b, err := broker.New(cfg, g, tc.hooks[id])
+	b, err := broker.New(cfg, broker.OverGroup(g), tc.hooks[id])
 	if err != nil {
 		tc.T.Fatal(err)
 	}

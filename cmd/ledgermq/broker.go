@@ -105,7 +105,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 			bc.DelayLevels = levels
 		}
 	}
-	b, err := broker.New(bc, group, hooks)
+	b, err := broker.New(bc, broker.OverGroup(group), hooks)
 	if err != nil {
 		return errors.Join(err, closeGroup(group))
 	}
