@@ -371,9 +371,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	}
 	rh := protocol.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: answerQueue,
 		QueueOffset: results[0].QueueOffset, TransactionID: strings.Join(keys, ","), Region: defaultRegion, TraceOn: true}
-	for k, v := range rh.Encode() {
-		resp.SetExt(k, v)
-	}
+	resp.ExtFields = rh.Encode()
 	return resp, nil
 }
 
