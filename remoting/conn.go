@@ -47,10 +47,10 @@ type connConfig struct {
 	// length prefix has arrived (with a budget only; see Limits).
 	frameTimeout time.Duration
 	minRate      int64
-	// largeBody, if set, says whether a request code may carry a body
-	// above SmallFrameSize; a request refused by it is answered at once
-	// and its body discarded unread (with a budget only).
-	largeBody func(code int16) bool
+	// largeBody, if set, says whether a request (its header decoded) may
+	// carry a body above SmallFrameSize; a request refused by it is
+	// answered at once and its body discarded unread (with a budget only).
+	largeBody func(req *Command) bool
 	// stalls and refusedBodies, if set, count connections closed for a
 	// frame that did not arrive in time and bodies refused by largeBody.
 	stalls, refusedBodies *atomic.Uint64
@@ -515,7 +515,7 @@ func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 		return nil, 0, err
 	}
 	bodyLen := n - int(hn)
-	if bodyLen > SmallFrameSize && !cmd.IsResponse() && c.cfg.largeBody != nil && !c.cfg.largeBody(cmd.Code) {
+	if bodyLen > SmallFrameSize && !cmd.IsResponse() && c.cfg.largeBody != nil && !c.cfg.largeBody(cmd) {
 		c.release(fr.done(0))
 		return nil, 0, c.refuseBody(&fr, cmd, bodyLen)
 	}
@@ -552,7 +552,7 @@ func (c *Conn) refuseBody(fr *frameRead, req *Command, bodyLen int) error {
 		"request", RequestCodeName(req.Code), "body", bodyLen)
 	if !req.IsOneway() {
 		c.reply(req, NewResponse(req, SystemError, fmt.Sprintf(
-			"request %s carries a %d-byte body; this server accepts bodies above %d bytes only for the requests that need them",
+			"request %s carries a %d-byte body; this server accepts bodies above %d bytes only for the (signed, where signing is required) requests that need them",
 			RequestCodeName(req.Code), bodyLen, SmallFrameSize)))
 	}
 	for bodyLen > 0 {

@@ -37,7 +37,7 @@ const (
 	DefaultMinReadRate = 512 << 10
 	// DefaultStallGrace is how long a frame may go without a byte while
 	// readers wait for the budget before its connection is closed.
-	DefaultStallGrace = 3 * time.Second
+	DefaultStallGrace = 2 * time.Second
 	// DefaultStarvedAfter is how long small frames may wait for the
 	// budget, without a break, before the server reports that it cannot
 	// read new requests (Server.ReadHealth).

@@ -64,6 +64,13 @@ type ServerConfig struct {
 	// header is decoded, and its body is discarded without being held.
 	// Nil allows every code; responses are never limited this way.
 	LargeBodyCodes []int16
+	// LargeBodyField, if set, is an ext field a request's header must
+	// carry, not empty, for a body above SmallFrameSize to be read: the
+	// signature field where requests must be signed, so a peer that does
+	// not even claim to be authenticated is refused a large body as
+	// LargeBodyCodes refuses one (the signature itself covers the body
+	// and is checked by the handler).
+	LargeBodyField string
 	// Logger receives the server's logs (hclog.NewNullLogger() if nil).
 	Logger hclog.Logger
 	// OnConnClose, if set, is called once per accepted connection after it
@@ -102,7 +109,7 @@ type Server struct {
 	busyInFlight  atomic.Uint64 // requests answered SystemBusy for MaxInFlightPerConn
 	stalledCloses atomic.Uint64 // connections closed for a frame that did not arrive
 	refusedBodies atomic.Uint64 // large bodies refused for their request code
-	largeBody     func(int16) bool
+	largeBody     func(*Command) bool
 
 	hmu    sync.Mutex                      // serializes Handle
 	routes atomic.Pointer[map[int16]route] // copy-on-write
@@ -146,12 +153,18 @@ func NewServer(cfg ServerConfig) *Server {
 		quit:   make(chan struct{}),
 		budget: newBudget(cfg.Limits.ReadBudget, cfg.Limits.ReadReserve, cfg.Limits.MaxConnShare),
 	}
-	if cfg.LargeBodyCodes != nil {
-		allowed := make(map[int16]bool, len(cfg.LargeBodyCodes))
-		for _, code := range cfg.LargeBodyCodes {
-			allowed[code] = true
+	if cfg.LargeBodyCodes != nil || cfg.LargeBodyField != "" {
+		var allowed map[int16]bool
+		if cfg.LargeBodyCodes != nil {
+			allowed = make(map[int16]bool, len(cfg.LargeBodyCodes))
+			for _, code := range cfg.LargeBodyCodes {
+				allowed[code] = true
+			}
 		}
-		s.largeBody = func(code int16) bool { return allowed[code] }
+		field := cfg.LargeBodyField
+		s.largeBody = func(req *Command) bool {
+			return (allowed == nil || allowed[req.Code]) && (field == "" || req.ExtFields[field] != "")
+		}
 	}
 	s.refusal = refusalLog{logger: cfg.Logger, now: time.Now}
 	for name, pc := range pools {

@@ -211,3 +211,18 @@ func TestReadHealth(t *testing.T) {
 	}
 	waitFor(t, "healthy again", func() bool { return s.ReadHealth() == nil && s.HeldBytes() == 0 })
 }
+
+// With LargeBodyField set, a large body is read only when the header
+// carries that field (a signature, say).
+func TestLargeBodyField(t *testing.T) {
+	s := startServer(t, ServerConfig{LargeBodyCodes: []int16{SendMessage}, LargeBodyField: "Signature"},
+		func(s *Server) { s.Handle(SendMessage, "", echo) })
+	c := newClient(t, ClientConfig{})
+	big := make([]byte, SmallFrameSize+1)
+	resp, err := c.Invoke(ctxGuard(t), s.Addr().String(), NewRequest(SendMessage, nil, big))
+	if err != nil || resp.Code != SystemError {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	invokeOK(t, c, s, NewRequest(SendMessage, map[string]string{"Signature": "x"}, big))
+	invokeOK(t, c, s, NewRequest(SendMessage, nil, make([]byte, 1000)))
+}
