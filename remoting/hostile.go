@@ -21,7 +21,7 @@ func StallFrame(ctx context.Context, addr string, code int16, announced, sent in
 	if err != nil {
 		return nil, fmt.Errorf("remoting: stall frame: %w", err)
 	}
-	frame, err := stallPrefix(code, announced, sent)
+	frame, err := StallFramePrefix(code, announced, sent)
 	if err != nil {
 		_ = nc.Close()
 		return nil, err
@@ -41,9 +41,10 @@ func StallFrame(ctx context.Context, addr string, code int16, announced, sent in
 	return nc, nil
 }
 
-// stallPrefix is the first sent bytes of a frame of announced bytes with a
-// JSON header of code and a zero body.
-func stallPrefix(code int16, announced, sent int) ([]byte, error) {
+// StallFramePrefix is what StallFrame writes: the first sent bytes of a
+// frame of announced bytes (length prefix included) with a JSON header of
+// code and a zero body.
+func StallFramePrefix(code int16, announced, sent int) ([]byte, error) {
 	head, err := Encode(nil, &Command{Code: code, Opaque: 1, ExtFields: map[string]string{"stalled": "true"}})
 	if err != nil {
 		return nil, err
