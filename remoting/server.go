@@ -90,10 +90,10 @@ type route struct {
 // handlers with Handle, then Start; Close stops everything it started.
 //
 // Goroutines, all owned by the Server and all finished when Close returns:
-// one accept loop; one read goroutine per connection, which decodes frames
-// and dispatches each request to its code's pool (answering
-// RequestCodeNotSupported or SystemBusy itself); the workers of every pool,
-// which run handlers and write their responses.
+// one accept loop; the stall watcher (stall.go); one read goroutine per
+// connection, which decodes frames and dispatches each request to its
+// code's pool (answering RequestCodeNotSupported or SystemBusy itself);
+// the workers of every pool, which run handlers and write their responses.
 type Server struct {
 	cfg     ServerConfig
 	logger  hclog.Logger
