@@ -77,7 +77,7 @@ bench:
 CHAOS_TIME    ?= 5m
 CHAOS_SEED    ?= 1
 CHAOS_DIR     ?= $(RUN_DIR)/chaos
-CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer power disk-full member
+CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer power disk-full member hostile
 CHAOS_WORKLOADS ?= queue,txn,register
 
 chaos: build

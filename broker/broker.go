@@ -289,13 +289,17 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.client = remoting.NewClient(remoting.ClientConfig{Logger: b.log.Named("client"), TLS: cfg.TLSClient})
 	b.srv = remoting.NewServer(remoting.ServerConfig{
-		Addr:        cfg.Addr,
-		Listener:    cfg.Listener,
-		TLS:         cfg.TLSServer,
-		Limits:      cfg.Limits,
-		Logger:      b.log.Named("remoting"),
-		Pools:       pools,
-		OnConnClose: b.onConnClose,
+		Addr:     cfg.Addr,
+		Listener: cfg.Listener,
+		TLS:      cfg.TLSServer,
+		Limits:   cfg.Limits,
+		// Where the ACL is on, a request that does not even carry a
+		// signature is refused a large body before it is read.
+		LargeBodyCodes: LargeBodyCodes,
+		LargeBodyField: largeBodyField(cfg),
+		Logger:         b.log.Named("remoting"),
+		Pools:          pools,
+		OnConnClose:    b.onConnClose,
 	})
 	timers, err := newTimerService(timerConfig{Dir: timerDir(cfg, g.Store()), MaxDelay: cfg.TimerMaxDelay,
 		Clock: cfg.Clock, Logger: b.log.Named("timer")}, timerReplica{g})

@@ -387,7 +387,7 @@ func availability(r *Result, sends []Event, faults []Event) {
 		switch f.Phase {
 		case "start":
 			hitsLeader := f.Leader != "" && slices.Contains(f.Targets, f.Leader) &&
-				f.Kind != NemLoss && f.Kind != NemDelay
+				f.Kind != NemLoss && f.Kind != NemDelay && f.Kind != NemHostile
 			if f.Kind == NemTransfer {
 				hitsLeader = true
 			}

@@ -100,6 +100,13 @@
 //	                                  its data aside (as admin raft replace-node), start
 //	                                  it, AddNode (non-voter, caught up, voter); after
 //	                                  the run's heal every node is a voter again
+//	hostile    namesrv + leader | all 32 connections per target each announce a 16 MiB
+//	                                  frame (REGISTER_BROKER to the name server,
+//	                                  SEND_MESSAGE to a node's client port), send its
+//	                                  header and 12 MiB, and stall; one the server
+//	                                  closes dials again. Heal: close them (a "step"
+//	                                  event counts those the servers closed). Not a
+//	                                  leader fault: sends must go on during it
 //
 // power: with a power fault in the plan every node runs with
 // store.sync_report=true and records, after each fsync, how much of each

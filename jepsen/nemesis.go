@@ -194,6 +194,8 @@ func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() 
 		}, errors.Join(errs...)
 	case NemMember:
 		return n.member(ctx, f, targets)
+	case NemHostile:
+		return n.hostile(ctx, targets)
 	}
 	return noop, fmt.Errorf("%w: unknown fault kind %q", ErrPlan, f.Kind)
 }

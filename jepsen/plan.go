@@ -27,10 +27,11 @@ const (
 	NemPower     = "power"     // power loss: kill -9, files cut back to what was fsynced, restart
 	NemDiskFull  = "disk-full" // a node's file system filled until ENOSPC, then freed
 	NemMember    = "member"    // a node removed from the raft group, added back (wiped or not)
+	NemHostile   = "hostile"   // stalled partial frames against the name server and nodes' client ports
 )
 
 // AllNemeses is every nemesis, the order --nemesis all expands to.
-var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer, NemPower, NemDiskFull, NemMember}
+var AllNemeses = []string{NemKill, NemPause, NemPartition, NemOneWay, NemLoss, NemDelay, NemNamesrv, NemTransfer, NemPower, NemDiskFull, NemMember, NemHostile}
 
 // Target selectors resolved when a fault starts (anything else is a
 // node id).
@@ -228,6 +229,11 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 		case NemMember:
 			f.Targets = shuffled[:1]
 			f.Wipe = rng.IntN(2) == 0
+		case NemHostile:
+			f.Targets = []string{Namesrv, TargetLeader}
+			if rng.IntN(2) == 0 {
+				f.Targets = []string{Namesrv, TargetAll}
+			}
 		}
 		p.Faults = append(p.Faults, f)
 		at += dur + between(planMinGap, planMaxGap)

@@ -15,7 +15,7 @@ import (
 var faultColor = map[string]string{
 	NemKill: "#d62728", NemPause: "#9467bd", NemPartition: "#ff7f0e", NemOneWay: "#e377c2",
 	NemLoss: "#8c564b", NemDelay: "#bcbd22", NemNamesrv: "#17becf", NemTransfer: "#1f77b4",
-	NemPower: "#000000", NemDiskFull: "#7f7f7f", NemMember: "#8c564b",
+	NemPower: "#000000", NemDiskFull: "#7f7f7f", NemMember: "#8c564b", NemHostile: "#e7ba52",
 }
 
 var roleColor = map[string]string{

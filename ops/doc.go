@@ -8,7 +8,8 @@
 //	/readyz   200 "ready", or 503 with one reason a line: not recovered, the
 //	          node stopped itself, no leader known, applied index more than
 //	          MaxLag entries behind the commit index, the disk not writable,
-//	          draining, shutting down
+//	          draining, shutting down, not reading new requests (the remoting
+//	          read budget's reserve used up for a while)
 //	/status   the node's Status as JSON (role, term, leader, indices, lag,
 //	          format versions)
 //	/metrics  Prometheus text exposition of the registry given to New

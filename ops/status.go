@@ -45,6 +45,9 @@ type Status struct {
 	Draining bool `json:"draining"`
 	// Stopping: the node is shutting down.
 	Stopping bool `json:"stopping,omitempty"`
+	// ReadStarved is why the node cannot read new requests ("" while it
+	// can): its read budget's reserve has been used up for a while.
+	ReadStarved string `json:"readStarved,omitempty"`
 }
 
 // Ready reports whether the node should get traffic, and why not.
@@ -71,6 +74,9 @@ func (s Status) Ready(maxLag uint64) (bool, []string) {
 	}
 	if s.Stopping {
 		why = append(why, "shutting down")
+	}
+	if s.ReadStarved != "" {
+		why = append(why, "not reading new requests: "+s.ReadStarved)
 	}
 	return len(why) == 0, why
 }

@@ -3,6 +3,7 @@ package remoting
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,17 @@ type connConfig struct {
 	// budget, if set, is the owner's read budget: every frame is counted
 	// against it from its length prefix on (see Limits.ReadBudget).
 	budget *budget
+	// frameTimeout and minRate bound the time a frame may take once its
+	// length prefix has arrived (with a budget only; see Limits).
+	frameTimeout time.Duration
+	minRate      int64
+	// largeBody, if set, says whether a request (its header decoded) may
+	// carry a body above SmallFrameSize; a request refused by it is
+	// answered at once and its body discarded unread (with a budget only).
+	largeBody func(req *Command) bool
+	// stalls and refusedBodies, if set, count connections closed for a
+	// frame that did not arrive in time and bodies refused by largeBody.
+	stalls, refusedBodies *atomic.Uint64
 	// inflight, if set, is the owner's count of requests in flight over
 	// all its connections; finish decrements it with the connection's own.
 	inflight *atomic.Int64
@@ -81,6 +93,15 @@ type Conn struct {
 	wqueue   []byte
 	wspare   []byte
 	flushing bool
+
+	// share is what this connection holds of its owner's read budget.
+	share budgetOwner
+	// frameHeld is the budget held by the frame being read (0 between
+	// frames and while waiting for the budget), lastRead the Unix
+	// nanoseconds of the last bytes read: the server closes the longest
+	// silent of these connections when the budget is short.
+	frameHeld atomic.Int64
+	lastRead  atomic.Int64
 
 	// inflight counts this connection's requests queued or being handled.
 	// Only the read goroutine adds to it, so checking it against a limit
@@ -399,18 +420,19 @@ func (c *Conn) readLoop() {
 		if c.cfg.idleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.idleTimeout))
 		}
-		frame, held, err := c.readFrame(br)
+		cmd, held, err := c.readCommand(br)
 		if err != nil {
+			if errors.Is(err, ErrBadHeader) || errors.Is(err, errUndecodable) {
+				c.cfg.logger.Warn("closing connection after an undecodable frame",
+					"peer", c.nc.RemoteAddr(), "conn", c.id, "error", err)
+				c.closeWith(err)
+				return
+			}
 			c.readFailed(err)
 			return
 		}
-		cmd, err := DecodeLimited(frame, c.cfg.header)
-		if err != nil {
-			c.release(held)
-			c.cfg.logger.Warn("closing connection after an undecodable frame",
-				"peer", c.nc.RemoteAddr(), "conn", c.id, "error", err)
-			c.closeWith(err)
-			return
+		if cmd == nil {
+			continue // refused and discarded
 		}
 		if cmd.IsResponse() {
 			c.complete(cmd)
@@ -421,42 +443,213 @@ func (c *Conn) readLoop() {
 	}
 }
 
-// readFrame reads the next frame. With a budget, the frame's announced
-// length is taken from it before the body is read (waiting, with the read
-// deadline stopped, while it is used up), and the body is read into one
-// buffer of that length: the budget, not the arrival of bytes, bounds
-// what peers can make the server allocate. It returns the bytes held.
-func (c *Conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
+// errUndecodable marks a frame the connection cannot decode: the stream is
+// no longer synchronised.
+var errUndecodable = errors.New("undecodable frame")
+
+// readCommand reads and decodes the next frame, returning the budget bytes
+// it holds. Without a budget it reads the frame as ReadFrame does. With
+// one, a small frame (at most SmallFrameSize) is admitted whole before it
+// is read; a larger one has its header read and decoded first, and only
+// then is its body admitted, as a large grant, unless its code may not
+// carry a large body: then it is answered at once, its body discarded
+// unread, and readCommand returns a nil Command. The read deadline covers
+// the frame (frameTimeout plus its length at minRate) from its prefix on,
+// the time spent waiting for the budget excluded.
+func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 	b := c.cfg.budget
 	if b == nil {
 		frame, err := readFrameBuffered(br, c.cfg.maxFrame)
-		return frame, 0, err
+		if err != nil {
+			return nil, 0, err
+		}
+		return c.decode(frame)
 	}
 	n, err := readLengthBuffered(br, c.cfg.maxFrame)
 	if err != nil {
 		return nil, 0, err
 	}
-	waited, err := b.acquire(c.ctx, int64(n))
-	if err != nil {
+	fr := frameRead{c: c, br: br, total: n}
+	fr.setDeadline(n)
+	if n+4 <= SmallFrameSize {
+		if err := fr.admit(int64(n), true); err != nil {
+			return nil, 0, err
+		}
+		frame := make([]byte, n)
+		if err := fr.read(frame); err != nil {
+			return nil, 0, fr.fail(err)
+		}
+		cmd, _, err := c.decode(frame)
+		if err != nil {
+			c.release(fr.done(0))
+			return nil, 0, err
+		}
+		return cmd, fr.done(0), nil
+	}
+
+	// Header first: the word, then the header, admitted as small when it
+	// is (headers almost always are).
+	var word [4]byte
+	if err := fr.read(word[:]); err != nil {
+		return nil, 0, fr.fail(err)
+	}
+	hlen := int(binary.BigEndian.Uint32(word[:]) & maxHeaderLength)
+	if hlen > n-4 {
+		return nil, 0, fmt.Errorf("%w: %w: header length %d exceeds the %d bytes after it", errUndecodable, ErrBadFrame, hlen, n-4)
+	}
+	if lim := c.cfg.header.withDefaults().MaxBytes; hlen > lim {
+		return nil, 0, fmt.Errorf("%w: header of %d bytes exceeds the limit of %d", ErrBadHeader, hlen, lim)
+	}
+	hn := int64(4 + hlen)
+	if err := fr.admit(hn, hn <= SmallFrameSize); err != nil {
 		return nil, 0, err
 	}
-	if waited && c.cfg.idleTimeout > 0 {
-		// The time spent waiting for the budget is the server's, not the
-		// peer's idleness.
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.idleTimeout))
+	head := make([]byte, hn)
+	copy(head, word[:])
+	if err := fr.read(head[4:]); err != nil {
+		return nil, 0, fr.fail(err)
 	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(br, frame); err != nil {
-		b.release(int64(n))
-		return nil, 0, unexpectedEOF(err)
+	cmd, _, err := c.decode(head)
+	if err != nil {
+		c.release(fr.done(0))
+		return nil, 0, err
 	}
-	return frame, int64(n), nil
+	bodyLen := n - int(hn)
+	if bodyLen > SmallFrameSize && !cmd.IsResponse() && c.cfg.largeBody != nil && !c.cfg.largeBody(cmd) {
+		c.release(fr.done(0))
+		return nil, 0, c.refuseBody(&fr, cmd, bodyLen)
+	}
+	if bodyLen > 0 {
+		if err := fr.admit(int64(bodyLen), false); err != nil {
+			return nil, 0, fr.fail(err)
+		}
+		body := make([]byte, bodyLen)
+		if err := fr.read(body); err != nil {
+			return nil, 0, fr.fail(err)
+		}
+		cmd.Body = body
+	}
+	return cmd, fr.done(0), nil
+}
+
+// decode decodes a complete frame; an error is errUndecodable or
+// ErrBadHeader.
+func (c *Conn) decode(frame []byte) (*Command, int64, error) {
+	cmd, err := DecodeLimited(frame, c.cfg.header)
+	if err != nil && !errors.Is(err, ErrBadHeader) {
+		err = fmt.Errorf("%w: %w", errUndecodable, err)
+	}
+	return cmd, 0, err
+}
+
+// refuseBody answers a request whose code may not carry a large body and
+// discards the body as it arrives, holding no budget.
+func (c *Conn) refuseBody(fr *frameRead, req *Command, bodyLen int) error {
+	if c.cfg.refusedBodies != nil {
+		c.cfg.refusedBodies.Add(1)
+	}
+	c.cfg.logger.Debug("refusing a large body", "peer", c.nc.RemoteAddr(), "conn", c.id,
+		"request", RequestCodeName(req.Code), "body", bodyLen)
+	if !req.IsOneway() {
+		c.reply(req, NewResponse(req, SystemError, fmt.Sprintf(
+			"request %s carries a %d-byte body; this server accepts bodies above %d bytes only for the (signed, where signing is required) requests that need them",
+			RequestCodeName(req.Code), bodyLen, SmallFrameSize)))
+	}
+	for bodyLen > 0 {
+		m, err := fr.br.Discard(bodyLen)
+		bodyLen -= m
+		if m > 0 {
+			c.lastRead.Store(time.Now().UnixNano())
+		}
+		if err != nil {
+			return fr.fail(err)
+		}
+	}
+	return nil
+}
+
+// frameRead is the reading of one frame on a server connection: what it
+// holds of the budget, and its deadline.
+type frameRead struct {
+	c     *Conn
+	br    *bufio.Reader
+	total int // the frame's announced length
+	got   int // bytes read after the prefix
+	held  int64
+}
+
+// setDeadline gives the rest bytes still to come their time, at most the
+// idle timeout.
+func (fr *frameRead) setDeadline(rest int) {
+	c := fr.c
+	d := c.cfg.frameTimeout
+	if c.cfg.minRate > 0 {
+		d += time.Duration(float64(rest) / float64(c.cfg.minRate) * float64(time.Second))
+	}
+	if idle := c.cfg.idleTimeout; idle > 0 && (d <= 0 || idle < d) {
+		d = idle
+	}
+	if d > 0 {
+		_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	}
+}
+
+// admit takes n bytes of the budget, in the small or the large class. The
+// time spent waiting is the server's: the deadline starts again after it.
+func (fr *frameRead) admit(n int64, small bool) error {
+	c := fr.c
+	c.frameHeld.Store(0) // not silent: waiting for us
+	waited, err := c.cfg.budget.acquire(c.ctx, &c.share, n, small)
+	if err != nil {
+		return err
+	}
+	fr.held += n
+	c.lastRead.Store(time.Now().UnixNano())
+	c.frameHeld.Store(fr.held)
+	if waited {
+		fr.setDeadline(fr.total - fr.got)
+	}
+	return nil
+}
+
+// read fills buf, noting progress as bytes arrive.
+func (fr *frameRead) read(buf []byte) error {
+	for len(buf) > 0 {
+		m, err := fr.br.Read(buf)
+		buf = buf[m:]
+		fr.got += m
+		if m > 0 {
+			fr.c.lastRead.Store(time.Now().UnixNano())
+		}
+		if err != nil {
+			return unexpectedEOF(err)
+		}
+	}
+	return nil
+}
+
+// done ends the frame's reading and returns what it holds (plus extra).
+func (fr *frameRead) done(extra int64) int64 {
+	fr.c.frameHeld.Store(0)
+	held := fr.held + extra
+	fr.held = 0
+	return held
+}
+
+// fail ends the frame's reading after err, giving its budget back. A
+// deadline inside a frame is ErrStalled.
+func (fr *frameRead) fail(err error) error {
+	fr.c.release(fr.done(0))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %d of %d bytes arrived in time: %w", ErrStalled, fr.got, fr.total, err)
+	}
+	return err
 }
 
 // release returns held bytes to the budget.
 func (c *Conn) release(held int64) {
 	if c.cfg.budget != nil {
-		c.cfg.budget.release(held)
+		c.cfg.budget.release(&c.share, held)
 	}
 }
 
@@ -479,6 +672,11 @@ func (c *Conn) readFailed(err error) {
 	case errors.Is(err, io.EOF):
 		c.cfg.logger.Debug("peer closed the connection", "peer", peer, "conn", c.id)
 		err = fmt.Errorf("peer closed: %w", err)
+	case errors.Is(err, ErrStalled):
+		if c.cfg.stalls != nil {
+			c.cfg.stalls.Add(1)
+		}
+		c.cfg.logger.Warn("closing connection stalled inside a frame", "peer", peer, "conn", c.id, "error", err)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.cfg.logger.Info("closing idle connection", "peer", peer, "conn", c.id, "idle", c.cfg.idleTimeout)
 		err = fmt.Errorf("idle for %s: %w", c.cfg.idleTimeout, err)

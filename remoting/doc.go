@@ -21,9 +21,10 @@
 // A frame, length field included, may not exceed MaxFrameSize (16 MiB by
 // default, Java's frameMaxLength). The length is checked before anything
 // is allocated. On a server the frame is then counted against the read
-// budget (see Limits) before its buffer is allocated; elsewhere (a
-// Client, ReadFrame) a large frame's buffer grows only as its bytes
-// arrive.
+// budget (see Limits) before its buffer is allocated, a frame above
+// SmallFrameSize (64 KiB) in two steps: its header, then, once the header
+// is decoded, its body; elsewhere (a Client, ReadFrame) a large frame's
+// buffer grows only as its bytes arrive.
 //
 // # JSON header (type 0)
 //
@@ -94,7 +95,9 @@
 //
 // # Goroutines: who calls what
 //
-// Server: Start runs one accept goroutine. Each accepted connection gets a
+// Server: Start runs one accept goroutine and the stall watcher (Limits:
+// it closes connections silent inside a frame while readers wait for the
+// budget). Each accepted connection gets a
 // read goroutine that decodes frames and
 //
 //   - hands a response to the Conn.Request call waiting for its opaque
@@ -121,7 +124,18 @@
 //
 //	limit               default   beyond it
 //	------------------  --------  ----------------------------------------------
-//	ReadBudget          256 MiB   readers wait before reading the next frame body
+//	ReadBudget          256 MiB   readers wait before reading the next frame
+//	ReadReserve         budget/8  large frames wait; small ones still read
+//	MaxConnShare        large/4   the connection's next large body waits for
+//	                              its own requests to finish
+//	LargeBodyCodes      all       a body above 64 KiB of another code: answered
+//	                              SYSTEM_ERROR, body discarded unread
+//	FrameTimeout +      10 s +    the frame has not arrived: ErrStalled, the
+//	  length/MinReadRate 512 KiB/s connection is closed
+//	StallGrace          2 s       silent inside a frame while readers wait:
+//	                              ErrStalled, the connection is closed
+//	StarvedAfter        5 s       small frames waiting that long without a
+//	                              break: ReadHealth reports it (/readyz)
 //	MaxConns            4096      a new connection is closed at accept (logged
 //	                              at most once per LogEvery, with a count)
 //	MaxInFlightPerConn  1024      the request is answered SystemBusy
@@ -135,13 +149,50 @@
 // handler returns (or its answer is decided without one: no handler, a
 // limit, a full queue; or it fails to arrive). So a peer that announces
 // 16 MiB and sends 12 MiB holds 16 MiB of the budget, and frames queued
-// behind a slow pool hold theirs: the sum never exceeds the budget, and
-// a connection that would exceed it waits (TCP back-pressure; waiters are
-// served in arrival order) instead of queueing without limit. A frame
-// whose prefix has been read and whose bytes are granted always completes
-// or fails, so waiting never deadlocks; a peer that stalls inside a frame
-// is ended by IdleTimeout. Responses on a server's connections (to
-// Conn.Request calls) count until they are handed to their caller.
+// behind a slow pool hold theirs: the sum never exceeds the budget, and a
+// connection that would exceed it waits (TCP back-pressure) instead of
+// queueing without limit. A frame whose bytes are granted always
+// completes or fails, so waiting never deadlocks.
+//
+// Bounded memory is not enough: 32 connections each stalled inside a
+// 16 MiB frame used to hold a name server's whole 64 MiB budget, and
+// every other request waited for as long as they stayed open. So the
+// budget is shared out:
+//
+//   - Two classes. A small frame (at most SmallFrameSize, length prefix
+//     included: every request header with a small body) is admitted whole
+//     and may use the whole budget. A large frame is admitted header first
+//     (its header-type word read, then its header admitted, read and
+//     decoded), then its body, as a large grant: large grants never take
+//     the last ReadReserve bytes, so ordinary requests are read whatever
+//     large frames hold. Small waiters are served before large ones, each
+//     class in arrival order.
+//   - Header first. A request whose code is not in
+//     ServerConfig.LargeBodyCodes (or, with LargeBodyField, whose header
+//     lacks that field: an unsigned request where requests must be
+//     signed) is answered SYSTEM_ERROR as soon as its header is decoded,
+//     and its body is discarded as it arrives, holding nothing. Responses
+//     (to the server's own calls) are never refused this way.
+//   - A share per connection. A connection holding MaxConnShare bytes
+//     (its frame being read plus its requests queued and handled) waits
+//     for its own requests before its next large body; others pass it.
+//   - Deadlines. From its length prefix on, a frame must arrive within
+//     FrameTimeout plus its length at MinReadRate (at most IdleTimeout;
+//     time spent waiting for the budget does not count), or its
+//     connection is closed (ErrStalled).
+//   - The silent go first. While readers wait for the budget, the stall
+//     watcher (one goroutine per Server, every StallGrace/4, at most
+//     250 ms) closes the connections whose frame holds budget and has
+//     received nothing for StallGrace, the longest silent first, until
+//     what they hold covers what the waiters need (ErrStalled).
+//
+// A server that cannot read new requests says so: Server.ReadHealth is
+// an error while small frames have waited for the budget without a break
+// for StarvedAfter (the name server's and the broker's /readyz report
+// it). Stats counts the small frames that waited (StarvedReads), the
+// connections closed for stalling (StalledCloses) and the refused bodies
+// (RefusedBodies). Responses on a server's connections (to Conn.Request
+// calls) count until they are handed to their caller.
 // Server.HeldBytes and Server.Stats expose the figures. The process's
 // resident memory under a flood can reach about twice the budget: the
 // garbage collector lets the heap grow to twice what is live (GOGC=100;
@@ -193,5 +244,8 @@
 //     validated before use, and the decoders are fuzzed (the JSON one
 //     against encoding/json, the limits against the unlimited decoder).
 //   - A connection that delivers no frame for IdleTimeout (server side,
-//     120 s by default) is closed, and OnConnClose reports it.
+//     120 s by default) is closed, and OnConnClose reports it; so is one
+//     that does not finish a frame in time (Limits.FrameTimeout).
+//   - Small frames are read however many large frames, complete or not,
+//     hold the budget or wait for it: large grants leave ReadReserve.
 package remoting

@@ -43,6 +43,12 @@ var (
 	// ErrClosed: the Server or Client has been closed.
 	ErrClosed = errors.New("remoting: closed")
 
+	// ErrStalled: a peer did not deliver a frame it had begun in time
+	// (Limits.FrameTimeout and MinReadRate), or went silent inside one
+	// while the read budget was short (Limits.StallGrace); the server
+	// closed its connection.
+	ErrStalled = errors.New("remoting: peer stalled inside a frame")
+
 	// ErrBusy: a worker pool's queue is full. The server answers such a
 	// request with SystemBusy; a CodeError with code SystemBusy matches it.
 	ErrBusy = errors.New("remoting: too many requests")

@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -24,6 +23,26 @@ const (
 	// benchmark), well below a worker queue.
 	DefaultMaxInFlightPerConn = 1024
 
+	// SmallFrameSize is the largest frame, length prefix included, that
+	// is read whole and may use the budget's reserve: every request
+	// header with a small body fits. A larger frame's header is read and
+	// decoded first, and its body is admitted on its own (see Limits).
+	SmallFrameSize = 64 << 10
+	// DefaultFrameTimeout is the base of the time a frame may take to
+	// arrive once its length prefix has: the bound is FrameTimeout plus
+	// the frame's length at MinReadRate.
+	DefaultFrameTimeout = 10 * time.Second
+	// DefaultMinReadRate is the slowest rate, in bytes per second, at
+	// which a frame's bytes may arrive (beyond the FrameTimeout).
+	DefaultMinReadRate = 512 << 10
+	// DefaultStallGrace is how long a frame may go without a byte while
+	// readers wait for the budget before its connection is closed.
+	DefaultStallGrace = 2 * time.Second
+	// DefaultStarvedAfter is how long small frames may wait for the
+	// budget, without a break, before the server reports that it cannot
+	// read new requests (Server.ReadHealth).
+	DefaultStarvedAfter = 5 * time.Second
+
 	// DefaultMaxHeaderBytes bounds a frame's header. Real headers are a
 	// few hundred bytes; a send's properties, the largest part, are
 	// limited to 32 KiB by the broker.
@@ -45,12 +64,40 @@ type Limits struct {
 	// server-wide: a frame counts at its announced length from the moment
 	// its length prefix has arrived (before its buffer is allocated), while
 	// it is read, queued for a worker and handled, until the handler
-	// returns. When the budget is used up, a connection that starts a
-	// frame waits before reading its body: the peer meets TCP
-	// back-pressure, and nothing queues without limit. Waiting readers are
-	// served in arrival order. DefaultReadBudget; raised to MaxFrameSize
-	// when lower, so that every legal frame fits.
+	// returns (a frame above SmallFrameSize: its header from when its
+	// header-length word has arrived, its body once the header is
+	// decoded). When the budget is used up, a connection that starts a
+	// frame waits before reading it: the peer meets TCP back-pressure,
+	// and nothing queues without limit. Waiting readers are served in
+	// arrival order, small frames before large ones. DefaultReadBudget.
 	ReadBudget int64
+	// ReadReserve is the part of the budget only small frames (at most
+	// SmallFrameSize) may use: large frames, complete or not, hold at most
+	// ReadBudget − ReadReserve, so ordinary requests are read whatever
+	// large frames hold or wait for. Default ReadBudget/8; the budget is
+	// raised to MaxFrameSize + ReadReserve when lower.
+	ReadReserve int64
+	// MaxConnShare bounds what one connection may hold of the budget when
+	// it starts a large frame's body: beyond it the body waits until the
+	// connection's own requests finish. Default a quarter of the large
+	// part of the budget, at least MaxFrameSize.
+	MaxConnShare int64
+	// FrameTimeout and MinReadRate bound the time a frame may take to
+	// arrive once its length prefix has: FrameTimeout plus its length at
+	// MinReadRate bytes per second (time spent waiting for the budget
+	// excluded). A frame that does not arrive in time closes its
+	// connection. Defaults DefaultFrameTimeout, DefaultMinReadRate.
+	FrameTimeout time.Duration
+	MinReadRate  int64
+	// StallGrace: while readers wait for the budget, a connection whose
+	// incomplete frame holds budget and has received no byte for this
+	// long is closed, the longest silent first, until the waiters' need
+	// is covered. DefaultStallGrace.
+	StallGrace time.Duration
+	// StarvedAfter is how long small frames may wait for the budget
+	// without a break before Server.ReadHealth reports the server cannot
+	// read new requests. DefaultStarvedAfter.
+	StarvedAfter time.Duration
 	// MaxConns bounds the open connections; one accepted beyond it is
 	// closed at once (logged at most once per LogEvery). DefaultMaxConns.
 	MaxConns int
@@ -101,7 +148,26 @@ func (l Limits) withDefaults(maxFrame int) Limits {
 	if l.ReadBudget <= 0 {
 		l.ReadBudget = DefaultReadBudget
 	}
-	l.ReadBudget = max(l.ReadBudget, int64(maxFrame))
+	if l.ReadReserve <= 0 {
+		l.ReadReserve = max(l.ReadBudget/8, 2*SmallFrameSize)
+	}
+	l.ReadBudget = max(l.ReadBudget, int64(maxFrame)+l.ReadReserve)
+	if l.MaxConnShare <= 0 {
+		l.MaxConnShare = (l.ReadBudget - l.ReadReserve) / 4
+	}
+	l.MaxConnShare = max(l.MaxConnShare, int64(maxFrame))
+	if l.FrameTimeout <= 0 {
+		l.FrameTimeout = DefaultFrameTimeout
+	}
+	if l.MinReadRate <= 0 {
+		l.MinReadRate = DefaultMinReadRate
+	}
+	if l.StallGrace <= 0 {
+		l.StallGrace = DefaultStallGrace
+	}
+	if l.StarvedAfter <= 0 {
+		l.StarvedAfter = DefaultStarvedAfter
+	}
 	switch {
 	case l.MaxConns == 0:
 		l.MaxConns = DefaultMaxConns
@@ -116,92 +182,6 @@ func (l Limits) withDefaults(maxFrame int) Limits {
 	}
 	l.Header = l.Header.withDefaults()
 	return l
-}
-
-// budget is a server's read budget: a counting semaphore of bytes whose
-// waiters are served first come, first served. Every grant is released
-// exactly once: when the frame fails to arrive, when its answer is decided
-// without a handler, or when its handler returns.
-type budget struct {
-	limit int64
-
-	mu      sync.Mutex
-	held    int64
-	waiters []*budgetWaiter // in arrival order
-	waits   uint64          // acquisitions that had to wait
-}
-
-type budgetWaiter struct {
-	n     int64
-	ready chan struct{} // closed when granted
-}
-
-func newBudget(limit int64) *budget { return &budget{limit: limit} }
-
-// acquire takes n bytes, waiting while they are not free or an earlier
-// waiter is still waiting. It reports whether it waited; it fails only
-// when ctx ends first, and then holds nothing. n is at most the limit.
-func (b *budget) acquire(ctx context.Context, n int64) (waited bool, err error) {
-	b.mu.Lock()
-	if len(b.waiters) == 0 && b.held+n <= b.limit {
-		b.held += n
-		b.mu.Unlock()
-		return false, nil
-	}
-	w := &budgetWaiter{n: n, ready: make(chan struct{})}
-	b.waiters = append(b.waiters, w)
-	b.waits++
-	b.mu.Unlock()
-
-	select {
-	case <-w.ready:
-		return true, nil
-	case <-ctx.Done():
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	select {
-	case <-w.ready: // granted while ctx ended: give it back
-		b.held -= n
-	default:
-		for i, o := range b.waiters {
-			if o == w {
-				b.waiters = append(b.waiters[:i], b.waiters[i+1:]...)
-				break
-			}
-		}
-	}
-	b.grantLocked() // the head may have changed
-	return true, ctx.Err()
-}
-
-// release returns n bytes and wakes the waiters they make room for.
-func (b *budget) release(n int64) {
-	if n == 0 {
-		return
-	}
-	b.mu.Lock()
-	b.held -= n
-	b.grantLocked()
-	b.mu.Unlock()
-}
-
-// grantLocked grants waiters from the head while they fit.
-func (b *budget) grantLocked() {
-	for len(b.waiters) > 0 && b.held+b.waiters[0].n <= b.limit {
-		w := b.waiters[0]
-		b.waiters[0] = nil
-		b.waiters = b.waiters[1:]
-		b.held += w.n
-		close(w.ready)
-	}
-}
-
-// stats returns the bytes held, the readers waiting and the waits so far.
-func (b *budget) stats() (held int64, waiting int, waits uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.held, len(b.waiters), b.waits
 }
 
 // LogEvery is the least interval between two log lines about refused

@@ -359,12 +359,14 @@ func TestServerHeaderLimits(t *testing.T) {
 	waitFor(t, "budget returned", func() bool { return s.HeldBytes() == 0 })
 }
 
-// The budget grants in arrival order, never more than its limit, and gives
-// a waiter's grant back when its context ends.
+// The budget grants each class in arrival order, never more than its
+// limit, keeps the reserve for small grants, and gives a waiter's grant
+// back when its context ends.
 func TestBudget(t *testing.T) {
-	b := newBudget(10)
+	b := newBudget(10, 0, 10)
+	var o budgetOwner
 	ctx := ctxGuard(t)
-	if w, err := b.acquire(ctx, 6); w || err != nil {
+	if w, err := b.acquire(ctx, &o, 6, true); w || err != nil {
 		t.Fatal(w, err)
 	}
 	type res struct {
@@ -377,10 +379,10 @@ func TestBudget(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := b.acquire(ctx, n)
+			_, err := b.acquire(ctx, &o, n, true)
 			got <- res{name, err}
 		}()
-		waitFor(t, name+" waiting", func() bool { _, w, _ := b.stats(); return w == waiting })
+		waitFor(t, name+" waiting", func() bool { return b.stats().waiting == waiting })
 	}
 	t.Cleanup(wg.Wait)
 	start("big", ctx, 8, 1)
@@ -394,7 +396,7 @@ func TestBudget(t *testing.T) {
 	}
 	// Releasing makes room for both, granted in one go (their goroutines
 	// report in either order).
-	b.release(6)
+	b.release(&o, 6)
 	granted := map[string]bool{}
 	for range 2 {
 		r := recv(t, got, "big and small")
@@ -406,12 +408,61 @@ func TestBudget(t *testing.T) {
 	if !granted["big"] || !granted["small"] {
 		t.Fatalf("granted %v", granted)
 	}
-	if held, waiting, waits := b.stats(); held != 10 || waiting != 0 || waits != 3 {
-		t.Fatalf("held %d waiting %d waits %d", held, waiting, waits)
+	if st := b.stats(); st.held != 10 || o.held != 10 || st.waiting != 0 || st.waits != 3 || st.starved != 3 || !st.starvedSince.IsZero() {
+		t.Fatalf("%+v owner %d", st, o.held)
 	}
-	b.release(10)
-	if held, _, _ := b.stats(); held != 0 {
-		t.Fatal(held)
+	b.release(&o, 10)
+	if st := b.stats(); st.held != 0 || o.held != 0 {
+		t.Fatal(st.held, o.held)
+	}
+}
+
+// Large grants never take the reserve and one owner never holds more than
+// its share when it takes one; small grants use the whole budget and pass
+// large waiters.
+func TestBudgetReserveAndShare(t *testing.T) {
+	b := newBudget(100, 20, 50)
+	var x, y, z budgetOwner
+	ctx := ctxGuard(t)
+	mustTake := func(o *budgetOwner, n int64, small bool) {
+		t.Helper()
+		if w, err := b.acquire(ctx, o, n, small); w || err != nil {
+			t.Fatalf("acquire %d small=%v: waited %v, %v", n, small, w, err)
+		}
+	}
+	mustTake(&x, 50, false)
+	mustTake(&y, 30, false) // 80 held: the large part is full
+	granted := make(chan string, 4)
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	wait := func(name string, o *budgetOwner, n int64, small bool, waiting int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.acquire(ctx, o, n, small); err == nil {
+				granted <- name
+			}
+		}()
+		waitFor(t, name+" waiting", func() bool { return b.stats().waiting == waiting })
+	}
+	// x is at its share: its next large grant waits, even once room frees.
+	wait("x again", &x, 10, false, 1)
+	wait("z", &z, 10, false, 2)
+	// Small frames still fit in the reserve, ahead of the large waiters.
+	mustTake(&z, 15, true)
+	if st := b.stats(); st.starved != 0 || st.shortfall == 0 {
+		t.Fatalf("%+v", st)
+	}
+	b.release(&y, 30) // room for z; x is still at its share
+	if name := recv(t, granted, "a large grant"); name != "z" {
+		t.Fatalf("granted %s first", name)
+	}
+	b.release(&x, 50)
+	if name := recv(t, granted, "x's grant"); name != "x again" {
+		t.Fatal(name)
+	}
+	if st := b.stats(); st.held != 35 || st.waiting != 0 || st.shortfall != 0 {
+		t.Fatalf("%+v", st)
 	}
 }
 
@@ -423,8 +474,14 @@ func TestLimitsDefaults(t *testing.T) {
 		l.MaxInFlightPerConn != DefaultMaxInFlightPerConn || l.Header != DefaultHeaderLimits {
 		t.Fatalf("%+v", l)
 	}
+	if l.ReadReserve != DefaultReadBudget/8 || l.MaxConnShare != (DefaultReadBudget-DefaultReadBudget/8)/4 ||
+		l.FrameTimeout != DefaultFrameTimeout || l.MinReadRate != DefaultMinReadRate ||
+		l.StallGrace != DefaultStallGrace || l.StarvedAfter != DefaultStarvedAfter {
+		t.Fatalf("%+v", l)
+	}
 	l = Limits{ReadBudget: 1, MaxConns: -1, MaxInFlightPerConn: -1}.withDefaults(1 << 20)
-	if l.ReadBudget != 1<<20 || l.MaxConns != 0 || l.MaxInFlightPerConn != 0 {
+	if l.ReadBudget != 1<<20+2*SmallFrameSize || l.ReadReserve != 2*SmallFrameSize || l.MaxConnShare != 1<<20 ||
+		l.MaxConns != 0 || l.MaxInFlightPerConn != 0 {
 		t.Fatalf("%+v", l)
 	}
 }

@@ -58,6 +58,19 @@ type ServerConfig struct {
 	// Limits bound what peers can make the server hold: the read budget,
 	// connections, requests in flight per connection, header sizes.
 	Limits Limits
+	// LargeBodyCodes are the request codes whose body may exceed
+	// SmallFrameSize (sends, registrations, …). A request with another
+	// code and a larger body is answered SYSTEM_ERROR as soon as its
+	// header is decoded, and its body is discarded without being held.
+	// Nil allows every code; responses are never limited this way.
+	LargeBodyCodes []int16
+	// LargeBodyField, if set, is an ext field a request's header must
+	// carry, not empty, for a body above SmallFrameSize to be read: the
+	// signature field where requests must be signed, so a peer that does
+	// not even claim to be authenticated is refused a large body as
+	// LargeBodyCodes refuses one (the signature itself covers the body
+	// and is checked by the handler).
+	LargeBodyField string
 	// Logger receives the server's logs (hclog.NewNullLogger() if nil).
 	Logger hclog.Logger
 	// OnConnClose, if set, is called once per accepted connection after it
@@ -77,10 +90,10 @@ type route struct {
 // handlers with Handle, then Start; Close stops everything it started.
 //
 // Goroutines, all owned by the Server and all finished when Close returns:
-// one accept loop; one read goroutine per connection, which decodes frames
-// and dispatches each request to its code's pool (answering
-// RequestCodeNotSupported or SystemBusy itself); the workers of every pool,
-// which run handlers and write their responses.
+// one accept loop; the stall watcher (stall.go); one read goroutine per
+// connection, which decodes frames and dispatches each request to its
+// code's pool (answering RequestCodeNotSupported or SystemBusy itself);
+// the workers of every pool, which run handlers and write their responses.
 type Server struct {
 	cfg     ServerConfig
 	logger  hclog.Logger
@@ -91,9 +104,12 @@ type Server struct {
 	inflight atomic.Int64 // requests queued or being handled, all connections
 	// draining: Close has begun; new requests are refused (drainResponse)
 	// while those in flight finish and are answered.
-	draining     atomic.Bool
-	refusedConns atomic.Uint64 // connections closed at accept for MaxConns
-	busyInFlight atomic.Uint64 // requests answered SystemBusy for MaxInFlightPerConn
+	draining      atomic.Bool
+	refusedConns  atomic.Uint64 // connections closed at accept for MaxConns
+	busyInFlight  atomic.Uint64 // requests answered SystemBusy for MaxInFlightPerConn
+	stalledCloses atomic.Uint64 // connections closed for a frame that did not arrive
+	refusedBodies atomic.Uint64 // large bodies refused for their request code
+	largeBody     func(*Command) bool
 
 	hmu    sync.Mutex                      // serializes Handle
 	routes atomic.Pointer[map[int16]route] // copy-on-write
@@ -135,7 +151,20 @@ func NewServer(cfg ServerConfig) *Server {
 		pools:  make(map[string]*pool, len(pools)),
 		conns:  make(map[*Conn]struct{}),
 		quit:   make(chan struct{}),
-		budget: newBudget(cfg.Limits.ReadBudget),
+		budget: newBudget(cfg.Limits.ReadBudget, cfg.Limits.ReadReserve, cfg.Limits.MaxConnShare),
+	}
+	if cfg.LargeBodyCodes != nil || cfg.LargeBodyField != "" {
+		var allowed map[int16]bool
+		if cfg.LargeBodyCodes != nil {
+			allowed = make(map[int16]bool, len(cfg.LargeBodyCodes))
+			for _, code := range cfg.LargeBodyCodes {
+				allowed[code] = true
+			}
+		}
+		field := cfg.LargeBodyField
+		s.largeBody = func(req *Command) bool {
+			return (allowed == nil || allowed[req.Code]) && (field == "" || req.ExtFields[field] != "")
+		}
 	}
 	s.refusal = refusalLog{logger: cfg.Logger, now: time.Now}
 	for name, pc := range pools {
@@ -203,8 +232,9 @@ func (s *Server) Start() error {
 	for _, p := range s.pools {
 		p.start()
 	}
-	s.connWG.Add(1)
+	s.connWG.Add(2)
 	go s.acceptLoop(ln)
+	go s.watchStalls()
 	s.logger.Info("remoting server listening", "addr", ln.Addr().String())
 	return nil
 }
@@ -239,35 +269,42 @@ func (s *Server) ConnCount() int {
 // HeldBytes is how much of the read budget requests hold now: frames being
 // read (at their announced length), queued and being handled.
 func (s *Server) HeldBytes() int64 {
-	held, _, _ := s.budget.stats()
-	return held
+	return s.budget.stats().held
 }
 
 // ServerStats is a snapshot of what a server holds and what its limits
 // refused.
 type ServerStats struct {
-	Conns        int    // open connections
-	HeldBytes    int64  // read budget held (see HeldBytes)
-	ReadBudget   int64  // the budget's size
-	ReadWaiting  int    // connections waiting for the budget now
-	ReadWaits    uint64 // frames that had to wait for the budget
-	InFlight     int64  // requests queued or being handled
-	RefusedConns uint64 // connections closed at accept for MaxConns
-	BusyInFlight uint64 // requests answered SystemBusy for MaxInFlightPerConn
+	Conns         int    // open connections
+	HeldBytes     int64  // read budget held (see HeldBytes)
+	ReadBudget    int64  // the budget's size
+	ReadReserve   int64  // the part of it only small frames may use
+	ReadWaiting   int    // connections waiting for the budget now
+	ReadWaits     uint64 // frames that had to wait for the budget
+	StarvedReads  uint64 // small frames that had to wait (the reserve was used up)
+	StalledCloses uint64 // connections closed for a frame that did not arrive in time
+	RefusedBodies uint64 // large bodies refused for their request code
+	InFlight      int64  // requests queued or being handled
+	RefusedConns  uint64 // connections closed at accept for MaxConns
+	BusyInFlight  uint64 // requests answered SystemBusy for MaxInFlightPerConn
 }
 
 // Stats returns the server's counters. Safe for concurrent use.
 func (s *Server) Stats() ServerStats {
-	held, waiting, waits := s.budget.stats()
+	b := s.budget.stats()
 	return ServerStats{
-		Conns:        s.ConnCount(),
-		HeldBytes:    held,
-		ReadBudget:   s.budget.limit,
-		ReadWaiting:  waiting,
-		ReadWaits:    waits,
-		InFlight:     s.inflight.Load(),
-		RefusedConns: s.refusedConns.Load(),
-		BusyInFlight: s.busyInFlight.Load(),
+		Conns:         s.ConnCount(),
+		HeldBytes:     b.held,
+		ReadBudget:    s.budget.limit,
+		ReadReserve:   s.budget.reserve,
+		ReadWaiting:   b.waiting,
+		ReadWaits:     b.waits,
+		StarvedReads:  b.starved,
+		StalledCloses: s.stalledCloses.Load(),
+		RefusedBodies: s.refusedBodies.Load(),
+		InFlight:      s.inflight.Load(),
+		RefusedConns:  s.refusedConns.Load(),
+		BusyInFlight:  s.busyInFlight.Load(),
 	}
 }
 
@@ -392,15 +429,20 @@ func (s *Server) serveConn(nc net.Conn) {
 		nc = tls.Server(nc, s.cfg.TLS)
 	}
 	c := newConn(nc, connConfig{
-		maxFrame:     s.cfg.MaxFrameSize,
-		idleTimeout:  s.cfg.IdleTimeout,
-		writeTimeout: s.cfg.WriteTimeout,
-		logger:       s.logger,
-		header:       s.cfg.Limits.Header,
-		budget:       s.budget,
-		inflight:     &s.inflight,
-		dispatch:     s.dispatch,
-		onClose:      s.connClosed,
+		maxFrame:      s.cfg.MaxFrameSize,
+		idleTimeout:   s.cfg.IdleTimeout,
+		writeTimeout:  s.cfg.WriteTimeout,
+		logger:        s.logger,
+		header:        s.cfg.Limits.Header,
+		budget:        s.budget,
+		frameTimeout:  s.cfg.Limits.FrameTimeout,
+		minRate:       s.cfg.Limits.MinReadRate,
+		largeBody:     s.largeBody,
+		stalls:        &s.stalledCloses,
+		refusedBodies: &s.refusedBodies,
+		inflight:      &s.inflight,
+		dispatch:      s.dispatch,
+		onClose:       s.connClosed,
 	})
 	s.mu.Lock()
 	if s.closed {

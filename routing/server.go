@@ -109,18 +109,41 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.confirm = newConfirmer(s, checker)
 	s.rs = remoting.NewServer(remoting.ServerConfig{
-		Addr:        cfg.Addr,
-		TLS:         cfg.TLSServer,
-		Limits:      limits,
-		Pools:       map[string]remoting.PoolConfig{PoolHeartbeat: heartbeatPool},
-		Logger:      cfg.Logger.Named("remoting"),
-		OnConnClose: s.connClosed,
+		Addr:   cfg.Addr,
+		TLS:    cfg.TLSServer,
+		Limits: limits,
+		// Only registrations carry large bodies; where they must be
+		// signed, an unsigned one is refused its body before it is read.
+		LargeBodyCodes: LargeBodyCodes,
+		LargeBodyField: largeBodyField(cfg),
+		Pools:          map[string]remoting.PoolConfig{PoolHeartbeat: heartbeatPool},
+		Logger:         cfg.Logger.Named("remoting"),
+		OnConnClose:    s.connClosed,
 	})
 	if err := s.handle(s.rs); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
+
+// LargeBodyCodes are the requests whose body may exceed
+// remoting.SmallFrameSize on a name server: a registration of 10 000
+// topics is about 2 MiB; every other request is a header.
+var LargeBodyCodes = []int16{remoting.RegisterBroker}
+
+// largeBodyField is the ext field a large body's header must carry: the
+// signature when registrations (cluster secret) or all requests (ACL) must
+// be signed.
+func largeBodyField(cfg Config) string {
+	if cfg.Secret != "" || cfg.ACLEnable {
+		return auth.FieldSignature
+	}
+	return ""
+}
+
+// ReadHealth is nil while the name server reads new requests
+// (remoting.Server.ReadHealth); /readyz reports it.
+func (s *Server) ReadHealth() error { return s.rs.ReadHealth() }
 
 // Table is the server's route table (for admin tools and tests).
 func (s *Server) Table() *RouteTable { return s.table }

@@ -13,8 +13,8 @@ import (
 )
 
 // nodeStatus is the ops Status of a running broker node; stopping says
-// whether it is shutting down.
-func nodeStatus(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool) func() ops.Status {
+// whether it is shutting down, b's remoting server whether it reads.
+func nodeStatus(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *atomic.Bool) func() ops.Status {
 	return func() ops.Status {
 		st := g.Status()
 		s := ops.Status{
@@ -38,6 +38,9 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, stopping *atomic.Bool) func()
 		if err := g.Store().CheckWritable(); err != nil {
 			s.DiskError = err.Error()
 		}
+		if err := b.ReadHealth(); err != nil {
+			s.ReadStarved = err.Error()
+		}
 		return s
 	}
 }
@@ -50,7 +53,7 @@ func startOps(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *ato
 	if cfg.HTTPAddr == "" {
 		return nil, nil
 	}
-	status := nodeStatus(cfg, g, stopping)
+	status := nodeStatus(cfg, g, b, stopping)
 	reg.MustRegister(ops.NewNodeCollector(status, 0, labels), ops.NewServerCollector(b.ServerStats, labels),
 		newBrokerCollector(b, labels),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -179,7 +179,8 @@ type namesrvStatus struct {
 }
 
 // startNamesrvOps serves the name server's operator endpoints: /readyz is
-// 200 while it serves (503 "shutting down" once it stops), /metrics has
+// 200 while it serves (503 "shutting down" once it stops, or "not reading
+// new requests" while its read budget's reserve is used up), /metrics has
 // the route table's size, registrations and the remoting figures.
 func startNamesrvOps(addr string, profiling bool, srv *routing.Server, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
 	labels := prometheus.Labels{"namesrv": srv.Addr().String()}
@@ -205,6 +206,9 @@ func startNamesrvOps(addr string, profiling bool, srv *routing.Server, stopping 
 	ready := func() (bool, []string) {
 		if stopping.Load() {
 			return false, []string{"shutting down"}
+		}
+		if err := srv.ReadHealth(); err != nil {
+			return false, []string{"not reading new requests: " + err.Error()}
 		}
 		return true, nil
 	}

@@ -29,6 +29,13 @@ const (
 	codeRegisterBroker = 103
 )
 
+// Settings of the avail attack.
+var (
+	availPhase, availProbe, availTimeout time.Duration
+	availBody                            int
+	availLog                             string
+)
+
 type options struct {
 	bin                     string
 	targets, attacks        []string
@@ -43,7 +50,7 @@ func main() {
 	var targets, attacks string
 	flag.StringVar(&o.bin, "bin", "", "ledgermq binary to measure (required)")
 	flag.StringVar(&targets, "targets", "namesrv,broker", "servers to attack: namesrv, broker")
-	flag.StringVar(&attacks, "attacks", "frames,partial,locks", "attacks to run: frames, partial, locks")
+	flag.StringVar(&attacks, "attacks", "frames,partial,locks", "attacks to run: frames, partial, locks; or avail alone (a name server and a broker attacked with -conns stalled frames each for -hold while a route reader and a producer probe them)")
 	flag.IntVar(&o.frames, "frames", 64, "frames attack: frames sent back to back")
 	flag.IntVar(&o.frameMiB, "frame-mib", 15, "frames attack: size of each frame in MiB")
 	flag.IntVar(&o.conns, "conns", 32, "partial attack: connections")
@@ -53,6 +60,11 @@ func main() {
 	flag.IntVar(&o.lockQueues, "lock-queues", 10000, "locks attack: queues per request")
 	flag.DurationVar(&o.hold, "hold", 5*time.Second, "partial and locks attacks: how long the stalled frames are held, or the pause after the locks")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "bound of one attack")
+	flag.DurationVar(&availPhase, "phase", 10*time.Second, "avail attack: probing before and after the attack")
+	flag.DurationVar(&availProbe, "probe-every", 20*time.Millisecond, "avail attack: pause between two probes of each kind")
+	flag.DurationVar(&availTimeout, "request-timeout", 3*time.Second, "avail attack: timeout of one route read or send")
+	flag.IntVar(&availBody, "send-body", 1024, "avail attack: bytes of each probe message")
+	flag.StringVar(&availLog, "log-level", "warn", "avail attack: the servers' log level")
 	flag.Parse()
 	if o.bin == "" {
 		fmt.Fprintln(os.Stderr, "memattack: -bin is required")
@@ -60,6 +72,15 @@ func main() {
 	}
 	o.targets = strings.Split(targets, ",")
 	o.attacks = strings.Split(attacks, ",")
+	if attacks == "avail" {
+		if err := runAvail(availOptions{bin: o.bin, conns: o.conns, declMiB: o.declMiB, sent: o.sentMiB,
+			phase: availPhase, attack: o.hold, probe: availProbe, requestTimeout: availTimeout,
+			logLevel: availLog, sendBody: availBody}); err != nil {
+			fmt.Fprintln(os.Stderr, "memattack:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "memattack:", err)
 		os.Exit(1)
@@ -188,15 +209,31 @@ func startServer(ctx context.Context, bin, target, dir string) (*proc, string, e
 	default:
 		return nil, "", fmt.Errorf("unknown target %q", target)
 	}
+	p, err := startProc(bin, dir, target, addr, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	// Let the process finish starting (raft election, first
+	// registration) before the baseline is read.
+	time.Sleep(2 * time.Second)
+	return p, addr, nil
+}
+
+// startProc runs bin with args, logging to dir/name.log, and waits until
+// it accepts connections on addr.
+func startProc(bin, dir, name, addr string, args ...string) (*proc, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	target := name
 	cmd := exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(dir, target+".log"))
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, "", err
+		return nil, err
 	}
 	p := &proc{cmd: cmd, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait(); logf.Close() }()
@@ -210,17 +247,14 @@ func startServer(ctx context.Context, bin, target, dir string) (*proc, string, e
 		case err := <-p.done:
 			p.done <- err
 			log, _ := os.ReadFile(filepath.Join(dir, target+".log"))
-			return nil, "", fmt.Errorf("%s exited before serving: %v\n%s", target, err, log)
+			return nil, fmt.Errorf("%s exited before serving: %v\n%s", target, err, log)
 		case <-ctx.Done():
 			p.stop()
-			return nil, "", fmt.Errorf("%s did not start listening: %w", target, ctx.Err())
+			return nil, fmt.Errorf("%s did not start listening: %w", target, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	// Let the process finish starting (raft election, first
-	// registration) before the baseline is read.
-	time.Sleep(2 * time.Second)
-	return p, addr, nil
+	return p, nil
 }
 
 func freePorts(n int) ([]int, error) {
