@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -400,18 +401,57 @@ func (b *Broker) closeStepDone(s closeStep) {
 	}
 }
 
-// brokerID is this node's RocketMQ brokerId: 0 while it leads, otherwise 1
-// + its position among the sorted node ids (stable across failovers).
+// brokerID is this node's RocketMQ brokerId: 0 while it leads (RocketMQ
+// clients send to brokerId 0), otherwise its own follower id (followerID).
+// The others keep theirs when leadership moves: the leader's own slot is
+// just empty while it leads.
 func (b *Broker) brokerID(role dledger.RoleEvent) int64 {
 	if role.Role == dledger.RoleLeader {
 		return 0
 	}
-	ids := make([]string, 0, len(b.cfg.Peers))
-	for id := range b.cfg.Peers {
+	return followerID(b.cfg.NodeID, b.cfg.Peers)
+}
+
+// followerID is the broker id node registers under while it does not lead:
+// its own for life, whoever leads. As RocketMQ derives it in DLedger mode,
+// it is the number a node id ends in plus one (n0 → 1, n2 → 3, n10 → 11),
+// so it depends on nothing but the node's own id and survives membership
+// changes. When some node id of the group does not end in a number (or two
+// end in the same one) it is 1 + the node's position among the sorted node
+// ids, which is stable as long as the group's membership is.
+func followerID(node string, peers map[string]string) int64 {
+	nums := map[int64]bool{}
+	numbered := true
+	for id := range peers {
+		n, ok := nodeNumber(id)
+		if !ok || nums[n] {
+			numbered = false
+			break
+		}
+		nums[n] = true
+	}
+	if n, ok := nodeNumber(node); ok && numbered {
+		return n + 1
+	}
+	ids := make([]string, 0, len(peers))
+	for id := range peers {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	return int64(sort.SearchStrings(ids, b.cfg.NodeID)) + 1
+	return int64(sort.SearchStrings(ids, node)) + 1
+}
+
+// nodeNumber returns the decimal number a node id ends in ("n12" → 12).
+func nodeNumber(id string) (int64, bool) {
+	i := len(id)
+	for i > 0 && id[i-1] >= '0' && id[i-1] <= '9' {
+		i--
+	}
+	if i == len(id) || len(id)-i > 9 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(id[i:], 10, 64)
+	return n, err == nil
 }
 
 // leaderAddr is the client-facing address of the group's leader, or "".

@@ -3,8 +3,10 @@
 // and the admin requests, over the node's raft group (package dledger),
 // whose store and metadata it reads and to which it proposes every write.
 //
-// The leader registers with the name servers as brokerId 0, followers as
-// 1 + their position among the sorted node ids; each registration carries
+// The leader registers with the name servers as brokerId 0, every other
+// node under its own id for life: the number its node id ends in plus one
+// (n2 → 3, as RocketMQ's DLedger mode), else 1 + its position among the
+// sorted node ids; each registration carries
 // the raft term so name servers ignore a deposed leader (DESIGN.md I6). A
 // follower forwards sends to the leader, serves pulls of committed data,
 // and answers SERVICE_NOT_AVAILABLE (14) when it can do neither.
@@ -109,8 +111,9 @@
 // start, at once on every role event (b.roleCh) and on requestRegister
 // (topic changes), and every RegisterInterval. The leader registers as id
 // 0 and first proposes TBW102 when AutoCreateTopic is on and the metadata
-// lacks it; a follower as 1 + its position among the sorted node ids;
-// a candidate or shut-down node unregisters. Every registration carries
+// lacks it; a follower, and a candidate (an election under way, or an
+// elected leader before its barrier), under its own id (followerID); a
+// shut-down node unregisters. Every registration carries
 // the raft term as dataVersion.stateVersion; dataVersion's timestamp and
 // counter move when the topic table's content changes. Topic table = the
 // replicated topics plus TBW102 (perm 7, DefaultTopicQueueNums queues)

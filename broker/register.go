@@ -121,8 +121,10 @@ func (b *Broker) stopRegistering() {
 
 // registerRound runs one registration on the loop goroutine: a leader
 // first makes sure the TBW102 template is in the replicated metadata, then
-// the node registers (leader or follower) or unregisters (candidate,
-// shutdown) with every name server.
+// the node registers with every name server, as brokerId 0 once it leads
+// and takes writes, else under its own follower id (a candidate too, as
+// RocketMQ's DLedger mode keeps it a slave: a node stays listed under its
+// id through elections), or unregisters once shut down.
 func (b *Broker) registerRound() {
 	p := b.prod
 	p.mu.Lock()
@@ -141,7 +143,7 @@ func (b *Broker) registerRound() {
 	case dledger.RoleLeader:
 		b.ensureTemplate()
 		b.registerAll(role)
-	case dledger.RoleFollower:
+	case dledger.RoleFollower, dledger.RoleCandidate:
 		b.registerAll(role)
 	default:
 		p.mu.Lock()

@@ -134,8 +134,10 @@ func (a *Admin) RaftMembers(ctx context.Context, ls protocol.RaftStatus) []Membe
 
 // ClusterList returns one line per node of every broker group: what the
 // name servers list (cluster, brokerId) joined with each member's raft
-// view. A group without a reachable leader lists the nodes the name
-// servers name, each with its own view or error.
+// view. Every member of the group's configuration is listed by its node id,
+// a dead one too ("unreachable", with the error): from the leader's
+// configuration, or, while the group has no reachable leader, from the
+// configuration its members report (membersWithoutLeader).
 func (a *Admin) ClusterList(ctx context.Context) ([]MemberStatus, error) {
 	info, err := a.ClusterInfo(ctx)
 	if err != nil {
@@ -158,18 +160,7 @@ func (a *Admin) ClusterList(ctx context.Context) ([]MemberStatus, error) {
 		if ls, err := a.leaderOf(ctx, bd); err == nil {
 			rows = a.RaftMembers(ctx, ls)
 		} else {
-			for addr := range idOf {
-				r := MemberStatus{BrokerName: name, ClientAddr: addr}
-				if st, err := a.RaftStatus(ctx, addr); err == nil {
-					r.ID, r.Role, r.Term, r.LastIndex, r.CommitIndex, r.AppliedIndex = st.Node, st.Role, st.Term, st.LastIndex, st.CommitIndex, st.AppliedIndex
-					if m, ok := st.Member(st.Node); ok {
-						r.Voter, r.RaftAddr = m.Voter, m.RaftAddr
-					}
-				} else {
-					r.Role, r.Error = "unreachable", err.Error()
-				}
-				rows = append(rows, r)
-			}
+			rows = a.membersWithoutLeader(ctx, name, idOf)
 		}
 		for i := range rows {
 			rows[i].Cluster, rows[i].BrokerName = clusterOf[name], name
@@ -184,6 +175,76 @@ func (a *Admin) ClusterList(ctx context.Context) ([]MemberStatus, error) {
 		out = append(out, rows...)
 	}
 	return out, nil
+}
+
+// membersWithoutLeader lists a group that has no reachable leader (an
+// election under way, or a lost majority): every member of the
+// configuration the members that answer report (the highest term's),
+// each with its own view or, when it does not answer, its id and error,
+// so that a node that died is listed by name, not dropped or shown
+// without one; and every address the name servers list beyond those.
+// Lag is counted from the highest commit index among the answers. Only a
+// listed address that neither answers nor belongs to a configuration
+// some member reported has no id.
+func (a *Admin) membersWithoutLeader(ctx context.Context, group string, listed map[string]int64) []MemberStatus {
+	addrs := make([]string, 0, len(listed))
+	for addr := range listed {
+		addrs = append(addrs, addr)
+	}
+	sort.Strings(addrs)
+	type answer struct {
+		st  protocol.RaftStatus
+		err error
+	}
+	asked := map[string]answer{}
+	ask := func(addr string) answer {
+		if an, ok := asked[addr]; ok {
+			return an
+		}
+		st, err := a.RaftStatus(ctx, addr)
+		asked[addr] = answer{st, err}
+		return asked[addr]
+	}
+	var conf []protocol.RaftMember
+	var confTerm, commit uint64
+	for _, addr := range addrs {
+		an := ask(addr)
+		if an.err != nil {
+			continue
+		}
+		commit = max(commit, an.st.CommitIndex)
+		if len(an.st.Members) > 0 && (conf == nil || an.st.Term > confTerm) {
+			conf, confTerm = an.st.Members, an.st.Term
+		}
+	}
+	row := func(r MemberStatus, an answer) MemberStatus {
+		if an.err != nil {
+			r.Role, r.Error = "unreachable", an.err.Error()
+			return r
+		}
+		st := an.st
+		r.ID, r.Role, r.Term, r.LastIndex, r.CommitIndex, r.AppliedIndex = st.Node, st.Role, st.Term, st.LastIndex, st.CommitIndex, st.AppliedIndex
+		if m, ok := st.Member(st.Node); ok {
+			r.Voter, r.RaftAddr = m.Voter, m.RaftAddr
+		}
+		if commit > st.AppliedIndex {
+			r.Lag = commit - st.AppliedIndex
+		}
+		return r
+	}
+	var rows []MemberStatus
+	inConf := map[string]bool{}
+	for _, m := range conf {
+		inConf[m.ClientAddr] = true
+		r := row(MemberStatus{BrokerName: group, ID: m.ID, Voter: m.Voter, ClientAddr: m.ClientAddr, RaftAddr: m.RaftAddr}, ask(m.ClientAddr))
+		rows = append(rows, r)
+	}
+	for _, addr := range addrs {
+		if !inConf[addr] {
+			rows = append(rows, row(MemberStatus{BrokerName: group, ClientAddr: addr}, ask(addr)))
+		}
+	}
+	return rows
 }
 
 // BrokerRuntime returns a node's runtime key/value table

@@ -107,8 +107,15 @@
 // per byte of garbage in a 16 MiB segment; more in larger segments, where
 // more random lengths are plausible). A false match needs a 32-bit CRC
 // collision at a position that also carries a plausible length. To prove
-// that nothing follows the end of the data, Recover reads the rest of the
-// last segment (zeros, or holes that read as zeros) once.
+// that nothing follows the end of the data, Recover asks the file system
+// where each segment from the scan's start on holds data (lseek SEEK_DATA
+// and SEEK_HOLE, sparse.go) and searches only there: a hole, or a
+// preallocated block never written, reads as zeros and is skipped without
+// being read, so the unwritten part of a 1 GiB segment is never faulted
+// into the mapping. Where the file system cannot tell, every byte is taken
+// as data and read. Once done, Recover drops from the process
+// (madvise MADV_DONTNEED) the pages of the sealed segments it scanned and of
+// the active segment's tail past the end.
 //
 // Scan runs the same verification read-only up to the write position, where
 // everything is supposed to be valid, so it reports every damaged range
@@ -146,7 +153,11 @@
 // longer be promised. Recover msyncs the range it scanned before it sets
 // FlushedOffset to the recovered end: after a crash of the process (not
 // of the machine) that data may be in the page cache only, and everything
-// below FlushedOffset must be on disk (a snapshot relies on it). Every
+// below FlushedOffset must be on disk (a snapshot relies on it). The flush
+// that makes a sealed segment durable to its end also drops its pages from
+// the process (MADV_DONTNEED: the mapping is shared, so the bytes stay in
+// the page cache and a later reader faults them in again), so the resident
+// size follows what is read, not everything ever written. Every
 // msync is recorded in the durable-length report when it is on
 // (internal/syncreport, the chaos harness's power-loss model).
 //

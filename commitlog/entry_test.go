@@ -177,7 +177,7 @@ func TestWalkerTilesTheSegment(t *testing.T) {
 		visit:   func(off int64, _ []byte) error { got = append(got, int(off)); return nil },
 		corrupt: func(c CorruptRange) { bad = append(bad, c) },
 	}
-	stop, next, err := w.segment(b, segLen, 0, 0, false, false)
+	stop, next, err := w.segment(b, nil, segLen, 0, 0, false, false)
 	if err != nil || next || stop != end {
 		t.Fatalf("segment = (%d, %v, %v), want (%d, false, nil)", stop, next, err, end)
 	}

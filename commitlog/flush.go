@@ -62,6 +62,12 @@ func (l *Log) flushOnce() {
 			lo, hi := max(from, s.start)-s.start, min(to, s.end())-s.start
 			err = s.sync(int(lo), int(hi))
 			l.syncs.Add(1)
+			if err == nil && s.end() <= to {
+				// Sealed and now durable: appends are done with it, so
+				// its pages leave this process until a reader needs
+				// them again.
+				s.dontNeed(0, int(s.size))
+			}
 		}
 		s.release()
 	}

@@ -3,6 +3,7 @@ package commitlog
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"testing"
 )
@@ -158,7 +159,7 @@ func FuzzScanSegment(f *testing.F) {
 					next = int(c.Offset + c.Length)
 				},
 			}
-			end, _, err := w.segment(b, segLen, 0, 0, mode.more, mode.tail)
+			end, _, err := w.segment(b, nil, segLen, 0, 0, mode.more, mode.tail)
 			if err != nil || end < 0 || end > segLen {
 				t.Fatalf("segment = %d, %v", end, err)
 			}
@@ -186,6 +187,80 @@ func FuzzRangeCRC(f *testing.F) {
 		ni := int(n) % (len(data) - ci + 1)
 		if got, want := newPrefixCRC(data, o).rangeCRC(ci, ni), EntryCRC(data[ci:ci+ni]); got != want {
 			t.Fatalf("rangeCRC(%d, %d) from %d = %#x, want %#x", ci, ni, o, got, want)
+		}
+	})
+}
+
+// FuzzSparseWalk checks that walking a segment with a list of its data
+// extents finds what walking every byte finds, as long as the bytes outside
+// the extents are zero (holes): same visits, same ranges, same end, and the
+// same last non-zero byte past any position.
+func FuzzSparseWalk(f *testing.F) {
+	e := entryBytes(append([]byte{0, 0, 0, 12, 0xda, 0xa3, 0x20, 0xa7}, 1, 2, 3, 4))
+	f.Add(append(append([]byte{}, e...), e...), []byte{0, 20, 40, 90})
+	f.Add(e, []byte{})
+	f.Add(append(make([]byte, 300), e...), []byte{1, 2, 250, 255})
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		if len(data) > 1<<14 || len(cuts) > 64 {
+			return
+		}
+		segLen := max(len(data), 64)
+		b := make([]byte, segLen)
+		copy(b, data)
+		// Extents at the (scaled, sorted, distinct) cut points; zero the rest.
+		var pts []int
+		for _, c := range cuts {
+			p := int(c) * segLen / 256
+			if len(pts) == 0 || p > pts[len(pts)-1] {
+				pts = append(pts, p)
+			}
+		}
+		ext := extents{}
+		for i := 0; i+1 < len(pts); i += 2 {
+			ext = append(ext, extent{pts[i], pts[i+1]})
+		}
+		lo := 0
+		for _, x := range ext {
+			clear(b[lo:x.lo])
+			lo = x.hi
+		}
+		clear(b[lo:])
+
+		type result struct {
+			log  []string
+			end  int
+			next bool
+		}
+		walk := func(ext extents, more, tail bool) result {
+			var r result
+			w := walker{
+				visit: func(off int64, p []byte) error {
+					r.log = append(r.log, fmt.Sprintf("v%d+%d", off, len(p)))
+					return nil
+				},
+				corrupt: func(c CorruptRange) { r.log = append(r.log, fmt.Sprintf("c%d+%d", c.Offset, c.Length)) },
+			}
+			var err error
+			r.end, r.next, err = w.segment(b, ext, segLen, 0, 0, more, tail)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		for _, mode := range []struct{ more, tail bool }{{false, false}, {true, false}, {false, true}} {
+			dense, sparse := walk(nil, mode.more, mode.tail), walk(ext, mode.more, mode.tail)
+			if fmt.Sprint(dense) != fmt.Sprint(sparse) {
+				t.Fatalf("extents %v, mode %+v: dense walk %v, sparse walk %v", ext, mode, dense, sparse)
+			}
+		}
+		for _, from := range pts {
+			if d, s := extents(nil).lastNonZero(b, from), ext.lastNonZero(b, from); d != s {
+				t.Fatalf("lastNonZero from %d: dense %d, sparse %d", from, d, s)
+			}
+		}
+		ds, ss := searcher{b: b, segLen: segLen}, searcher{b: b, segLen: segLen, ext: ext}
+		if d, s := ds.hasEntry(0), ss.hasEntry(0); d != s {
+			t.Fatalf("hasEntry: dense %v, sparse %v", d, s)
 		}
 	})
 }

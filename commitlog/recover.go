@@ -56,11 +56,18 @@ func (l *Log) Recover(from int64, visit func(offset int64, payload []byte) error
 	pos := int(from - segs[k].start)
 	first, firstPos := k, pos
 
+	// Where the segments may hold data: the searches for valid data past
+	// the end skip holes without reading them, so the unwritten part of a
+	// segment is never faulted into the mapping.
+	exts := make([]extents, len(segs))
+	for j := k; j < len(segs); j++ {
+		exts[j] = segs[j].dataExtents()
+	}
 	// The last segment holding a valid entry decides whether damage with
 	// nothing valid after it in its segment is corruption or the end.
 	lastData := k
 	for j := len(segs) - 1; j > k; j-- {
-		if s := (searcher{b: segs[j].data, segLen: len(segs[j].data)}); s.hasEntry(0) {
+		if s := (searcher{b: segs[j].data, segLen: len(segs[j].data), ext: exts[j]}); s.hasEntry(0) {
 			lastData = j
 			break
 		}
@@ -72,7 +79,7 @@ func (l *Log) Recover(from int64, visit func(offset int64, payload []byte) error
 		seg := segs[k]
 		var next bool
 		var err error
-		end, next, err = w.segment(seg.data, len(seg.data), seg.start, pos, k < lastData, false)
+		end, next, err = w.segment(seg.data, exts[k], len(seg.data), seg.start, pos, k < lastData, false)
 		if err != nil {
 			return 0, fmt.Errorf("commitlog: recover: visit: %w", err)
 		}
@@ -104,10 +111,9 @@ func (l *Log) Recover(from int64, visit func(offset int64, payload []byte) error
 		}
 	}
 	if end < len(seg.data) {
-		tail := seg.data[end:]
-		if i := lastNonZero(tail); i >= 0 {
-			clear(tail[:i+1])
-			if err := seg.syncZeroed(end, end+i+1); err != nil {
+		if i := exts[k].lastNonZero(seg.data, end); i >= 0 {
+			clear(seg.data[end : i+1])
+			if err := seg.syncZeroed(end, i+1); err != nil {
 				return 0, err
 			}
 		}
@@ -115,6 +121,13 @@ func (l *Log) Recover(from int64, visit func(offset int64, payload []byte) error
 	if err := l.removeAfter(seg); err != nil {
 		return 0, err
 	}
+	// Release what the scan faulted in but appends and readers of new data
+	// do not need: the sealed segments it crossed and the active segment's
+	// tail past the end.
+	for j := first; j < k; j++ {
+		segs[j].dontNeed(0, len(segs[j].data))
+	}
+	seg.dontNeed(end, len(seg.data))
 	l.flushed.Store(wpos)
 	l.wpos.Store(wpos)
 	l.recovered.Store(true)
@@ -186,7 +199,7 @@ func (l *Log) Scan(from int64, visit func(offset int64, payload []byte) error, c
 		if limit < seg.end() {
 			readable = int(limit - seg.start)
 		}
-		_, next, err := w.segment(seg.data[:readable], len(seg.data), seg.start, int(pos-seg.start), limit > seg.end(), true)
+		_, next, err := w.segment(seg.data[:readable], nil, len(seg.data), seg.start, int(pos-seg.start), limit > seg.end(), true)
 		seg.release()
 		if err != nil {
 			return fmt.Errorf("commitlog: scan: visit: %w", err)

@@ -118,6 +118,7 @@ func resync(b []byte, segLen, from int) int {
 type searcher struct {
 	b      []byte
 	segLen int
+	ext    extents    // where b may hold data; nil: anywhere
 	pc     *prefixCRC // origin 0, created on first need
 }
 
@@ -128,11 +129,16 @@ func (s *searcher) next(from int) int {
 		from = 0
 	}
 	last := len(b) - MinEntrySize // the last position where a header fits
+	if s.ext != nil {
+		// Skip a hole without reading it: a length field needs a
+		// non-zero byte.
+		from = max(from, s.ext.nextNonZero(b, from)-3)
+	}
 	for c := from; c <= last; c++ {
 		if b[c]|b[c+1]|b[c+2]|b[c+3] == 0 {
 			// A zero length starts nothing; jump so that the next
 			// candidate's length field holds the next non-zero byte.
-			c = nextNonZero(b, c+4) - 4
+			c = s.ext.nextNonZero(b, c+4) - 4
 			continue
 		}
 		n := int32(binary.BigEndian.Uint32(b[c:]))

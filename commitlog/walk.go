@@ -25,7 +25,8 @@ func (w *walker) report(base int64, pos, end int, why error) {
 }
 
 // segment walks b, the readable part of a segment of length segLen starting
-// at global offset base, from pos. more says that valid data exists beyond
+// at global offset base, from pos. ext says where b may hold data (nil:
+// anywhere); the search for valid data skips the rest without reading it. more says that valid data exists beyond
 // this segment: an unresolvable bad region is then reported up to the
 // segment end instead of being taken as the end of data. tailCorrupt says
 // that everything in b is supposed to be valid (Scan): a bad region with no
@@ -35,8 +36,8 @@ func (w *walker) report(base int64, pos, end int, why error) {
 // the walk goes on in the next segment. The position is len(b) or segLen
 // after an end-of-segment marker, the start of a short tail (kindEnd), or
 // the end of written data.
-func (w *walker) segment(b []byte, segLen int, base int64, pos int, more, tailCorrupt bool) (end int, next bool, err error) {
-	search := searcher{b: b, segLen: segLen}
+func (w *walker) segment(b []byte, ext extents, segLen int, base int64, pos int, more, tailCorrupt bool) (end int, next bool, err error) {
+	search := searcher{b: b, segLen: segLen, ext: ext}
 	for {
 		if pos >= len(b) {
 			return pos, pos >= segLen, nil

@@ -272,7 +272,10 @@
 //
 // AddNode joins a node as a non-voter and promotes it once it has caught up;
 // RemoveNode removes one. Status reports a node's raft and store positions;
-// a node's lag is the leader's commit index minus its applied index.
+// a node's lag is the leader's commit index minus its applied index. The
+// applied index counts the entries raft never hands to the FSM (a new
+// leader's no-op, barriers) once everything before them is applied, so an
+// idle group's lag is 0.
 //
 // # Start-up decisions
 //

@@ -67,10 +67,13 @@ type Group struct {
 	// failedCh is closed when the node stops itself (fail).
 	failedCh chan struct{}
 
-	ready  atomic.Bool // leader and caught up with its term (Barrier done)
-	role   atomic.Pointer[RoleEvent]
-	failed atomic.Pointer[error]
-	closed atomic.Bool
+	ready atomic.Bool // leader and caught up with its term (Barrier done)
+	role  atomic.Pointer[RoleEvent]
+	// liveRaft is raft once created, for its logger's lines (which start
+	// before newRaft returns, so before g.raft is set).
+	liveRaft atomic.Pointer[raft.Raft]
+	failed   atomic.Pointer[error]
+	closed   atomic.Bool
 	// lastStepDown is when this leader last handed leadership away because
 	// its store could not write (unix nanoseconds).
 	lastStepDown atomic.Int64
@@ -190,8 +193,12 @@ func (g *Group) open() error {
 	// A peer that is down makes raft repeat the same error several times
 	// a second: one line per peer and message every raftLogEvery.
 	// raft's lines say nothing of the node's role and term: each carries
-	// them as the group last saw them (an atomic read, no raft lock).
-	rc.Logger = newThrottledLogger(g.log.Named("raft"), raftLogEvery, time.Now, g.logFields)
+	// them as raft has them when it is written (logFields).
+	// Until a peer was reached once, failing to reach it is logged at
+	// Debug for a while: the members of a group start one by one.
+	rl := newThrottledLogger(g.log.Named("raft"), raftLogEvery, time.Now, g.logFields)
+	rl.t.reached = g.mux.reached
+	rc.Logger = rl
 	rc.NoLegacyTelemetry = true
 
 	existing, err := raft.HasExistingState(g.wal, g.wal, g.snaps)
@@ -235,6 +242,7 @@ func (g *Group) open() error {
 	if g.raft, err = newRaft(rc, g.fsm, logs, g.wal, g.snaps, g.trans); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
+	g.liveRaft.Store(g.raft)
 	lastIndex := g.raft.LastIndex
 	g.fsm.lastIndex.Store(&lastIndex)
 	if h := beforeObserve.Load(); h != nil {
@@ -414,11 +422,27 @@ func (g *Group) NodeID() string { return g.cfg.NodeID }
 // Raft exposes the raft node for introspection (admin tools, tests).
 func (g *Group) Raft() *raft.Raft { return g.raft }
 
-// logFields are the role and term raft's log lines carry.
+// logFields are the role and term raft's log lines carry: raft's state and
+// term when the line is written (atomic reads, no raft lock), not the last
+// role event, which follows them only after a notification. None while
+// raft is being created.
 func (g *Group) logFields() []interface{} {
-	r := g.role.Load()
+	r := g.liveRaft.Load()
 	if r == nil {
 		return nil
 	}
-	return []interface{}{"role", r.Role, "term", r.Term}
+	return []interface{}{"role", raftRoleName(r.State()), "term", r.CurrentTerm()}
+}
+
+// raftRoleName is the role name of a raft state.
+func raftRoleName(s raft.RaftState) string {
+	switch s {
+	case raft.Leader:
+		return RoleLeader
+	case raft.Candidate:
+		return RoleCandidate
+	case raft.Shutdown:
+		return RoleShutdown
+	}
+	return RoleFollower
 }

@@ -117,7 +117,23 @@ func (g *Group) AddNode(ctx context.Context, id, addr string, slack uint64, appl
 }
 
 // AppliedIndex is the index of the last entry this node's FSM has applied.
-func (g *Group) AppliedIndex() uint64 { return g.fsm.applied.Load() }
+// Entries raft never hands to the FSM (each new leader's no-op, barriers)
+// change nothing there: they count as applied once everything before them
+// is, so an idle group's applied index reaches its commit index (an apply
+// lag of 0) after any number of elections.
+func (g *Group) AppliedIndex() uint64 {
+	a := g.fsm.applied.Load()
+	// raft's own applied index is where it has handed entries over up to
+	// (it runs ahead of the FSM); past the FSM's, stop at the first entry
+	// the FSM still has to apply.
+	for handed := g.raft.AppliedIndex(); a < handed; a++ {
+		var e raft.Log
+		if err := g.wal.GetLog(a+1, &e); err != nil || e.Type == raft.LogCommand || e.Type == raft.LogConfiguration {
+			break
+		}
+	}
+	return a
+}
 
 // Status is this node's view for admin tools: the lag of a node is the
 // leader's CommitIndex minus that node's AppliedIndex.

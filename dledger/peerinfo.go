@@ -78,6 +78,10 @@ type muxLayer struct {
 
 	mu      sync.Mutex
 	sniffed map[net.Conn]struct{}
+
+	// dialed holds the raft addresses dialled successfully at least once
+	// (the raft logger's "peer reached").
+	dialed sync.Map
 }
 
 var _ raft.StreamLayer = (*muxLayer)(nil)
@@ -178,7 +182,20 @@ func (m *muxLayer) wait() { m.wg.Wait() }
 func (m *muxLayer) Addr() net.Addr { return m.inner.Addr() }
 
 func (m *muxLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return m.inner.Dial(addr, timeout)
+	c, err := m.inner.Dial(addr, timeout)
+	if err == nil {
+		if _, ok := m.dialed.Load(string(addr)); !ok {
+			m.dialed.Store(string(addr), struct{}{})
+		}
+	}
+	return c, err
+}
+
+// reached reports whether a dial to the raft address addr has succeeded
+// since this node started.
+func (m *muxLayer) reached(addr string) bool {
+	_, ok := m.dialed.Load(addr)
+	return ok
 }
 
 // askNodeInfo asks the node at raft address addr for its node info.

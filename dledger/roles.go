@@ -43,10 +43,26 @@ func (g *Group) setRole(ev RoleEvent) {
 	if prev != nil && *prev == ev {
 		return
 	}
-	g.log.Info("role changed", "role", ev.Role, "term", ev.Term, "leader", ev.LeaderID)
+	g.log.Info("role changed", roleLogArgs(ev, g.cfg.NodeID)...)
 	if g.cfg.OnRoleChange != nil {
 		g.cfg.OnRoleChange(ev)
 	}
+}
+
+// roleLogArgs describes a role event for the log. An elected leader that
+// does not take writes yet is announced as a candidate (RoleEvent) but
+// logged as what it is, a leader that is not writable; the leader is
+// named only when it is another node.
+func roleLogArgs(ev RoleEvent, self string) []interface{} {
+	switch {
+	case ev.Role == RoleCandidate && ev.LeaderID == self:
+		return []interface{}{"role", RoleLeader, "writable", false, "term", ev.Term}
+	case ev.Role == RoleLeader:
+		return []interface{}{"role", RoleLeader, "writable", true, "term", ev.Term}
+	case ev.LeaderID != "" && ev.LeaderID != self:
+		return []interface{}{"role", ev.Role, "term", ev.Term, "leader", ev.LeaderID}
+	}
+	return []interface{}{"role", ev.Role, "term", ev.Term}
 }
 
 func (g *Group) currentRole() RoleEvent {
