@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
 )
 
@@ -159,5 +162,30 @@ func TestOwnEntries(t *testing.T) {
 	}
 	if o.take(first) {
 		t.Fatal("an entry older than the ring was still known")
+	}
+}
+
+// TestApplySkipsStoredEntriesUndecoded: raft hands a restarted node the
+// entries after its last snapshot again; a messages entry the store holds
+// already is skipped without being decoded (a damaged copy of it does not
+// stop the node), while an entry it does not hold is checked as ever.
+func TestApplySkipsStoredEntriesUndecoded(t *testing.T) {
+	g := encodeGroup(t)
+	f := &fsm{store: g.store, meta: metadata.New()}
+	pr, err := g.encodeProposal([]*message.Ext{testMsg("T", 0, "one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, _ := g.encodeMessagesEntry([]*proposal{pr}, pr.size)
+	if res := f.applyOne(&raft.Log{Index: 1, Type: raft.LogCommand, Data: data}); res.err != nil {
+		t.Fatal(res.err)
+	}
+	damaged := append([]byte(nil), data...)
+	damaged[bytes.Index(damaged, []byte("one"))] ^= 0xff // the body: its CRC no longer matches
+	if res := f.applyOne(&raft.Log{Index: 1, Type: raft.LogCommand, Data: damaged}); !errors.Is(res.err, errApplied) || f.failed.Load() {
+		t.Fatalf("re-delivered stored entry: %v, failed=%v; want errApplied", res.err, f.failed.Load())
+	}
+	if res := f.applyOne(&raft.Log{Index: 2, Type: raft.LogCommand, Data: damaged}); res.err == nil || !f.failed.Load() {
+		t.Fatalf("a damaged new entry was applied: %v", res.err)
 	}
 }

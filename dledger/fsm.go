@@ -108,6 +108,13 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 			ErrBadEntry, l.Data[0], f.maxVersion()))
 	}
 	checked := f.own != nil && f.own.take(l.Data)
+	if len(l.Data) >= entryHeaderSize && l.Data[1] == entryTypeMessages && l.Index <= f.store.LastSeq() {
+		// Stored before a restart (raft hands the entries after its last
+		// snapshot to the FSM again): the store would skip it, so it is
+		// not decoded and checked again. A follower that is sent this
+		// entry from here checks it on arrival.
+		return applyResult{err: errApplied}
+	}
 	e, err := decodeEntryChecked(l.Data, checked)
 	if err != nil {
 		// Skipping would leave this replica without what the others
