@@ -97,6 +97,10 @@ type Config struct {
 	SnapshotInterval  time.Duration
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
+	// SnapshotBytes also takes a snapshot once this many bytes of entries
+	// were appended to the raft log since the last one (snapshots.go).
+	// Default 128 MiB; negative: only raft's own triggers.
+	SnapshotBytes int64
 	// RaftSegmentSize is the size of the raft log's segment files (0:
 	// raft-wal's default, 64 MiB). Entries compacted after a snapshot stay
 	// readable until their whole segment is deleted: a lagging follower
@@ -171,6 +175,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 8192
+	}
+	if c.SnapshotBytes == 0 {
+		c.SnapshotBytes = 128 << 20
 	}
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = 10240

@@ -240,6 +240,9 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, fmt.Errorf("dledger: snapshot: %w", err)
 	}
 	f.snapshots.Add(1)
+	if f.rlog != nil {
+		f.rlog.snapshotTaken()
+	}
 	return &fsmSnapshot{m: manifest{
 		Version:      1,
 		StoreSeq:     f.store.LastSeq(),

@@ -154,6 +154,8 @@ func (g *Group) open() error {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
 	g.wal.observer = cfg.LogObserver
+	g.wal.snapshotBytes = cfg.SnapshotBytes
+	g.wal.snapshotDue = make(chan struct{}, 1)
 	g.fsm.rlog = g.wal
 	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
@@ -255,8 +257,12 @@ func (g *Group) open() error {
 	g.raft.RegisterObserver(g.observer)
 	g.prop = newProposer(g)
 	g.prop.start(g.ctx, &g.wg)
-	g.wg.Add(1)
+	g.wg.Add(2)
 	go g.watchRoles()
+	go func() {
+		defer g.wg.Done()
+		g.snapshotOnBytes(g.ctx, g.wal.snapshotDue)
+	}()
 	if cfg.PreferredLeader != "" {
 		g.whileLeading(2*cfg.Timing.ElectionTimeout, g.preferLeader)
 	}

@@ -33,6 +33,12 @@ type raftLog struct {
 	log  hclog.Logger
 	// observer hears every append (observe.go); nil: none.
 	observer LogObserver
+	// sinceSnapshot counts the entry bytes appended since the last
+	// snapshot began; past snapshotBytes (when positive) an append signals
+	// snapshotDue (snapshots.go).
+	sinceSnapshot atomic.Int64
+	snapshotBytes int64
+	snapshotDue   chan struct{}
 }
 
 // installPlan is what to do with the log once raft has installed a

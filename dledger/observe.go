@@ -19,14 +19,18 @@ type LogObserver interface {
 func (l *raftLog) StoreLogs(logs []*raft.Log) error {
 	start := time.Now()
 	err := l.WAL.StoreLogs(logs)
-	if o := l.observer; o != nil && err == nil {
-		n := 0
-		for _, e := range logs {
-			n += len(e.Data)
-		}
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, e := range logs {
+		n += len(e.Data)
+	}
+	if o := l.observer; o != nil {
 		o.LogStored(len(logs), n, time.Since(start))
 	}
-	return err
+	l.countForSnapshot(n)
+	return nil
 }
 
 // StoreLog stores one entry through StoreLogs.

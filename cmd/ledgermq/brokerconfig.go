@@ -124,6 +124,7 @@ var brokerKeys = []keySpec{
 	{key: "raft.preferred_leader", aliases: []string{"preferredLeaderId"}, def: "", usage: "node leadership returns to when it is caught up"},
 	{key: "raft.snapshot_interval", def: "120s", usage: "how often raft checks whether to snapshot (bare number: ms)"},
 	{key: "raft.snapshot_threshold", def: "8192", usage: "raft entries since the last snapshot that trigger one"},
+	{key: "raft.snapshot_bytes", def: "134217728", usage: "raft log bytes since the last snapshot that trigger one (keeps restarts short when entries are large batches)"},
 	{key: "raft.trailing_logs", def: "10240", usage: "raft entries kept after a snapshot for followers to catch up from"},
 	{key: "raft.segment_size", def: "67108864", usage: "raft log segment file size in bytes (compacted entries go a whole segment at a time)"},
 }
@@ -223,6 +224,7 @@ type nodeConfig struct {
 	// TrailingLogs, and raft-wal's segment size.
 	SnapshotInterval  time.Duration
 	SnapshotThreshold uint64
+	SnapshotBytes     int64
 	TrailingLogs      uint64
 	RaftSegmentSize   int
 
@@ -506,6 +508,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		PreferredLeader:       str("raft.preferred_leader"),
 		SnapshotInterval:      duration("raft.snapshot_interval"),
 		SnapshotThreshold:     uint64(integer("raft.snapshot_threshold", 1, 1<<40)),
+		SnapshotBytes:         integer("raft.snapshot_bytes", 64<<10, 1<<40),
 		TrailingLogs:          uint64(integer("raft.trailing_logs", 1, 1<<40)),
 		RaftSegmentSize:       int(integer("raft.segment_size", 64<<10, 1<<34)),
 	}
@@ -749,6 +752,7 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 
 		SnapshotInterval:  c.SnapshotInterval,
 		SnapshotThreshold: c.SnapshotThreshold,
+		SnapshotBytes:     c.SnapshotBytes,
 		TrailingLogs:      c.TrailingLogs,
 		RaftSegmentSize:   c.RaftSegmentSize,
 		// The delay table is a group-wide setting: its canonical text is
