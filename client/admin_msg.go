@@ -51,14 +51,24 @@ func (a *Admin) MessageByID(ctx context.Context, topic, id string) (*message.Ext
 		}
 	}
 	if topic == "" {
-		return nil, fmt.Errorf("%w: %s is not an offset msgId found at its broker; give the topic to look it up as a UNIQ_KEY: %w",
-			ErrNoSuchMessage, id, errors.Join(errs...))
+		err := fmt.Errorf("%w: %s is not an offset msgId found at its broker; give the topic (-t) to look it up as a UNIQ_KEY",
+			ErrNoSuchMessage, id)
+		return nil, withCauses(err, "offset msgId look-up", errs)
 	}
 	msgs, err := a.queryIndex(ctx, topic, id, 1, time.Time{}, time.Time{}, true)
 	if err != nil {
-		return nil, fmt.Errorf("%w (offset msgId look-up: %w)", err, errors.Join(errs...))
+		return nil, withCauses(err, "offset msgId look-up", errs)
 	}
 	return msgs[0], nil
+}
+
+// withCauses is err, followed by what the earlier attempts (what) failed
+// with when there were any; both stay reachable through errors.Is.
+func withCauses(err error, what string, causes []error) error {
+	if len(causes) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s: %w)", err, what, errors.Join(causes...))
 }
 
 // MessagesByKey returns up to maxNum (DefaultQueryMax when <= 0) messages
