@@ -40,3 +40,73 @@ func TestCLIFlagUsage(t *testing.T) {
 		c.LocalFlags().VisitAll(check) // its own flags, persistent ones too
 	})
 }
+
+// commandPaths lists the words that reach every command of the tree,
+// the root's (none) first.
+func commandPaths() [][]string {
+	var out [][]string
+	walkCommands(newRootCmd(), func(c *cobra.Command) {
+		var path []string
+		for p := c; p.HasParent(); p = p.Parent() {
+			path = append([]string{p.Name()}, path...)
+		}
+		out = append(out, path)
+	})
+	return out
+}
+
+// TestCLITree runs every command of the tree: --help exits 0 with its
+// usage; an unknown flag fails; a group of verbs fails on a verb it does
+// not have; a verb fails on arguments it does not take (which cobra
+// checks before the verb runs, so nothing is started).
+func TestCLITree(t *testing.T) {
+	root := newRootCmd()
+	strays := []string{"stray1", "stray2", "stray3", "stray4", "stray5"}
+	for _, path := range commandPaths() {
+		name := strings.Join(append([]string{"ledgermq"}, path...), " ")
+		c, _, err := root.Find(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out, _, err := runCLI(t, append(path, "--help")...)
+		if err != nil || !strings.Contains(out, "Usage:") {
+			t.Errorf("%s --help: %v\n%s", name, err, out)
+		}
+		if _, _, err := runCLI(t, append(path, "--no-such-flag")...); err == nil || !strings.Contains(err.Error(), "unknown flag") {
+			t.Errorf("%s --no-such-flag: %v", name, err)
+		}
+		if c.HasSubCommands() {
+			if _, _, err := runCLI(t, append(path, "nosuchverb")...); err == nil || !strings.Contains(err.Error(), "unknown command") {
+				t.Errorf("%s nosuchverb: %v", name, err)
+			}
+			continue
+		}
+		if c.ValidateArgs(strays) == nil {
+			t.Errorf("%s takes any arguments", name)
+			continue
+		}
+		if _, _, err := runCLI(t, append(path, strays...)...); err == nil {
+			t.Errorf("%s %s succeeded", name, strings.Join(strays, " "))
+		}
+	}
+}
+
+// TestCLIUnknownVerb: a mistyped verb fails and names the nearest ones,
+// also when the flags of the verb meant follow it.
+func TestCLIUnknownVerb(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"admin", "topic", "lst"}, "list"},
+		{[]string{"admin", "clusterlst"}, "clusterList"},
+		{[]string{"admin", "topicLst", "-c", "DefaultCluster"}, "topicList"},
+		{[]string{"admin", "-n", "127.0.0.1:1", "querymsgbyid", "-i", "X"}, "queryMsgById"},
+		{[]string{"bench", "produc"}, "produce"},
+	} {
+		_, _, err := runCLI(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), "unknown command") || !strings.Contains(err.Error(), "Did you mean this?\n\t"+tt.want) {
+			t.Errorf("%s: %v", strings.Join(tt.args, " "), err)
+		}
+	}
+}
