@@ -126,8 +126,9 @@ type QueueProgress struct {
 	BrokerOffset   int64  `json:"brokerOffset"`
 	ConsumerOffset int64  `json:"consumerOffset"`
 	Lag            int64  `json:"lag"`
-	// LastConsumed is the store time of the last message consumed.
-	LastConsumed time.Time `json:"lastConsumed"`
+	// LastConsumed is the store time of the last message consumed; zero
+	// (and left out of JSON) when the group has consumed none.
+	LastConsumed time.Time `json:"lastConsumed,omitzero"`
 }
 
 // Progress is a consumer group's progress on every queue it consumes.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -42,5 +43,24 @@ func TestMessageByIDErrorText(t *testing.T) {
 		if tt.is != nil && !errors.Is(err, tt.is) {
 			t.Errorf("%s %s: %v is not %v", tt.topic, tt.id, err, tt.is)
 		}
+	}
+}
+
+// TestAdminJSONZeroTimes: a queue never written and a group that has
+// consumed nothing have no time; their JSON leaves it out rather than
+// print year 1.
+func TestAdminJSONZeroTimes(t *testing.T) {
+	for _, v := range []any{QueueStatus{BrokerName: "b", MaxOffset: 0}, QueueProgress{Topic: "T"}} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); strings.Contains(s, "0001-01-01") || strings.Contains(s, "lastUpdate") || strings.Contains(s, "lastConsumed") {
+			t.Errorf("%T: %s", v, s)
+		}
+	}
+	b, _ := json.Marshal(QueueStatus{LastUpdate: time.UnixMilli(1700000000000)})
+	if !strings.Contains(string(b), `"lastUpdate":"2023-11-14`) {
+		t.Errorf("a set time: %s", b)
 	}
 }
