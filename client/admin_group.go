@@ -89,6 +89,13 @@ func (a *Admin) ListGroups(ctx context.Context, t Target) ([]BrokerGroupConfig, 
 // broker group t names that has it (DELETE_SUBSCRIPTIONGROUP, 207).
 // ErrNoSuchGroup when none has it.
 func (a *Admin) DeleteGroup(ctx context.Context, group string, t Target) error {
+	return a.DeleteGroupKeepingOffsets(ctx, group, t, false)
+}
+
+// DeleteGroupKeepingOffsets is DeleteGroup that keeps the group's
+// committed offsets when keep is set (mqadmin deleteSubGroup without
+// -r true), so a group created again under the name resumes from them.
+func (a *Admin) DeleteGroupKeepingOffsets(ctx context.Context, group string, t Target, keep bool) error {
 	all, err := a.ListGroups(ctx, t)
 	if err != nil {
 		return err
@@ -107,7 +114,7 @@ func (a *Admin) DeleteGroup(ctx context.Context, group string, t Target) error {
 			continue
 		}
 		found = true
-		req := (&protocol.DeleteSubscriptionGroupRequestHeader{GroupName: group, CleanOffset: true}).Request()
+		req := (&protocol.DeleteSubscriptionGroupRequestHeader{GroupName: group, CleanOffset: !keep}).Request()
 		if _, err := a.call(ctx, g.addr, req, 0); err != nil {
 			return fmt.Errorf("client: delete group %s on %s: %w", group, g.name, err)
 		}
@@ -157,10 +164,9 @@ func (a *Admin) ConsumerProgress(ctx context.Context, group, topic string) (*Pro
 		}
 		p.ConsumeTPS += cs.ConsumeTps
 		for mq, w := range cs.OffsetTable {
-			lag := max(w.BrokerOffset-w.ConsumerOffset, 0)
-			p.Queues = append(p.Queues, QueueProgress{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: mq.QueueID,
-				BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset, Lag: lag, LastConsumed: fromMS(w.LastTimestamp)})
-			p.TotalLag += lag
+			qp := queueProgressOf(mq, w)
+			p.Queues = append(p.Queues, qp)
+			p.TotalLag += qp.Lag
 		}
 	}
 	if len(p.Queues) == 0 {
@@ -383,4 +389,54 @@ func (a *Admin) groupKnown(ctx context.Context, g brokerGroup, group, topic stri
 		}
 	}
 	return fmt.Errorf("%w: %s on %s", ErrNoSuchGroup, group, g.name)
+}
+
+// OffsetClone is one queue's offset copied by CloneGroupOffset.
+type OffsetClone struct {
+	BrokerName string `json:"brokerName"`
+	QueueID    int32  `json:"queueId"`
+	Offset     int64  `json:"offset"`
+}
+
+// CloneGroupOffset gives dest the committed offsets src has on topic, on
+// every broker group serving it: src's offsets are read (GET_CONSUME_STATS,
+// 208) and committed for dest (UPDATE_CONSUMER_OFFSET, 15, which the
+// group's leader proposes through raft; it is applied within the broker's
+// commit interval). mqadmin's cloneGroupOffset. ErrNoSuchGroup when src has
+// no offset on topic.
+func (a *Admin) CloneGroupOffset(ctx context.Context, src, dest, topic string) ([]OffsetClone, error) {
+	if err := protocol.ValidateGroup(dest); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	_, groups, err := a.routeGroups(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	var out []OffsetClone
+	for _, g := range groups {
+		cs, err := a.consumeStats(ctx, g, src, topic)
+		if err != nil {
+			return out, err
+		}
+		for mq, w := range cs.OffsetTable {
+			if w.ConsumerOffset <= 0 {
+				continue // nothing committed on this queue
+			}
+			h := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: dest, Topic: topic, QueueID: mq.QueueID, CommitOffset: w.ConsumerOffset}
+			if _, err := a.call(ctx, g.addr, h.Request(), 0); err != nil {
+				return out, fmt.Errorf("client: commit %s's offset of %s/%d on %s: %w", dest, topic, mq.QueueID, g.name, err)
+			}
+			out = append(out, OffsetClone{BrokerName: g.name, QueueID: mq.QueueID, Offset: w.ConsumerOffset})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s has no committed offset on %s", ErrNoSuchGroup, src, topic)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].BrokerName != out[j].BrokerName {
+			return out[i].BrokerName < out[j].BrokerName
+		}
+		return out[i].QueueID < out[j].QueueID
+	})
+	return out, nil
 }
