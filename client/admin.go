@@ -16,7 +16,7 @@ package client
 //	--------  ------------------------------------------------  -------------------------------
 //	topics    CreateTopic DeleteTopic ListTopics TopicRoute      17 215 216 206 105 202 (30 31)
 //	          TopicStatus
-//	groups    CreateGroup DeleteGroup(KeepingOffsets) ListGroups 200 207 201
+//	groups    CreateGroup DeleteGroup ListGroups                 200 207 201
 //	consumers ConsumerProgress ConsumerConnections               208 203
 //	          ResetOffsetByTime (dry run unless Execute)        208 29 352 / 222
 //	          CloneGroupOffset                                  208 15

@@ -89,13 +89,6 @@ func (a *Admin) ListGroups(ctx context.Context, t Target) ([]BrokerGroupConfig, 
 // broker group t names that has it (DELETE_SUBSCRIPTIONGROUP, 207).
 // ErrNoSuchGroup when none has it.
 func (a *Admin) DeleteGroup(ctx context.Context, group string, t Target) error {
-	return a.DeleteGroupKeepingOffsets(ctx, group, t, false)
-}
-
-// DeleteGroupKeepingOffsets is DeleteGroup that keeps the group's
-// committed offsets when keep is set (mqadmin deleteSubGroup without
-// -r true), so a group created again under the name resumes from them.
-func (a *Admin) DeleteGroupKeepingOffsets(ctx context.Context, group string, t Target, keep bool) error {
 	all, err := a.ListGroups(ctx, t)
 	if err != nil {
 		return err
@@ -114,7 +107,7 @@ func (a *Admin) DeleteGroupKeepingOffsets(ctx context.Context, group string, t T
 			continue
 		}
 		found = true
-		req := (&protocol.DeleteSubscriptionGroupRequestHeader{GroupName: group, CleanOffset: !keep}).Request()
+		req := (&protocol.DeleteSubscriptionGroupRequestHeader{GroupName: group, CleanOffset: true}).Request()
 		if _, err := a.call(ctx, g.addr, req, 0); err != nil {
 			return fmt.Errorf("client: delete group %s on %s: %w", group, g.name, err)
 		}
