@@ -19,8 +19,10 @@ package client
 //	groups    CreateGroup DeleteGroup ListGroups                 200 207 201
 //	consumers ConsumerProgress ConsumerConnections               208 203
 //	          ResetOffsetByTime (dry run unless Execute)        208 29 352 / 222
+//	          CloneGroupOffset                                  208 15
+//	stats     ProducerConnections BrokerConsumeStats StatsAll    204 201 208 206 202
 //	messages  MessageByID MessagesByKey MessageAtOffset          33 12 11 29
-//	          MessagesByTime
+//	          MessagesByTime ReadMessages MessageTrace
 //	cluster   ClusterList BrokerRuntime Health                   106 4001 28
 //	raft      RaftStatus GroupLeader RaftMembers TransferLeader  4001 4004 4002 4003
 //	          RemoveNode AddNode

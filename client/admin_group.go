@@ -126,8 +126,9 @@ type QueueProgress struct {
 	BrokerOffset   int64  `json:"brokerOffset"`
 	ConsumerOffset int64  `json:"consumerOffset"`
 	Lag            int64  `json:"lag"`
-	// LastConsumed is the store time of the last message consumed.
-	LastConsumed time.Time `json:"lastConsumed"`
+	// LastConsumed is the store time of the last message consumed; zero
+	// (and left out of JSON) when the group has consumed none.
+	LastConsumed time.Time `json:"lastConsumed,omitzero"`
 }
 
 // Progress is a consumer group's progress on every queue it consumes.
@@ -156,10 +157,9 @@ func (a *Admin) ConsumerProgress(ctx context.Context, group, topic string) (*Pro
 		}
 		p.ConsumeTPS += cs.ConsumeTps
 		for mq, w := range cs.OffsetTable {
-			lag := max(w.BrokerOffset-w.ConsumerOffset, 0)
-			p.Queues = append(p.Queues, QueueProgress{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: mq.QueueID,
-				BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset, Lag: lag, LastConsumed: fromMS(w.LastTimestamp)})
-			p.TotalLag += lag
+			qp := queueProgressOf(mq, w)
+			p.Queues = append(p.Queues, qp)
+			p.TotalLag += qp.Lag
 		}
 	}
 	if len(p.Queues) == 0 {
@@ -382,4 +382,54 @@ func (a *Admin) groupKnown(ctx context.Context, g brokerGroup, group, topic stri
 		}
 	}
 	return fmt.Errorf("%w: %s on %s", ErrNoSuchGroup, group, g.name)
+}
+
+// OffsetClone is one queue's offset copied by CloneGroupOffset.
+type OffsetClone struct {
+	BrokerName string `json:"brokerName"`
+	QueueID    int32  `json:"queueId"`
+	Offset     int64  `json:"offset"`
+}
+
+// CloneGroupOffset gives dest the committed offsets src has on topic, on
+// every broker group serving it: src's offsets are read (GET_CONSUME_STATS,
+// 208) and committed for dest (UPDATE_CONSUMER_OFFSET, 15, which the
+// group's leader proposes through raft; it is applied within the broker's
+// commit interval). mqadmin's cloneGroupOffset. ErrNoSuchGroup when src has
+// no offset on topic.
+func (a *Admin) CloneGroupOffset(ctx context.Context, src, dest, topic string) ([]OffsetClone, error) {
+	if err := protocol.ValidateGroup(dest); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	_, groups, err := a.routeGroups(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	var out []OffsetClone
+	for _, g := range groups {
+		cs, err := a.consumeStats(ctx, g, src, topic)
+		if err != nil {
+			return out, err
+		}
+		for mq, w := range cs.OffsetTable {
+			if w.ConsumerOffset <= 0 {
+				continue // nothing committed on this queue
+			}
+			h := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: dest, Topic: topic, QueueID: mq.QueueID, CommitOffset: w.ConsumerOffset}
+			if _, err := a.call(ctx, g.addr, h.Request(), 0); err != nil {
+				return out, fmt.Errorf("client: commit %s's offset of %s/%d on %s: %w", dest, topic, mq.QueueID, g.name, err)
+			}
+			out = append(out, OffsetClone{BrokerName: g.name, QueueID: mq.QueueID, Offset: w.ConsumerOffset})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s has no committed offset on %s", ErrNoSuchGroup, src, topic)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].BrokerName != out[j].BrokerName {
+			return out[i].BrokerName < out[j].BrokerName
+		}
+		return out[i].QueueID < out[j].QueueID
+	})
+	return out, nil
 }

@@ -2,14 +2,16 @@ package client
 
 // Message look-ups: by offset msgId (VIEW_MESSAGE_BY_ID, 33, at the
 // broker the id names) or by UNIQ_KEY (QUERY_MESSAGE, 12, on the UNIQ_KEY
-// index), by key (12), by queue offset (one PULL_MESSAGE, 11) and by time
-// range (29 to find each queue's first offset, then pulls).
+// index), by key (12), by queue offset (one PULL_MESSAGE, 11), and reads
+// of queues by offset and time range (29 to find each queue's first
+// offset, then pulls).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -51,14 +53,24 @@ func (a *Admin) MessageByID(ctx context.Context, topic, id string) (*message.Ext
 		}
 	}
 	if topic == "" {
-		return nil, fmt.Errorf("%w: %s is not an offset msgId found at its broker; give the topic to look it up as a UNIQ_KEY: %w",
-			ErrNoSuchMessage, id, errors.Join(errs...))
+		err := fmt.Errorf("%w: %s is not an offset msgId found at its broker; give the topic (-t) to look it up as a UNIQ_KEY",
+			ErrNoSuchMessage, id)
+		return nil, withCauses(err, "offset msgId look-up", errs)
 	}
 	msgs, err := a.queryIndex(ctx, topic, id, 1, time.Time{}, time.Time{}, true)
 	if err != nil {
-		return nil, fmt.Errorf("%w (offset msgId look-up: %w)", err, errors.Join(errs...))
+		return nil, withCauses(err, "offset msgId look-up", errs)
 	}
 	return msgs[0], nil
+}
+
+// withCauses is err, followed by what the earlier attempts (what) failed
+// with when there were any; both stay reachable through errors.Is.
+func withCauses(err error, what string, causes []error) error {
+	if len(causes) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s: %w)", err, what, errors.Join(causes...))
 }
 
 // MessagesByKey returns up to maxNum (DefaultQueryMax when <= 0) messages
@@ -153,7 +165,12 @@ func pickBrokerGroup(groups []brokerGroup, name, topic string) (brokerGroup, err
 // pull reads up to n messages of a queue from offset; it returns them
 // and the next offset. Nothing there is no error and no message.
 func (a *Admin) pull(ctx context.Context, addr, topic string, queueID int32, offset int64, n int) ([]*message.Ext, int64, error) {
-	req := (&protocol.PullMessageRequestHeader{ConsumerGroup: ToolsConsumerGroup, Topic: topic, QueueID: queueID,
+	return a.pullAs(ctx, ToolsConsumerGroup, addr, topic, queueID, offset, n)
+}
+
+// pullAs is pull naming group as the consumer group.
+func (a *Admin) pullAs(ctx context.Context, group, addr, topic string, queueID int32, offset int64, n int) ([]*message.Ext, int64, error) {
+	req := (&protocol.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: queueID,
 		QueueOffset: offset, MaxMsgNums: int32(n), Subscription: "*", ExpressionType: protocol.ExpressionTypeTag}).Request()
 	resp, err := a.call(ctx, addr, req, 0, remoting.Success, remoting.PullNotFound, remoting.PullRetryImmediately, remoting.PullOffsetMoved)
 	if err != nil {
@@ -176,15 +193,60 @@ func (a *Admin) pull(ctx context.Context, addr, topic string, queueID int32, off
 
 // MessagesByTime returns up to maxNum (DefaultTimeRangeMax when <= 0)
 // messages of topic stored within [begin, end], oldest first per queue,
-// queues in broker and queue order: each queue's first offset at begin
-// (29), then pulls until a message is past end.
+// queues in broker and queue order: ReadMessages of every queue.
 func (a *Admin) MessagesByTime(ctx context.Context, topic string, begin, end time.Time, maxNum int) ([]*message.Ext, error) {
-	if maxNum <= 0 {
-		maxNum = DefaultTimeRangeMax
+	return a.ReadMessages(ctx, ReadRequest{Topic: topic, Begin: begin, End: end, Max: maxNum})
+}
+
+// ReadRequest says which stored messages ReadMessages returns: those of
+// Topic's queues (all, or one broker group's, or some queues), from a
+// queue offset or a time, until a time, at most Max.
+type ReadRequest struct {
+	Topic string
+	// BrokerName reads one broker group's queues ("": every group's).
+	BrokerName string
+	// Queues are the queue ids to read (nil: every readable queue).
+	Queues []int32
+	// Offset is the first queue offset read; a queue starts at the later
+	// of it and the first message stored at or after Begin.
+	Offset int64
+	// Begin and End bound the store times (zero: unbounded).
+	Begin, End time.Time
+	// Max bounds the messages returned (DefaultTimeRangeMax when <= 0).
+	Max int
+	// Group is the consumer group the pulls name (ToolsConsumerGroup when
+	// empty); nothing is committed for it.
+	Group string
+	// Tags keeps only messages with one of these tags (nil: every one).
+	Tags []string
+}
+
+// ReadMessages reads stored messages as a pull consumer would without
+// committing anything: each queue's first offset by time
+// (SEARCH_OFFSET_BY_TIMESTAMP, 29), then pulls (PULL_MESSAGE, 11) until a
+// message is past End or the queue's end; oldest first per queue, queues
+// in broker and queue order. mqadmin's consumeMessage and printMsgByQueue.
+func (a *Admin) ReadMessages(ctx context.Context, r ReadRequest) ([]*message.Ext, error) {
+	if r.Max <= 0 {
+		r.Max = DefaultTimeRangeMax
 	}
-	rd, groups, err := a.routeGroups(ctx, topic)
+	if r.Group == "" {
+		r.Group = ToolsConsumerGroup
+	}
+	rd, groups, err := a.routeGroups(ctx, r.Topic)
 	if err != nil {
 		return nil, err
+	}
+	if r.BrokerName != "" {
+		g, err := pickBrokerGroup(groups, r.BrokerName, r.Topic)
+		if err != nil {
+			return nil, err
+		}
+		groups = []brokerGroup{g}
+	}
+	wantTag := map[string]bool{}
+	for _, t := range r.Tags {
+		wantTag[t] = true
 	}
 	var out []*message.Ext
 	for _, g := range groups {
@@ -194,23 +256,27 @@ func (a *Admin) MessagesByTime(ctx context.Context, topic string, begin, end tim
 				queues = q.ReadQueueNums
 			}
 		}
-		for qid := int32(0); qid < queues && len(out) < maxNum; qid++ {
-			off, err := a.queueOffset(ctx, g.addr, remoting.SearchOffsetByTimestamp, topic, qid, ms(begin))
+		for qid := int32(0); qid < queues && len(out) < r.Max; qid++ {
+			if r.Queues != nil && !slices.Contains(r.Queues, qid) {
+				continue
+			}
+			off, err := a.queueOffset(ctx, g.addr, remoting.SearchOffsetByTimestamp, r.Topic, qid, ms(r.Begin))
 			if err != nil {
 				return nil, err
 			}
-			for len(out) < maxNum {
-				msgs, next, err := a.pull(ctx, g.addr, topic, qid, off, pullBatch)
+			off = max(off, r.Offset)
+			for len(out) < r.Max {
+				msgs, next, err := a.pullAs(ctx, r.Group, g.addr, r.Topic, qid, off, pullBatch)
 				if err != nil {
 					return nil, err
 				}
 				past := false
 				for _, m := range msgs {
-					if !end.IsZero() && m.StoreTimestamp > ms(end) {
+					if !r.End.IsZero() && m.StoreTimestamp > ms(r.End) {
 						past = true
 						break
 					}
-					if m.StoreTimestamp >= ms(begin) && len(out) < maxNum {
+					if m.StoreTimestamp >= ms(r.Begin) && m.QueueOffset >= off && len(out) < r.Max && (len(wantTag) == 0 || wantTag[m.Tags()]) {
 						out = append(out, m)
 					}
 				}

@@ -135,7 +135,7 @@ type QueueStatus struct {
 	QueueID    int32     `json:"queueId"`
 	MinOffset  int64     `json:"minOffset"`
 	MaxOffset  int64     `json:"maxOffset"`
-	LastUpdate time.Time `json:"lastUpdate"` // store time of the newest message; zero when empty
+	LastUpdate time.Time `json:"lastUpdate,omitzero"` // store time of the newest message; zero (and left out of JSON) when empty
 }
 
 // TopicStatus returns every queue's min and max offset and last update

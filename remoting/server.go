@@ -275,18 +275,18 @@ func (s *Server) HeldBytes() int64 {
 // ServerStats is a snapshot of what a server holds and what its limits
 // refused.
 type ServerStats struct {
-	Conns         int    // open connections
-	HeldBytes     int64  // read budget held (see HeldBytes)
-	ReadBudget    int64  // the budget's size
-	ReadReserve   int64  // the part of it only small frames may use
-	ReadWaiting   int    // connections waiting for the budget now
-	ReadWaits     uint64 // frames that had to wait for the budget
-	StarvedReads  uint64 // small frames that had to wait (the reserve was used up)
-	StalledCloses uint64 // connections closed for a frame that did not arrive in time
-	RefusedBodies uint64 // large bodies refused for their request code
-	InFlight      int64  // requests queued or being handled
-	RefusedConns  uint64 // connections closed at accept for MaxConns
-	BusyInFlight  uint64 // requests answered SystemBusy for MaxInFlightPerConn
+	Conns         int    `json:"conns"`         // open connections
+	HeldBytes     int64  `json:"heldBytes"`     // read budget held (see HeldBytes)
+	ReadBudget    int64  `json:"readBudget"`    // the budget's size
+	ReadReserve   int64  `json:"readReserve"`   // the part of it only small frames may use
+	ReadWaiting   int    `json:"readWaiting"`   // connections waiting for the budget now
+	ReadWaits     uint64 `json:"readWaits"`     // frames that had to wait for the budget
+	StarvedReads  uint64 `json:"starvedReads"`  // small frames that had to wait (the reserve was used up)
+	StalledCloses uint64 `json:"stalledCloses"` // connections closed for a frame that did not arrive in time
+	RefusedBodies uint64 `json:"refusedBodies"` // large bodies refused for their request code
+	InFlight      int64  `json:"inFlight"`      // requests queued or being handled
+	RefusedConns  uint64 `json:"refusedConns"`  // connections closed at accept for MaxConns
+	BusyInFlight  uint64 `json:"busyInFlight"`  // requests answered SystemBusy for MaxInFlightPerConn
 }
 
 // Stats returns the server's counters. Safe for concurrent use.

@@ -6,7 +6,9 @@ package main
 // group's raft leader), then talks to the brokers over the RocketMQ
 // remoting protocol; ledgermq's raft requests (4001–4004, remoting/codes.go)
 // cover what RocketMQ has no request for. Output is an aligned table for
-// people, or JSON with --output json. Every verb is bounded by --timeout.
+// people, or JSON with --output json (-o json). Every verb is bounded by
+// --timeout. admin_mqadmin.go has the table of RocketMQ 4.9's mqadmin
+// verbs: each is served, with mqadmin's flags, or refused with a pointer.
 
 import (
 	"context"
@@ -14,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
@@ -36,6 +36,13 @@ type adminFlags struct {
 	tls     tlsFlags
 }
 
+// Help groups of admin's verbs.
+const (
+	groupVerbs     = "verbs"
+	groupMqadmin   = "mqadmin"
+	groupNotServed = "not-served"
+)
+
 func newAdminCmd() *cobra.Command {
 	af := &adminFlags{}
 	cmd := &cobra.Command{
@@ -43,17 +50,46 @@ func newAdminCmd() *cobra.Command {
 		Short: "Operate a running cluster: topics, groups, offsets, messages, cluster and raft members, pending work",
 		Long: "admin talks to a running cluster through its name servers (-n host:port;host:port, or\n" +
 			"the NAMESRV_ADDR environment variable, as RocketMQ's mqadmin). Verbs are grouped as topic, group,\n" +
-			"offset, msg, cluster, broker, raft and pending; RocketMQ's mqadmin names (updateTopic, clusterList, ...) work too.",
+			"offset, msg, cluster, broker, raft and pending; they print text tables, or JSON with -o json.\n" +
+			"Every verb of RocketMQ 4.9's mqadmin is here too: served with mqadmin's flags (-o is then the\n" +
+			"verb's own where mqadmin has one, and --output json asks for JSON), or, where ledgermq has no\n" +
+			"such thing, refused with what to use instead.",
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVarP(&af.namesrv, "namesrv", "n", os.Getenv("NAMESRV_ADDR"), "name server addresses, ';'-separated")
-	pf.StringVarP(&af.output, "output", "o", "table", "output format: table or json")
+	pf.StringVarP(&af.namesrv, "namesrv", "n", defaultNamesrv(), namesrvUsage)
+	// No shorthand here: a verb gets -o for it unless -o is the verb's own
+	// (mqadmin's -o offset, -o order); see outputShorthand.
+	pf.StringVar(&af.output, "output", "text", outputUsage)
 	pf.DurationVar(&af.timeout, "timeout", 60*time.Second, "bound on the whole command")
 	af.tls.add(pf)
-	cmd.AddCommand(newAdminRaftCmd(af), newAdminTopicCmd(af), newAdminGroupCmd(af), newAdminOffsetCmd(af),
-		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af), newAdminPendingCmd(af))
-	cmd.AddCommand(mqadminAliases(af)...)
+	cmd.AddGroup(&cobra.Group{ID: groupVerbs, Title: "Verbs:"},
+		&cobra.Group{ID: groupMqadmin, Title: "RocketMQ mqadmin verbs, with mqadmin's flags:"},
+		&cobra.Group{ID: groupNotServed, Title: "mqadmin verbs ledgermq does not serve (each exits 1 and says what to use instead):"})
+	for _, c := range []*cobra.Command{newAdminRaftCmd(af), newAdminTopicCmd(af), newAdminGroupCmd(af), newAdminOffsetCmd(af),
+		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af), newAdminPendingCmd(af)} {
+		c.GroupID = groupVerbs
+		cmd.AddCommand(c)
+	}
+	cmd.AddCommand(mqadminVerbs(af)...)
+	outputShorthand(cmd, af)
 	return cmd
+}
+
+// outputShorthand gives every verb under cmd -o for --output, unless the
+// verb has a -o of its own or takes its words unparsed.
+func outputShorthand(cmd *cobra.Command, af *adminFlags) {
+	if !cmd.HasSubCommands() {
+		// cmd.Flags() holds the verb's own flags only until cobra merges
+		// the inherited ones in at parse time (LocalFlags would do it now,
+		// and the inherited --output would then clash with this one).
+		if !cmd.DisableFlagParsing && cmd.Flags().ShorthandLookup("o") == nil {
+			cmd.Flags().StringVarP(&af.output, "output", "o", "text", outputUsage)
+		}
+		return
+	}
+	for _, c := range cmd.Commands() {
+		outputShorthand(c, af)
+	}
 }
 
 // admin is one run of an admin verb: a client.Admin and where to print.
@@ -66,15 +102,11 @@ type admin struct {
 // open checks the shared flags and makes a client.Admin (it connects
 // lazily). The caller closes the returned admin.
 func (af *adminFlags) open(cmd *cobra.Command) (*admin, context.Context, context.CancelFunc, error) {
-	if af.output != "table" && af.output != "json" {
-		return nil, nil, nil, fmt.Errorf("%w: --output %q: want table or json", errAdmin, af.output)
+	asJSON, err := outputJSON(af.output)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	var ns []string
-	for _, a := range strings.Split(af.namesrv, ";") {
-		if a = strings.TrimSpace(a); a != "" {
-			ns = append(ns, a)
-		}
-	}
+	ns := splitNamesrv(af.namesrv)
 	if len(ns) == 0 {
 		return nil, nil, nil, fmt.Errorf("%w: no name server: give -n host:port or set NAMESRV_ADDR", errAdmin)
 	}
@@ -86,7 +118,7 @@ func (af *adminFlags) open(cmd *cobra.Command) (*admin, context.Context, context
 		return nil, nil, nil, fmt.Errorf("%w: %w", errAdmin, err)
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), af.timeout)
-	return &admin{c: c, json: af.output == "json", out: cmd.OutOrStdout()}, ctx, cancel, nil
+	return &admin{c: c, json: asJSON, out: cmd.OutOrStdout()}, ctx, cancel, nil
 }
 
 func (a *admin) Close() error { return a.c.Close() }

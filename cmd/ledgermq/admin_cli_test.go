@@ -26,10 +26,10 @@ func mustCLI(t *testing.T, args ...string) string {
 	return out
 }
 
-// jsonCLI runs the command line with -o json and decodes its output.
+// jsonCLI runs the command line with --output json and decodes its output.
 func jsonCLI(t *testing.T, v any, args ...string) {
 	t.Helper()
-	out := mustCLI(t, append(args, "-o", "json")...)
+	out := mustCLI(t, append(args, "--output", "json")...)
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 	}

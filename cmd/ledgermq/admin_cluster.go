@@ -25,16 +25,21 @@ import (
 var errUnhealthy = errors.New("cluster unhealthy")
 
 func newAdminClusterCmd(af *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "cluster", Short: "The cluster: every node's role, term and lag; broker runtime; health"}
-	cmd.AddCommand(newClusterListCmd(af, "list"), newBrokerStatusCmd(af, "status"), newClusterHealthCmd(af), newRollingRestartCmd(af))
+	cmd := &cobra.Command{Use: "cluster", Short: "The cluster: every node's role, term and lag; broker runtime; health; topic and group stats"}
+	cmd.AddCommand(newClusterListCmd(af, "list"), newBrokerStatusCmd(af, "status"), newClusterHealthCmd(af), newRollingRestartCmd(af),
+		newStatsAllCmd(af, "stats"), newBrokerConsumeStatsCmd(af, "consume-stats"))
 	return cmd
 }
 
 func newClusterListCmd(af *adminFlags, use string) *cobra.Command {
 	var cluster string
+	var interval int
 	cmd := &cobra.Command{
 		Use: use, Short: "One line per node: cluster, broker group, brokerId, address, raft role, term, applied index, lag", Args: cobra.NoArgs,
 		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			if interval > 0 {
+				return fmt.Errorf("%w: printing again every -i seconds is not served: run the command under watch -n %d", errAdmin, interval)
+			}
 			all, err := a.c.ClusterList(ctx)
 			if err != nil {
 				return err
@@ -61,6 +66,10 @@ func newClusterListCmd(af *adminFlags, use string) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVarP(&cluster, "cluster", "c", "", "only this cluster")
+	if mqadminVerb(use) {
+		mqNoEffect(cmd.Flags(), use, "moreStats", "m", false, "more columns")
+		cmd.Flags().IntVarP(&interval, "interval", "i", 0, "mqadmin's: print again every N seconds (not served)")
+	}
 	return cmd
 }
 

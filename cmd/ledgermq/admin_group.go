@@ -1,11 +1,14 @@
 package main
 
 // `ledgermq admin group …` (mqadmin: updateSubGroup, deleteSubGroup,
-// consumerProgress, consumerConnection): subscription groups and what
-// their consumers are doing.
+// getConsumerConfig, consumerProgress, consumerConnection): subscription
+// groups and what their consumers are doing.
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
@@ -15,9 +18,10 @@ import (
 )
 
 func newAdminGroupCmd(af *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "group", Short: "Consumer groups: create, delete, list, progress (lag), connections"}
+	cmd := &cobra.Command{Use: "group", Short: "Consumer groups: create, delete, list, config, progress (lag), connections; producer groups' clients"}
 	cmd.AddCommand(newGroupCreateCmd(af, "create"), newGroupDeleteCmd(af, "delete"), newGroupListCmd(af, "list"),
-		newGroupProgressCmd(af, "progress"), newGroupConnectionsCmd(af, "connections"))
+		newGroupConfigCmd(af, "config"), newGroupProgressCmd(af, "progress"), newGroupConnectionsCmd(af, "connections"),
+		newProducerConnectionCmd(af, "producers"))
 	return cmd
 }
 
@@ -25,13 +29,15 @@ func newGroupCreateCmd(af *adminFlags, use string) *cobra.Command {
 	var name string
 	var t client.Target
 	var retries, retryQueues int32
-	var broadcast, fromMin, enable, orderly bool
+	var brokerID, slowBrokerID int64
+	var broadcast, fromMin, enable, orderly, notify bool
 	cmd := &cobra.Command{
 		Use: use, Short: "Create or update a subscription group on every broker group (or -c, -b, --broker-name)", Args: cobra.NoArgs,
 		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
 			cfg := client.DefaultGroupConfig(name)
 			cfg.RetryMaxTimes, cfg.RetryQueueNums = retries, retryQueues
 			cfg.ConsumeBroadcastEnable, cfg.ConsumeFromMinEnable, cfg.ConsumeEnable, cfg.ConsumeMessageOrderly = broadcast, fromMin, enable, orderly
+			cfg.BrokerID, cfg.WhichBrokerWhenConsumeSlowly, cfg.NotifyConsumerIdsChangedEnable = brokerID, slowBrokerID, notify
 			groups, err := a.c.CreateGroup(ctx, cfg, t)
 			if err != nil {
 				return err
@@ -44,10 +50,13 @@ func newGroupCreateCmd(af *adminFlags, use string) *cobra.Command {
 	f.StringVarP(&name, "group", "g", "", "consumer group name")
 	f.Int32VarP(&retries, "retry-max-times", "r", 16, "retries before a message goes to the DLQ")
 	f.Int32VarP(&retryQueues, "retry-queues", "q", 1, "queues of the group's %RETRY% topic")
-	f.BoolVarP(&broadcast, "broadcast", "d", true, "allow broadcast consumption")
-	f.BoolVarP(&fromMin, "consume-from-min", "m", true, "a new group starts from the queue's min offset")
-	f.BoolVarP(&enable, "consume-enable", "s", true, "allow consumption")
-	f.BoolVar(&orderly, "orderly", false, "consume orderly")
+	boolFlag(f, use, &broadcast, "broadcast", "d", true, "allow broadcast consumption")
+	boolFlag(f, use, &fromMin, "consume-from-min", "m", true, "a new group starts from the queue's min offset")
+	boolFlag(f, use, &enable, "consume-enable", "s", true, "allow consumption")
+	boolFlag(f, use, &notify, "notify-ids-changed", "a", true, "tell the group's clients when its members change")
+	boolFlag(f, use, &orderly, "orderly", "", false, "consume orderly")
+	f.Int64VarP(&brokerID, "broker-id", "i", 0, "brokerId the group consumes from (0: the leader, which serves every read here)")
+	f.Int64VarP(&slowBrokerID, "slow-broker-id", "w", 1, "brokerId when consuming slowly (kept for RocketMQ's clients)")
 	targetFlags(cmd, &t)
 	required(cmd, "group")
 	return cmd
@@ -66,6 +75,9 @@ func newGroupDeleteCmd(af *adminFlags, use string) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVarP(&name, "group", "g", "", "consumer group name")
+	// The brokers delete a group's offsets with it (a replicated metadata
+	// op), so mqadmin's -r false cannot keep them.
+	mqNoEffect(cmd.Flags(), use, "removeOffset", "r", true, "remove the offsets too (a group's offsets always go with it)")
 	targetFlags(cmd, &t)
 	required(cmd, "group")
 	return cmd
@@ -94,8 +106,11 @@ func newGroupListCmd(af *adminFlags, use string) *cobra.Command {
 func newGroupProgressCmd(af *adminFlags, use string) *cobra.Command {
 	var group, topic string
 	cmd := &cobra.Command{
-		Use: use, Short: "Per queue: broker offset, consumer offset, lag", Args: cobra.NoArgs,
+		Use: use, Short: "Per queue: broker offset, consumer offset, lag (without -g: every group's total lag)", Args: cobra.NoArgs,
 		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			if group == "" {
+				return a.allGroupsLag(ctx, topic)
+			}
 			p, err := a.c.ConsumerProgress(ctx, group, topic)
 			if err != nil {
 				return err
@@ -111,20 +126,59 @@ func newGroupProgressCmd(af *adminFlags, use string) *cobra.Command {
 			return a.report(nil, "total lag: %d\n", p.TotalLag)
 		}),
 	}
-	cmd.Flags().StringVarP(&group, "group", "g", "", "consumer group name")
+	cmd.Flags().StringVarP(&group, "group", "g", "", "consumer group name (default: every group, one line each)")
 	cmd.Flags().StringVarP(&topic, "topic", "t", "", "only this topic")
-	required(cmd, "group")
+	mqNoEffect(cmd.Flags(), use, "showClientIP", "s", true, "client address per queue")
 	return cmd
 }
 
+// groupLag is one group's line of a progress without -g.
+type groupLag struct {
+	Group    string `json:"group"`
+	Queues   int    `json:"queues"`
+	TotalLag int64  `json:"totalLag"`
+}
+
+// allGroupsLag prints every subscription group's total lag (groups that
+// have consumed nothing are left out), as mqadmin's consumerProgress does
+// without -g.
+func (a *admin) allGroupsLag(ctx context.Context, topic string) error {
+	configs, err := a.c.ListGroups(ctx, client.Target{})
+	if err != nil {
+		return err
+	}
+	out := []groupLag{}
+	var rows []table.Row
+	seen := map[string]bool{}
+	for _, c := range configs {
+		if seen[c.GroupName] {
+			continue // the same group on another broker group: ConsumerProgress covers them all
+		}
+		seen[c.GroupName] = true
+		p, err := a.c.ConsumerProgress(ctx, c.GroupName, topic)
+		if errors.Is(err, client.ErrNoSuchGroup) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		out = append(out, groupLag{Group: c.GroupName, Queues: len(p.Queues), TotalLag: p.TotalLag})
+		rows = append(rows, table.Row{c.GroupName, len(p.Queues), p.TotalLag})
+	}
+	return a.emit(map[string]any{"groups": out}, table.Row{"GROUP", "QUEUES", "TOTAL LAG"}, rows)
+}
+
 func newGroupConnectionsCmd(af *adminFlags, use string) *cobra.Command {
-	var group string
+	var group, addr string
 	cmd := &cobra.Command{
 		Use: use, Short: "The group's online clients and their subscriptions", Args: cobra.NoArgs,
 		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
 			cc, err := a.c.ConsumerConnections(ctx, group)
 			if err != nil {
 				return err
+			}
+			if addr != "" {
+				cc.Clients = slices.DeleteFunc(cc.Clients, func(c client.ConsumerClient) bool { return !slices.Contains(c.Brokers, addr) })
 			}
 			if a.json {
 				return printJSON(a.out, cc)
@@ -143,6 +197,34 @@ func newGroupConnectionsCmd(af *adminFlags, use string) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVarP(&group, "group", "g", "", "consumer group name")
+	cmd.Flags().StringVarP(&addr, "broker-addr", "b", "", "only the clients connected to this broker node")
+	required(cmd, "group")
+	return cmd
+}
+
+func newGroupConfigCmd(af *adminFlags, use string) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use: use, Short: "A subscription group's config on each broker group", Args: cobra.NoArgs,
+		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			gs, err := a.c.ListGroups(ctx, client.Target{})
+			if err != nil {
+				return err
+			}
+			gs = slices.DeleteFunc(gs, func(g client.BrokerGroupConfig) bool { return g.GroupName != name })
+			if len(gs) == 0 {
+				return fmt.Errorf("%w: %s", client.ErrNoSuchGroup, name)
+			}
+			rows := make([]table.Row, 0, len(gs))
+			for _, g := range gs {
+				rows = append(rows, table.Row{g.GroupName, g.BrokerName, g.ConsumeEnable, g.ConsumeFromMinEnable, g.ConsumeBroadcastEnable,
+					g.ConsumeMessageOrderly, g.RetryQueueNums, g.RetryMaxTimes, g.BrokerID, g.WhichBrokerWhenConsumeSlowly})
+			}
+			return a.emit(map[string]any{"groups": gs}, table.Row{"GROUP", "BROKER", "ENABLED", "FROM MIN", "BROADCAST", "ORDERLY",
+				"RETRY QUEUES", "RETRY MAX", "BROKER ID", "SLOW BROKER ID"}, rows)
+		}),
+	}
+	cmd.Flags().StringVarP(&name, "group", "g", "", "consumer group name")
 	required(cmd, "group")
 	return cmd
 }

@@ -2,10 +2,12 @@ package main
 
 // `ledgermq admin msg …` (mqadmin: queryMsgById, queryMsgByUniqueKey,
 // queryMsgByKey, queryMsgByOffset, printMsg): find stored messages by
-// id, key, queue position or time.
+// id, key, queue position or time. admin_msg_rw.go has the verbs that
+// send, read queues and show traces.
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,12 +15,14 @@ import (
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/spf13/cobra"
 
+	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/message"
 )
 
 func newAdminMsgCmd(af *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "msg", Short: "Messages: by id, by key, by queue offset, by time range"}
-	cmd.AddCommand(newMsgIDCmd(af, "id"), newMsgKeyCmd(af, "key"), newMsgOffsetCmd(af, "offset"), newMsgTimeCmd(af, "time"))
+	cmd := &cobra.Command{Use: "msg", Short: "Messages: by id, key, queue offset or time range; send, read a queue, trace"}
+	cmd.AddCommand(newMsgIDCmd(af, "id"), newMsgKeyCmd(af, "key"), newMsgOffsetCmd(af, "offset"), newMsgTimeCmd(af, "time"),
+		newSendMessageCmd(af, "send"), newConsumeMessageCmd(af, "read"), newMsgQueueCmd(af, "queue"), newMsgTraceCmd(af, "trace"))
 	return cmd
 }
 
@@ -76,9 +80,14 @@ func (a *admin) printMessages(msgs []*message.Ext) error {
 
 func newMsgIDCmd(af *adminFlags, use string) *cobra.Command {
 	var id, topic string
+	var resend [3]string // mqadmin's -g, -d, -s
 	cmd := &cobra.Command{
 		Use: use, Short: "A message by offset msgId, or by UNIQ_KEY (with -t)", Args: cobra.NoArgs,
 		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			if resend != [3]string{} {
+				return fmt.Errorf("%w: sending a stored message to a consumer (mqadmin's -g, -d, -s) is not served; "+
+					"admin resetOffsetByTime moves a group back to read it again", errAdmin)
+			}
 			m, err := a.c.MessageByID(ctx, topic, id)
 			if err != nil {
 				return err
@@ -86,8 +95,16 @@ func newMsgIDCmd(af *adminFlags, use string) *cobra.Command {
 			return a.printMessages([]*message.Ext{m})
 		}),
 	}
-	cmd.Flags().StringVarP(&id, "msg-id", "i", "", "offset msgId or UNIQ_KEY")
-	cmd.Flags().StringVarP(&topic, "topic", "t", "", "topic (needed to look a UNIQ_KEY up)")
+	f := cmd.Flags()
+	f.StringVarP(&id, "msg-id", "i", "", "offset msgId or UNIQ_KEY")
+	f.StringVarP(&topic, "topic", "t", "", "topic (needed to look a UNIQ_KEY up)")
+	if mqadminVerb(use) {
+		f.StringVarP(&resend[0], "consumerGroup", "g", "", "mqadmin's: send the message to a consumer of this group (not served)")
+		f.StringVarP(&resend[1], "clientId", "d", "", "mqadmin's: the consumer to send it to (not served)")
+		f.StringVarP(&resend[2], "sendMessage", "s", "", "mqadmin's: send it again (not served)")
+		mqNoEffect(f, use, "unitName", "u", true, "unit name")
+		mqNoEffect(f, use, "showAll", "a", false, "print every message of the key")
+	}
 	required(cmd, "msg-id")
 	return cmd
 }
@@ -157,13 +174,13 @@ func newMsgOffsetCmd(af *adminFlags, use string) *cobra.Command {
 	f.StringVarP(&topic, "topic", "t", "", "topic")
 	f.StringVarP(&broker, "broker-name", "b", "", "broker group (default: the topic's only one)")
 	f.Int32VarP(&queue, "queue", "i", 0, "queue id")
-	f.Int64Var(&offset, "offset", 0, "queue offset (mqadmin -o)")
+	f.Int64VarP(&offset, "offset", mqShort(use, "o"), 0, "queue offset")
 	required(cmd, "topic", "offset")
 	return cmd
 }
 
 func newMsgTimeCmd(af *adminFlags, use string) *cobra.Command {
-	var topic, begin, end string
+	var topic, begin, end, expr string
 	var maxNum int
 	cmd := &cobra.Command{
 		Use: use, Short: "Messages stored within a time range, queue by queue", Args: cobra.NoArgs,
@@ -172,7 +189,7 @@ func newMsgTimeCmd(af *adminFlags, use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			msgs, err := a.c.MessagesByTime(ctx, topic, b, e, maxNum)
+			msgs, err := a.c.ReadMessages(ctx, client.ReadRequest{Topic: topic, Begin: b, End: e, Max: maxNum, Tags: tagsOf(expr)})
 			if err != nil {
 				return err
 			}
@@ -184,6 +201,20 @@ func newMsgTimeCmd(af *adminFlags, use string) *cobra.Command {
 	f.StringVarP(&begin, "begin", "b", "", "stored at or after (ms or yyyy-MM-dd#HH:mm:ss:SSS; default: the start)")
 	f.StringVarP(&end, "end", "e", "", "stored at or before (default: now)")
 	f.IntVarP(&maxNum, "max", "m", 2000, "at most this many")
+	f.StringVarP(&expr, "subExpression", "s", "*", "only these tags: TagA || TagB, or *")
+	mqNoEffect(f, use, "charsetName", "c", true, "charset of bodies (shown as UTF-8 text here)")
+	mqNoEffect(f, use, "printBody", "d", true, "print bodies (always here)")
 	required(cmd, "topic")
 	return cmd
+}
+
+// tagsOf reads a tag expression (TagA || TagB); nil for * (every tag).
+func tagsOf(expr string) []string {
+	var tags []string
+	for _, t := range strings.Split(expr, "||") {
+		if t = strings.TrimSpace(t); t != "" && t != "*" {
+			tags = append(tags, t)
+		}
+	}
+	return tags
 }

@@ -1,8 +1,9 @@
 package main
 
-// `ledgermq admin offset reset` (mqadmin: resetOffsetByTime). Unlike
-// mqadmin it previews by default: it lists each queue's current and new
-// offset, and moves nothing until --execute is given, because a reset
+// `ledgermq admin offset reset|skip|clone` (mqadmin: resetOffsetByTime,
+// skipAccumulatedMessage, cloneGroupOffset). Unlike mqadmin, reset and
+// skip preview by default: they list each queue's current and new
+// offset, and move nothing until --execute is given, because a reset
 // cannot be undone and a wrong timestamp skips or replays a backlog.
 
 import (
@@ -19,8 +20,8 @@ import (
 )
 
 func newAdminOffsetCmd(af *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "offset", Short: "Consumer offsets: reset by time (dry run unless --execute)"}
-	cmd.AddCommand(newOffsetResetCmd(af, "reset"))
+	cmd := &cobra.Command{Use: "offset", Short: "Consumer offsets: reset by time, skip to the end (dry runs unless --execute), clone"}
+	cmd.AddCommand(newOffsetResetCmd(af, "reset"), newOffsetSkipCmd(af, "skip"), newCloneOffsetCmd(af, "clone"))
 	return cmd
 }
 
@@ -60,30 +61,84 @@ func newOffsetResetCmd(af *adminFlags, use string) *cobra.Command {
 				return err
 			}
 			r.Timestamp, r.OnlyBackward = ts, !force
-			resets, err := a.c.ResetOffsetByTime(ctx, r)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return printJSON(a.out, map[string]any{"group": r.Group, "topic": r.Topic, "timestamp": ts, "executed": r.Execute, "queues": resets})
-			}
-			rows := make([]table.Row, 0, len(resets))
-			for _, q := range resets {
-				rows = append(rows, table.Row{q.BrokerName, q.QueueID, q.Old, q.New, q.New - q.Old})
-			}
-			printTable(a.out, table.Row{"BROKER", "QID", "OLD", "NEW", "MOVE"}, rows)
-			if !r.Execute {
-				return a.report(nil, "dry run: nothing changed; run again with --execute to reset %s on %s\n", r.Group, r.Topic)
-			}
-			return a.report(nil, "offsets of %s on %s reset\n", r.Group, r.Topic)
+			return a.reset(ctx, r)
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&r.Group, "group", "g", "", "consumer group")
 	f.StringVarP(&r.Topic, "topic", "t", "", "topic")
 	f.StringVarP(&when, "timestamp", "s", "", "now, milliseconds (-1: the end), or yyyy-MM-dd#HH:mm:ss:SSS")
-	f.BoolVarP(&force, "force", "f", true, "move offsets forward too (false: only backward)")
+	boolFlag(f, use, &force, "force", "f", true, "move offsets forward too (false: only backward)")
 	f.BoolVar(&r.Execute, "execute", false, "perform the reset (default: only show it)")
+	mqNoEffect(f, use, "cplus", "c", false, "reset a C++ client's offsets (the broker resets them for every client)")
 	required(cmd, "group", "topic", "timestamp")
+	return cmd
+}
+
+// reset runs r and prints each queue's move.
+func (a *admin) reset(ctx context.Context, r client.ResetRequest) error {
+	resets, err := a.c.ResetOffsetByTime(ctx, r)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return printJSON(a.out, map[string]any{"group": r.Group, "topic": r.Topic, "timestamp": r.Timestamp, "executed": r.Execute, "queues": resets})
+	}
+	rows := make([]table.Row, 0, len(resets))
+	for _, q := range resets {
+		rows = append(rows, table.Row{q.BrokerName, q.QueueID, q.Old, q.New, q.New - q.Old})
+	}
+	printTable(a.out, table.Row{"BROKER", "QID", "OLD", "NEW", "MOVE"}, rows)
+	if !r.Execute {
+		return a.report(nil, "dry run: nothing changed; run again with --execute to reset %s on %s\n", r.Group, r.Topic)
+	}
+	return a.report(nil, "offsets of %s on %s reset\n", r.Group, r.Topic)
+}
+
+func newOffsetSkipCmd(af *adminFlags, use string) *cobra.Command {
+	r := client.ResetRequest{Timestamp: -1}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "Move a group's offsets on a topic to the end of each queue, skipping its backlog; a dry run unless --execute",
+		Args:  cobra.NoArgs,
+		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			return a.reset(ctx, r)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&r.Group, "group", "g", "", "consumer group")
+	f.StringVarP(&r.Topic, "topic", "t", "", "topic")
+	f.BoolVar(&r.Execute, "execute", false, "perform the skip (default: only show it)")
+	mqNoEffect(f, use, "force", "f", true, "force (a skip always moves forward)")
+	required(cmd, "group", "topic")
+	return cmd
+}
+
+func newCloneOffsetCmd(af *adminFlags, use string) *cobra.Command {
+	var src, dest, topic string
+	cmd := &cobra.Command{
+		Use: use, Short: "Give a group the committed offsets another group has on a topic", Args: cobra.NoArgs,
+		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			clones, err := a.c.CloneGroupOffset(ctx, src, dest, topic)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return printJSON(a.out, map[string]any{"srcGroup": src, "destGroup": dest, "topic": topic, "queues": clones})
+			}
+			rows := make([]table.Row, 0, len(clones))
+			for _, c := range clones {
+				rows = append(rows, table.Row{c.BrokerName, c.QueueID, c.Offset})
+			}
+			printTable(a.out, table.Row{"BROKER", "QID", "OFFSET"}, rows)
+			return a.report(nil, "offsets of %s on %s cloned to %s\n", src, topic, dest)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&src, "srcGroup", "s", "", "the group whose offsets are copied")
+	f.StringVarP(&dest, "destGroup", "d", "", "the group that gets them")
+	f.StringVarP(&topic, "topic", "t", "", "topic")
+	mqNoEffect(f, use, "offline", "o", true, "the group or topic is offline (offsets are committed through raft either way)")
+	required(cmd, "srcGroup", "destGroup", "topic")
 	return cmd
 }

@@ -1,16 +1,16 @@
 package main
 
 // `ledgermq admin topic …` (mqadmin: updateTopic, deleteTopic, topicList,
-// topicRoute, topicStatus), and the table of every RocketMQ alias.
+// topicRoute, topicStatus, topicClusterList), and the builder type the
+// verbs share with their mqadmin names (admin_mqadmin.go).
 //
 // Flags follow mqadmin where it has them (-t topic, -c cluster, -b broker
-// address, -r/-w queue counts, -p perm). mqadmin's -o (order, offset)
-// cannot be had: -o is --output on every admin verb, so those are long
-// flags only (--order, --offset).
+// address, -r/-w queue counts, -p perm; on updateTopic -o order).
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,37 +21,14 @@ import (
 )
 
 // verb builds one admin command; the same builder makes the grouped verb
-// and its mqadmin alias, so both take the same flags.
+// and its mqadmin name, so both take the same flags (mqadminVerb(use)
+// says which it makes).
 type verb func(af *adminFlags, use string) *cobra.Command
 
-// mqadminAliases are RocketMQ's mqadmin names, at the top of `admin`.
-func mqadminAliases(af *adminFlags) []*cobra.Command {
-	aliases := []struct {
-		name string
-		mk   verb
-	}{
-		{"updateTopic", newTopicCreateCmd}, {"deleteTopic", newTopicDeleteCmd}, {"topicList", newTopicListCmd},
-		{"topicRoute", newTopicRouteCmd}, {"topicStatus", newTopicStatusCmd},
-		{"updateSubGroup", newGroupCreateCmd}, {"deleteSubGroup", newGroupDeleteCmd},
-		{"consumerProgress", newGroupProgressCmd}, {"consumerConnection", newGroupConnectionsCmd},
-		{"resetOffsetByTime", newOffsetResetCmd},
-		{"queryMsgById", newMsgIDCmd}, {"queryMsgByUniqueKey", newMsgIDCmd}, {"queryMsgByKey", newMsgKeyCmd},
-		{"queryMsgByOffset", newMsgOffsetCmd}, {"printMsg", newMsgTimeCmd},
-		{"clusterList", newClusterListCmd}, {"brokerStatus", newBrokerStatusCmd},
-	}
-	out := make([]*cobra.Command, 0, len(aliases))
-	for _, a := range aliases {
-		c := a.mk(af, a.name)
-		c.Short = "(mqadmin) " + c.Short
-		out = append(out, c)
-	}
-	return out
-}
-
 func newAdminTopicCmd(af *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "topic", Short: "Topics: create, delete, list, route, status"}
+	cmd := &cobra.Command{Use: "topic", Short: "Topics: create, delete, list, route, status, clusters"}
 	cmd.AddCommand(newTopicCreateCmd(af, "create"), newTopicDeleteCmd(af, "delete"), newTopicListCmd(af, "list"),
-		newTopicRouteCmd(af, "route"), newTopicStatusCmd(af, "status"))
+		newTopicRouteCmd(af, "route"), newTopicStatusCmd(af, "status"), newTopicClustersCmd(af, "clusters"))
 	return cmd
 }
 
@@ -92,7 +69,9 @@ func newTopicCreateCmd(af *adminFlags, use string) *cobra.Command {
 	f.Int32VarP(&tc.ReadQueues, "read-queues", "r", 8, "read queue count")
 	f.Int32VarP(&tc.WriteQueues, "write-queues", "w", 8, "write queue count")
 	f.Int32VarP(&tc.Perm, "perm", "p", 6, "permission: 2 write, 4 read, 6 both")
-	f.BoolVar(&tc.Order, "order", false, "ordered topic")
+	boolFlag(f, use, &tc.Order, "order", mqShort(use, "o"), false, "ordered topic")
+	mqNoEffect(f, use, "unit", "u", true, "unit topic")
+	mqNoEffect(f, use, "hasUnitSub", "s", true, "unit subscription")
 	targetFlags(cmd, &t)
 	required(cmd, "topic")
 	return cmd
@@ -117,7 +96,7 @@ func newTopicDeleteCmd(af *adminFlags, use string) *cobra.Command {
 }
 
 func newTopicListCmd(af *adminFlags, use string) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use: use, Short: "List every topic the name servers know", Args: cobra.NoArgs,
 		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
 			topics, err := a.c.ListTopics(ctx)
@@ -131,6 +110,8 @@ func newTopicListCmd(af *adminFlags, use string) *cobra.Command {
 			return a.emit(map[string]any{"topics": topics}, table.Row{"TOPIC"}, rows)
 		}),
 	}
+	mqNoEffect(cmd.Flags(), use, "clusterModel", "c", false, "topics with their clusters and groups")
+	return cmd
 }
 
 func newTopicRouteCmd(af *adminFlags, use string) *cobra.Command {
@@ -162,6 +143,35 @@ func newTopicRouteCmd(af *adminFlags, use string) *cobra.Command {
 				rows = append(rows, row)
 			}
 			return a.emit(rd, table.Row{"BROKER", "CLUSTER", "ADDRS", "READ", "WRITE", "PERM"}, rows)
+		}),
+	}
+	cmd.Flags().StringVarP(&topic, "topic", "t", "", "topic name")
+	mqNoEffect(cmd.Flags(), use, "list", "l", false, "list format")
+	required(cmd, "topic")
+	return cmd
+}
+
+func newTopicClustersCmd(af *adminFlags, use string) *cobra.Command {
+	var topic string
+	cmd := &cobra.Command{
+		Use: use, Short: "The clusters whose broker groups serve a topic", Args: cobra.NoArgs,
+		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			rd, err := a.c.TopicRoute(ctx, topic)
+			if err != nil {
+				return err
+			}
+			clusters := []string{}
+			for _, bd := range rd.BrokerDatas {
+				if !slices.Contains(clusters, bd.Cluster) {
+					clusters = append(clusters, bd.Cluster)
+				}
+			}
+			sort.Strings(clusters)
+			rows := make([]table.Row, 0, len(clusters))
+			for _, c := range clusters {
+				rows = append(rows, table.Row{c})
+			}
+			return a.emit(map[string]any{"topic": topic, "clusters": clusters}, table.Row{"CLUSTER"}, rows)
 		}),
 	}
 	cmd.Flags().StringVarP(&topic, "topic", "t", "", "topic name")

@@ -272,7 +272,7 @@ func newRaftReplaceCmd(af *adminFlags, group *string) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&dataDir, "data-dir", "", "the node's data directory (on this host)")
-	f.StringVar(&devDir, "dev-dir", "", "the directory of a `ledgermq dev` cluster (its cluster.json names the node's data directory)")
+	f.StringVar(&devDir, "dev-dir", "", "the `DIR` of a cluster run by ledgermq dev (its cluster.json names the node's data directory)")
 	f.StringVar(&raftAddr, "raft-addr", "", "the node's raft address, when it is no longer a member (resuming)")
 	f.StringVar(&clientAddr, "client-addr", "", "the node's client-facing address, when it is no longer a member (resuming)")
 	return cmd

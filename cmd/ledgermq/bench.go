@@ -63,6 +63,16 @@ func newBenchCmd() *cobra.Command {
 	return cmd
 }
 
+// checkOutput reads --output, "table" being text's other name.
+func (bf *benchFlags) checkOutput() error {
+	asJSON, err := outputJSON(bf.output)
+	if err != nil {
+		return err
+	}
+	bf.output = map[bool]string{true: "json", false: "text"}[asJSON]
+	return nil
+}
+
 func newBenchConsumeCmd() *cobra.Command {
 	bf := &benchFlags{}
 	var consumers, pullBatch int
@@ -80,8 +90,8 @@ func newBenchConsumeCmd() *cobra.Command {
 			"as gaps, and --idle ends the wait for it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if bf.output != "text" && bf.output != "json" {
-				return fmt.Errorf("%w: --output %q: want text or json", errAdmin, bf.output)
+			if err := bf.checkOutput(); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -89,7 +99,7 @@ func newBenchConsumeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&bf.namesrv, "namesrv", "n", firstNonEmpty(os.Getenv("NAMESRV_ADDR"), "127.0.0.1:9876"), "name server address")
+	f.StringVarP(&bf.namesrv, "namesrv", "n", defaultNamesrv(), namesrvUsage)
 	f.StringVar(&bf.topic, "topic", "", "topic (default: a new one per run, when preloading)")
 	f.IntVar(&consumers, "consumers", 1, "push consumers in the group, each its own client")
 	f.IntVar(&pullBatch, "pull-batch", 32, "messages one pull asks for")
@@ -98,7 +108,7 @@ func newBenchConsumeCmd() *cobra.Command {
 	f.Int64Var(&bf.count, "count", 100000, "messages to consume")
 	f.DurationVar(&bf.duration, "duration", 5*time.Minute, "stop after this long")
 	f.DurationVar(&idle, "idle", 10*time.Second, "stop once nothing arrived for this long (messages retention removed never come)")
-	f.StringVarP(&bf.output, "output", "o", "text", "summary format: text or json")
+	f.StringVarP(&bf.output, "output", "o", "text", "summary format: "+strings.TrimPrefix(outputUsage, "output format: "))
 	bf.tls.add(f)
 	return cmd
 }
@@ -124,7 +134,7 @@ func runBenchConsume(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		Consumers: consumers, Count: bf.count, Duration: bf.duration, Report: live.interval,
 		FromZero: preload, Idle: idle,
 		NewConsumer: func(i int, deliver func(bench.Received)) (bench.Consumer, error) {
-			c, err := client.NewPushConsumer(append([]client.Option{client.WithNameServers(bf.namesrv), client.WithGroup("bench-consume-" + runID),
+			c, err := client.NewPushConsumer(append([]client.Option{client.WithNameServers(splitNamesrv(bf.namesrv)...), client.WithGroup("bench-consume-" + runID),
 				client.WithConsumeFromWhere(client.ConsumeFromFirstOffset), client.WithPullBatchSize(pullBatch),
 				client.WithInstanceName(fmt.Sprintf("bench-%s-%d", runID, i))}, bf.tls.clientOptions()...)...)
 			if err != nil {
@@ -170,8 +180,8 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: use, Short: short, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if bf.output != "text" && bf.output != "json" {
-				return fmt.Errorf("%w: --output %q: want text or json", errAdmin, bf.output)
+			if err := bf.checkOutput(); err != nil {
+				return err
 			}
 			if bf.count == 0 && bf.duration == 0 {
 				bf.duration = 10 * time.Second
@@ -182,7 +192,7 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&bf.namesrv, "namesrv", "n", firstNonEmpty(os.Getenv("NAMESRV_ADDR"), "127.0.0.1:9876"), "name server address")
+	f.StringVarP(&bf.namesrv, "namesrv", "n", defaultNamesrv(), namesrvUsage)
 	f.StringVar(&bf.topic, "topic", "BenchTopic", "topic (created on the first send when the broker auto-creates topics)")
 	f.IntVar(&bf.producers, "producers", producers, "producer clients, each with its own connections")
 	f.IntVar(&bf.inflight, "inflight", inflight, "sends each producer keeps outstanding")
@@ -193,7 +203,7 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 	f.DurationVar(&bf.sendTimeout, "send-timeout", 3*time.Second, "bound on each send and its retries")
 	f.BoolVar(&bf.verify, "verify", false, "afterwards read every acknowledged send back by offset, and count the stored copies of every send that failed or had an unknown outcome (keys each message; memory grows with the count)")
 	f.BoolVar(&bf.compress, "compress", false, "let the client compress bodies of 4 KiB and more (off: bench bodies compress unrealistically well)")
-	f.StringVarP(&bf.output, "output", "o", "text", "summary format: text or json")
+	f.StringVarP(&bf.output, "output", "o", "text", "summary format: "+strings.TrimPrefix(outputUsage, "output format: "))
 	bf.tls.add(f)
 	return cmd
 }
@@ -205,7 +215,7 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		return err
 	}
 	live := newLiveReport(progress, bf)
-	opts := append([]client.Option{client.WithNameServers(bf.namesrv), client.WithSendTimeout(bf.sendTimeout)}, bf.tls.clientOptions()...)
+	opts := append([]client.Option{client.WithNameServers(splitNamesrv(bf.namesrv)...), client.WithSendTimeout(bf.sendTimeout)}, bf.tls.clientOptions()...)
 	if !bf.compress {
 		opts = append(opts, client.WithCompression(0, 0))
 	}
@@ -226,7 +236,7 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 
 	var v *bench.Verification
 	if bf.verify {
-		ac, err := client.NewAdmin(append([]client.AdminOption{client.WithAdminNameServers(bf.namesrv)}, bf.tls.adminOptions()...)...)
+		ac, err := client.NewAdmin(append([]client.AdminOption{client.WithAdminNameServers(splitNamesrv(bf.namesrv)...)}, bf.tls.adminOptions()...)...)
 		if err != nil {
 			return err
 		}

@@ -288,9 +288,30 @@ func loadBrokerConfig(fs *pflag.FlagSet, useEnv bool) (*nodeConfig, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	for i, st := range settings {
+		// A default that depends on other keys: show what it came to.
+		if st.Key == "timer_max_delay" && st.Value == "" {
+			settings[i].Value = durationText(c.TimerMaxDelay)
+			settings[i].Source = "default: 72h, or store.file_reserved_time when shorter"
+		}
+	}
 	c.Settings = settings
 	c.Ignored = ignored
 	return c, nil
+}
+
+// durationText is d in its largest whole unit (72h, 90m, 45s), else as Go
+// prints it.
+func durationText(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		unit string
+	}{{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if d > 0 && d%u.d == 0 {
+			return strconv.FormatInt(int64(d/u.d), 10) + u.unit
+		}
+	}
+	return d.String()
 }
 
 // readConfigFile decodes path (if set) and maps its keys to canonical

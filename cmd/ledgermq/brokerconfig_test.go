@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -406,5 +407,34 @@ func TestConfigACL(t *testing.T) {
 	}
 	if c, err := loadWith(t, "", ""); err != nil || c.brokerConfig().ACLEnable {
 		t.Fatalf("ACL on by default (%v)", err)
+	}
+}
+
+// TestBrokerCheckConfigTimerMaxDelay: --check-config shows the timer
+// limit the node will use, not the empty text of "derive it".
+func TestBrokerCheckConfigTimerMaxDelay(t *testing.T) {
+	line := regexp.MustCompile(`(?m)^timer_max_delay\s+= "([^"]*)"\s+# (.*)$`)
+	for _, tt := range []struct {
+		conf, want, source string
+	}{
+		{"", "72h", "default: 72h, or store.file_reserved_time when shorter"},
+		{"fileReservedTime=24\n", "24h", "default: 72h, or store.file_reserved_time when shorter"},
+		{"timerMaxDelaySec=5400\n", "5400", "file"},
+	} {
+		path := filepath.Join(t.TempDir(), "broker.conf")
+		if err := os.WriteFile(path, []byte(tt.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := runCLI(t, "broker", "--check-config", "--config", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := line.FindStringSubmatch(out)
+		if m == nil || m[1] != tt.want || !strings.HasPrefix(m[2], tt.source) {
+			t.Errorf("%q: %q, want %q # %s\n%s", tt.conf, m, tt.want, tt.source, out)
+		}
+	}
+	if got := durationText(90 * time.Minute); got != "90m" {
+		t.Errorf("durationText(90m) = %s", got)
 	}
 }

@@ -34,10 +34,12 @@ package main
 //	 "nodes":[{"id":"n0","pid":1234,"addr":"127.0.0.1:10911",
 //	           "raft":"127.0.0.1:10912","dir":"DIR/n0"}, ...]}
 //
-// Ports: every node's client and raft addresses are free loopback ports
-// picked on the first run and kept in DIR/nI.conf, because the raft group
-// remembers its members' addresses; a later run reuses them (and fails
-// clearly if one is taken). The name server listens on --namesrv.
+// Ports: every node's client, raft and http addresses are free loopback
+// ports picked on the first run and kept in DIR/nI.conf, because the raft
+// group remembers its members' addresses; a later run reuses them (and
+// fails clearly if one is taken). The name server listens on --namesrv;
+// its http address is the one cluster.json has from the last run while
+// that is free (else a new one, which dev says).
 //
 // Processes: dev starts the name server, waits until it accepts
 // connections, then starts the nodes. Each child runs in its own process
@@ -264,8 +266,8 @@ func (d *devRun) run(ctx context.Context) error {
 	d.sup = newSupervisor(exe, childEnv(), d.log)
 	defer d.stopAll()
 
-	// The name server's http port is picked afresh each run: unlike a
-	// node's addresses, nothing remembers it.
+	// The name server's http address is the last run's (cluster.json)
+	// while it is free, as the nodes' are.
 	skip := map[int]bool{}
 	for _, n := range d.layout {
 		for _, a := range []string{n.addr, n.raft, n.http} {
@@ -277,11 +279,13 @@ func (d *devRun) run(ctx context.Context) error {
 	if ap, err := netip.ParseAddrPort(d.namesrv); err == nil {
 		skip[int(ap.Port())] = true
 	}
-	ports, err := freePorts(1, skip)
-	if err != nil {
+	var last string
+	if d.namesrvHTTP, last, err = namesrvHTTPAddr(d.dir, skip); err != nil {
 		return err
 	}
-	d.namesrvHTTP = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	if last != "" && last != d.namesrvHTTP {
+		fmt.Fprintf(d.out, "dev: the name server's http address of the last run, %s, is taken; it is %s now\n", last, d.namesrvHTTP)
+	}
 	d.nsChild = &child{name: "namesrv", logPath: filepath.Join(d.dir, "namesrv.log"),
 		args: []string{"namesrv", "--listen", d.namesrv, "--http", d.namesrvHTTP, "--log-level", d.logLevel, "--log-format", d.logFormat,
 			"--cluster-secret-file", secretPath}}
@@ -615,6 +619,23 @@ func devSecret(dir string) (path, secret string, err error) {
 		return "", "", err
 	}
 	return path, secret, nil
+}
+
+// namesrvHTTPAddr is the name server's http address: the one cluster.json
+// in dir has from the last run while it is a free loopback port none of
+// skip, else a new free one. last is the last run's ("" when unknown).
+func namesrvHTTPAddr(dir string, skip map[int]bool) (addr, last string, err error) {
+	if f, err := devcluster.ReadFile(dir); err == nil && f.NamesrvHTTP != "" {
+		last = f.NamesrvHTTP
+		if ap, err := netip.ParseAddrPort(last); err == nil && ap.Addr().IsLoopback() && !skip[int(ap.Port())] && checkFree(last) == nil {
+			return last, last, nil
+		}
+	}
+	ports, err := freePorts(1, skip)
+	if err != nil {
+		return "", last, err
+	}
+	return fmt.Sprintf("127.0.0.1:%d", ports[0]), last, nil
 }
 
 // freePorts picks n distinct free loopback ports, none of skip (all held

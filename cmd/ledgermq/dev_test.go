@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,5 +204,39 @@ func TestDevRestartBackoff(t *testing.T) {
 	d.reportFailing(exitEvent{c: c, err: exitWith(exitCannotStart)})
 	if added := strings.TrimPrefix(out.String(), before); !strings.HasPrefix(added, "dev: n1 still failing; next start in") {
 		t.Fatalf("a repeated failure is reported as %q", added)
+	}
+}
+
+// TestDevNamesrvHTTPStable: a later dev run on the same directory keeps
+// the name server's http address of cluster.json while it is free, as the
+// nodes keep theirs (TestDevLayoutReusesPorts).
+func TestDevNamesrvHTTPStable(t *testing.T) {
+	dir := t.TempDir()
+	first, last, err := namesrvHTTPAddr(dir, nil)
+	if err != nil || last != "" {
+		t.Fatalf("first run: %q %q %v", first, last, err)
+	}
+	b, err := json.Marshal(devcluster.File{Namesrv: "127.0.0.1:9876", NamesrvHTTP: first, Nodes: []devcluster.Node{{ID: "n0", Role: "stopped"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, devcluster.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, last, err := namesrvHTTPAddr(dir, nil); err != nil || again != first || last != first {
+		t.Fatalf("second run: %q (last %q, %v), want %q", again, last, err, first)
+	}
+	// Taken by another process, or by a node: a new one.
+	l, err := net.Listen("tcp", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, last, err := namesrvHTTPAddr(dir, nil); err != nil || other == first || last != first {
+		t.Fatalf("taken: %q (last %q, %v)", other, last, err)
+	}
+	l.Close()
+	ap := netip.MustParseAddrPort(first)
+	if other, _, err := namesrvHTTPAddr(dir, map[int]bool{int(ap.Port()): true}); err != nil || other == first {
+		t.Fatalf("a node's port: %q %v", other, err)
 	}
 }

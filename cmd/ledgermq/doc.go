@@ -9,10 +9,11 @@
 //	namesrv              namesrv.go                           a name server
 //	dev                  dev.go, devacl.go, devproc_*.go      a name server and an N-node group as
 //	                                                          supervised processes (make run)
-//	admin …              admin*.go, adminraft.go              operate a running cluster; mqadmin's
-//	                                                          verbs as aliases
-//	bench …              bench.go, benchverify.go             load through our client, one summary
-//	                                                          line of fixed shape
+//	admin …              admin*.go, adminraft.go,             operate a running cluster; every
+//	                     clientflags.go                       verb of RocketMQ's mqadmin, served
+//	                                                          or refused (admin_mqadmin.go)
+//	bench …              bench.go, benchverify.go,            load through our client, one summary
+//	                     clientflags.go                       line of fixed shape
 //	jepsen …             jepsen.go, jepsen_other.go           the chaos harness (package jepsen)
 //	demo                 demo.go                              a local store written and read back
 //	version, --version   root.go                              the version and commit of the build
@@ -38,7 +39,8 @@
 // A broker node reads flags, LEDGERMQ_* environment variables, a --config
 // file (a DLedger broker.conf works) and defaults, in that precedence; the
 // key table and the rules are in brokerconfig.go. The other commands take
-// flags only (the name server list also from NAMESRV_ADDR, as mqadmin).
+// flags only (the name server list also from NAMESRV_ADDR, as mqadmin,
+// else 127.0.0.1:9876).
 //
 // # Tests
 //

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/ops"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -82,5 +85,33 @@ func TestCheckConfig(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "127.0.0.1:9999") {
 		t.Fatalf("check-config output %q", out.String())
+	}
+}
+
+// TestStatusJSONKeys: every key of a name server's and a broker node's
+// /status is lowerCamelCase, nested ones too.
+func TestStatusJSONKeys(t *testing.T) {
+	key := regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				if !key.MatchString(k) {
+					t.Errorf("%s: key %q is not lowerCamelCase", path, k)
+				}
+				walk(path+"."+k, x)
+			}
+		}
+	}
+	for name, v := range map[string]any{"namesrv": namesrvStatus{Stopping: true}, "broker": ops.Status{Failed: "x", DiskError: "x", Stopping: true}} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		walk(name, m)
 	}
 }

@@ -22,9 +22,9 @@ type tlsFlags struct {
 }
 
 func (t *tlsFlags) add(f *pflag.FlagSet) {
-	f.StringVar(&t.ca, "tls-ca", "", "PEM CA file: connect over TLS, verifying servers against it (`ledgermq dev --tls`: DIR/tls/ca.pem)")
-	f.StringVar(&t.cert, "tls-cert", "", "PEM client certificate, presented when a server asks (with --tls-key)")
-	f.StringVar(&t.key, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&t.ca, "tls-ca", "", "PEM CA `FILE`: connect over TLS, verifying servers against it (ledgermq dev --tls writes DIR/tls/ca.pem)")
+	f.StringVar(&t.cert, "tls-cert", "", "PEM client certificate `FILE`, presented when a server asks (with --tls-key)")
+	f.StringVar(&t.key, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	f.StringVar(&t.accessKey, "access-key", "", "ACL access key: sign every request with it (with --secret-key)")
 	f.StringVar(&t.secretKey, "secret-key", "", "ACL secret key of --access-key")
 }
