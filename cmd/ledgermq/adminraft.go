@@ -256,7 +256,9 @@ func newRaftReplaceCmd(af *adminFlags, group *string) *cobra.Command {
 				if dataDir == "" {
 					return fmt.Errorf("%w: %s names no node %s", errAdmin, filepath.Join(devDir, devcluster.FileName), node)
 				}
-				if af.namesrv == "" {
+				if f := cmd.Flag("namesrv"); f == nil || !f.Changed {
+					// The dev cluster's name server, unless -n names one
+					// (NAMESRV_ADDR and the default do not).
 					af.namesrv = cf.Namesrv
 				}
 			}
