@@ -41,11 +41,14 @@
 // Decoding accepts what the Go client's decoder accepts: keys in any case
 // (Unicode case folding, as encoding/json), unknown keys of any type
 // (Java's "serializeTypeCurrentRPC"), null for any field (it stays unset;
-// a null ext value reads as ""), numbers for the int fields when they are integers
-// in range. It rejects with ErrBadHeader anything that is not one JSON
-// object, an ext value that is not a string, a code or version outside
-// int16, and any other field of the wrong JSON type. Invalid UTF-8 and lone
-// surrogate escapes in strings decode as U+FFFD.
+// a null ext value reads as ""), numbers for the int fields when they are
+// integers in range, and, as RocketMQ's fastjson reads them, strings that
+// hold such integers for the int fields and ext values of any JSON type,
+// taken as their text ("queueId":3 reads as "3", true as "true", an object
+// or array as its JSON). It rejects with ErrBadHeader anything that is not
+// one JSON object, a code or version outside int16, and any other field of
+// the wrong JSON type. Invalid UTF-8 and lone surrogate escapes in strings
+// decode as U+FFFD.
 //
 // Encoding writes the keys in the order above, leaves out an empty remark,
 // always writes extFields (sorted by key, every value a JSON string) and

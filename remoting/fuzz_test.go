@@ -8,6 +8,8 @@ import (
 	"io"
 	"maps"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -107,15 +109,77 @@ func FuzzReadFrame(f *testing.F) {
 // unlimitedHeader lets the JSON parser accept what encoding/json accepts.
 var unlimitedHeader = HeaderLimits{MaxBytes: maxHeaderLength, MaxExtFields: math.MaxInt, MaxDepth: maxJSONDepth}
 
-// refCommand is the Go client's view of a JSON header.
+// refCommand is a JSON header as RocketMQ's fastjson reads it, built on
+// encoding/json: int fields also from strings that hold integers, ext
+// values of any JSON type as their text.
 type refCommand struct {
-	Code      int16             `json:"code"`
-	Language  string            `json:"language"`
-	Version   int16             `json:"version"`
-	Opaque    int32             `json:"opaque"`
-	Flag      int32             `json:"flag"`
-	Remark    string            `json:"remark"`
-	ExtFields map[string]string `json:"extFields"`
+	Code      refInt16                   `json:"code"`
+	Language  string                     `json:"language"`
+	Version   refInt16                   `json:"version"`
+	Opaque    refInt32                   `json:"opaque"`
+	Flag      refInt32                   `json:"flag"`
+	Remark    string                     `json:"remark"`
+	ExtFields map[string]json.RawMessage `json:"extFields"`
+}
+
+// refInt16 and refInt32 are int fields: a JSON integer, or a string
+// holding one.
+type (
+	refInt16 struct{ v int16 }
+	refInt32 struct{ v int32 }
+)
+
+func (n *refInt16) UnmarshalJSON(b []byte) error {
+	v, err := parseRefInt(b, 16, int64(n.v))
+	n.v = int16(v)
+	return err
+}
+
+func (n *refInt32) UnmarshalJSON(b []byte) error {
+	v, err := parseRefInt(b, 32, int64(n.v))
+	n.v = int32(v)
+	return err
+}
+
+// parseRefInt reads an int field's JSON; null keeps was.
+func parseRefInt(b []byte, bits int, was int64) (int64, error) {
+	text := string(b)
+	switch {
+	case text == "null":
+		return was, nil
+	case strings.HasPrefix(text, `"`):
+		if err := json.Unmarshal(b, &text); err != nil {
+			return was, err
+		}
+		text = strings.TrimSpace(text)
+	}
+	v, err := strconv.ParseInt(text, 10, bits)
+	if err != nil {
+		return was, err
+	}
+	return v, nil
+}
+
+// ext is the ext fields as strings: a string unquoted, null as "", any
+// other value as its JSON text.
+func (r *refCommand) ext() map[string]string {
+	if r.ExtFields == nil {
+		return nil
+	}
+	out := make(map[string]string, len(r.ExtFields))
+	for k, raw := range r.ExtFields {
+		switch {
+		case string(raw) == "null":
+			out[k] = ""
+		case len(raw) > 0 && raw[0] == '"':
+			var s string
+			_ = json.Unmarshal(raw, &s)
+			out[k] = s
+		default:
+			out[k] = string(raw)
+		}
+	}
+	return out
 }
 
 // FuzzJSONHeader holds the JSON header parser to encoding/json: for every
@@ -134,6 +198,9 @@ func FuzzJSONHeader(f *testing.F) {
 	f.Add([]byte("{\"ver\u017fion\":3,\"REMAR\u212a\":\"\\ud800\\udc00\\ud800\"}"))
 	f.Add([]byte(`{"opaque":-0,"flag":2147483648}`))
 	f.Add([]byte(`{"a":{"b":[1,2,{"c":true}]},"language":null}`))
+	// What fastjson takes and encoding/json does not: ints as strings, ext
+	// values of other types.
+	f.Add([]byte(`{"code":"10","opaque":" -3 ","extFields":{"queueId":3,"batch":true,"o":{"b":[1,"c"]},"n":null}}`))
 	f.Fuzz(func(t *testing.T, header []byte) {
 		var c Command
 		err := decodeJSONHeader(header, &c, unlimitedHeader)
@@ -155,9 +222,10 @@ func FuzzJSONHeader(f *testing.F) {
 			}
 			return
 		}
-		if c.Code != ref.Code || c.Language != ref.Language || c.Version != ref.Version ||
-			c.Opaque != ref.Opaque || c.Flag != ref.Flag || c.Remark != ref.Remark ||
-			len(c.ExtFields) != len(ref.ExtFields) || !maps.Equal(c.ExtFields, ref.ExtFields) {
+		ext := ref.ext()
+		if c.Code != ref.Code.v || c.Language != ref.Language || c.Version != ref.Version.v ||
+			c.Opaque != ref.Opaque.v || c.Flag != ref.Flag.v || c.Remark != ref.Remark ||
+			len(c.ExtFields) != len(ext) || !maps.Equal(c.ExtFields, ext) {
 			t.Fatalf("disagree on %q:\n ours %+v\n  ref %+v", header, c, ref)
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -285,12 +286,26 @@ func (r *jsonReader) readNumber() ([]byte, error) {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // readInt reads an integer field of the given bit size: a JSON number whose
-// text is a decimal integer in range calls set, null leaves the field as it
-// is, anything else fails.
+// text is a decimal integer in range calls set, and so does a string that
+// holds one (fastjson, RocketMQ's reader, coerces "10" to 10); null leaves
+// the field as it is; anything else fails.
 func (r *jsonReader) readInt(bits int, set func(int64)) error {
 	switch c := r.peek(); {
 	case c == 'n':
 		return r.literal("null")
+	case c == '"':
+		at := r.i
+		text, err := r.readString()
+		if err != nil {
+			return err
+		}
+		v, perr := strconv.ParseInt(strings.TrimSpace(text), 10, bits)
+		if perr != nil {
+			r.i = at
+			return r.fail(fmt.Sprintf("string %q is not an int%d", text, bits))
+		}
+		set(v)
+		return nil
 	case c == '-' || isDigit(c):
 		at := r.i
 		lit, err := r.readNumber()
@@ -373,7 +388,15 @@ func (r *jsonReader) readExt(m *map[string]string) error {
 			}
 			(*m)[k] = ""
 		default:
-			return r.fail(fmt.Sprintf("ext field %q is not a string", k))
+			// RocketMQ's brokers read headers with fastjson, which takes
+			// any JSON value for a String field as its text: numbers and
+			// booleans as written ("queueId":3 is "3"), objects and arrays
+			// as their JSON.
+			start := r.i
+			if err := r.skipValue(2); err != nil {
+				return err
+			}
+			(*m)[k] = r.s[start:r.i]
 		}
 		more, err := r.next('}')
 		if err != nil || !more {
