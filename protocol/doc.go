@@ -21,6 +21,11 @@
 //
 // # Codes and who uses what
 //
+// RequestCodes (codes.go) is every request code of RocketMQ's protocol
+// with the server that serves it, or why none does; CODES.md is rendered
+// from it, and the broker's and the name server's tests hold their handler
+// tables to it. The table below is the codes this package has types for.
+//
 //	code  name                      direction           header (ext)                         body
 //	----  ------------------------  ------------------  -----------------------------------  --------------------------------
 //	10    SEND_MESSAGE              producer → broker   SendMessageRequestHeader             the message body

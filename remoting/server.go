@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,6 +208,11 @@ func (s *Server) Handle(code int16, pool string, h Handler) {
 	next := maps.Clone(*s.routes.Load())
 	next[code] = route{pool: p, h: h}
 	s.routes.Store(&next)
+}
+
+// Codes returns the request codes that have a handler, in ascending order.
+func (s *Server) Codes() []int16 {
+	return slices.Sorted(maps.Keys(*s.routes.Load()))
 }
 
 // Start listens on cfg.Addr and starts the workers and the accept loop. It
