@@ -207,3 +207,32 @@ func (h *GetSubscriptionGroupConfigRequestHeader) Decode(ext map[string]string) 
 func (h *GetSubscriptionGroupConfigRequestHeader) Request() *remoting.Command {
 	return remoting.NewRequest(remoting.GetSubscriptionGroupConfig, h.Encode(), nil)
 }
+
+// GetTopicsByClusterRequestHeader is the header of GET_TOPICS_BY_CLUSTER
+// (224), sent to a name server: ext cluster (required). The answer's body
+// is a TopicList of the topics the cluster's broker groups serve.
+type GetTopicsByClusterRequestHeader struct {
+	Cluster string
+}
+
+// Encode returns the ext fields.
+func (h *GetTopicsByClusterRequestHeader) Encode() map[string]string {
+	return map[string]string{"cluster": h.Cluster}
+}
+
+// Decode reads the ext fields; a missing cluster wraps
+// remoting.ErrMissingField.
+func (h *GetTopicsByClusterRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GET_TOPICS_BY_CLUSTER request header", ext: ext}
+	out := GetTopicsByClusterRequestHeader{Cluster: r.str("cluster", true)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Request returns the GET_TOPICS_BY_CLUSTER request.
+func (h *GetTopicsByClusterRequestHeader) Request() *remoting.Command {
+	return remoting.NewRequest(remoting.GetTopicsByCluster, h.Encode(), nil)
+}

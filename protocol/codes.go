@@ -104,7 +104,7 @@ var RequestCodes = []RequestCode{
 	{remoting.GetConsumerStatusFromClient, "GET_CONSUMER_STATUS_FROM_CLIENT", Neither, "broker → consumer; not yet sent"},
 	{remoting.InvokeBrokerToResetOffset, "INVOKE_BROKER_TO_RESET_OFFSET", Broker, "replicated through raft, then pushed to the consumers"},
 	{remoting.InvokeBrokerToGetConsumerStatus, "INVOKE_BROKER_TO_GET_CONSUMER_STATUS", Neither, "not yet served"},
-	{remoting.GetTopicsByCluster, "GET_TOPICS_BY_CLUSTER", Neither, "not yet served; GET_ALL_TOPIC_LIST_FROM_NAMESERVER"},
+	{remoting.GetTopicsByCluster, "GET_TOPICS_BY_CLUSTER", Namesrv, "the topics the cluster's broker groups serve (rocketmq-dashboard's topic page)"},
 	{225, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST", Neither, "not yet served (5.x tools); one group per request"},
 	{remoting.QueryTopicConsumeByWho, "QUERY_TOPIC_CONSUME_BY_WHO", Neither, "not yet served"},
 	{301, "REGISTER_FILTER_SERVER", Neither, "filter servers were removed from RocketMQ; tag and SQL92 filters run in the broker"},

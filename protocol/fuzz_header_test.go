@@ -166,6 +166,10 @@ func FuzzDeleteTopicFromNamesrvRequestHeader(f *testing.F) {
 	fuzzHeader[DeleteTopicFromNamesrvRequestHeader](f, map[string]string{"topic": "T", "clusterName": "c"})
 }
 
+func FuzzGetTopicsByClusterRequestHeader(f *testing.F) {
+	fuzzHeader[GetTopicsByClusterRequestHeader](f, map[string]string{"cluster": "DefaultCluster"})
+}
+
 func FuzzDeleteSubscriptionGroupRequestHeader(f *testing.F) {
 	fuzzHeader[DeleteSubscriptionGroupRequestHeader](f, map[string]string{"groupName": "g", "cleanOffset": "true"})
 }

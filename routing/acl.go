@@ -42,6 +42,7 @@ var aclTable = map[int16]aclNeed{
 	remoting.GetRouteInfoByTopic:           aclRead,
 	remoting.GetBrokerClusterInfo:          aclRead,
 	remoting.GetAllTopicListFromNameServer: aclRead,
+	remoting.GetTopicsByCluster:            aclRead,
 	remoting.DeleteTopicInNamesrv:          aclAdmin,
 }
 

@@ -68,6 +68,8 @@ func aclRequest(t testing.TB, code int16) *remoting.Command {
 		return cmd
 	case remoting.GetRouteInfoByTopic, remoting.DeleteTopicInNamesrv:
 		return remoting.NewRequest(code, map[string]string{"topic": "T"}, nil)
+	case remoting.GetTopicsByCluster:
+		return remoting.NewRequest(code, map[string]string{"cluster": "DefaultCluster"}, nil)
 	}
 	return remoting.NewRequest(code, map[string]string{}, nil)
 }
@@ -104,7 +106,8 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 			}
 			slices.Sort(codes)
 			if want := []int16{remoting.RegisterBroker, remoting.UnregisterBroker, remoting.GetRouteInfoByTopic,
-				remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer, remoting.DeleteTopicInNamesrv}; !slices.Equal(codes, want) {
+				remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer, remoting.DeleteTopicInNamesrv,
+				remoting.GetTopicsByCluster}; !slices.Equal(codes, want) {
 				t.Fatalf("served codes %v, want %v", codes, want)
 			}
 			var open []int16
@@ -129,7 +132,8 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 				req.ExtFields[auth.FieldSignature] = "AAAA"
 				wantNoPermission(t, "signature without an access key "+name, send(t, c, ns, req), "no accessKey in "+name)
 			}
-			if want := []int16{remoting.GetRouteInfoByTopic, remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer}; !slices.Equal(open, want) {
+			if want := []int16{remoting.GetRouteInfoByTopic, remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer,
+				remoting.GetTopicsByCluster}; !slices.Equal(open, want) {
 				t.Fatalf("open unsigned: %v, want exactly the route reads %v", open, want)
 			}
 			if len(s.Table().Members()) != 0 {

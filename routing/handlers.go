@@ -44,6 +44,7 @@ func (s *Server) handle(rs *remoting.Server) error {
 		{remoting.GetRouteInfoByTopic, remoting.DefaultPool, s.serveRoute},
 		{remoting.GetBrokerClusterInfo, remoting.DefaultPool, s.serveClusterInfo},
 		{remoting.GetAllTopicListFromNameServer, remoting.DefaultPool, s.serveTopicList},
+		{remoting.GetTopicsByCluster, remoting.DefaultPool, s.serveTopicsByCluster},
 		{remoting.DeleteTopicInNamesrv, remoting.DefaultPool, s.serveDeleteTopic},
 	} {
 		f, err := s.withACL(h.code, h.f)
@@ -282,6 +283,21 @@ func (s *Server) serveClusterInfo(_ context.Context, conn *remoting.Conn, req *r
 // serveTopicList handles GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206).
 func (s *Server) serveTopicList(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	return s.jsonResponse(conn, req, protocol.TopicList{TopicList: s.table.Topics()})
+}
+
+// serveTopicsByCluster handles GET_TOPICS_BY_CLUSTER (224): ext cluster;
+// the answer is the TopicList of the topics the cluster's groups serve
+// (empty for a cluster the name server does not know, as Java's).
+func (s *Server) serveTopicsByCluster(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.GetTopicsByClusterRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return s.reject(conn, req, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	topics := s.table.TopicsOfCluster(h.Cluster)
+	if topics == nil {
+		topics = []string{}
+	}
+	return s.jsonResponse(conn, req, protocol.TopicList{TopicList: topics})
 }
 
 // serveDeleteTopic handles DELETE_TOPIC_IN_NAMESRV (216): ext topic, and

@@ -71,6 +71,24 @@ func (t *RouteTable) Topics() []string {
 	return slices.Sorted(maps.Keys(t.topicGroups))
 }
 
+// TopicsOfCluster returns, sorted, the topics that a broker group of
+// cluster serves (an unknown cluster serves none).
+func (t *RouteTable) TopicsOfCluster(cluster string) []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var out []string
+	for topic, groups := range t.topicGroups {
+		for name := range groups {
+			if g := t.groups[name]; g != nil && g.cluster == cluster {
+				out = append(out, topic)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // DeleteTopic removes topic from every group, or from the groups of
 // cluster when it is not empty, and returns how many groups served it. A
 // leader's next registration brings the topic back only if its

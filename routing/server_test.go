@@ -285,6 +285,15 @@ func TestServerClusterInfoTopicListDelete(t *testing.T) {
 	if resp.Code != remoting.Success || string(resp.Body) != `{"topicList":["A","B","X"]}` {
 		t.Fatalf("topic list %v %s", resp, resp.Body)
 	}
+	for cluster, want := range map[string]string{"DefaultCluster": `{"topicList":["A","B"]}`, "Other": `{"topicList":["X"]}`, "Nowhere": `{"topicList":[]}`} {
+		resp = send(t, c, ns, (&protocol.GetTopicsByClusterRequestHeader{Cluster: cluster}).Request())
+		if resp.Code != remoting.Success || string(resp.Body) != want {
+			t.Fatalf("topics of cluster %s: %v %s, want %s", cluster, resp, resp.Body, want)
+		}
+	}
+	if resp = invoke(t, c, ns, remoting.GetTopicsByCluster, nil, nil); resp.Code != remoting.SystemError {
+		t.Fatalf("topics of no cluster: %v", resp)
+	}
 
 	resp = invoke(t, c, ns, remoting.DeleteTopicInNamesrv, map[string]string{"topic": "A"}, nil)
 	if resp.Code != remoting.Success {
