@@ -190,6 +190,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetTopicStatsInfo:             {},
 	remoting.GetConsumerConnectionList:     {},
 	remoting.GetConsumeStats:               {},
+	remoting.QueryTopicConsumeByWho:        {},
 	remoting.GetProducerConnectionList:     {},
 	remoting.GetAllSubscriptionGroupConfig: {},
 	remoting.GetSubscriptionGroupConfig:    {},

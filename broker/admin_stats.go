@@ -10,6 +10,7 @@ package broker
 //	202   GET_TOPIC_STATS_INFO           any        TopicStatsTable; 17 unknown topic
 //	203   GET_CONSUMER_CONNECTION_LIST   any        ConsumerConnection; 206 not online
 //	208   GET_CONSUME_STATS              any        ConsumeStats (empty: unknown group)
+//	300   QUERY_TOPIC_CONSUME_BY_WHO     any        GroupList: subscribed or with offsets
 //	222   INVOKE_BROKER_TO_RESET_OFFSET  leader     ResetOffsetBody; 17, 26
 //
 // Reads come from the answering node's replica (offsets and queues are
@@ -327,4 +328,29 @@ func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, 
 		pc.ConnectionSet = append(pc.ConnectionSet, connectionOf(clients[i].id, remoteString(clients[i].conn), &clients[i]))
 	}
 	return bodyResponse(req, pc.Encode)
+}
+
+// queryTopicConsumeByWho answers QUERY_TOPIC_CONSUME_BY_WHO (300): the
+// consumer groups of a topic, as Java's broker gives them: the groups
+// whose online consumers subscribe to it, and those that have committed
+// an offset of one of its queues (replicated, so every node answers the
+// same for those).
+func (b *Broker) queryTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.QueryTopicConsumeByWhoRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
+	}
+	groups := b.group.Metadata().OffsetGroups(h.Topic)
+	m := b.consumers
+	m.mu.Lock()
+	for name, g := range m.groups {
+		if _, ok := g.subs[h.Topic]; ok {
+			groups = append(groups, name)
+		}
+	}
+	m.mu.Unlock()
+	slices.Sort(groups)
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = protocol.GroupList{GroupList: slices.Compact(groups)}.Encode()
+	return resp
 }

@@ -1,10 +1,12 @@
 package broker_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -185,4 +187,47 @@ func mustPhy(t testing.TB, b *broker.Broker, topic string, qid int32, off int64)
 	}
 	defer res.Release()
 	return res.Records[0].PhysicalOffset
+}
+
+// TestQueryTopicConsumeByWho: QUERY_TOPIC_CONSUME_BY_WHO (300) names the
+// groups whose consumers subscribe to the topic and the groups that have
+// committed an offset of it, once each, sorted; another topic has none.
+func TestQueryTopicConsumeByWho(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	createTestTopic(t, tc, "CT", 2)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClient(t)
+	if r := c.call(t, addr, remoting.HeartBeat, nil, heartbeatBody("10.0.0.1@1", "cg_sub", map[string]string{"CT": "*"})); r.Code != remoting.Success {
+		t.Fatalf("heartbeat: %d %s", r.Code, r.Remark)
+	}
+	for _, g := range []string{"cg_off", "cg_sub"} {
+		if r := c.call(t, addr, remoting.UpdateConsumerOffset, map[string]string{
+			"consumerGroup": g, "topic": "CT", "queueId": "1", "commitOffset": "3"}, nil); r.Code != remoting.Success {
+			t.Fatalf("update: %d %s", r.Code, r.Remark)
+		}
+	}
+	who := func(topic string) []string {
+		t.Helper()
+		r := c.call(t, addr, remoting.QueryTopicConsumeByWho, (&protocol.QueryTopicConsumeByWhoRequestHeader{Topic: topic}).Encode(), nil)
+		if r.Code != remoting.Success {
+			t.Fatalf("query %s: %d %s", topic, r.Code, r.Remark)
+		}
+		gl, err := protocol.DecodeGroupList(r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gl.GroupList
+	}
+	broker.WaitFor(t, "both groups named", func() bool {
+		return slices.Equal(who("CT"), []string{"cg_off", "cg_sub"})
+	})
+	if got := who("Other"); got == nil || len(got) != 0 {
+		t.Fatalf("a topic nobody consumes: %#v", got)
+	}
+	if r := c.call(t, addr, remoting.QueryTopicConsumeByWho, map[string]string{}, nil); r.Code == remoting.Success {
+		t.Fatal("a request without a topic was answered")
+	}
 }

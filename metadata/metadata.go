@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -323,6 +324,22 @@ func (s *State) Offset(group, topic string, queueID int32) (int64, bool) {
 	defer s.mu.RUnlock()
 	o, ok := s.offsets[offsetKey(group, topic)][queueID]
 	return o, ok
+}
+
+// OffsetGroups returns, sorted, the groups that have committed an offset
+// of a queue of topic.
+func (s *State) OffsetGroups(topic string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for k := range s.offsets {
+		// Topic names hold no '@' (ValidateTopic), so the last one splits.
+		if i := strings.LastIndexByte(k, '@'); i >= 0 && k[i+1:] == topic {
+			out = append(out, k[:i])
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // file is the JSON form of a saved state.

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -221,4 +222,57 @@ func DecodeKVTable(body []byte) (*KVTable, error) {
 		t.Table = map[string]string{}
 	}
 	return t, nil
+}
+
+// QueryTopicConsumeByWhoRequestHeader is the header of
+// QUERY_TOPIC_CONSUME_BY_WHO (300): ext topic (required). The answer's
+// body is a GroupList.
+type QueryTopicConsumeByWhoRequestHeader struct {
+	Topic string
+}
+
+// Encode returns the ext fields.
+func (h *QueryTopicConsumeByWhoRequestHeader) Encode() map[string]string {
+	return map[string]string{"topic": h.Topic}
+}
+
+// Decode reads the ext fields; a missing topic wraps
+// remoting.ErrMissingField.
+func (h *QueryTopicConsumeByWhoRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QUERY_TOPIC_CONSUME_BY_WHO request header", ext: ext}
+	out := QueryTopicConsumeByWhoRequestHeader{Topic: r.str("topic", true)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Request returns the QUERY_TOPIC_CONSUME_BY_WHO request.
+func (h *QueryTopicConsumeByWhoRequestHeader) Request() *remoting.Command {
+	return remoting.NewRequest(remoting.QueryTopicConsumeByWho, h.Encode(), nil)
+}
+
+// GroupList is the body of QUERY_TOPIC_CONSUME_BY_WHO's answer (Java
+// GroupList): the consumer groups of a topic.
+type GroupList struct {
+	GroupList []string `json:"groupList"`
+}
+
+// Encode returns the JSON body; no groups is an empty list.
+func (g GroupList) Encode() []byte {
+	if g.GroupList == nil {
+		g.GroupList = []string{}
+	}
+	b, _ := json.Marshal(g) // a list of strings always marshals
+	return b
+}
+
+// DecodeGroupList reads a GroupList body.
+func DecodeGroupList(b []byte) (GroupList, error) {
+	var g GroupList
+	if err := json.Unmarshal(b, &g); err != nil {
+		return GroupList{}, fmt.Errorf("protocol: GroupList: %w", err)
+	}
+	return g, nil
 }

@@ -106,7 +106,7 @@ var RequestCodes = []RequestCode{
 	{remoting.InvokeBrokerToGetConsumerStatus, "INVOKE_BROKER_TO_GET_CONSUMER_STATUS", Neither, "not yet served"},
 	{remoting.GetTopicsByCluster, "GET_TOPICS_BY_CLUSTER", Namesrv, "the topics the cluster's broker groups serve (rocketmq-dashboard's topic page)"},
 	{225, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST", Neither, "not yet served (5.x tools); one group per request"},
-	{remoting.QueryTopicConsumeByWho, "QUERY_TOPIC_CONSUME_BY_WHO", Neither, "not yet served"},
+	{remoting.QueryTopicConsumeByWho, "QUERY_TOPIC_CONSUME_BY_WHO", Broker, "the groups subscribed to a topic or with offsets of it (rocketmq-dashboard, rocketmq-exporter)"},
 	{301, "REGISTER_FILTER_SERVER", Neither, "filter servers were removed from RocketMQ; tag and SQL92 filters run in the broker"},
 	{302, "REGISTER_MESSAGE_FILTER_CLASS", Neither, "filter classes were removed from RocketMQ"},
 	{remoting.QueryConsumeTimeSpan, "QUERY_CONSUME_TIME_SPAN", Neither, "not yet served"},

@@ -166,6 +166,10 @@ func FuzzDeleteTopicFromNamesrvRequestHeader(f *testing.F) {
 	fuzzHeader[DeleteTopicFromNamesrvRequestHeader](f, map[string]string{"topic": "T", "clusterName": "c"})
 }
 
+func FuzzQueryTopicConsumeByWhoRequestHeader(f *testing.F) {
+	fuzzHeader[QueryTopicConsumeByWhoRequestHeader](f, map[string]string{"topic": "T"})
+}
+
 func FuzzGetTopicsByClusterRequestHeader(f *testing.F) {
 	fuzzHeader[GetTopicsByClusterRequestHeader](f, map[string]string{"cluster": "DefaultCluster"})
 }
