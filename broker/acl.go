@@ -191,6 +191,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetConsumerConnectionList:     {},
 	remoting.GetConsumeStats:               {},
 	remoting.QueryTopicConsumeByWho:        {},
+	remoting.GetBrokerConfig:               {},
 	remoting.GetProducerConnectionList:     {},
 	remoting.GetAllSubscriptionGroupConfig: {},
 	remoting.GetSubscriptionGroupConfig:    {},

@@ -191,6 +191,17 @@ func (b *Broker) getBrokerRuntimeInfo(_ context.Context, _ *remoting.Conn, req *
 	return bodyResponse(req, t.Encode)
 }
 
+// getBrokerConfig serves GET_BROKER_CONFIG (26): the node's settings as
+// properties text, as Java's broker answers it (rocketmq-dashboard and
+// rocketmq-exporter read it); ext version is a DataVersion. Any node
+// answers with its own settings.
+func (b *Broker) getBrokerConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = protocol.EncodeBrokerConfig(b.cfg.Settings)
+	resp.SetExt("version", fmt.Sprintf(`{"counter":0,"timestamp":%d}`, b.prod.bootTime.UnixMilli()))
+	return resp
+}
+
 // viewMessageByID serves VIEW_MESSAGE_BY_ID (33): ext offset (the
 // commitlog offset of an offset message id) → body = that stored record.
 // Any replica answers: offsets are the same on every node.

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +139,24 @@ func testAdminRoundTrips(t *testing.T, tc *brokertest.Cluster, c *remoting.Clien
 	mustOK(t, invoke(t, c, addr, remoting.NewRequest(remoting.DeleteTopicInBroker, map[string]string{"topic": "AdminTopic"}, nil)))
 	if r := invoke(t, c, addr, remoting.NewRequest(remoting.DeleteTopicInBroker, nil, nil)); r.Code == remoting.Success {
 		t.Fatal("215 without topic succeeded")
+	}
+}
+
+// TestGetBrokerConfig: GET_BROKER_CONFIG (26) answers the node's settings
+// as properties text with a DataVersion in ext version.
+func TestGetBrokerConfig(t *testing.T) {
+	tc := brokertest.StartNode(t, func(_ int, c *broker.Config) {
+		c.Settings = map[string]string{"broker_name": "broker-a", "cluster_secret": "(set)"}
+	})
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestClient(t).call(t, addr, remoting.GetBrokerConfig, nil, nil)
+	if r.Code != remoting.Success || string(r.Body) != "broker_name=broker-a\ncluster_secret=(set)\n" {
+		t.Fatalf("GET_BROKER_CONFIG: %d %q", r.Code, r.Body)
+	}
+	if v := r.ExtFields["version"]; !strings.HasPrefix(v, `{"counter":0,"timestamp":`) {
+		t.Fatalf("version %q", v)
 	}
 }

@@ -97,6 +97,9 @@ type Config struct {
 	// hold: read budget, connections, requests in flight per connection,
 	// header sizes. Zero values take remoting's defaults.
 	Limits remoting.Limits
+	// Settings are the node's effective settings (secrets redacted) by
+	// key, answered to GET_BROKER_CONFIG.
+	Settings map[string]string
 	// Observer, if set, hears every send stored and pull served (metrics).
 	Observer Observer
 	// ACLEnable turns on access control (RocketMQ aclEnable, acl.go):

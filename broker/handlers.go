@@ -84,6 +84,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.GetTopicStatsInfo, pool: poolAdmin, serve: b.getTopicStatsInfo},
 		{code: remoting.GetConsumerConnectionList, pool: poolAdmin, serve: b.getConsumerConnectionList},
 		{code: remoting.GetConsumeStats, pool: poolAdmin, serve: b.getConsumeStats},
+		{code: remoting.GetBrokerConfig, pool: poolAdmin, serve: b.getBrokerConfig},
 		{code: remoting.QueryTopicConsumeByWho, pool: poolAdmin, serve: b.queryTopicConsumeByWho},
 		{code: remoting.GetProducerConnectionList, pool: poolAdmin, serve: b.getProducerConnectionList},
 		{code: remoting.InvokeBrokerToResetOffset, pool: poolAdmin, leader: b.resetOffset},

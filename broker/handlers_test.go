@@ -29,6 +29,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.GetTopicStatsInfo: {poolAdmin, false}, remoting.GetConsumerConnectionList: {poolAdmin, false},
 		remoting.GetConsumeStats: {poolAdmin, false}, remoting.GetProducerConnectionList: {poolAdmin, false},
 		remoting.QueryTopicConsumeByWho:           {poolAdmin, false},
+		remoting.GetBrokerConfig:                  {poolAdmin, false},
 		remoting.InvokeBrokerToResetOffset:        {poolAdmin, true},
 		remoting.UpdateAndCreateSubscriptionGroup: {poolAdmin, true}, remoting.DeleteSubscriptionGroup: {poolAdmin, true},
 		remoting.GetAllSubscriptionGroupConfig: {poolAdmin, false}, remoting.GetSubscriptionGroupConfig: {poolAdmin, false},

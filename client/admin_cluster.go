@@ -261,6 +261,16 @@ func (a *Admin) BrokerRuntime(ctx context.Context, addr string) (map[string]stri
 	return kv.Table, nil
 }
 
+// BrokerConfig returns a node's effective settings by key
+// (GET_BROKER_CONFIG, 26; secrets are shown as "(set)").
+func (a *Admin) BrokerConfig(ctx context.Context, addr string) (map[string]string, error) {
+	resp, err := a.call(ctx, addr, protocol.BrokerConfigRequest(), 0)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.DecodeBrokerConfig(resp.Body), nil
+}
+
 // HealthReport is the outcome of Health: Healthy, or the problems found.
 type HealthReport struct {
 	Healthy  bool           `json:"healthy"`

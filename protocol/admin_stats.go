@@ -1,8 +1,12 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -275,4 +279,45 @@ func DecodeGroupList(b []byte) (GroupList, error) {
 		return GroupList{}, fmt.Errorf("protocol: GroupList: %w", err)
 	}
 	return g, nil
+}
+
+// BrokerConfigRequest returns the GET_BROKER_CONFIG (26) request (no
+// header). The answer's body is the node's settings as Java properties
+// text (EncodeBrokerConfig), its ext "version" a DataVersion.
+func BrokerConfigRequest() *remoting.Command {
+	return remoting.NewRequest(remoting.GetBrokerConfig, nil, nil)
+}
+
+// EncodeBrokerConfig writes settings as RocketMQ's broker writes its
+// configuration (MixAll.properties2String): "key=value\n" per setting,
+// here sorted by key.
+func EncodeBrokerConfig(settings map[string]string) []byte {
+	var b bytes.Buffer
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(settings[k])
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// DecodeBrokerConfig reads properties text: one "key=value" (or
+// "key:value") a line; blank lines and lines starting with # or ! are
+// comments; the key and the value are trimmed of spaces.
+func DecodeBrokerConfig(body []byte) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(string(body), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			out[line] = ""
+			continue
+		}
+		out[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"math"
 	"reflect"
 	"testing"
@@ -116,4 +117,28 @@ func FuzzDecodeResetOffsetHeader(f *testing.F) {
 			t.Fatalf("round trip %+v %v, want %+v", again, err, h)
 		}
 	})
+}
+
+// FuzzDecodeBrokerConfig: any body decodes without panic, and what
+// EncodeBrokerConfig writes of plain settings decodes to them.
+func FuzzDecodeBrokerConfig(f *testing.F) {
+	f.Add([]byte("brokerName=broker-a\nlisten_port=10911\n"))
+	f.Add([]byte("# comment\n! also\n a : b \nflag\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_ = DecodeBrokerConfig(body)
+	})
+}
+
+func TestBrokerConfigRoundTrip(t *testing.T) {
+	in := map[string]string{"brokerName": "broker-a", "raft.peers": "n0-127.0.0.1:1;n1-127.0.0.1:2", "empty": ""}
+	body := EncodeBrokerConfig(in)
+	if string(body) != "brokerName=broker-a\nempty=\nraft.peers=n0-127.0.0.1:1;n1-127.0.0.1:2\n" {
+		t.Fatalf("encoded %q", body)
+	}
+	if got := DecodeBrokerConfig(body); !maps.Equal(got, in) {
+		t.Fatalf("decoded %v", got)
+	}
+	if got := DecodeBrokerConfig([]byte("# c\n a : b \nflag\n")); !maps.Equal(got, map[string]string{"a": "b", "flag": ""}) {
+		t.Fatalf("lenient %v", got)
+	}
 }

@@ -26,7 +26,7 @@ var errUnhealthy = errors.New("cluster unhealthy")
 
 func newAdminClusterCmd(af *adminFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "The cluster: every node's role, term and lag; broker runtime; health; topic and group stats"}
-	cmd.AddCommand(newClusterListCmd(af, "list"), newBrokerStatusCmd(af, "status"), newClusterHealthCmd(af), newRollingRestartCmd(af),
+	cmd.AddCommand(newClusterListCmd(af, "list"), newBrokerStatusCmd(af, "status"), newBrokerConfigCmd(af, "config"), newClusterHealthCmd(af), newRollingRestartCmd(af),
 		newStatsAllCmd(af, "stats"), newBrokerConsumeStatsCmd(af, "consume-stats"))
 	return cmd
 }
@@ -81,9 +81,25 @@ func suffrage(voter bool) string {
 }
 
 func newBrokerStatusCmd(af *adminFlags, use string) *cobra.Command {
+	return newNodeTableCmd(af, use, "A broker node's runtime table (-b addr), or every node's (-c cluster, or all)",
+		func(ctx context.Context, a *admin, addr string) (map[string]string, error) {
+			return a.c.BrokerRuntime(ctx, addr)
+		})
+}
+
+func newBrokerConfigCmd(af *adminFlags, use string) *cobra.Command {
+	return newNodeTableCmd(af, use, "A broker node's effective settings (-b addr), or every node's (-c cluster, or all); secrets show as (set)",
+		func(ctx context.Context, a *admin, addr string) (map[string]string, error) {
+			return a.c.BrokerConfig(ctx, addr)
+		})
+}
+
+// newNodeTableCmd is a verb that prints a key/value table fetched from one
+// broker node (-b), or from every node of a cluster (-c) or of all.
+func newNodeTableCmd(af *adminFlags, use, short string, fetch func(context.Context, *admin, string) (map[string]string, error)) *cobra.Command {
 	var addr, cluster string
 	cmd := &cobra.Command{
-		Use: use, Short: "A broker node's runtime table (-b addr), or every node's (-c cluster, or all)", Args: cobra.NoArgs,
+		Use: use, Short: short, Args: cobra.NoArgs,
 		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
 			addrs := []string{addr}
 			if addr == "" {
@@ -101,7 +117,7 @@ func newBrokerStatusCmd(af *adminFlags, use string) *cobra.Command {
 			out := map[string]map[string]string{}
 			var rows []table.Row
 			for _, ad := range addrs {
-				kv, err := a.c.BrokerRuntime(ctx, ad)
+				kv, err := fetch(ctx, a, ad)
 				if err != nil {
 					return err
 				}

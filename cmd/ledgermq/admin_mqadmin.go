@@ -103,7 +103,7 @@ func mqadminTable() []mqadminEntry {
 		{name: "clusterRT", instead: latency, why: "it measures sends"},
 		{name: "getNamesrvConfig", instead: nsConfig, why: "name servers do not serve GET_NAMESRV_CONFIG"},
 		{name: "updateNamesrvConfig", instead: nsConfig, why: "name servers do not serve UPDATE_NAMESRV_CONFIG"},
-		{name: "getBrokerConfig", instead: brConfig, why: "brokers do not serve GET_BROKER_CONFIG"},
+		{name: "getBrokerConfig", mk: newBrokerConfigCmd},
 		{name: "getConsumerConfig", mk: newGroupConfigCmd},
 		{name: "queryCq", instead: "admin queryMsgByOffset -t TOPIC -b BROKER -i QID -o OFFSET, or admin consumeMessage -t TOPIC -b BROKER -i QID -o OFFSET -c N",
 			why: "queues are read through messages"},
@@ -117,7 +117,8 @@ func mqadminTable() []mqadminEntry {
 		{name: "getAccessConfigSubCommand", instead: aclShow, why: "brokers do not serve GET_BROKER_CLUSTER_ACL_CONFIG"},
 		{name: "exportMetadata", instead: "admin topic list, admin topicRoute -t TOPIC and admin group list, each with -o json",
 			why: "metadata is read verb by verb"},
-		{name: "exportConfigs", instead: brConfig, why: "brokers do not serve GET_BROKER_CONFIG"},
+		{name: "exportConfigs", instead: "admin getBrokerConfig -c CLUSTER -o json (each node's settings); " + brConfig,
+			why: "configs are read node by node"},
 		{name: "exportMetrics", instead: "each node's /metrics (Prometheus)", why: "metrics are the nodes' own endpoints"},
 	}
 }

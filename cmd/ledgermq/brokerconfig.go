@@ -832,7 +832,18 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		TimerMaxDelay:               c.TimerMaxDelay,
 		MaxMessageSize:              c.MaxMessageSize,
 		Limits:                      c.Limits,
+		Settings:                    c.settingsMap(),
 	}
+}
+
+// settingsMap is the effective settings by key (secrets already shown
+// only as "(set)"), for GET_BROKER_CONFIG.
+func (c *nodeConfig) settingsMap() map[string]string {
+	m := make(map[string]string, len(c.Settings))
+	for _, s := range c.Settings {
+		m[s.Key] = s.Value
+	}
+	return m
 }
 
 // writeSettings prints the effective configuration, one key a line, with

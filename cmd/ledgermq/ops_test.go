@@ -81,6 +81,18 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 		}
 		return leaders == 1
 	})
+	// GET_BROKER_CONFIG: each node's effective settings, the cluster
+	// secret dev sets shown only as set.
+	var confs map[string]map[string]string
+	jsonCLI(t, &confs, "admin", "getBrokerConfig", "-n", d.Namesrv)
+	if len(confs) != len(cf.Nodes) {
+		t.Fatalf("getBrokerConfig answered for %d nodes, want %d: %v", len(confs), len(cf.Nodes), confs)
+	}
+	for addr, kv := range confs {
+		if kv["http_pprof"] != "true" || kv["broker_name"] != "broker-a" || kv["cluster_secret"] != "(set)" {
+			t.Fatalf("getBrokerConfig of %s: http_pprof=%q broker_name=%q cluster_secret=%q", addr, kv["http_pprof"], kv["broker_name"], kv["cluster_secret"])
+		}
+	}
 	// A send and a pull show in the leader's RocketMQ-named series and
 	// the latency histograms; every node times its raft log writes.
 	out, errOut, err := runCLI(t, "bench", "produce", "-n", d.Namesrv, "--topic", "OpsT", "--count", "20", "--inflight", "1")
