@@ -162,6 +162,7 @@ var aclTable = map[int16]aclRule{
 	remoting.UnlockBatchMQ:           {resources: lockRes},
 	remoting.GetConsumerListByGroup:  {resources: extGroupTopic("consumerGroup", "")},
 	remoting.PullMessage:             {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.LitePullMessage:         {resources: extGroupTopic("consumerGroup", "topic")},
 	remoting.QueryConsumerOffset:     {resources: extGroupTopic("consumerGroup", "topic")},
 	remoting.UpdateConsumerOffset:    {resources: extGroupTopic("consumerGroup", "topic")},
 	remoting.GetMaxOffset:            {resources: extTopic("topic", acl.Sub)},

@@ -65,6 +65,9 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.UnlockBatchMQ, pool: poolHeartbeat, leader: b.unlockBatchMQ},
 		{code: remoting.GetConsumerListByGroup, pool: poolPull, serve: b.handleGetConsumerList},
 		{code: remoting.PullMessage, pool: poolPull, serve: b.handlePull},
+		// The Java lite pull consumer's pulls are pulls (Java registers
+		// the same processor for both codes).
+		{code: remoting.LitePullMessage, pool: poolPull, serve: b.handlePull},
 		{code: remoting.QueryConsumerOffset, pool: poolPull, leader: b.queryConsumerOffset},
 		{code: remoting.UpdateConsumerOffset, pool: poolPull, leader: b.updateConsumerOffset},
 		{code: remoting.GetMaxOffset, pool: poolPull, serve: b.handleGetMaxOffset},

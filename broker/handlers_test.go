@@ -20,6 +20,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.HeartBeat:      {poolHeartbeat, false}, remoting.UnregisterClient: {poolHeartbeat, false},
 		remoting.LockBatchMQ: {poolHeartbeat, true}, remoting.UnlockBatchMQ: {poolHeartbeat, true},
 		remoting.GetConsumerListByGroup: {poolPull, false}, remoting.PullMessage: {poolPull, false},
+		remoting.LitePullMessage:     {poolPull, false},
 		remoting.QueryConsumerOffset: {poolPull, true}, remoting.UpdateConsumerOffset: {poolPull, true},
 		remoting.GetMaxOffset: {poolPull, false}, remoting.GetMinOffset: {poolPull, false},
 		remoting.SearchOffsetByTimestamp: {poolPull, false}, remoting.GetEarliestMsgStoretime: {poolPull, false},

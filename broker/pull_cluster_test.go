@@ -117,6 +117,25 @@ func pullAsync(t testing.TB, c *testClient, addr string, ext map[string]string) 
 	return ch
 }
 
+// TestLitePull: LITE_PULL_MESSAGE (361), the Java lite pull consumer's
+// pull with its own subscription, is served as a pull.
+func TestLitePull(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTestTopic(t, tc, "LT", 1)
+	putTestMessages(t, tc, "LT", 0, "a", "b")
+	resp := newTestClient(t).call(t, addr, remoting.LitePullMessage, pullExt("lite", "LT", 0, 0, broker.PullFlagSubscription, 0, "*"), nil)
+	if resp.Code != remoting.Success {
+		t.Fatalf("lite pull: %d %s", resp.Code, resp.Remark)
+	}
+	if msgs, next := decodePull(t, resp); len(msgs) != 2 || next != 2 {
+		t.Fatalf("lite pull: %d messages, next %d", len(msgs), next)
+	}
+}
+
 func TestPullLongPollWokenByMessage(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	addr, err := tc.LeaderAddr(testCtx(t))

@@ -142,7 +142,7 @@ var RequestCodes = []RequestCode{
 	{remoting.GetSubscriptionGroupConfig, "GET_SUBSCRIPTIONGROUP_CONFIG", Broker, ""},
 	{353, "UPDATE_AND_GET_GROUP_FORBIDDEN", Neither, "RocketMQ 5"},
 	{354, "CHECK_ROCKSDB_CQ_WRITE_PROGRESS", Neither, "RocketMQ 5's RocksDB ConsumeQueue"},
-	{remoting.LitePullMessage, "LITE_PULL_MESSAGE", Neither, "not yet served; the Java DefaultLitePullConsumer sends it"},
+	{remoting.LitePullMessage, "LITE_PULL_MESSAGE", Broker, "the Java DefaultLitePullConsumer's pulls, served as PULL_MESSAGE"},
 	{400, "QUERY_ASSIGNMENT", Neither, "RocketMQ 5's server-side rebalance"},
 	{401, "SET_MESSAGE_REQUEST_MODE", Neither, "RocketMQ 5's pop mode"},
 	{402, "GET_ALL_MESSAGE_REQUEST_MODE", Neither, "RocketMQ 5's pop mode"},
