@@ -193,6 +193,8 @@ var aclTable = map[int16]aclRule{
 	remoting.GetConsumeStats:               {},
 	remoting.QueryTopicConsumeByWho:        {},
 	remoting.GetBrokerConfig:               {},
+	remoting.GetConsumerRunningInfo:        {},
+	remoting.ConsumeMessageDirectly:        {},
 	remoting.GetProducerConnectionList:     {},
 	remoting.GetAllSubscriptionGroupConfig: {},
 	remoting.GetSubscriptionGroupConfig:    {},

@@ -363,6 +363,19 @@ func (m *consumerManager) clientIDs(group string) []string {
 	return ids
 }
 
+// clientConn returns the connection of a group's client, or nil when this
+// node holds no heartbeat of it.
+func (m *consumerManager) clientConn(group, clientID string) *remoting.Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := m.groups[group]; g != nil {
+		if c := g.clients[clientID]; c != nil {
+			return c.conn
+		}
+	}
+	return nil
+}
+
 // subscription returns a group's subscription to topic from its heartbeats.
 func (m *consumerManager) subscription(group, topic string) (subscription, bool) {
 	m.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,3 +279,77 @@ func TestClientExpiry(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestRelayToConsumer: GET_CONSUMER_RUNNING_INFO (307) and
+// CONSUME_MESSAGE_DIRECTLY (309) reach the consumer named by group and
+// client id through its own connection, and its answer comes back; 309
+// carries the stored record of the message id. A consumer the node does
+// not hold, or one that does not answer, is SYSTEM_ERROR.
+func TestRelayToConsumer(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTestTopic(t, tc, "RT", 1)
+	putTestMessages(t, tc, "RT", 0, "direct")
+	type seen struct {
+		code int16
+		ext  map[string]string
+		body []byte
+	}
+	got := make(chan seen, 4)
+	consumer := remoting.NewClient(remoting.ClientConfig{
+		OnRequest: remoting.HandlerFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+			got <- seen{req.Code, req.ExtFields, req.Body}
+			if req.ExtFields["clientId"] == "silent@1" {
+				return nil
+			}
+			resp := remoting.NewResponse(req, remoting.Success, "")
+			resp.Body = []byte(`{"properties":{"consumeType":"CONSUME_PASSIVELY"}}`)
+			return resp
+		}),
+	})
+	t.Cleanup(func() { _ = consumer.Close() })
+	for _, id := range []string{"10.0.0.9@1", "silent@1"} {
+		resp, err := consumer.Invoke(testCtx(t), addr, remoting.NewRequest(remoting.HeartBeat, nil, heartbeatBody(id, "cg_relay", map[string]string{"RT": "*"})))
+		if err != nil || resp.Code != remoting.Success {
+			t.Fatalf("heartbeat %s: %v %v", id, resp, err)
+		}
+	}
+	admin := newTestClient(t)
+	r := admin.call(t, addr, remoting.GetConsumerRunningInfo, map[string]string{"consumerGroup": "cg_relay", "clientId": "10.0.0.9@1", "jstackEnable": "false"}, nil)
+	if r.Code != remoting.Success || !strings.Contains(string(r.Body), "CONSUME_PASSIVELY") {
+		t.Fatalf("running info: %d %q %q", r.Code, r.Remark, r.Body)
+	}
+	if s := <-got; s.code != remoting.GetConsumerRunningInfo || s.ext["jstackEnable"] != "false" {
+		t.Fatalf("the consumer was asked %+v", s)
+	}
+
+	// 309 with the stored message's offset id.
+	qr := admin.call(t, addr, remoting.PullMessage, pullExt("cg_relay", "RT", 0, 0, broker.PullFlagSubscription, 0, "*"), nil)
+	msgs, _ := decodePull(t, qr)
+	if len(msgs) != 1 {
+		t.Fatalf("pulled %d messages", len(msgs))
+	}
+	id := msgs[0].OffsetMsgID()
+	r = admin.call(t, addr, remoting.ConsumeMessageDirectly, map[string]string{"consumerGroup": "cg_relay", "clientId": "10.0.0.9@1", "msgId": id}, nil)
+	if r.Code != remoting.Success {
+		t.Fatalf("consume directly: %d %q", r.Code, r.Remark)
+	}
+	s := <-got
+	m, _, err := message.DecodeRecord(s.body)
+	if s.code != remoting.ConsumeMessageDirectly || err != nil || string(m.Body) != string(msgs[0].Body) || s.ext["brokerName"] == "" {
+		t.Fatalf("the consumer was sent code %d ext %v, record %v %v", s.code, s.ext, m, err)
+	}
+
+	// Not held here; held but silent.
+	r = admin.call(t, addr, remoting.GetConsumerRunningInfo, map[string]string{"consumerGroup": "cg_relay", "clientId": "nobody@1"}, nil)
+	if r.Code != remoting.SystemError || !strings.Contains(r.Remark, "not online") {
+		t.Fatalf("unknown consumer: %d %q", r.Code, r.Remark)
+	}
+	r = admin.call(t, addr, remoting.GetConsumerRunningInfo, map[string]string{"consumerGroup": "cg_relay", "clientId": "silent@1"}, nil)
+	if r.Code != remoting.SystemError || !strings.Contains(r.Remark, "silent@1") {
+		t.Fatalf("silent consumer: %d %q", r.Code, r.Remark)
+	}
+}

@@ -321,3 +321,38 @@ func DecodeLockBatchResult(body []byte) (*LockBatchResult, error) {
 	}
 	return &b, nil
 }
+
+// ConsumerRelayRequestHeader is the header of the two requests an admin
+// tool sends a broker for one of its consumers, which the broker relays
+// to that consumer's connection: GET_CONSUMER_RUNNING_INFO (307: ext
+// consumerGroup, clientId, jstackEnable) and CONSUME_MESSAGE_DIRECTLY
+// (309: consumerGroup, clientId, msgId, brokerName, topic). The ext
+// fields travel on as they came; only these are read.
+type ConsumerRelayRequestHeader struct {
+	ConsumerGroup string
+	ClientID      string
+	// MsgID is 309's offset message id.
+	MsgID string
+}
+
+// Decode reads the ext fields; consumerGroup and clientId are required,
+// and msgId for 309 (the caller checks it).
+func (h *ConsumerRelayRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "consumer relay request header", ext: ext}
+	out := ConsumerRelayRequestHeader{ConsumerGroup: r.str("consumerGroup", true), ClientID: r.str("clientId", true),
+		MsgID: r.str("msgId", false)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// Encode returns the ext fields (msgId only when set).
+func (h *ConsumerRelayRequestHeader) Encode() map[string]string {
+	ext := map[string]string{"consumerGroup": h.ConsumerGroup, "clientId": h.ClientID}
+	if h.MsgID != "" {
+		ext["msgId"] = h.MsgID
+	}
+	return ext
+}

@@ -79,7 +79,7 @@ func mqadminTable() []mqadminEntry {
 		{name: "consumerConnection", mk: newGroupConnectionsCmd},
 		{name: "consumerProgress", mk: newGroupProgressCmd},
 		{name: "consumerStatus", instead: "admin consumerConnection -g GROUP (clients, subscriptions) and admin consumerProgress -g GROUP (offsets, lag)",
-			why: "brokers do not ask clients for their running state, GET_CONSUMER_RUNNING_INFO"},
+			why: "the CLI does not show a consumer's running state yet (brokers relay GET_CONSUMER_RUNNING_INFO to consumers for tools that do)"},
 		{name: "cloneGroupOffset", mk: newCloneOffsetCmd},
 		{name: "producer", instead: "admin producerConnection -g GROUP -t TOPIC", why: "producers are listed by group"},
 		{name: "clusterList", mk: newClusterListCmd},
