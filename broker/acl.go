@@ -192,6 +192,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetConsumerConnectionList:     {},
 	remoting.GetConsumeStats:               {},
 	remoting.QueryTopicConsumeByWho:        {},
+	remoting.QueryConsumeTimeSpan:          {},
 	remoting.GetBrokerConfig:               {},
 	remoting.GetConsumerRunningInfo:        {},
 	remoting.ConsumeMessageDirectly:        {},

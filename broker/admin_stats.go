@@ -11,6 +11,7 @@ package broker
 //	203   GET_CONSUMER_CONNECTION_LIST   any        ConsumerConnection; 206 not online
 //	208   GET_CONSUME_STATS              any        ConsumeStats (empty: unknown group)
 //	300   QUERY_TOPIC_CONSUME_BY_WHO     any        GroupList: subscribed or with offsets
+//	303   QUERY_CONSUME_TIME_SPAN        any        QueryConsumeTimeSpanBody; 17 unknown topic
 //	222   INVOKE_BROKER_TO_RESET_OFFSET  leader     ResetOffsetBody; 17, 26
 //
 // Reads come from the answering node's replica (offsets and queues are
@@ -352,5 +353,45 @@ func (b *Broker) queryTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req
 	slices.Sort(groups)
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = protocol.GroupList{GroupList: slices.Compact(groups)}.Encode()
+	return resp
+}
+
+// queryConsumeTimeSpan answers QUERY_CONSUME_TIME_SPAN (303): per write
+// queue of the topic, as Java's broker gives it, the store times of the
+// oldest and newest messages, of the group's last consumed one (the
+// oldest when it consumed none) and how long ago the next one to consume
+// was stored (0 when the group is caught up). An unknown topic is
+// TOPIC_NOT_EXIST.
+func (b *Broker) queryConsumeTimeSpan(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.QueryConsumeTimeSpanRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
+	}
+	tc, ok := b.group.Metadata().Topic(h.Topic)
+	if !ok {
+		return errorResponse(req, fmt.Errorf("%w: topic[%s] not exist", ErrTopicNotExist, h.Topic))
+	}
+	st := b.group.Store()
+	now := b.cfg.Clock().UnixMilli()
+	var body protocol.QueryConsumeTimeSpanBody
+	for i := int32(0); i < tc.WriteQueueNums; i++ {
+		span := protocol.QueueTimeSpan{MessageQueue: protocol.MessageQueue{Topic: h.Topic, BrokerName: b.cfg.BrokerName, QueueID: i}}
+		span.MinTimeStamp, _ = st.EarliestMessageTime(h.Topic, i)
+		maxOff := b.queueMax(h.Topic, i)
+		span.MaxTimeStamp = b.storeTimeAt(h.Topic, i, maxOff-1)
+		consumed, _ := b.offsets.lookup(h.Group, h.Topic, i)
+		span.ConsumeTimeStamp = span.MinTimeStamp
+		if consumed > 0 {
+			span.ConsumeTimeStamp = b.storeTimeAt(h.Topic, i, consumed-1)
+		}
+		if consumed < maxOff {
+			if next := b.storeTimeAt(h.Topic, i, max(consumed, 0)); next > 0 {
+				span.DelayTime = now - next
+			}
+		}
+		body.ConsumeTimeSpanSet = append(body.ConsumeTimeSpanSet, span)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = body.Encode()
 	return resp
 }

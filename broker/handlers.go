@@ -91,6 +91,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.GetConsumerRunningInfo, pool: poolAdmin, serve: b.relayToConsumer},
 		{code: remoting.ConsumeMessageDirectly, pool: poolAdmin, serve: b.relayToConsumer},
 		{code: remoting.QueryTopicConsumeByWho, pool: poolAdmin, serve: b.queryTopicConsumeByWho},
+		{code: remoting.QueryConsumeTimeSpan, pool: poolAdmin, serve: b.queryConsumeTimeSpan},
 		{code: remoting.GetProducerConnectionList, pool: poolAdmin, serve: b.getProducerConnectionList},
 		{code: remoting.InvokeBrokerToResetOffset, pool: poolAdmin, leader: b.resetOffset},
 

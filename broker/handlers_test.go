@@ -30,6 +30,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.GetTopicStatsInfo: {poolAdmin, false}, remoting.GetConsumerConnectionList: {poolAdmin, false},
 		remoting.GetConsumeStats: {poolAdmin, false}, remoting.GetProducerConnectionList: {poolAdmin, false},
 		remoting.QueryTopicConsumeByWho: {poolAdmin, false},
+		remoting.QueryConsumeTimeSpan:   {poolAdmin, false},
 		remoting.GetBrokerConfig:        {poolAdmin, false},
 		remoting.GetConsumerRunningInfo: {poolAdmin, false}, remoting.ConsumeMessageDirectly: {poolAdmin, false},
 		remoting.InvokeBrokerToResetOffset:        {poolAdmin, true},

@@ -231,3 +231,56 @@ func TestQueryTopicConsumeByWho(t *testing.T) {
 		t.Fatal("a request without a topic was answered")
 	}
 }
+
+// TestQueryConsumeTimeSpan: QUERY_CONSUME_TIME_SPAN (303) gives per write
+// queue the oldest, newest and last consumed store times and the wait of
+// the next message; an empty queue is all zeros; an unknown topic is
+// TOPIC_NOT_EXIST.
+func TestQueryConsumeTimeSpan(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	createTestTopic(t, tc, "ST", 2)
+	putTestMessages(t, tc, "ST", 0, "a", "b", "c")
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClient(t)
+	if r := c.call(t, addr, remoting.UpdateConsumerOffset, map[string]string{
+		"consumerGroup": "cg_done", "topic": "ST", "queueId": "0", "commitOffset": "3"}, nil); r.Code != remoting.Success {
+		t.Fatalf("update: %d %s", r.Code, r.Remark)
+	}
+	broker.WaitFor(t, "the committed offset applied", func() bool {
+		code, off := queryOffset(t, c, addr, "cg_done", "ST", 0)
+		return code == remoting.Success && off == "3"
+	})
+	spans := func(group string) []protocol.QueueTimeSpan {
+		t.Helper()
+		r := c.call(t, addr, remoting.QueryConsumeTimeSpan, (&protocol.QueryConsumeTimeSpanRequestHeader{Topic: "ST", Group: group}).Encode(), nil)
+		if r.Code != remoting.Success {
+			t.Fatalf("query: %d %s", r.Code, r.Remark)
+		}
+		body, err := protocol.DecodeQueryConsumeTimeSpanBody(r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(body.ConsumeTimeSpanSet) != 2 {
+			t.Fatalf("%d queues", len(body.ConsumeTimeSpanSet))
+		}
+		return body.ConsumeTimeSpanSet
+	}
+	done := spans("cg_done")
+	q0, q1 := done[0], done[1]
+	if q0.MessageQueue.QueueID != 0 || q0.MinTimeStamp <= 0 || q0.MaxTimeStamp < q0.MinTimeStamp ||
+		q0.ConsumeTimeStamp != q0.MaxTimeStamp || q0.DelayTime != 0 {
+		t.Fatalf("queue 0 consumed to its end: %+v", q0)
+	}
+	if q1 != (protocol.QueueTimeSpan{MessageQueue: protocol.MessageQueue{Topic: "ST", BrokerName: q0.MessageQueue.BrokerName, QueueID: 1}}) {
+		t.Fatalf("empty queue 1: %+v", q1)
+	}
+	if fresh := spans("cg_fresh")[0]; fresh.ConsumeTimeStamp != fresh.MinTimeStamp || fresh.DelayTime < 0 {
+		t.Fatalf("queue 0 of a group that consumed nothing: %+v", fresh)
+	}
+	if r := c.call(t, addr, remoting.QueryConsumeTimeSpan, (&protocol.QueryConsumeTimeSpanRequestHeader{Topic: "Nope", Group: "cg_done"}).Encode(), nil); r.Code != remoting.TopicNotExist {
+		t.Fatalf("unknown topic: %d %s", r.Code, r.Remark)
+	}
+}

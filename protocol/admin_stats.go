@@ -321,3 +321,62 @@ func DecodeBrokerConfig(body []byte) map[string]string {
 	}
 	return out
 }
+
+// QueryConsumeTimeSpanRequestHeader is the header of
+// QUERY_CONSUME_TIME_SPAN (303): ext topic and group (both required).
+type QueryConsumeTimeSpanRequestHeader struct {
+	Topic, Group string
+}
+
+// Encode returns the ext fields.
+func (h *QueryConsumeTimeSpanRequestHeader) Encode() map[string]string {
+	return map[string]string{"topic": h.Topic, "group": h.Group}
+}
+
+// Decode reads the ext fields; a missing topic or group wraps
+// remoting.ErrMissingField.
+func (h *QueryConsumeTimeSpanRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QUERY_CONSUME_TIME_SPAN request header", ext: ext}
+	out := QueryConsumeTimeSpanRequestHeader{Topic: r.str("topic", true), Group: r.str("group", true)}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
+}
+
+// QueueTimeSpan is one queue of a QUERY_CONSUME_TIME_SPAN answer (Java
+// QueueTimeSpan): the store times of its oldest and newest messages and of
+// the group's last consumed one, and how long the next message to consume
+// has waited (0: none waits).
+type QueueTimeSpan struct {
+	MessageQueue     MessageQueue `json:"messageQueue"`
+	MinTimeStamp     int64        `json:"minTimeStamp"`
+	MaxTimeStamp     int64        `json:"maxTimeStamp"`
+	ConsumeTimeStamp int64        `json:"consumeTimeStamp"`
+	DelayTime        int64        `json:"delayTime"`
+}
+
+// QueryConsumeTimeSpanBody is the answer's body (Java
+// QueryConsumeTimeSpanBody).
+type QueryConsumeTimeSpanBody struct {
+	ConsumeTimeSpanSet []QueueTimeSpan `json:"consumeTimeSpanSet"`
+}
+
+// Encode returns the JSON body; no queues is an empty list.
+func (b QueryConsumeTimeSpanBody) Encode() []byte {
+	if b.ConsumeTimeSpanSet == nil {
+		b.ConsumeTimeSpanSet = []QueueTimeSpan{}
+	}
+	out, _ := json.Marshal(b) // plain values always marshal
+	return out
+}
+
+// DecodeQueryConsumeTimeSpanBody reads the answer's body.
+func DecodeQueryConsumeTimeSpanBody(data []byte) (QueryConsumeTimeSpanBody, error) {
+	var b QueryConsumeTimeSpanBody
+	if err := json.Unmarshal(data, &b); err != nil {
+		return QueryConsumeTimeSpanBody{}, fmt.Errorf("protocol: QueryConsumeTimeSpanBody: %w", err)
+	}
+	return b, nil
+}

@@ -109,7 +109,7 @@ var RequestCodes = []RequestCode{
 	{remoting.QueryTopicConsumeByWho, "QUERY_TOPIC_CONSUME_BY_WHO", Broker, "the groups subscribed to a topic or with offsets of it (rocketmq-dashboard, rocketmq-exporter)"},
 	{301, "REGISTER_FILTER_SERVER", Neither, "filter servers were removed from RocketMQ; tag and SQL92 filters run in the broker"},
 	{302, "REGISTER_MESSAGE_FILTER_CLASS", Neither, "filter classes were removed from RocketMQ"},
-	{remoting.QueryConsumeTimeSpan, "QUERY_CONSUME_TIME_SPAN", Neither, "not yet served"},
+	{remoting.QueryConsumeTimeSpan, "QUERY_CONSUME_TIME_SPAN", Broker, "per queue: oldest, newest and last consumed store times, and the wait of the next (rocketmq-dashboard)"},
 	{remoting.GetSystemTopicListFromNS, "GET_SYSTEM_TOPIC_LIST_FROM_NS", Neither, "not yet served"},
 	{remoting.GetSystemTopicListFromBroker, "GET_SYSTEM_TOPIC_LIST_FROM_BROKER", Neither, "not yet served"},
 	{306, "CLEAN_EXPIRED_CONSUMEQUEUE", Neither, "ConsumeQueue files go with the CommitLog segments they index"},

@@ -166,6 +166,10 @@ func FuzzDeleteTopicFromNamesrvRequestHeader(f *testing.F) {
 	fuzzHeader[DeleteTopicFromNamesrvRequestHeader](f, map[string]string{"topic": "T", "clusterName": "c"})
 }
 
+func FuzzQueryConsumeTimeSpanRequestHeader(f *testing.F) {
+	fuzzHeader[QueryConsumeTimeSpanRequestHeader](f, map[string]string{"topic": "T", "group": "g"})
+}
+
 func FuzzConsumerRelayRequestHeader(f *testing.F) {
 	fuzzHeader[ConsumerRelayRequestHeader](f, map[string]string{"consumerGroup": "g", "clientId": "127.0.0.1@1", "msgId": "C0A8"})
 }
