@@ -194,6 +194,7 @@ var aclTable = map[int16]aclRule{
 	remoting.QueryTopicConsumeByWho:        {},
 	remoting.QueryConsumeTimeSpan:          {},
 	remoting.GetBrokerConfig:               {},
+	remoting.GetSystemTopicListFromBroker:  {},
 	remoting.GetConsumerRunningInfo:        {},
 	remoting.ConsumeMessageDirectly:        {},
 	remoting.GetProducerConnectionList:     {},

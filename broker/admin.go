@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -200,6 +201,19 @@ func (b *Broker) getBrokerConfig(_ context.Context, _ *remoting.Conn, req *remot
 	resp.Body = protocol.EncodeBrokerConfig(b.cfg.Settings)
 	resp.SetExt("version", fmt.Sprintf(`{"counter":0,"timestamp":%d}`, b.prod.bootTime.UnixMilli()))
 	return resp
+}
+
+// getSystemTopics serves GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305): the
+// topics the broker writes itself (schedule, transaction and timer
+// topics) and the auto-create template, which tools hide from topic
+// lists, as Java's broker answers its system topic set.
+func (b *Broker) getSystemTopics(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	topics := []string{autoCreateTopic}
+	for t := range systemTopics {
+		topics = append(topics, t)
+	}
+	slices.Sort(topics)
+	return jsonResponse(req, protocol.TopicList{TopicList: topics})
 }
 
 // viewMessageByID serves VIEW_MESSAGE_BY_ID (33): ext offset (the

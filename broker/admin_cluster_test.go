@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,5 +159,25 @@ func TestGetBrokerConfig(t *testing.T) {
 	}
 	if v := r.ExtFields["version"]; !strings.HasPrefix(v, `{"counter":0,"timestamp":`) {
 		t.Fatalf("version %q", v)
+	}
+}
+
+// TestGetSystemTopics: GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305) lists the
+// topics the broker writes itself and the auto-create template.
+func TestGetSystemTopics(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestClient(t).call(t, addr, remoting.GetSystemTopicListFromBroker, nil, nil)
+	var list protocol.TopicList
+	if err := json.Unmarshal(r.Body, &list); err != nil || r.Code != remoting.Success {
+		t.Fatalf("system topics: %d %q %v", r.Code, r.Body, err)
+	}
+	for _, want := range []string{"TBW102", "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC"} {
+		if !slices.Contains(list.TopicList, want) {
+			t.Fatalf("system topics %v lack %s", list.TopicList, want)
+		}
 	}
 }

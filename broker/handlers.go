@@ -88,6 +88,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.GetConsumerConnectionList, pool: poolAdmin, serve: b.getConsumerConnectionList},
 		{code: remoting.GetConsumeStats, pool: poolAdmin, serve: b.getConsumeStats},
 		{code: remoting.GetBrokerConfig, pool: poolAdmin, serve: b.getBrokerConfig},
+		{code: remoting.GetSystemTopicListFromBroker, pool: poolAdmin, serve: b.getSystemTopics},
 		{code: remoting.GetConsumerRunningInfo, pool: poolAdmin, serve: b.relayToConsumer},
 		{code: remoting.ConsumeMessageDirectly, pool: poolAdmin, serve: b.relayToConsumer},
 		{code: remoting.QueryTopicConsumeByWho, pool: poolAdmin, serve: b.queryTopicConsumeByWho},

@@ -72,6 +72,7 @@
 //	220   RESET_CONSUMER_CLIENT…    broker → consumer   ResetConsumerClientOffsetRequest…    ResetOffsetBody
 //	222   INVOKE_BROKER_TO_RESET…   admin → broker      ResetOffsetHeader                    answer: ResetOffsetBody
 //	224   GET_TOPICS_BY_CLUSTER     admin → namesrv     GetTopicsByClusterRequestHeader      answer: TopicList
+//	304   GET_SYSTEM_TOPIC_LIST_F…  admin → namesrv     none                                 answer: TopicList with brokerAddr
 //	352   GET_SUBSCRIPTIONGROUP_C…  admin → broker      GetSubscriptionGroupConfigRequest…   answer: SubscriptionGroupConfig
 //	4001  RAFT_STATUS               admin → broker      none (RaftStatusRequest)             answer: RaftStatus
 //	4002  RAFT_REMOVE_NODE          admin → broker      RaftNodeHeader                       none

@@ -55,6 +55,9 @@ type RegisterBrokerBody struct {
 // TopicList is the body of GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206).
 type TopicList struct {
 	TopicList []string `json:"topicList"`
+	// BrokerAddr is set in GET_SYSTEM_TOPIC_LIST_FROM_NS's answer only: a
+	// broker to ask for its system topics.
+	BrokerAddr string `json:"brokerAddr,omitempty"`
 }
 
 // AllTopicListRequest returns the GET_ALL_TOPIC_LIST_FROM_NAMESERVER

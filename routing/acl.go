@@ -43,6 +43,7 @@ var aclTable = map[int16]aclNeed{
 	remoting.GetBrokerClusterInfo:          aclRead,
 	remoting.GetAllTopicListFromNameServer: aclRead,
 	remoting.GetTopicsByCluster:            aclRead,
+	remoting.GetSystemTopicListFromNS:      aclRead,
 	remoting.DeleteTopicInNamesrv:          aclAdmin,
 }
 

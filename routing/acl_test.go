@@ -107,7 +107,7 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 			slices.Sort(codes)
 			if want := []int16{remoting.RegisterBroker, remoting.UnregisterBroker, remoting.GetRouteInfoByTopic,
 				remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer, remoting.DeleteTopicInNamesrv,
-				remoting.GetTopicsByCluster}; !slices.Equal(codes, want) {
+				remoting.GetTopicsByCluster, remoting.GetSystemTopicListFromNS}; !slices.Equal(codes, want) {
 				t.Fatalf("served codes %v, want %v", codes, want)
 			}
 			var open []int16
@@ -133,7 +133,7 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 				wantNoPermission(t, "signature without an access key "+name, send(t, c, ns, req), "no accessKey in "+name)
 			}
 			if want := []int16{remoting.GetRouteInfoByTopic, remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer,
-				remoting.GetTopicsByCluster}; !slices.Equal(open, want) {
+				remoting.GetTopicsByCluster, remoting.GetSystemTopicListFromNS}; !slices.Equal(open, want) {
 				t.Fatalf("open unsigned: %v, want exactly the route reads %v", open, want)
 			}
 			if len(s.Table().Members()) != 0 {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ledgermq/ledgermq/auth"
@@ -45,6 +47,7 @@ func (s *Server) handle(rs *remoting.Server) error {
 		{remoting.GetBrokerClusterInfo, remoting.DefaultPool, s.serveClusterInfo},
 		{remoting.GetAllTopicListFromNameServer, remoting.DefaultPool, s.serveTopicList},
 		{remoting.GetTopicsByCluster, remoting.DefaultPool, s.serveTopicsByCluster},
+		{remoting.GetSystemTopicListFromNS, remoting.DefaultPool, s.serveSystemTopics},
 		{remoting.DeleteTopicInNamesrv, remoting.DefaultPool, s.serveDeleteTopic},
 	} {
 		f, err := s.withACL(h.code, h.f)
@@ -298,6 +301,30 @@ func (s *Server) serveTopicsByCluster(_ context.Context, conn *remoting.Conn, re
 		topics = []string{}
 	}
 	return s.jsonResponse(conn, req, protocol.TopicList{TopicList: topics})
+}
+
+// serveSystemTopics handles GET_SYSTEM_TOPIC_LIST_FROM_NS (304) as Java's
+// name server does: the cluster names and the broker group names (tools
+// hide them from topic lists), and a broker's address to ask for the
+// brokers' own system topics (GET_SYSTEM_TOPIC_LIST_FROM_BROKER).
+func (s *Server) serveSystemTopics(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	info := s.table.ClusterInfo()
+	names := map[string]struct{}{}
+	for cluster, groups := range info.ClusterAddrTable {
+		names[cluster] = struct{}{}
+		for _, g := range groups {
+			names[g] = struct{}{}
+		}
+	}
+	list := protocol.TopicList{TopicList: slices.Sorted(maps.Keys(names))}
+	for _, name := range slices.Sorted(maps.Keys(info.BrokerAddrTable)) {
+		addrs := info.BrokerAddrTable[name].BrokerAddrs
+		if len(addrs) > 0 {
+			list.BrokerAddr = addrs[slices.Min(slices.Collect(maps.Keys(addrs)))]
+			break
+		}
+	}
+	return s.jsonResponse(conn, req, list)
 }
 
 // serveDeleteTopic handles DELETE_TOPIC_IN_NAMESRV (216): ext topic, and

@@ -294,6 +294,12 @@ func TestServerClusterInfoTopicListDelete(t *testing.T) {
 	if resp = invoke(t, c, ns, remoting.GetTopicsByCluster, nil, nil); resp.Code != remoting.SystemError {
 		t.Fatalf("topics of no cluster: %v", resp)
 	}
+	// GET_SYSTEM_TOPIC_LIST_FROM_NS: cluster and group names, and a broker
+	// of the first group to ask for its own.
+	resp = invoke(t, c, ns, remoting.GetSystemTopicListFromNS, nil, nil)
+	if want := `{"topicList":["DefaultCluster","Other","broker-a","broker-b"],"brokerAddr":"` + addr(0) + `"}`; resp.Code != remoting.Success || string(resp.Body) != want {
+		t.Fatalf("system topics %v %s, want %s", resp, resp.Body, want)
+	}
 
 	resp = invoke(t, c, ns, remoting.DeleteTopicInNamesrv, map[string]string{"topic": "A"}, nil)
 	if resp.Code != remoting.Success {
