@@ -193,6 +193,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetConsumeStats:               {},
 	remoting.QueryTopicConsumeByWho:        {},
 	remoting.QueryConsumeTimeSpan:          {},
+	remoting.CloneGroupOffset:              {},
 	remoting.GetBrokerConfig:               {},
 	remoting.GetSystemTopicListFromBroker:  {},
 	remoting.GetConsumerRunningInfo:        {},

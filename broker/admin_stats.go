@@ -12,6 +12,7 @@ package broker
 //	208   GET_CONSUME_STATS              any        ConsumeStats (empty: unknown group)
 //	300   QUERY_TOPIC_CONSUME_BY_WHO     any        GroupList: subscribed or with offsets
 //	303   QUERY_CONSUME_TIME_SPAN        any        QueryConsumeTimeSpanBody; 17 unknown topic
+//	314   CLONE_GROUP_OFFSET             leader     none; offsets committed through raft
 //	222   INVOKE_BROKER_TO_RESET_OFFSET  leader     ResetOffsetBody; 17, 26
 //
 // Reads come from the answering node's replica (offsets and queues are
@@ -394,4 +395,49 @@ func (b *Broker) queryConsumeTimeSpan(_ context.Context, _ *remoting.Conn, req *
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = body.Encode()
 	return resp
+}
+
+// cloneGroupOffset serves CLONE_GROUP_OFFSET (314) on the leader, as
+// Java's broker does: the source group's committed offsets of the topic
+// (or of every topic it has offsets of) become the destination group's,
+// committed through raft. Unless offline, a topic the source group's
+// online consumers do not subscribe to (when they subscribe to any) is
+// left out; so is a topic this broker does not have.
+func (b *Broker) cloneGroupOffset(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
+	var h protocol.CloneGroupOffsetRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return nil, err
+	}
+	topics := []string{h.Topic}
+	if h.Topic == "" {
+		topics = b.group.Metadata().OffsetTopics(h.SrcGroup)
+	}
+	md := b.group.Metadata()
+	op := metadata.Op{Kind: metadata.OpCommitOffsets}
+	for _, topic := range topics {
+		tc, ok := md.Topic(topic)
+		if !ok {
+			continue
+		}
+		if !h.Offline && b.consumers.subscribesElsewhere(h.SrcGroup, topic) {
+			continue
+		}
+		for i := int32(0); i < max(tc.ReadQueueNums, tc.WriteQueueNums); i++ {
+			if off, ok := md.Offset(h.SrcGroup, topic, i); ok {
+				op.Offsets = append(op.Offsets, metadata.OffsetCommit{Group: h.DestGroup, Topic: topic, QueueID: i, Offset: off})
+			}
+		}
+	}
+	if len(op.Offsets) > 0 {
+		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
+		defer cancel()
+		if err := b.group.ProposeMetadata(pctx, op); err != nil {
+			return nil, err
+		}
+		for _, c := range op.Offsets {
+			b.offsets.commit(c.Group, c.Topic, c.QueueID, c.Offset, "")
+		}
+	}
+	b.log.Info("consumer offsets cloned by an admin request", "from", h.SrcGroup, "to", h.DestGroup, "topic", h.Topic, "queues", len(op.Offsets))
+	return remoting.NewResponse(req, remoting.Success, ""), nil
 }

@@ -376,6 +376,19 @@ func (m *consumerManager) clientConn(group, clientID string) *remoting.Conn {
 	return nil
 }
 
+// subscribesElsewhere reports whether the group's online consumers (this
+// node's heartbeats) subscribe to some topics but not to topic.
+func (m *consumerManager) subscribesElsewhere(group, topic string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.groups[group]
+	if g == nil || len(g.subs) == 0 {
+		return false
+	}
+	_, ok := g.subs[topic]
+	return !ok
+}
+
 // subscription returns a group's subscription to topic from its heartbeats.
 func (m *consumerManager) subscription(group, topic string) (subscription, bool) {
 	m.mu.Lock()

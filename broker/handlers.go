@@ -95,6 +95,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.QueryConsumeTimeSpan, pool: poolAdmin, serve: b.queryConsumeTimeSpan},
 		{code: remoting.GetProducerConnectionList, pool: poolAdmin, serve: b.getProducerConnectionList},
 		{code: remoting.InvokeBrokerToResetOffset, pool: poolAdmin, leader: b.resetOffset},
+		{code: remoting.CloneGroupOffset, pool: poolAdmin, leader: b.cloneGroupOffset},
 
 		// Subscription groups (groups.go).
 		{code: remoting.UpdateAndCreateSubscriptionGroup, pool: poolAdmin, leader: b.putSubscriptionGroup},

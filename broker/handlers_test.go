@@ -35,6 +35,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.GetSystemTopicListFromBroker: {poolAdmin, false},
 		remoting.GetConsumerRunningInfo:       {poolAdmin, false}, remoting.ConsumeMessageDirectly: {poolAdmin, false},
 		remoting.InvokeBrokerToResetOffset:        {poolAdmin, true},
+		remoting.CloneGroupOffset:                 {poolAdmin, true},
 		remoting.UpdateAndCreateSubscriptionGroup: {poolAdmin, true}, remoting.DeleteSubscriptionGroup: {poolAdmin, true},
 		remoting.GetAllSubscriptionGroupConfig: {poolAdmin, false}, remoting.GetSubscriptionGroupConfig: {poolAdmin, false},
 		remoting.RaftStatus: {poolAdmin, false}, remoting.RaftRemoveNode: {poolAdmin, true},

@@ -284,3 +284,68 @@ func TestQueryConsumeTimeSpan(t *testing.T) {
 		t.Fatalf("unknown topic: %d %s", r.Code, r.Remark)
 	}
 }
+
+// TestCloneGroupOffset: CLONE_GROUP_OFFSET (314) makes the source group's
+// committed offsets the destination's, on the leader through raft (a
+// follower forwards it); with no topic, every topic the source has
+// offsets of; offline=false skips a topic the source's online consumers
+// do not subscribe to.
+func TestCloneGroupOffset(t *testing.T) {
+	tc := brokertest.StartCluster(t, 3, nil)
+	createTestTopic(t, tc, "C1", 2)
+	createTestTopic(t, tc, "C2", 1)
+	_, leaderID := leaderGroup(t, tc)
+	leader := tc.Peers[leaderID]
+	c := newTestClient(t)
+	for _, o := range []struct {
+		topic, qid, off string
+	}{{"C1", "0", "3"}, {"C1", "1", "5"}, {"C2", "0", "7"}} {
+		if r := c.call(t, leader, remoting.UpdateConsumerOffset, map[string]string{
+			"consumerGroup": "cg_src", "topic": o.topic, "queueId": o.qid, "commitOffset": o.off}, nil); r.Code != remoting.Success {
+			t.Fatalf("update: %d %s", r.Code, r.Remark)
+		}
+	}
+	broker.WaitFor(t, "the source's offsets applied", func() bool {
+		code, off := queryOffset(t, c, leader, "cg_src", "C2", 0)
+		return code == remoting.Success && off == "7"
+	})
+	var follower string
+	for id, addr := range tc.Peers {
+		if id != leaderID {
+			follower = addr
+			break
+		}
+	}
+	clone := func(addr string, h protocol.CloneGroupOffsetRequestHeader) {
+		t.Helper()
+		if r := c.call(t, addr, remoting.CloneGroupOffset, h.Encode(), nil); r.Code != remoting.Success {
+			t.Fatalf("clone %+v: %d %s", h, r.Code, r.Remark)
+		}
+	}
+	clone(follower, protocol.CloneGroupOffsetRequestHeader{SrcGroup: "cg_src", DestGroup: "cg_one", Topic: "C1", Offline: true})
+	clone(leader, protocol.CloneGroupOffsetRequestHeader{SrcGroup: "cg_src", DestGroup: "cg_all", Offline: true})
+	for _, want := range []struct {
+		group, topic string
+		qid          int32
+		off          string
+	}{{"cg_one", "C1", 0, "3"}, {"cg_one", "C1", 1, "5"}, {"cg_all", "C1", 1, "5"}, {"cg_all", "C2", 0, "7"}} {
+		if code, off := queryOffset(t, c, leader, want.group, want.topic, want.qid); code != remoting.Success || off != want.off {
+			t.Fatalf("%s %s/%d: %d %q, want %s", want.group, want.topic, want.qid, code, off, want.off)
+		}
+	}
+	if _, off := queryOffset(t, c, leader, "cg_one", "C2", 0); off == "7" {
+		t.Fatal("a clone of one topic copied another")
+	}
+
+	// Online: the source's consumers subscribe to C1 only, so C2 is skipped.
+	if r := c.call(t, leader, remoting.HeartBeat, nil, heartbeatBody("10.0.0.5@1", "cg_src", map[string]string{"C1": "*"})); r.Code != remoting.Success {
+		t.Fatalf("heartbeat: %d %s", r.Code, r.Remark)
+	}
+	clone(leader, protocol.CloneGroupOffsetRequestHeader{SrcGroup: "cg_src", DestGroup: "cg_online"})
+	if code, off := queryOffset(t, c, leader, "cg_online", "C1", 1); code != remoting.Success || off != "5" {
+		t.Fatalf("online clone of a subscribed topic: %d %q", code, off)
+	}
+	if _, off := queryOffset(t, c, leader, "cg_online", "C2", 0); off == "7" {
+		t.Fatal("an online clone copied a topic the source does not subscribe to")
+	}
+}

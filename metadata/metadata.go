@@ -342,6 +342,21 @@ func (s *State) OffsetGroups(topic string) []string {
 	return out
 }
 
+// OffsetTopics returns, sorted, the topics of which group has committed
+// an offset.
+func (s *State) OffsetTopics(group string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for k := range s.offsets {
+		if i := strings.LastIndexByte(k, '@'); i >= 0 && k[:i] == group {
+			out = append(out, k[i+1:])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // file is the JSON form of a saved state.
 type file struct {
 	Version      int                          `json:"version"`

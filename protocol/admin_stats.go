@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ledgermq/ledgermq/remoting"
@@ -379,4 +380,35 @@ func DecodeQueryConsumeTimeSpanBody(data []byte) (QueryConsumeTimeSpanBody, erro
 		return QueryConsumeTimeSpanBody{}, fmt.Errorf("protocol: QueryConsumeTimeSpanBody: %w", err)
 	}
 	return b, nil
+}
+
+// CloneGroupOffsetRequestHeader is the header of CLONE_GROUP_OFFSET (314):
+// ext srcGroup and destGroup (required), topic (empty: every topic the
+// source group has offsets of) and offline ("true": clone even when the
+// source group's online consumers do not subscribe to the topic).
+type CloneGroupOffsetRequestHeader struct {
+	SrcGroup, DestGroup, Topic string
+	Offline                    bool
+}
+
+// Encode returns the ext fields (topic only when set).
+func (h *CloneGroupOffsetRequestHeader) Encode() map[string]string {
+	ext := map[string]string{"srcGroup": h.SrcGroup, "destGroup": h.DestGroup, "offline": strconv.FormatBool(h.Offline)}
+	if h.Topic != "" {
+		ext["topic"] = h.Topic
+	}
+	return ext
+}
+
+// Decode reads the ext fields; a missing srcGroup or destGroup wraps
+// remoting.ErrMissingField.
+func (h *CloneGroupOffsetRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "CLONE_GROUP_OFFSET request header", ext: ext}
+	out := CloneGroupOffsetRequestHeader{SrcGroup: r.str("srcGroup", true), DestGroup: r.str("destGroup", true),
+		Topic: r.str("topic", false), Offline: r.bool("offline")}
+	if r.err != nil {
+		return r.err
+	}
+	*h = out
+	return nil
 }

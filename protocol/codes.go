@@ -120,7 +120,7 @@ var RequestCodes = []RequestCode{
 	{311, "GET_UNIT_TOPIC_LIST", Neither, "unit (multi-region) topics are not supported"},
 	{312, "GET_HAS_UNIT_SUB_TOPIC_LIST", Neither, "unit topics are not supported"},
 	{313, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST", Neither, "unit topics are not supported"},
-	{314, "CLONE_GROUP_OFFSET", Neither, "`admin cloneGroupOffset` reads and commits the offsets through the served codes"},
+	{remoting.CloneGroupOffset, "CLONE_GROUP_OFFSET", Broker, "the leader commits the source group's offsets for the destination through raft"},
 	{315, "VIEW_BROKER_STATS_DATA", Neither, "not yet served; each node's /metrics has the rates"},
 	{316, "CLEAN_UNUSED_TOPIC", Neither, "not yet served"},
 	{remoting.GetBrokerConsumeStats, "GET_BROKER_CONSUME_STATS", Neither, "not yet served; `admin brokerConsumeStats` builds it from GET_CONSUME_STATS"},

@@ -166,6 +166,11 @@ func FuzzDeleteTopicFromNamesrvRequestHeader(f *testing.F) {
 	fuzzHeader[DeleteTopicFromNamesrvRequestHeader](f, map[string]string{"topic": "T", "clusterName": "c"})
 }
 
+func FuzzCloneGroupOffsetRequestHeader(f *testing.F) {
+	fuzzHeader[CloneGroupOffsetRequestHeader](f, map[string]string{"srcGroup": "a", "destGroup": "b", "topic": "T", "offline": "true"},
+		map[string]string{"srcGroup": "a", "destGroup": "b"})
+}
+
 func FuzzQueryConsumeTimeSpanRequestHeader(f *testing.F) {
 	fuzzHeader[QueryConsumeTimeSpanRequestHeader](f, map[string]string{"topic": "T", "group": "g"})
 }
