@@ -24,19 +24,19 @@ func hostileInputs() map[string][]byte {
 	}
 	garbage[0] = 0x7f // make the first length prefix oversized
 	return map[string][]byte{
-		"http request":          []byte("GET / HTTP/1.1\r\nHost: broker\r\n\r\n"),
-		"random bytes":          garbage,
-		"oversized length":      {0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0},
-		"just over the limit":   binary.BigEndian.AppendUint32(nil, 1<<16-3),
-		"negative length":       {0xff, 0xff, 0xff, 0xff},
-		"length below the word": {0, 0, 0, 2, 0, 0},
-		"bad type byte":         frameOf(5<<24|2, "{}"),
-		"header past the frame": frameOf(100, "{}"),
-		"code as a string":      jsonOf(`{"code":"10","opaque":1}`),
-		"code out of int16":     jsonOf(`{"code":40000,"opaque":1}`),
-		"ext value as a number": jsonOf(`{"code":34,"opaque":1,"extFields":{"queueId":1}}`),
-		"ext value as object":   jsonOf(`{"code":34,"opaque":1,"extFields":{"a":{}}}`),
-		"truncated json":        jsonOf(`{"code":34,"opaque":1`),
+		"http request":                []byte("GET / HTTP/1.1\r\nHost: broker\r\n\r\n"),
+		"random bytes":                garbage,
+		"oversized length":            {0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0},
+		"just over the limit":         binary.BigEndian.AppendUint32(nil, 1<<16-3),
+		"negative length":             {0xff, 0xff, 0xff, 0xff},
+		"length below the word":       {0, 0, 0, 2, 0, 0},
+		"bad type byte":               frameOf(5<<24|2, "{}"),
+		"header past the frame":       frameOf(100, "{}"),
+		"code as a non-number string": jsonOf(`{"code":"ten","opaque":1}`),
+		"code out of int16":           jsonOf(`{"code":40000,"opaque":1}`),
+		"ext value cut short":         jsonOf(`{"code":34,"opaque":1,"extFields":{"queueId":1`),
+		"ext value bad literal":       jsonOf(`{"code":34,"opaque":1,"extFields":{"a":nul}}`),
+		"truncated json":              jsonOf(`{"code":34,"opaque":1`),
 		"binary negative remark": frameOf(1<<24|21, string([]byte{
 			0, 34, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})),
 		"binary ext past header": frameOf(1<<24|21, string([]byte{
