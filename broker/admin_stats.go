@@ -259,13 +259,8 @@ func (b *Broker) resetOffset(ctx context.Context, req *remoting.Command) (*remot
 		body.OffsetTable[protocol.MessageQueue{Topic: h.Topic, BrokerName: b.cfg.BrokerName, QueueID: i}] = target
 		op.Offsets = append(op.Offsets, metadata.OffsetCommit{Group: h.Group, Topic: h.Topic, QueueID: i, Offset: target})
 	}
-	pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
-	defer cancel()
-	if err := b.group.ProposeMetadata(pctx, op); err != nil {
+	if err := b.setOffsets(ctx, op); err != nil {
 		return nil, err
-	}
-	for _, c := range op.Offsets {
-		b.offsets.commit(c.Group, c.Topic, c.QueueID, c.Offset, "")
 	}
 	b.log.Warn("consumer offsets reset by an admin request", "group", h.Group, "topic", h.Topic, "timestamp", h.Timestamp, "queues", len(op.Offsets))
 	b.notifyReset(h, body)
@@ -429,15 +424,25 @@ func (b *Broker) cloneGroupOffset(ctx context.Context, req *remoting.Command) (*
 		}
 	}
 	if len(op.Offsets) > 0 {
-		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
-		defer cancel()
-		if err := b.group.ProposeMetadata(pctx, op); err != nil {
+		if err := b.setOffsets(ctx, op); err != nil {
 			return nil, err
-		}
-		for _, c := range op.Offsets {
-			b.offsets.commit(c.Group, c.Topic, c.QueueID, c.Offset, "")
 		}
 	}
 	b.log.Info("consumer offsets cloned by an admin request", "from", h.SrcGroup, "to", h.DestGroup, "topic", h.Topic, "queues", len(op.Offsets))
 	return remoting.NewResponse(req, remoting.Success, ""), nil
+}
+
+// setOffsets commits an admin request's offsets (an OpCommitOffsets op)
+// through raft and overwrites the pending commit table with them, so an
+// older client commit waiting there cannot undo them.
+func (b *Broker) setOffsets(ctx context.Context, op metadata.Op) error {
+	pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
+	defer cancel()
+	if err := b.group.ProposeMetadata(pctx, op); err != nil {
+		return err
+	}
+	for _, c := range op.Offsets {
+		b.offsets.commit(c.Group, c.Topic, c.QueueID, c.Offset, "")
+	}
+	return nil
 }
