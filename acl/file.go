@@ -49,22 +49,36 @@ func (f *File) Rules() *ACL { return f.cur.Load().rules }
 // Reload reads the file again if its modification time or size changed
 // and swaps in its rules. It reports whether new rules are in force; an
 // error means the file changed but cannot be used, and the previous rules
-// stay.
+// stay. An empty file is such a file: an editor that truncates before it
+// writes shows one for a moment, and rules with no account would close the
+// door to everyone. A file that changed again while it was read is left for
+// the next call.
 func (f *File) Reload() (bool, error) {
 	cur := f.cur.Load()
 	fi, err := os.Stat(f.path)
 	if err != nil {
 		return false, fmt.Errorf("acl: file: %w", err)
 	}
-	if fi.ModTime().Equal(cur.mtime) && fi.Size() == cur.size {
+	if sameVersion(fi, cur) {
 		return false, nil
 	}
 	v, err := readVersion(f.path)
 	if err != nil {
 		return false, err
 	}
+	if v.size == 0 {
+		return false, fmt.Errorf("%w: file %s is empty", ErrBadConfig, f.path)
+	}
+	if after, err := os.Stat(f.path); err != nil || !sameVersion(after, v) {
+		return false, nil
+	}
 	f.cur.Store(v)
 	return true, nil
+}
+
+// sameVersion reports whether fi describes the file version v was read from.
+func sameVersion(fi os.FileInfo, v *fileVersion) bool {
+	return fi.ModTime().Equal(v.mtime) && fi.Size() == v.size
 }
 
 func readVersion(path string) (*fileVersion, error) {

@@ -31,6 +31,14 @@ func TestFileReload(t *testing.T) {
 	if changed, err := f.Reload(); !changed || err != nil || f.Rules().Accounts() != 3 {
 		t.Fatalf("reload of a changed file: %v %v, %d accounts", changed, err, f.Rules().Accounts())
 	}
+	// An editor that truncates before it writes shows an empty file for a
+	// moment: it must not take every account away.
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := f.Reload(); changed || !errors.Is(err, ErrBadConfig) || f.Rules().Accounts() != 3 {
+		t.Fatalf("reload of an empty file: %v %v, %d accounts (want the previous 3)", changed, err, f.Rules().Accounts())
+	}
 	if err := os.WriteFile(path, []byte("accounts: [ {accessKey: x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
