@@ -49,9 +49,16 @@ type Config struct {
 	FlushMode FlushMode
 	// FlushInterval is the asynchronous flush period. Default 500 ms.
 	FlushInterval time.Duration
-	// CheckpointInterval is how often the queues and index are flushed and
-	// the checkpoint written. Default 1 s.
+	// CheckpointInterval is how often the queues are flushed and the
+	// checkpoint written. Default 1 s.
 	CheckpointInterval time.Duration
+	// IndexFlushInterval is how often a checkpoint also flushes the
+	// IndexFile (and a clean close always). Default 30 s. A flush cleans
+	// every page of the hash-slot table, and the next write to each then
+	// faults to dirty it again: with random keys that is a fault for most
+	// messages. Between flushes the checkpoint records the index as of the
+	// last flush, so recovery after a crash indexes again from there.
+	IndexFlushInterval time.Duration
 	// UnitsPerQueueFile is the ConsumeQueue file size in units. Default
 	// 300 000.
 	UnitsPerQueueFile int
@@ -111,6 +118,7 @@ func DefaultConfig(dir string) Config {
 		FlushMode:             FlushAsync,
 		FlushInterval:         500 * time.Millisecond,
 		CheckpointInterval:    time.Second,
+		IndexFlushInterval:    30 * time.Second,
 		UnitsPerQueueFile:     300000,
 		MaxOpenQueueFiles:     1024,
 		IndexSlots:            5000000,
@@ -136,7 +144,7 @@ func (c Config) Validate() error {
 	if c.SegmentSize < 64<<10 {
 		bad("SegmentSize %d < 64 KiB", c.SegmentSize)
 	}
-	if c.FlushInterval <= 0 || c.CheckpointInterval <= 0 || c.CleanInterval <= 0 {
+	if c.FlushInterval <= 0 || c.CheckpointInterval <= 0 || c.IndexFlushInterval <= 0 || c.CleanInterval <= 0 {
 		bad("intervals must be positive")
 	}
 	if c.UnitsPerQueueFile < 1 || c.MaxOpenQueueFiles < 4 {

@@ -124,6 +124,7 @@ func (s *Store) recover() error {
 	start := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.idxFlushedAt = time.Time{} // what recovery indexes is flushed by the next checkpoint
 	rep := RecoveryReport{}
 	ck, ok, err := readCheckpoint(filepath.Join(s.cfg.Dir, checkpointName))
 	if err != nil {
@@ -261,10 +262,11 @@ func (s *Store) checkQueuesLocked(r *replayer) error {
 
 // checkIndexLocked decides where indexing must start again. A damaged or
 // missing IndexFile is rebuilt from the start of the CommitLog. After an
-// unclean stop, the files written since the checkpoint may hold hash slots
-// whose entries never reached disk (a slot pointing past the entry count
-// hides the older entries of its chain), so they are dropped and the keys
-// they held are indexed again.
+// unclean stop, the files written since the index was last flushed (the
+// checkpoint's IndexPhyOffset; see Config.IndexFlushInterval) may hold hash
+// slots whose entries never reached disk (a slot pointing past the entry
+// count hides the older entries of its chain), so they are dropped and the
+// keys they held are indexed again.
 func (s *Store) checkIndexLocked(r *replayer, ck Checkpoint) error {
 	if len(s.idx.Corrupt()) > 0 || s.idx.MaxPhyOffset() < ck.IndexPhyOffset {
 		s.log.Warn("index behind or damaged; rebuilding it", "have", s.idx.MaxPhyOffset(), "want", ck.IndexPhyOffset)
@@ -277,13 +279,16 @@ func (s *Store) checkIndexLocked(r *replayer, ck Checkpoint) error {
 	if ck.Clean {
 		return nil
 	}
-	if err := s.idx.DeleteAfter(ck.CommitLogOffset); err != nil {
+	if err := s.idx.DeleteAfter(min(ck.IndexPhyOffset, ck.CommitLogOffset)); err != nil {
 		return fmt.Errorf("store: drop index files written after the checkpoint: %w", err)
 	}
+	// The newest kept file may hold only the first keys of its last
+	// message (a message's keys can straddle two files): index that one
+	// again too. Query drops the duplicate offsets.
 	if m := s.idx.MaxPhyOffset(); m < 0 {
 		r.indexFrom = s.cl.MinOffset()
-	} else if m+1 < r.indexFrom {
-		r.indexFrom = max(m+1, s.cl.MinOffset())
+	} else if m < r.indexFrom {
+		r.indexFrom = max(m, s.cl.MinOffset())
 	}
 	return nil
 }

@@ -52,6 +52,11 @@ type Store struct {
 	queues   map[queueKey]*queueState
 	recorded map[queueKey]QueueState // queue table of the last checkpoint
 	dirty    bool                    // written since the last checkpoint
+	// idxFlushedAt and idxFlushedPhy: when the checkpoint last flushed
+	// the IndexFile and the index's MaxPhyOffset then. The zero time
+	// makes the next checkpoint flush (recovery resets it).
+	idxFlushedAt  time.Time
+	idxFlushedPhy int64
 	writeErr error                   // sticky: the CommitLog could not be written
 	// lastHole is the CommitLog offset of the newest corrupt range seen by
 	// recovery; queue slots whose record was lost to it point there.
@@ -297,11 +302,16 @@ func (s *Store) checkpoint(clean bool) error {
 		s.mu.Unlock()
 		return nil
 	}
+	now := s.cfg.Clock()
+	flushIdx := clean || s.idxFlushedAt.IsZero() || now.Sub(s.idxFlushedAt) >= s.cfg.IndexFlushInterval
 	c := Checkpoint{
 		Clean:           clean,
 		CommitLogOffset: s.cl.MaxOffset(),
 		Seq:             s.lastSeq.Load(),
-		IndexPhyOffset:  s.idx.MaxPhyOffset(),
+		IndexPhyOffset:  s.idxFlushedPhy,
+	}
+	if flushIdx {
+		c.IndexPhyOffset = s.idx.MaxPhyOffset()
 	}
 	table := make(map[queueKey]QueueState, len(s.recorded)+len(s.queues))
 	for k, v := range s.recorded {
@@ -328,11 +338,18 @@ func (s *Store) checkpoint(clean bool) error {
 	if err := s.cq.Flush(); err != nil {
 		return fail(fmt.Errorf("store: checkpoint: %w", err))
 	}
-	if err := s.idx.Flush(); err != nil {
-		return fail(fmt.Errorf("store: checkpoint: %w", err))
+	if flushIdx {
+		if err := s.idx.Flush(); err != nil {
+			return fail(fmt.Errorf("store: checkpoint: %w", err))
+		}
 	}
 	if err := writeCheckpoint(filepath.Join(s.cfg.Dir, checkpointName), c); err != nil {
 		return fail(err)
+	}
+	if flushIdx {
+		s.mu.Lock()
+		s.idxFlushedAt, s.idxFlushedPhy = now, c.IndexPhyOffset
+		s.mu.Unlock()
 	}
 	return nil
 }
