@@ -3,7 +3,7 @@ package store
 import (
 	"fmt"
 	"path/filepath"
-		"testing"
+	"testing"
 	"time"
 )
 

@@ -57,7 +57,7 @@ type Store struct {
 	// makes the next checkpoint flush (recovery resets it).
 	idxFlushedAt  time.Time
 	idxFlushedPhy int64
-	writeErr error                   // sticky: the CommitLog could not be written
+	writeErr      error // sticky: the CommitLog could not be written
 	// lastHole is the CommitLog offset of the newest corrupt range seen by
 	// recovery; queue slots whose record was lost to it point there.
 	lastHole int64
