@@ -99,9 +99,12 @@
 // its header; queries and puts stay safe (above) but a chain may lose entries
 // written before the crash. The owner therefore keeps a checkpoint of the
 // commitlog offset it had dispatched when Flush last returned, and after an
-// unclean shutdown calls DeleteAfter(checkpoint) and re-dispatches the
-// commitlog from the record at MaxPhyOffset() (indexing a record twice is
-// harmless: queries de-duplicate); or rebuilds everything with Reset. The
+// unclean shutdown calls TruncateAfter(checkpoint) — which cuts a file that
+// straddles the checkpoint back to its entries at or below it, rebuilding
+// its hash slots from those entries alone, and removes the files after it —
+// then re-dispatches the commitlog from the record at MaxPhyOffset()
+// (indexing a record twice is harmless: queries de-duplicate); or rebuilds
+// everything with Reset. The
 // index holds committed data only because the owner only dispatches committed
 // records.
 //
@@ -117,8 +120,8 @@
 //	                                    MaxPhyOffset
 //	store flush loop                    Flush                       write while choosing dirty
 //	                                                                files, none during msync
-//	store retention / recovery          DeleteBefore, DeleteAfter,  write while detaching files,
-//	                                    Reset                       none while unmapping/deleting
+//	store retention / recovery          DeleteBefore, TruncateAfter, write while cutting or detaching
+//	                                    Reset                       files, none while unmapping/deleting
 //	store shutdown                      Close                       write, then waits for the above
 //
 // All methods are safe to call from any goroutine. Put and Query run

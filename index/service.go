@@ -32,7 +32,7 @@ type Service struct {
 	hasName  bool
 	retired  []mapping // mappings detached by Put, released by Flush or Close
 
-	// inflight counts Flush, DeleteBefore, DeleteAfter and Reset calls that
+	// inflight counts Flush, DeleteBefore, TruncateAfter and Reset calls that
 	// work outside mu; Close waits for them.
 	inflight sync.WaitGroup
 }
@@ -354,18 +354,6 @@ func release(ms []mapping) error {
 func (s *Service) DeleteBefore(phyMinOffset int64) error {
 	return s.remove(func(i int, f *indexFile) bool {
 		return i < len(s.files)-1 && f.hdr.EndPhyOffset < phyMinOffset
-	}, false)
-}
-
-// DeleteAfter removes every file holding an entry whose commitlog offset may
-// exceed phyOffset (EndPhyOffset > phyOffset), newest included, so that after
-// an unclean shutdown the owner can drop the files written since its last
-// flushed checkpoint and re-dispatch from MaxPhyOffset. The next Put starts a
-// new file unless the newest remaining one is mapped and not full. Safe for
-// concurrent use.
-func (s *Service) DeleteAfter(phyOffset int64) error {
-	return s.remove(func(_ int, f *indexFile) bool {
-		return f.hdr.entries() > 0 && f.hdr.EndPhyOffset > phyOffset
 	}, false)
 }
 

@@ -192,7 +192,7 @@ func TestNamesNeverGoBackwards(t *testing.T) {
 	wantOffsets(t, "order after reopen", mustQuery(t, s, "a", math.MinInt64, math.MaxInt64, 10), []int64{4, 3, 2, 1, 0})
 }
 
-func TestDeleteBeforeAfterReset(t *testing.T) {
+func TestDeleteBeforeTruncateAfterReset(t *testing.T) {
 	cfg := testConfig(t, 4, 6) // five entries per file
 	s := mustOpen(t, cfg)
 	defer mustClose(t, s)
@@ -229,21 +229,29 @@ func TestDeleteBeforeAfterReset(t *testing.T) {
 		t.Fatalf("dir holds %v", entries)
 	}
 
-	// DeleteAfter drops the newest files; puts go on in a new file.
+	// TruncateAfter cuts the file that straddles the offset and drops the
+	// newer ones; puts go on in the cut file.
 	for i := int64(23); i < 30; i++ {
 		mustPut(t, s, "k", i*10, base+i*1000)
 	}
 	if got := ends(); !slices.Equal(got, []int64{240, 290}) {
 		t.Fatalf("ends %v", got)
 	}
-	if err := s.DeleteAfter(250); err != nil {
+	if err := s.TruncateAfter(265); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.MaxPhyOffset(); got != 240 {
-		t.Fatalf("MaxPhyOffset after DeleteAfter = %d", got)
+	if got := s.MaxPhyOffset(); got != 260 || !slices.Equal(ends(), []int64{240, 260}) {
+		t.Fatalf("after TruncateAfter(265): MaxPhyOffset %d, ends %v", got, ends())
 	}
-	mustPut(t, s, "k", 250, base+25_000)
-	wantOffsets(t, "after DeleteAfter", mustQuery(t, s, "k", 0, math.MaxInt64, 3), []int64{250, 240, 230})
+	wantOffsets(t, "after TruncateAfter", mustQuery(t, s, "k", 0, math.MaxInt64, 5), []int64{260, 250, 240, 230, 220})
+	mustPut(t, s, "k", 270, base+27_000)
+	wantOffsets(t, "put after TruncateAfter", mustQuery(t, s, "k", 0, math.MaxInt64, 3), []int64{270, 260, 250})
+	if err := s.TruncateAfter(235); err != nil {
+		t.Fatal(err)
+	}
+	if got := ends(); !slices.Equal(got, []int64{230}) {
+		t.Fatalf("after TruncateAfter(235): ends %v", got)
+	}
 
 	if err := s.Reset(); err != nil {
 		t.Fatal(err)
@@ -268,12 +276,12 @@ func TestCloseAndLock(t *testing.T) {
 	}
 	mustClose(t, s)
 	checks := map[string]error{
-		"Put":          s.Put("k", 2, base),
-		"Flush":        s.Flush(),
-		"DeleteBefore": s.DeleteBefore(1),
-		"DeleteAfter":  s.DeleteAfter(1),
-		"Reset":        s.Reset(),
-		"Close":        s.Close(),
+		"Put":           s.Put("k", 2, base),
+		"Flush":         s.Flush(),
+		"DeleteBefore":  s.DeleteBefore(1),
+		"TruncateAfter": s.TruncateAfter(1),
+		"Reset":         s.Reset(),
+		"Close":         s.Close(),
 	}
 	_, checks["Query"] = s.Query("k", 0, 1, 1)
 	for name, err := range checks {

@@ -52,13 +52,17 @@ type Config struct {
 	// CheckpointInterval is how often the queues are flushed and the
 	// checkpoint written. Default 1 s.
 	CheckpointInterval time.Duration
-	// IndexFlushInterval is how often a checkpoint also flushes the
-	// IndexFile (and a clean close always). Default 30 s. A flush cleans
-	// every page of the hash-slot table, and the next write to each then
-	// faults to dirty it again: with random keys that is a fault for most
-	// messages. Between flushes the checkpoint records the index as of the
-	// last flush, so recovery after a crash indexes again from there.
+	// IndexFlushInterval and IndexFlushEntries: a checkpoint also flushes
+	// the IndexFile once IndexFlushInterval has passed or IndexFlushEntries
+	// keys were indexed since its last flush (and a clean close always).
+	// Defaults 30 s and 100 000. A flush cleans every page of the
+	// hash-slot table, and the next write to each then faults to dirty it
+	// again: flushed every second, with random keys, that was a fault for
+	// most messages. Between flushes the checkpoint records the index as
+	// of the last flush, so recovery after a crash indexes again from
+	// there: IndexFlushEntries bounds that work.
 	IndexFlushInterval time.Duration
+	IndexFlushEntries  int
 	// UnitsPerQueueFile is the ConsumeQueue file size in units. Default
 	// 300 000.
 	UnitsPerQueueFile int
@@ -119,6 +123,7 @@ func DefaultConfig(dir string) Config {
 		FlushInterval:         500 * time.Millisecond,
 		CheckpointInterval:    time.Second,
 		IndexFlushInterval:    30 * time.Second,
+		IndexFlushEntries:     100000,
 		UnitsPerQueueFile:     300000,
 		MaxOpenQueueFiles:     1024,
 		IndexSlots:            5000000,
@@ -144,7 +149,7 @@ func (c Config) Validate() error {
 	if c.SegmentSize < 64<<10 {
 		bad("SegmentSize %d < 64 KiB", c.SegmentSize)
 	}
-	if c.FlushInterval <= 0 || c.CheckpointInterval <= 0 || c.IndexFlushInterval <= 0 || c.CleanInterval <= 0 {
+	if c.FlushInterval <= 0 || c.CheckpointInterval <= 0 || c.IndexFlushInterval <= 0 || c.CleanInterval <= 0 || c.IndexFlushEntries < 1 {
 		bad("intervals must be positive")
 	}
 	if c.UnitsPerQueueFile < 1 || c.MaxOpenQueueFiles < 4 {

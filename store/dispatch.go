@@ -114,12 +114,14 @@ func (s *Store) dispatchLocked(reqs []dispatchReq, states []*queueState, toQueue
 			if err := s.idx.Put(r.topic+"#"+r.uniq, r.phy, r.storeTime); err != nil {
 				return fmt.Errorf("store: index %s: %w", r.uniq, err)
 			}
+			s.idxPending++
 		}
 		for _, k := range r.keys {
 			if err := s.idx.Put(r.topic+"#"+k, r.phy, r.storeTime); err != nil {
 				return fmt.Errorf("store: index %s: %w", k, err)
 			}
 		}
+		s.idxPending += int64(len(r.keys))
 	}
 	return nil
 }

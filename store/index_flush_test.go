@@ -73,3 +73,39 @@ func TestIndexFlushInterval(t *testing.T) {
 	}
 	verifyConsistent(t, s, nil)
 }
+
+// TestIndexFlushEntries: within the interval, a checkpoint flushes the
+// IndexFile once IndexFlushEntries keys were indexed since its last flush.
+func TestIndexFlushEntries(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir)
+	cfg.IndexSlots, cfg.IndexEntries = 4096, 100000
+	cfg.IndexFlushInterval = time.Hour
+	cfg.IndexFlushEntries = 100 // testMsg indexes 3 keys a message
+	s := mustOpen(t, cfg)
+	defer s.Close()
+	readCk := func() Checkpoint {
+		t.Helper()
+		ck, ok, err := readCheckpoint(filepath.Join(dir, checkpointName))
+		if !ok || err != nil {
+			t.Fatalf("checkpoint: %v %v", ok, err)
+		}
+		return ck
+	}
+	atOpen := readCk().IndexPhyOffset
+	n := 0
+	putBatches(t, s, "T", 4, 4, 8, 64, &n) // 32 messages, 96 keys
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCk().IndexPhyOffset; got != atOpen {
+		t.Fatalf("96 keys indexed: index at %d, want %d (no flush)", got, atOpen)
+	}
+	putBatches(t, s, "T", 4, 1, 2, 64, &n) // 6 more keys
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readCk().IndexPhyOffset, s.idx.MaxPhyOffset(); got != want {
+		t.Fatalf("102 keys indexed: index at %d, want %d (flushed)", got, want)
+	}
+}

@@ -262,10 +262,11 @@ func (s *Store) checkQueuesLocked(r *replayer) error {
 
 // checkIndexLocked decides where indexing must start again. A damaged or
 // missing IndexFile is rebuilt from the start of the CommitLog. After an
-// unclean stop, the files written since the index was last flushed (the
+// unclean stop, what was indexed since the index was last flushed (the
 // checkpoint's IndexPhyOffset; see Config.IndexFlushInterval) may hold hash
 // slots whose entries never reached disk (a slot pointing past the entry
-// count hides the older entries of its chain), so they are dropped and the
+// count hides the older entries of its chain), so those entries are cut
+// (index.TruncateAfter: the older entries of the same file stay) and the
 // keys they held are indexed again.
 func (s *Store) checkIndexLocked(r *replayer, ck Checkpoint) error {
 	if len(s.idx.Corrupt()) > 0 || s.idx.MaxPhyOffset() < ck.IndexPhyOffset {
@@ -279,8 +280,8 @@ func (s *Store) checkIndexLocked(r *replayer, ck Checkpoint) error {
 	if ck.Clean {
 		return nil
 	}
-	if err := s.idx.DeleteAfter(min(ck.IndexPhyOffset, ck.CommitLogOffset)); err != nil {
-		return fmt.Errorf("store: drop index files written after the checkpoint: %w", err)
+	if err := s.idx.TruncateAfter(min(ck.IndexPhyOffset, ck.CommitLogOffset)); err != nil {
+		return fmt.Errorf("store: drop the index entries written after the checkpoint: %w", err)
 	}
 	// The newest kept file may hold only the first keys of its last
 	// message (a message's keys can straddle two files): index that one

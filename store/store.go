@@ -57,7 +57,10 @@ type Store struct {
 	// makes the next checkpoint flush (recovery resets it).
 	idxFlushedAt  time.Time
 	idxFlushedPhy int64
-	writeErr      error // sticky: the CommitLog could not be written
+	// idxPending counts the index entries put since the index was last
+	// flushed (what recovery after a crash would index again).
+	idxPending int64
+	writeErr   error // sticky: the CommitLog could not be written
 	// lastHole is the CommitLog offset of the newest corrupt range seen by
 	// recovery; queue slots whose record was lost to it point there.
 	lastHole int64
@@ -303,7 +306,9 @@ func (s *Store) checkpoint(clean bool) error {
 		return nil
 	}
 	now := s.cfg.Clock()
-	flushIdx := clean || s.idxFlushedAt.IsZero() || now.Sub(s.idxFlushedAt) >= s.cfg.IndexFlushInterval
+	flushIdx := clean || s.idxFlushedAt.IsZero() || now.Sub(s.idxFlushedAt) >= s.cfg.IndexFlushInterval ||
+		s.idxPending >= int64(s.cfg.IndexFlushEntries)
+	idxPending := s.idxPending
 	c := Checkpoint{
 		Clean:           clean,
 		CommitLogOffset: s.cl.MaxOffset(),
@@ -349,6 +354,7 @@ func (s *Store) checkpoint(clean bool) error {
 	if flushIdx {
 		s.mu.Lock()
 		s.idxFlushedAt, s.idxFlushedPhy = now, c.IndexPhyOffset
+		s.idxPending -= idxPending
 		s.mu.Unlock()
 	}
 	return nil

@@ -72,7 +72,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,7 +79,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
@@ -111,16 +109,13 @@ const (
 	failingAfter    = 3
 )
 
-// devNode is one node's fixed layout.
-type devNode struct {
-	id, addr, raft, http, dir, conf string
-}
 
 func newDevCmd() *cobra.Command {
 	var (
 		dir       string
 		namesrv   string
 		nodes     int
+		groups    int
 		restart   bool
 		logLevel  string
 		logFormat string
@@ -141,6 +136,9 @@ func newDevCmd() *cobra.Command {
 			if nodes < 1 || nodes > 9 {
 				return fmt.Errorf("%w: --nodes %d: want 1..9", errDevConfig, nodes)
 			}
+			if groups < 1 || groups > maxDevGroups {
+				return fmt.Errorf("%w: --groups %d: want 1..%d", errDevConfig, groups, maxDevGroups)
+			}
 			if err := checkLoopback(namesrv); err != nil {
 				return err
 			}
@@ -157,7 +155,7 @@ func newDevCmd() *cobra.Command {
 				}
 			}
 			d := &devRun{
-				dir: abs, namesrv: namesrv, nodes: nodes, restart: restart, logLevel: logLevel, logFormat: logFormat, timing: timing, nodeConf: nodeConf,
+				dir: abs, namesrv: namesrv, nodes: nodes, groups: groups, restart: restart, logLevel: logLevel, logFormat: logFormat, timing: timing, nodeConf: nodeConf,
 				tls: useTLS, out: cmd.OutOrStdout(),
 				log: newLogger("dev", logLevel, false),
 			}
@@ -174,7 +172,8 @@ func newDevCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", ".run", "directory for data, logs, configs and cluster.json")
 	f.StringVar(&namesrv, "namesrv", "127.0.0.1:9876", "loopback address of the name server")
-	f.IntVar(&nodes, "nodes", 3, "nodes in the broker group")
+	f.IntVar(&nodes, "nodes", 3, "nodes in each broker group")
+	f.IntVar(&groups, "groups", 1, "broker groups (broker-a, broker-b, …), each a raft group of --nodes nodes; a directory of an earlier run gains the groups it lacks")
 	f.BoolVar(&restart, "restart", false, "restart a process that exits")
 	f.StringVar(&logLevel, "log-level", "info", "log level of dev and of every child")
 	f.StringVar(&logFormat, "log-format", "text", "log format of every child: text or json")
@@ -198,7 +197,7 @@ func checkLoopback(addr string) error {
 type devRun struct {
 	dir, namesrv     string
 	namesrvHTTP      string
-	nodes            int
+	nodes, groups    int
 	restart          bool
 	logLevel, timing string
 	logFormat        string
@@ -214,7 +213,8 @@ type devRun struct {
 	nsChild          *child
 	nodeChildren     []*child
 	announced, stale bool
-	leaderID         string
+	// leaders is each group's leader (client address) as last polled.
+	leaders map[string]string
 	// written is cluster.json as last written (rewritten only on change);
 	// lastPoll paces the leader polls that keep its roles current.
 	written  []byte
@@ -227,7 +227,7 @@ func (d *devRun) run(ctx context.Context) error {
 		return fmt.Errorf("%w: %s is in use by another dev: %w", errDevConfig, d.dir, err)
 	}
 	defer lock.Release()
-	if d.layout, err = planLayout(d.dir, d.nodes, d.namesrv); err != nil {
+	if d.layout, err = planLayout(d.dir, d.groups, d.nodes, d.namesrv); err != nil {
 		return err
 	}
 	if err := checkFree(d.namesrv); err != nil {
@@ -309,7 +309,11 @@ func (d *devRun) run(ctx context.Context) error {
 		}
 		d.nodeChildren = append(d.nodeChildren, c)
 	}
-	fmt.Fprintf(d.out, "dev: name server and %d nodes started in %s; waiting for a leader\n", d.nodes, d.dir)
+	if d.groups == 1 {
+		fmt.Fprintf(d.out, "dev: name server and %d nodes started in %s; waiting for a leader\n", d.nodes, d.dir)
+	} else {
+		fmt.Fprintf(d.out, "dev: name server and %d groups of %d nodes started in %s; waiting for their leaders\n", d.groups, d.nodes, d.dir)
+	}
 	return d.loop(ctx)
 }
 
@@ -426,16 +430,23 @@ func (d *devRun) anyAlive() bool {
 	return false
 }
 
-// pollLeader asks the name server for the group's leader; once there is
-// one it writes cluster.json (and announces the cluster the first time).
+// pollLeader asks the name server for every group's leader; once each
+// has one it writes cluster.json (and announces the cluster the first
+// time), and rewrites it when a role changes.
 func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	leader, err := devcluster.Leader(rctx, client, d.namesrv, devBrokerName)
-	if err != nil || leader == "" {
-		return
+	if d.leaders == nil {
+		d.leaders = map[string]string{}
 	}
-	cf := d.clusterFile(leader, false)
+	for _, g := range devGroupNames(d.groups) {
+		leader, err := devcluster.Leader(rctx, client, d.namesrv, g)
+		if err != nil || leader == "" {
+			return
+		}
+		d.leaders[g] = leader
+	}
+	cf := d.clusterFile(false)
 	path, changed := d.writeClusterFile(cf)
 	if path == "" {
 		return
@@ -448,14 +459,14 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		return
 	}
 	d.announced = true
-	fmt.Fprintf(d.out, "dev: cluster %s is up (%s)\n", devBrokerName, path)
+	fmt.Fprintf(d.out, "dev: cluster %s is up (%s)\n", strings.Join(devGroupNames(d.groups), ", "), path)
 	fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d %-26s http %-21s log %s\n", "namesrv", d.namesrv, d.nsChild.cmd.Process.Pid, "", d.namesrvHTTP, d.nsChild.logPath)
 	for i, n := range cf.Nodes {
-		role := "follower"
-		if n.ID == d.leaderID {
-			role = "leader"
+		group := ""
+		if d.groups > 1 {
+			group = n.Group + " "
 		}
-		fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d raft %-21s http %-21s %-8s log %s\n", n.ID, n.Addr, n.PID, n.Raft, n.HTTP, role, d.nodeChildren[i].logPath)
+		fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d raft %-21s http %-21s %s%-8s log %s\n", n.ID, n.Addr, n.PID, n.Raft, n.HTTP, group, n.Role, d.nodeChildren[i].logPath)
 	}
 	if d.tls {
 		fmt.Fprintf(d.out, "dev: every link is TLS; clients add --tls-ca %s (the real client: WithTls(true))\n", d.tlsFiles.CAFile)
@@ -464,28 +475,29 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		fmt.Fprintf(d.out, "dev: ACL on every node and the name server (%s); nodes register as accessKey %s; clients add --access-key/--secret-key of an account (the real client: primitive.Credentials)\n",
 			d.acl.file, d.acl.creds.AccessKey)
 	}
+	if d.groups > 1 {
+		fmt.Fprintf(d.out, "dev: a topic on every group: %s admin topic create -n %s -t TOPIC -c DefaultCluster\n", d.sup.exe, d.namesrv)
+	}
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
 }
 
-// clusterFile is cluster.json's content: every node's addresses, pid (0
-// while down) and role (leader, follower, down; stopped once dev stops).
-func (d *devRun) clusterFile(leaderAddr string, stopped bool) devcluster.File {
+// clusterFile is cluster.json's content: every node's group, addresses,
+// pid (0 while down) and role (leader, follower, down; stopped once dev
+// stops), from the leaders last polled.
+func (d *devRun) clusterFile(stopped bool) devcluster.File {
 	cf := devcluster.File{Namesrv: d.namesrv, NamesrvHTTP: d.namesrvHTTP}
 	for i, n := range d.layout {
 		pid, role := 0, devcluster.RoleDown
 		if c := d.nodeChildren[i]; c.alive() {
 			pid, role = c.cmd.Process.Pid, devcluster.RoleFollower
-		}
-		if n.addr == leaderAddr {
-			d.leaderID = n.id
-			if pid != 0 {
+			if n.addr == d.leaders[n.group] {
 				role = devcluster.RoleLeader
 			}
 		}
 		if stopped {
 			pid, role = 0, devcluster.RoleStopped
 		}
-		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, Role: role, Dir: n.dir})
+		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, Group: n.group, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, Role: role, Dir: n.dir})
 	}
 	return cf
 }
@@ -522,70 +534,9 @@ func (d *devRun) stopAll() {
 	}
 	d.sup.wg.Wait()
 	if d.announced {
-		d.writeClusterFile(d.clusterFile("", true))
+		d.writeClusterFile(d.clusterFile(true))
 	}
 	fmt.Fprintln(d.out, "dev: stopped")
-}
-
-// planLayout returns every node's addresses and paths: those of an earlier
-// run (from DIR/nI.conf) or, on the first run, free loopback ports other
-// than those of avoid (the name server's, which is not listening yet).
-func planLayout(dir string, n int, avoid ...string) ([]devNode, error) {
-	skip := map[int]bool{}
-	for _, a := range avoid {
-		if ap, err := netip.ParseAddrPort(a); err == nil {
-			skip[int(ap.Port())] = true
-		}
-	}
-	nodes := make([]devNode, n)
-	existing := 0
-	for i := range nodes {
-		id := fmt.Sprintf("n%d", i)
-		nodes[i] = devNode{id: id, dir: filepath.Join(dir, id), conf: filepath.Join(dir, id+".conf")}
-		if _, err := os.Stat(nodes[i].conf); err == nil {
-			existing++
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("n%d.conf", n))); err == nil || (existing > 0 && existing < n) {
-		return nil, fmt.Errorf("%w: %s holds a group of a different size; use its --nodes or another --dir", errDevConfig, dir)
-	}
-	if existing == n {
-		for i := range nodes {
-			fs := pflag.NewFlagSet("dev", pflag.ContinueOnError)
-			addBrokerFlags(fs)
-			if err := fs.Set("config", nodes[i].conf); err != nil {
-				return nil, err
-			}
-			cfg, err := loadBrokerConfig(fs, false)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %w", errDevConfig, nodes[i].conf, err)
-			}
-			nodes[i].addr, nodes[i].raft, nodes[i].http = cfg.ClientAddr, cfg.RaftBind, cfg.HTTPAddr
-			if nodes[i].http == "" { // a directory of an older dev
-				ports, err := freePorts(1, skip)
-				if err != nil {
-					return nil, err
-				}
-				nodes[i].http = fmt.Sprintf("127.0.0.1:%d", ports[0])
-			}
-			for _, a := range []string{nodes[i].addr, nodes[i].raft, nodes[i].http} {
-				if err := checkFree(a); err != nil {
-					return nil, fmt.Errorf("%w: %s keeps address %s from an earlier run, but: %w", errDevConfig, nodes[i].id, a, err)
-				}
-			}
-		}
-		return nodes, nil
-	}
-	ports, err := freePorts(3*n, skip)
-	if err != nil {
-		return nil, err
-	}
-	for i := range nodes {
-		nodes[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[3*i])
-		nodes[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[3*i+1])
-		nodes[i].http = fmt.Sprintf("127.0.0.1:%d", ports[3*i+2])
-	}
-	return nodes, nil
 }
 
 // devRaftSegmentSize is the raft log segment size of dev nodes: raft-wal
@@ -668,37 +619,6 @@ func checkFree(addr string) error {
 		return err
 	}
 	return l.Close()
-}
-
-// nodeConfText is node n's broker config file; extra are KEY=VALUE lines
-// added at its end (a key dev sets itself cannot be given again: the node
-// refuses a config that sets a key twice).
-func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []string) []byte {
-	var peers, clients []string
-	for _, o := range all {
-		peers = append(peers, o.id+"-"+o.raft)
-		clients = append(clients, o.id+"-"+o.addr)
-	}
-	ap := netip.MustParseAddrPort(n.addr)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by `ledgermq dev` on every run; edits are lost.\n")
-	fmt.Fprintf(&b, "brokerClusterName=DefaultCluster\nbrokerName=%s\n", devBrokerName)
-	fmt.Fprintf(&b, "brokerIP1=%s\nlistenPort=%d\n", ap.Addr(), ap.Port())
-	fmt.Fprintf(&b, "namesrvAddr=%s\nstorePathRootDir=%s\n", namesrv, escapeProperty(n.dir, false))
-	fmt.Fprintf(&b, "registerNameServerPeriod=10000\n")
-	fmt.Fprintf(&b, "enableDLegerCommitLog=true\ndLegerGroup=%s\ndLegerSelfId=%s\n", devBrokerName, n.id)
-	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
-	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
-	fmt.Fprintf(&b, "http_addr=%s\n", n.http)
-	// A small raft log segment (raft-wal allocates each one whole), unless
-	// --node-conf sets it.
-	if !slices.ContainsFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "raft.segment_size=") }) {
-		fmt.Fprintf(&b, "raft.segment_size=%d\n", devRaftSegmentSize)
-	}
-	for _, kv := range extra {
-		fmt.Fprintf(&b, "%s\n", kv)
-	}
-	return []byte(b.String())
 }
 
 // childEnv is dev's environment without the variables that would give

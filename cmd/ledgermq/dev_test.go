@@ -125,16 +125,20 @@ func TestDevRejectsBadSetup(t *testing.T) {
 
 func TestDevLayoutReusesPorts(t *testing.T) {
 	dir := t.TempDir()
-	first, err := planLayout(dir, 3)
+	write := func(nodes []devNode) {
+		t.Helper()
+		for _, n := range nodes {
+			if err := os.WriteFile(n.conf, nodeConfText(n, nodes, "127.0.0.1:9876", "lan", []string{"raft.trailing_logs=64"}), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first, err := planLayout(dir, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range first {
-		if err := os.WriteFile(n.conf, nodeConfText(n, first, "127.0.0.1:9876", "lan", []string{"raft.trailing_logs=64"}), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	again, err := planLayout(dir, 3)
+	write(first)
+	again, err := planLayout(dir, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +147,47 @@ func TestDevLayoutReusesPorts(t *testing.T) {
 			t.Fatalf("node %d: first run %+v, second %+v", i, first[i], again[i])
 		}
 	}
-	if _, err := planLayout(dir, 2); !errors.Is(err, errDevConfig) {
+	if _, err := planLayout(dir, 1, 2); !errors.Is(err, errDevConfig) {
 		t.Fatalf("a different size: %v", err)
 	}
-	if _, err := planLayout(dir, 4); !errors.Is(err, errDevConfig) {
+	if _, err := planLayout(dir, 1, 4); !errors.Is(err, errDevConfig) {
 		t.Fatalf("a different size: %v", err)
+	}
+
+	// A second group joins the directory: the first keeps its nodes and
+	// ports, the new one gets its own ids, ports and raft peers.
+	two, err := planLayout(dir, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(two) != 6 {
+		t.Fatalf("two groups: %d nodes", len(two))
+	}
+	ports := map[string]bool{}
+	for i, n := range two {
+		if i < 3 && n != first[i] {
+			t.Fatalf("node %d changed when a group was added: %+v, was %+v", i, n, first[i])
+		}
+		if i >= 3 && (n.group != "broker-b" || n.id != fmt.Sprintf("b%d", i-3)) {
+			t.Fatalf("node %d of the new group: %+v", i, n)
+		}
+		for _, a := range []string{n.addr, n.raft, n.http} {
+			if ports[a] {
+				t.Fatalf("address %s given twice: %+v", a, two)
+			}
+			ports[a] = true
+		}
+	}
+	write(two)
+	conf := string(nodeConfText(two[4], two, "127.0.0.1:9876", "lan", nil))
+	for _, want := range []string{"brokerName=broker-b\n", "dLegerGroup=broker-b\n", "dLegerSelfId=b1\n",
+		"dLegerPeers=b0-" + two[3].raft + ";b1-" + two[4].raft + ";b2-" + two[5].raft + "\n"} {
+		if !strings.Contains(conf, want) {
+			t.Fatalf("b1's config lacks %q:\n%s", want, conf)
+		}
+	}
+	if _, err := planLayout(dir, 1, 3); !errors.Is(err, errDevConfig) {
+		t.Fatalf("fewer groups than the directory holds: %v", err)
 	}
 }
 

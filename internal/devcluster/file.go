@@ -24,7 +24,9 @@ type File struct {
 
 // Node is one broker node of File.
 type Node struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Group is the node's broker group (brokerName, raft group).
+	Group string `json:"group,omitempty"`
 	PID  int    `json:"pid"`
 	Addr string `json:"addr"`
 	Raft string `json:"raft"`

@@ -1,0 +1,88 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// TruncateAfter removes every entry whose commitlog offset exceeds
+// phyOffset, so that after an unclean shutdown the owner can drop what was
+// indexed since its last flushed checkpoint and re-dispatch from
+// MaxPhyOffset. Files that begin past phyOffset are removed whole; a mapped
+// file that holds entries on both sides keeps the ones at or below it: its
+// entry count is cut there and its hash slots are rebuilt from the entries
+// kept (their chain links only point backwards, so the kept entries' chains
+// stay whole), which reads only the kept entries, not the CommitLog. A
+// straddling file that is not mapped is removed whole. Entries are in
+// commitlog order within a file (dispatch order), which the cut relies on.
+// Safe for concurrent use.
+func (s *Service) TruncateAfter(phyOffset int64) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	var cut []*indexFile
+	for _, f := range s.files {
+		if f.hdr.entries() > 0 && f.hdr.BeginPhyOffset <= phyOffset && f.hdr.EndPhyOffset > phyOffset && f.data != nil {
+			cut = append(cut, f)
+		}
+	}
+	var errs []error
+	for _, f := range cut {
+		if err := f.truncateAfter(s.g, phyOffset); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.mu.Unlock()
+	if len(errs) > 0 {
+		return fmt.Errorf("index: truncate after %d: %w", phyOffset, errs[0])
+	}
+	return s.remove(func(_ int, f *indexFile) bool {
+		return f.hdr.entries() > 0 && f.hdr.EndPhyOffset > phyOffset
+	}, false)
+}
+
+// truncateAfter cuts a mapped file's entries to those at or below
+// phyOffset and rebuilds its hash slots from them. Called with the
+// service's lock held for writing.
+func (f *indexFile) truncateAfter(g geometry, phyOffset int64) error {
+	n := f.limit(g) // entries [1, n)
+	at := func(i int64) entry {
+		off := g.entryOff(i)
+		return decodeEntry(f.data[off : off+EntrySize])
+	}
+	keep := int64(1) + int64(sort.Search(int(n-1), func(i int) bool { return at(int64(i)+1).phyOffset > phyOffset }))
+	// Clear every slot that is set, then point each slot at the newest kept
+	// entry of its key hash.
+	slots := f.data[HeaderSize : HeaderSize+g.slotNum*SlotSize]
+	for so := int64(0); so < int64(len(slots)); so += SlotSize {
+		if slots[so]|slots[so+1]|slots[so+2]|slots[so+3] != 0 {
+			clear(slots[so : so+SlotSize])
+		}
+	}
+	h := f.hdr
+	h.IndexCount, h.HashSlotCount, h.EndTimestamp, h.EndPhyOffset = int32(keep), 0, h.BeginTimestamp, h.BeginPhyOffset
+	for i := int64(1); i < keep; i++ {
+		e := at(i)
+		so := g.slotOff(g.slotOf(e.keyHash))
+		if err := f.ensureBacked(so, SlotSize); err != nil {
+			return err
+		}
+		if slots[so-HeaderSize]|slots[so-HeaderSize+1]|slots[so-HeaderSize+2]|slots[so-HeaderSize+3] == 0 {
+			h.HashSlotCount++
+		}
+		binary.BigEndian.PutUint32(f.data[so:so+SlotSize], uint32(i))
+		_, hi := entryWindow(f.hdr, e.timeDiff)
+		h.EndTimestamp = max(h.EndTimestamp, hi)
+		h.EndPhyOffset = max(h.EndPhyOffset, e.phyOffset)
+	}
+	if keep == 1 {
+		h = Header{}
+	}
+	f.hdr = h
+	EncodeHeader(f.data[:HeaderSize], h)
+	f.dirty.Store(true)
+	return nil
+}
