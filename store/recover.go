@@ -165,10 +165,14 @@ func (s *Store) recover() error {
 			return err
 		}
 	}
-	// Scans start on a batch boundary: a segment start or the checkpoint.
+	// Scans start on an entry: the checkpoint (a batch boundary), a segment
+	// start, or the record the kept index ends with. A scan that starts
+	// inside a batch below the checkpoint sees the rest of a complete
+	// batch: it is only indexed again (queue units go below r.from only
+	// when rebuilt, which scans from the start).
 	scanFrom := r.from
 	if r.indexFrom < r.from {
-		scanFrom = s.cl.SegmentStart(r.indexFrom)
+		scanFrom = r.indexFrom
 	}
 	if r.rebuildAll || len(r.rebuildQ) > 0 {
 		scanFrom = clMin
