@@ -57,6 +57,9 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend},
 		{code: remoting.ConsumerSendMsgBack, pool: poolSend, leader: b.sendBack},
 		{code: remoting.EndTransaction, pool: poolSend, serve: b.serveEndTransaction},
+		// Request-reply (reply.go).
+		{code: remoting.SendReplyMessage, pool: poolSend, serve: b.serveReply},
+		{code: remoting.SendReplyMessageV2, pool: poolSend, serve: b.serveReply},
 
 		// Consumers (consumer.go, pull.go, offsets.go, locks.go).
 		{code: remoting.HeartBeat, pool: poolHeartbeat, serve: b.handleHeartbeat},
