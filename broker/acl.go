@@ -197,6 +197,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetConsumeStats:               {},
 	remoting.QueryTopicConsumeByWho:        {},
 	remoting.QueryConsumeTimeSpan:          {},
+	remoting.QueryConsumeQueue:             {},
 	remoting.CloneGroupOffset:              {},
 	remoting.GetBrokerConfig:               {},
 	remoting.GetSystemTopicListFromBroker:  {},

@@ -96,6 +96,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.ConsumeMessageDirectly, pool: poolAdmin, serve: b.relayToConsumer},
 		{code: remoting.QueryTopicConsumeByWho, pool: poolAdmin, serve: b.queryTopicConsumeByWho},
 		{code: remoting.QueryConsumeTimeSpan, pool: poolAdmin, serve: b.queryConsumeTimeSpan},
+		{code: remoting.QueryConsumeQueue, pool: poolAdmin, serve: b.queryConsumeQueue},
 		{code: remoting.GetProducerConnectionList, pool: poolAdmin, serve: b.getProducerConnectionList},
 		{code: remoting.InvokeBrokerToResetOffset, pool: poolAdmin, leader: b.resetOffset},
 		{code: remoting.CloneGroupOffset, pool: poolAdmin, leader: b.cloneGroupOffset},

@@ -32,6 +32,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.GetConsumeStats: {poolAdmin, false}, remoting.GetProducerConnectionList: {poolAdmin, false},
 		remoting.QueryTopicConsumeByWho:       {poolAdmin, false},
 		remoting.QueryConsumeTimeSpan:         {poolAdmin, false},
+		remoting.QueryConsumeQueue:            {poolAdmin, false},
 		remoting.GetBrokerConfig:              {poolAdmin, false},
 		remoting.GetSystemTopicListFromBroker: {poolAdmin, false},
 		remoting.GetConsumerRunningInfo:       {poolAdmin, false}, remoting.ConsumeMessageDirectly: {poolAdmin, false},

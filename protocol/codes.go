@@ -127,7 +127,7 @@ var RequestCodes = []RequestCode{
 	{remoting.UpdateNamesrvConfig, "UPDATE_NAMESRV_CONFIG", Neither, "a name server's settings are its flags"},
 	{remoting.GetNamesrvConfig, "GET_NAMESRV_CONFIG", Neither, "a name server's settings are its flags; `ledgermq namesrv --check-config`"},
 	{remoting.SendBatchMessage, "SEND_BATCH_MESSAGE", Broker, "all or nothing, one raft entry"},
-	{remoting.QueryConsumeQueue, "QUERY_CONSUME_QUEUE", Neither, "not yet served"},
+	{remoting.QueryConsumeQueue, "QUERY_CONSUME_QUEUE", Broker, "a queue's ConsumeQueue units from an index, with a group's filter verdicts (mqadmin queryCq)"},
 	{remoting.QueryDataVersion, "QUERY_DATA_VERSION", Neither, "brokers register every 30 s and at once on a role change instead"},
 	{323, "RESUME_CHECK_HALF_MESSAGE", Neither, "not yet served"},
 	{remoting.SendReplyMessage, "SEND_REPLY_MESSAGE", Broker, "request-reply: stored in <cluster>_REPLY_TOPIC through raft and pushed to the requester"},

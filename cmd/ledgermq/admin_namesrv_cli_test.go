@@ -9,11 +9,13 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // TestAdminNamesrvCLI runs mqadmin's updateKvConfig, deleteKvConfig,
 // updateOrderConf, wipeWritePerm and addWritePerm, and their `admin
-// namesrv` verbs, against a name server and one broker group.
+// namesrv` verbs, against a name server and one broker group; and
+// queryCq.
 func TestAdminNamesrvCLI(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	ns := tc.NamesrvAddr()
@@ -57,6 +59,21 @@ func TestAdminNamesrvCLI(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "admin", "updateOrderConf", "-n", ns, "-t", "OrdT", "-m", "swap"); err == nil {
 		t.Fatal("updateOrderConf -m swap succeeded")
+	}
+
+	// queryCq: the units of queue 0.
+	mustCLI(t, "admin", "sendMessage", "-n", ns, "-t", "OrdT", "-p", "one", "-c", "TagA", "-b", "broker-a", "-i", "0")
+	mustCLI(t, "admin", "sendMessage", "-n", ns, "-t", "OrdT", "-p", "two", "-b", "broker-a", "-i", "0")
+	var cq struct {
+		Remark string
+		Body   protocol.QueryConsumeQueueResponseBody
+	}
+	jsonCLI(t, &cq, "admin", "queryCq", "-n", ns, "-t", "OrdT", "-q", "0", "-i", "0", "-c", "5")
+	if cq.Remark != "" || len(cq.Body.QueueData) != 2 || cq.Body.MaxQueueIndex != 2 || cq.Body.QueueData[0].TagsCode == 0 {
+		t.Fatalf("queryCq: %+v", cq)
+	}
+	if out := mustCLI(t, "admin", "msg", "cq", "-n", ns, "-t", "OrdT", "-q", "0", "-i", "5"); !strings.Contains(out, "Index 5 of 0@OrdT is not exist!") {
+		t.Fatalf("msg cq past the end:\n%s", out)
 	}
 
 	// wipeWritePerm: the group's queues lose write permission in routes.
