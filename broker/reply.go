@@ -145,7 +145,7 @@ func (b *Broker) pushReply(ctx context.Context, h *sendHeader, born netip.AddrPo
 	}
 	conn := b.consumers.producerConnOf(sender)
 	if conn == nil {
-		return fmt.Errorf("push reply message fail, channel of <%s> not found.", sender)
+		return fmt.Errorf("push reply message fail, channel of <%s> not found", sender)
 	}
 	pushed := maps.Clone(props)
 	now := b.cfg.Clock()
