@@ -155,6 +155,10 @@ var aclTable = map[int16]aclRule{
 	remoting.SendBatchMessage:    {resources: extTopic("b", acl.Pub)},
 	remoting.ConsumerSendMsgBack: {resources: extGroupTopic("group", "")},
 	remoting.EndTransaction:      {resources: extTopic("topic", acl.Pub)},
+	// Java's ACL names no resource of a reply: a valid signature is
+	// enough.
+	remoting.SendReplyMessage:   {},
+	remoting.SendReplyMessageV2: {},
 
 	remoting.HeartBeat:               {resources: heartbeatRes},
 	remoting.UnregisterClient:        {resources: extGroupTopic("consumerGroup", "")},
@@ -193,6 +197,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetConsumeStats:               {},
 	remoting.QueryTopicConsumeByWho:        {},
 	remoting.QueryConsumeTimeSpan:          {},
+	remoting.QueryConsumeQueue:             {},
 	remoting.CloneGroupOffset:              {},
 	remoting.GetBrokerConfig:               {},
 	remoting.GetSystemTopicListFromBroker:  {},

@@ -205,10 +205,11 @@ func (b *Broker) getBrokerConfig(_ context.Context, _ *remoting.Conn, req *remot
 
 // getSystemTopics serves GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305): the
 // topics the broker writes itself (schedule, transaction and timer
-// topics) and the auto-create template, which tools hide from topic
-// lists, as Java's broker answers its system topic set.
+// topics), the auto-create template and the cluster's reply topic, which
+// tools hide from topic lists, as Java's broker answers its system topic
+// set.
 func (b *Broker) getSystemTopics(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topics := []string{autoCreateTopic}
+	topics := []string{autoCreateTopic, b.replyTopic()}
 	for t := range systemTopics {
 		topics = append(topics, t)
 	}

@@ -192,21 +192,27 @@ func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, 
 		cc.ConnectionSet = append(cc.ConnectionSet, connectionOf(id, addr, c))
 	}
 	for topic, s := range g.subs {
-		sd := protocol.SubscriptionData{Topic: topic, SubString: s.expr, SubVersion: s.version, ExpressionType: s.exprType,
-			TagsSet: []string{}, CodeSet: []int32{}}
-		if s.exprType == "" || s.exprType == expressionTypeTag {
-			for _, tag := range strings.Split(s.expr, "||") {
-				if tag = strings.TrimSpace(tag); tag != "" && tag != "*" {
-					sd.TagsSet = append(sd.TagsSet, tag)
-					sd.CodeSet = append(sd.CodeSet, message.JavaStringHash(tag))
-				}
-			}
-		}
-		cc.SubscriptionTable[topic] = sd
+		cc.SubscriptionTable[topic] = subscriptionDataOf(topic, s)
 	}
 	m.mu.Unlock()
 	slices.SortFunc(cc.ConnectionSet, func(a, b protocol.Connection) int { return strings.Compare(a.ClientID, b.ClientID) })
 	return bodyResponse(req, cc.Encode)
+}
+
+// subscriptionDataOf is a subscription as Java's SubscriptionData shows
+// it: a tag expression's tags and their hash codes.
+func subscriptionDataOf(topic string, s subscription) protocol.SubscriptionData {
+	sd := protocol.SubscriptionData{Topic: topic, SubString: s.expr, SubVersion: s.version, ExpressionType: s.exprType,
+		TagsSet: []string{}, CodeSet: []int32{}}
+	if s.exprType == "" || s.exprType == expressionTypeTag {
+		for _, tag := range strings.Split(s.expr, "||") {
+			if tag = strings.TrimSpace(tag); tag != "" && tag != "*" {
+				sd.TagsSet = append(sd.TagsSet, tag)
+				sd.CodeSet = append(sd.CodeSet, message.JavaStringHash(tag))
+			}
+		}
+	}
+	return sd
 }
 
 // resetOffset serves INVOKE_BROKER_TO_RESET_OFFSET (222) on the leader

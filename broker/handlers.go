@@ -57,6 +57,9 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend},
 		{code: remoting.ConsumerSendMsgBack, pool: poolSend, leader: b.sendBack},
 		{code: remoting.EndTransaction, pool: poolSend, serve: b.serveEndTransaction},
+		// Request-reply (reply.go).
+		{code: remoting.SendReplyMessage, pool: poolSend, serve: b.serveReply},
+		{code: remoting.SendReplyMessageV2, pool: poolSend, serve: b.serveReply},
 
 		// Consumers (consumer.go, pull.go, offsets.go, locks.go).
 		{code: remoting.HeartBeat, pool: poolHeartbeat, serve: b.handleHeartbeat},
@@ -93,6 +96,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.ConsumeMessageDirectly, pool: poolAdmin, serve: b.relayToConsumer},
 		{code: remoting.QueryTopicConsumeByWho, pool: poolAdmin, serve: b.queryTopicConsumeByWho},
 		{code: remoting.QueryConsumeTimeSpan, pool: poolAdmin, serve: b.queryConsumeTimeSpan},
+		{code: remoting.QueryConsumeQueue, pool: poolAdmin, serve: b.queryConsumeQueue},
 		{code: remoting.GetProducerConnectionList, pool: poolAdmin, serve: b.getProducerConnectionList},
 		{code: remoting.InvokeBrokerToResetOffset, pool: poolAdmin, leader: b.resetOffset},
 		{code: remoting.CloneGroupOffset, pool: poolAdmin, leader: b.cloneGroupOffset},

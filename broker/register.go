@@ -120,7 +120,8 @@ func (b *Broker) stopRegistering() {
 }
 
 // registerRound runs one registration on the loop goroutine: a leader
-// first makes sure the TBW102 template is in the replicated metadata, then
+// first makes sure the TBW102 template and the reply topic (reply.go) are
+// in the replicated metadata, then
 // the node registers with every name server, as brokerId 0 once it leads
 // and takes writes, else under its own follower id (a candidate too, as
 // RocketMQ's DLedger mode keeps it a slave: a node stays listed under its
@@ -142,6 +143,7 @@ func (b *Broker) registerRound() {
 	switch role.Role {
 	case dledger.RoleLeader:
 		b.ensureTemplate()
+		b.ensureReplyTopic()
 		b.registerAll(role)
 	case dledger.RoleFollower, dledger.RoleCandidate:
 		b.registerAll(role)

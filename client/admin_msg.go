@@ -289,3 +289,28 @@ func (a *Admin) ReadMessages(ctx context.Context, r ReadRequest) ([]*message.Ext
 	}
 	return out, nil
 }
+
+// ConsumeQueueUnits asks the broker node at addr (empty: the first broker
+// group serving the topic) for a queue's ConsumeQueue units from an index
+// (QUERY_CONSUME_QUEUE, 321; mqadmin queryCq). remark is the broker's (an
+// index outside the queue answers no units and says so).
+func (a *Admin) ConsumeQueueUnits(ctx context.Context, addr string, h protocol.QueryConsumeQueueRequestHeader) (body *protocol.QueryConsumeQueueResponseBody, remark string, err error) {
+	if addr == "" {
+		_, groups, err := a.routeGroups(ctx, h.Topic)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(groups) == 0 {
+			return nil, "", fmt.Errorf("%w: no broker group serves topic %s", ErrNoSuchBroker, h.Topic)
+		}
+		addr = groups[0].addr
+	}
+	resp, err := a.call(ctx, addr, h.Request(), 0)
+	if err != nil {
+		return nil, "", err
+	}
+	if body, err = protocol.DecodeQueryConsumeQueueBody(resp.Body); err != nil {
+		return nil, "", fmt.Errorf("client: consume queue from %s: %w", addr, err)
+	}
+	return body, resp.Remark, nil
+}

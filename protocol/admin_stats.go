@@ -193,7 +193,8 @@ func DecodeProducerConnection(body []byte) (*ProducerConnection, error) {
 	return p, nil
 }
 
-// KVTable is Java's KVTable, the body of GET_BROKER_RUNTIME_INFO's answer:
+// KVTable is Java's KVTable, the body of GET_BROKER_RUNTIME_INFO's and
+// GET_KVLIST_BY_NAMESPACE's answers:
 // {"table":{"brokerVersionDesc":"V5_3_3","commitLogMaxOffset":"1241",…}}.
 // Every value is a string, numbers in decimal, because Java's tools read
 // them with Long.parseLong and Double.parseDouble.

@@ -123,8 +123,9 @@ func (h *SendMessageRequestHeaderV2) Request(body []byte) *remoting.Command {
 }
 
 // DecodeSendRequestHeader decodes the header of a send request by its
-// code: long names for SEND_MESSAGE (10), one-letter names for
-// SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320). Other codes are
+// code: long names for SEND_MESSAGE (10) and SEND_REPLY_MESSAGE (324),
+// one-letter names for SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
+// SEND_REPLY_MESSAGE_V2 (325). Other codes are
 // remoting.ErrBadHeader.
 func DecodeSendRequestHeader(code int16, ext map[string]string) (SendMessageRequestHeader, error) {
 	var h SendMessageRequestHeader
@@ -136,6 +137,10 @@ func DecodeSendRequestHeader(code int16, ext map[string]string) (SendMessageRequ
 		err = h.decode(ext, true, "SEND_MESSAGE_V2 request header")
 	case remoting.SendBatchMessage:
 		err = h.decode(ext, true, "SEND_BATCH_MESSAGE request header")
+	case remoting.SendReplyMessage:
+		err = h.decode(ext, false, "SEND_REPLY_MESSAGE request header")
+	case remoting.SendReplyMessageV2:
+		err = h.decode(ext, true, "SEND_REPLY_MESSAGE_V2 request header")
 	default:
 		return h, fmt.Errorf("%w: request code %s has no send header", remoting.ErrBadHeader, remoting.RequestCodeName(code))
 	}

@@ -45,6 +45,12 @@ var aclTable = map[int16]aclNeed{
 	remoting.GetTopicsByCluster:            aclRead,
 	remoting.GetSystemTopicListFromNS:      aclRead,
 	remoting.DeleteTopicInNamesrv:          aclAdmin,
+	remoting.PutKVConfig:                   aclAdmin,
+	remoting.DeleteKVConfig:                aclAdmin,
+	remoting.GetKVConfig:                   aclRead,
+	remoting.GetKVListByNamespace:          aclRead,
+	remoting.WipeWritePermOfBroker:         aclAdmin,
+	remoting.AddWritePermOfBroker:          aclAdmin,
 }
 
 // extClusterSig carries the cluster secret's signature of a request an

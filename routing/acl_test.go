@@ -93,7 +93,8 @@ func wantNoPermission(t testing.TB, what string, r *remoting.Command, remark str
 // TestACLRefusesEveryUnsignedRequest sends every request code the name
 // server serves unsigned, wrongly signed and signed by an unknown account
 // to a name server with its ACL on: each is NO_PERMISSION naming what was
-// refused, except exactly the route reads, which are open unsigned.
+// refused, except exactly the route and KV configuration reads, which are
+// open unsigned.
 func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 	for _, secret := range []string{"", testSecret} {
 		t.Run("secret="+map[bool]string{true: "set", false: "none"}[secret != ""], func(t *testing.T) {
@@ -105,9 +106,11 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 				codes = append(codes, code)
 			}
 			slices.Sort(codes)
-			if want := []int16{remoting.RegisterBroker, remoting.UnregisterBroker, remoting.GetRouteInfoByTopic,
-				remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer, remoting.DeleteTopicInNamesrv,
-				remoting.GetTopicsByCluster, remoting.GetSystemTopicListFromNS}; !slices.Equal(codes, want) {
+			if want := []int16{remoting.PutKVConfig, remoting.GetKVConfig, remoting.DeleteKVConfig,
+				remoting.RegisterBroker, remoting.UnregisterBroker, remoting.GetRouteInfoByTopic,
+				remoting.GetBrokerClusterInfo, remoting.WipeWritePermOfBroker, remoting.GetAllTopicListFromNameServer,
+				remoting.DeleteTopicInNamesrv, remoting.GetKVListByNamespace, remoting.GetTopicsByCluster,
+				remoting.GetSystemTopicListFromNS, remoting.AddWritePermOfBroker}; !slices.Equal(codes, want) {
 				t.Fatalf("served codes %v, want %v", codes, want)
 			}
 			var open []int16
@@ -132,9 +135,10 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 				req.ExtFields[auth.FieldSignature] = "AAAA"
 				wantNoPermission(t, "signature without an access key "+name, send(t, c, ns, req), "no accessKey in "+name)
 			}
-			if want := []int16{remoting.GetRouteInfoByTopic, remoting.GetBrokerClusterInfo, remoting.GetAllTopicListFromNameServer,
-				remoting.GetTopicsByCluster, remoting.GetSystemTopicListFromNS}; !slices.Equal(open, want) {
-				t.Fatalf("open unsigned: %v, want exactly the route reads %v", open, want)
+			if want := []int16{remoting.GetKVConfig, remoting.GetRouteInfoByTopic, remoting.GetBrokerClusterInfo,
+				remoting.GetAllTopicListFromNameServer, remoting.GetKVListByNamespace, remoting.GetTopicsByCluster,
+				remoting.GetSystemTopicListFromNS}; !slices.Equal(open, want) {
+				t.Fatalf("open unsigned: %v, want exactly the route and KV reads %v", open, want)
 			}
 			if len(s.Table().Members()) != 0 {
 				t.Fatalf("a refused registration changed routes: %+v", s.Table().Members())

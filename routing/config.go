@@ -91,6 +91,12 @@ type Config struct {
 	ACLFile           string
 	ACLReloadInterval time.Duration
 
+	// KVConfigPath is the file the KV configuration (PUT_KV_CONFIG and
+	// the like; Java's kvConfigPath) is kept in, written atomically on
+	// every change and read at start. Empty: the table is kept in memory
+	// only, and a restart forgets it.
+	KVConfigPath string
+
 	// TLSServer, if set, makes the name server's port TLS only (no
 	// client certificate is asked for).
 	TLSServer *tls.Config
@@ -192,6 +198,9 @@ func (c Config) String() string {
 	}
 	if c.TLSServer != nil {
 		extra += " tls=on"
+	}
+	if c.KVConfigPath != "" {
+		extra += fmt.Sprintf(" kvConfig=%q", c.KVConfigPath)
 	}
 	return fmt.Sprintf("routing{addr=%q brokerExpiry=%v scanInterval=%v clusterSecret=%s signWindow=%v confirmTimeout=%v topicGrace=%v%s}",
 		c.Addr, c.BrokerExpiry, c.ScanInterval, secret, c.SignWindow, c.ConfirmTimeout, c.TopicGrace, extra)

@@ -164,6 +164,23 @@
 //	106   GET_BROKER_CLUSTER_INFO            default    0 + ClusterInfo
 //	206   GET_ALL_TOPIC_LIST_FROM_NAMESERVER default    0 + TopicList
 //	216   DELETE_TOPIC_IN_NAMESRV            default    0
+//	100   PUT_KV_CONFIG                      default    0; 1 when the KV file cannot be
+//	                                                    written (the change is undone)
+//	101   GET_KV_CONFIG                      default    0 + ext value; 22 not found
+//	102   DELETE_KV_CONFIG                   default    0 (also when nothing matched)
+//	219   GET_KVLIST_BY_NAMESPACE            default    0 + KVTable; 22 empty namespace
+//	205   WIPE_WRITE_PERM_OF_BROKER          default    0 + ext wipeTopicCount
+//	327   ADD_WRITE_PERM_OF_BROKER           default    0 + ext addTopicCount
+//
+// The KV configuration (kv.go; Config.KVConfigPath) is Java's
+// KVConfigManager: namespace → key → value, kept in a JSON file written
+// atomically on every change, or in memory without a path. Namespace
+// ORDER_TOPIC_CONFIG holds ordered topics' broker lists
+// ("broker-a:4;broker-b:4"), which a topic's route carries as
+// orderTopicConf. WIPE_WRITE_PERM_OF_BROKER and ADD_WRITE_PERM_OF_BROKER
+// change the group's queue perms in this name server's routes only (each
+// name server is asked on its own, as mqadmin does), until the group's
+// leader registers a changed topic table or a new leader registers.
 //
 // Any other code is answered REQUEST_CODE_NOT_SUPPORTED (3) by remoting.
 // With the ACL on, any of them may also be answered 16 (Access control).
@@ -182,8 +199,13 @@
 //	106   GET_BROKER_CLUSTER_INFO            carrying AccessKey or Signature
 //	206   GET_ALL_TOPIC_LIST_FROM_NAMESERVER needs a valid signature of any
 //	                                         account
+//	101   GET_KV_CONFIG                      as the route reads
+//	219   GET_KVLIST_BY_NAMESPACE
 //	216   DELETE_TOPIC_IN_NAMESRV            a valid signature of an admin
-//	                                         account
+//	100   PUT_KV_CONFIG                      account
+//	102   DELETE_KV_CONFIG
+//	205   WIPE_WRITE_PERM_OF_BROKER
+//	327   ADD_WRITE_PERM_OF_BROKER
 //
 // Decisions are acl.ACL's (Authenticate, then Authorize): a globally
 // white-listed address, or an account's white-listed address, passes

@@ -49,6 +49,12 @@ func (s *Server) handle(rs *remoting.Server) error {
 		{remoting.GetTopicsByCluster, remoting.DefaultPool, s.serveTopicsByCluster},
 		{remoting.GetSystemTopicListFromNS, remoting.DefaultPool, s.serveSystemTopics},
 		{remoting.DeleteTopicInNamesrv, remoting.DefaultPool, s.serveDeleteTopic},
+		{remoting.PutKVConfig, remoting.DefaultPool, s.servePutKV},
+		{remoting.GetKVConfig, remoting.DefaultPool, s.serveGetKV},
+		{remoting.DeleteKVConfig, remoting.DefaultPool, s.serveDeleteKV},
+		{remoting.GetKVListByNamespace, remoting.DefaultPool, s.serveKVList},
+		{remoting.WipeWritePermOfBroker, remoting.DefaultPool, s.serveWritePerm},
+		{remoting.AddWritePermOfBroker, remoting.DefaultPool, s.serveWritePerm},
 	} {
 		f, err := s.withACL(h.code, h.f)
 		if err != nil {
@@ -274,6 +280,11 @@ func (s *Server) serveRoute(_ context.Context, conn *remoting.Conn, req *remotin
 	if !ok {
 		return remoting.NewResponse(req, remoting.TopicNotExist,
 			"No topic route info in name server for the topic: "+topic)
+	}
+	// An ordered topic's broker list is the KV configuration's (Java's
+	// name server answers it from namespace ORDER_TOPIC_CONFIG).
+	if conf, ok := s.kv.get(protocol.NamespaceOrderTopicConfig, topic); ok {
+		route.OrderTopicConf = conf
 	}
 	return s.jsonResponse(conn, req, route)
 }

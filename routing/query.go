@@ -133,3 +133,27 @@ func checkAddr(addr string) error {
 	}
 	return nil
 }
+
+// SetWritePerm changes the permission of every topic's queues of the
+// group brokerName: without PERM_WRITE (writable false), or readable and
+// writable (writable true), as Java's operateWritePermOfBroker. It
+// returns how many topics it touched. The group's next registration that
+// replaces its topics (RouteTable.Register, rule 5) restores what the
+// leader reports.
+func (t *RouteTable) SetWritePerm(brokerName string, writable bool) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.groups[brokerName]
+	if g == nil {
+		return 0
+	}
+	for name, q := range g.topics {
+		if writable {
+			q.Perm = protocol.PermRead | protocol.PermWrite
+		} else {
+			q.Perm &^= protocol.PermWrite
+		}
+		g.topics[name] = q
+	}
+	return len(g.topics)
+}

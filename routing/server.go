@@ -43,7 +43,9 @@ type Server struct {
 	log   hclog.Logger
 	clock Clock
 	table *RouteTable
-	rs    *remoting.Server
+	// kv is the KV configuration (kv.go).
+	kv *kvConfig
+	rs *remoting.Server
 	// confirm holds registrations until their node confirms them; its
 	// checker's client (nil with a Checker from Config) is closed by Close.
 	confirm       *confirmer
@@ -72,7 +74,12 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	kv, err := loadKVConfig(cfg.KVConfigPath)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
+		kv:    kv,
 		cfg:   cfg,
 		log:   cfg.Logger,
 		clock: cfg.Clock,

@@ -50,7 +50,7 @@ func newAdminCmd() *cobra.Command {
 		Short: "Operate a running cluster: topics, groups, offsets, messages, cluster and raft members, pending work",
 		Long: "admin talks to a running cluster through its name servers (-n host:port;host:port, or\n" +
 			"the NAMESRV_ADDR environment variable, as RocketMQ's mqadmin). Verbs are grouped as topic, group,\n" +
-			"offset, msg, cluster, broker, raft and pending; they print text tables, or JSON with -o json.\n" +
+			"offset, msg, cluster, broker, raft, pending and namesrv; they print text tables, or JSON with -o json.\n" +
 			"Every verb of RocketMQ 4.9's mqadmin is here too: served with mqadmin's flags (-o is then the\n" +
 			"verb's own where mqadmin has one, and --output json asks for JSON), or, where ledgermq has no\n" +
 			"such thing, refused with what to use instead.",
@@ -66,7 +66,7 @@ func newAdminCmd() *cobra.Command {
 		&cobra.Group{ID: groupMqadmin, Title: "RocketMQ mqadmin verbs, with mqadmin's flags:"},
 		&cobra.Group{ID: groupNotServed, Title: "mqadmin verbs ledgermq does not serve (each exits 1 and says what to use instead):"})
 	for _, c := range []*cobra.Command{newAdminRaftCmd(af), newAdminTopicCmd(af), newAdminGroupCmd(af), newAdminOffsetCmd(af),
-		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af), newAdminPendingCmd(af)} {
+		newAdminMsgCmd(af), newAdminClusterCmd(af), newAdminBrokerCmd(af), newAdminPendingCmd(af), newAdminNamesrvCmd(af)} {
 		c.GroupID = groupVerbs
 		cmd.AddCommand(c)
 	}

@@ -44,9 +44,7 @@ type mqadminEntry struct {
 // table is this one.
 func mqadminTable() []mqadminEntry {
 	const (
-		drain     = "admin broker drain NODE (leadership moves away and clients follow the route), then admin broker undrain NODE"
 		retention = "retention deletes expired CommitLog segments and their queues by itself (store.file_reserved_time, store.delete_when, store.disk_max_used_space_ratio); admin deleteTopic -t TOPIC removes a topic"
-		kv        = "name servers keep no KV config; an ordered topic is made with admin updateTopic -t TOPIC -o true"
 		latency   = "ledgermq bench latency -n NAMESRV --topic TOPIC --count N (send latency percentiles)"
 		aclFile   = "the ACL is the plain_acl.yml of acl_file: edit it on any node and the group replicates it"
 		aclShow   = "admin brokerStatus shows each node's aclHash and aclIndex; the rules are the plain_acl.yml of acl_file"
@@ -84,13 +82,13 @@ func mqadminTable() []mqadminEntry {
 		{name: "producer", instead: "admin producerConnection -g GROUP -t TOPIC", why: "producers are listed by group"},
 		{name: "clusterList", mk: newClusterListCmd},
 		{name: "topicList", mk: newTopicListCmd},
-		{name: "updateKvConfig", instead: kv, why: "name servers do not serve PUT_KV_CONFIG"},
-		{name: "deleteKvConfig", instead: kv, why: "name servers do not serve DELETE_KV_CONFIG"},
-		{name: "wipeWritePerm", instead: drain, why: "a node is taken out of service by draining it"},
-		{name: "addWritePerm", instead: drain, why: "a node is taken out of service by draining it"},
+		{name: "updateKvConfig", mk: newKVPutCmd},
+		{name: "deleteKvConfig", mk: newKVDeleteCmd},
+		{name: "wipeWritePerm", mk: func(af *adminFlags, use string) *cobra.Command { return newWritePermCmd(af, use, false) }},
+		{name: "addWritePerm", mk: func(af *adminFlags, use string) *cobra.Command { return newWritePermCmd(af, use, true) }},
 		{name: "resetOffsetByTime", mk: newOffsetResetCmd},
 		{name: "skipAccumulatedMessage", mk: newOffsetSkipCmd},
-		{name: "updateOrderConf", instead: kv, why: "ordered topics keep no order conf on the name servers"},
+		{name: "updateOrderConf", mk: newOrderConfCmd},
 		{name: "cleanExpiredCQ", instead: retention, why: "there is nothing to clean by hand"},
 		{name: "deleteExpiredCommitLog", instead: retention, why: "there is nothing to clean by hand"},
 		{name: "cleanUnusedTopic", instead: retention, why: "there is nothing to clean by hand"},
@@ -105,8 +103,7 @@ func mqadminTable() []mqadminEntry {
 		{name: "updateNamesrvConfig", instead: nsConfig, why: "name servers do not serve UPDATE_NAMESRV_CONFIG"},
 		{name: "getBrokerConfig", mk: newBrokerConfigCmd},
 		{name: "getConsumerConfig", mk: newGroupConfigCmd},
-		{name: "queryCq", instead: "admin queryMsgByOffset -t TOPIC -b BROKER -i QID -o OFFSET, or admin consumeMessage -t TOPIC -b BROKER -i QID -o OFFSET -c N",
-			why: "queues are read through messages"},
+		{name: "queryCq", mk: newQueryCQCmd},
 		{name: "sendMessage", mk: newSendMessageCmd},
 		{name: "consumeMessage", mk: newConsumeMessageCmd},
 		{name: "updateAclConfig", instead: aclFile, why: "brokers do not serve UPDATE_AND_CREATE_ACL_CONFIG"},

@@ -29,7 +29,8 @@ var served = strings.Fields(`updateTopic deleteTopic updateSubGroup deleteSubGro
 	topicClusterList brokerStatus queryMsgById queryMsgByKey queryMsgByUniqueKey queryMsgByOffset printMsg
 	printMsgByQueue brokerConsumeStats producerConnection consumerConnection consumerProgress
 	cloneGroupOffset clusterList topicList resetOffsetByTime statsAll sendMessage
-	consumeMessage queryMsgTraceById skipAccumulatedMessage getConsumerConfig getBrokerConfig`)
+	consumeMessage queryMsgTraceById skipAccumulatedMessage getConsumerConfig getBrokerConfig
+	updateKvConfig deleteKvConfig updateOrderConf wipeWritePerm addWritePerm queryCq`)
 
 // TestAdminMqadminVerbs: every verb of RocketMQ 4.9's mqadmin is under
 // admin, listed in its help, in the help group saying whether it is

@@ -22,7 +22,8 @@ import (
 func newAdminMsgCmd(af *adminFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "msg", Short: "Messages: by id, key, queue offset or time range; send, read a queue, trace"}
 	cmd.AddCommand(newMsgIDCmd(af, "id"), newMsgKeyCmd(af, "key"), newMsgOffsetCmd(af, "offset"), newMsgTimeCmd(af, "time"),
-		newSendMessageCmd(af, "send"), newConsumeMessageCmd(af, "read"), newMsgQueueCmd(af, "queue"), newMsgTraceCmd(af, "trace"))
+		newSendMessageCmd(af, "send"), newConsumeMessageCmd(af, "read"), newMsgQueueCmd(af, "queue"), newMsgTraceCmd(af, "trace"),
+		newQueryCQCmd(af, "cq"))
 	return cmd
 }
 

@@ -118,6 +118,7 @@ func newNamesrvCmd() *cobra.Command {
 	f.Int64Var(&cfg.Limits.ReadBudget, "read-budget", routing.DefaultReadBudget, "bytes of requests read but not yet handled; beyond it peers are not read until handlers finish")
 	f.IntVar(&cfg.Limits.MaxConns, "max-conns", remoting.DefaultMaxConns, "connections; more are closed at accept (-1: no limit)")
 	f.IntVar(&cfg.Limits.MaxInFlightPerConn, "max-inflight-per-conn", remoting.DefaultMaxInFlightPerConn, "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)")
+	f.StringVar(&cfg.KVConfigPath, "kv-config", "", "JSON file the KV configuration (PUT_KV_CONFIG, mqadmin updateKvConfig; Java's kvConfigPath) is kept in, written atomically on every change (none: kept in memory, lost on restart)")
 	f.StringVar(&httpAddr, "http", "", "serve /livez, /readyz, /status and /metrics on this address (none when empty)")
 	f.BoolVar(&httpPprof, "http-pprof", false, "also serve Go's runtime profiles on --http under /debug/pprof/ (off: they show internals)")
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
