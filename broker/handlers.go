@@ -124,6 +124,7 @@ func (b *Broker) handlers() []handlerRow {
 // error New reports.
 func (b *Broker) installHandlers() error {
 	seen := map[int16]bool{}
+	b.local = map[int16]remoting.HandlerFunc{}
 	for _, r := range b.handlers() {
 		h := r.serve
 		if r.leader != nil {
@@ -138,6 +139,7 @@ func (b *Broker) installHandlers() error {
 			return err
 		}
 		b.srv.Handle(r.code, r.pool, h)
+		b.local[r.code] = h
 	}
 	return nil
 }
