@@ -32,9 +32,10 @@ package main
 //
 //	{"namesrv":"127.0.0.1:9876",
 //	 "nodes":[{"id":"n0","pid":1234,"addr":"127.0.0.1:10911",
-//	           "raft":"127.0.0.1:10912","dir":"DIR/n0"}, ...]}
+//	           "raft":"127.0.0.1:10912","grpc":"127.0.0.1:10914",
+//	           "dir":"DIR/n0"}, ...]}
 //
-// Ports: every node's client, raft and http addresses are free loopback
+// Ports: every node's client, raft, http and gRPC addresses are free loopback
 // ports picked on the first run and kept in DIR/nI.conf, because the raft
 // group remembers its members' addresses; a later run reuses them (and
 // fails clearly if one is taken). The name server listens on --namesrv;
@@ -113,7 +114,7 @@ const (
 
 // devNode is one node's fixed layout.
 type devNode struct {
-	id, addr, raft, http, dir, conf string
+	id, addr, raft, http, grpc, dir, conf string
 }
 
 func newDevCmd() *cobra.Command {
@@ -464,6 +465,15 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		fmt.Fprintf(d.out, "dev: ACL on every node and the name server (%s); nodes register as accessKey %s; clients add --access-key/--secret-key of an account (the real client: primitive.Credentials)\n",
 			d.acl.file, d.acl.creds.AccessKey)
 	}
+	var grpcs []string
+	for _, n := range cf.Nodes {
+		if n.GRPC != "" {
+			grpcs = append(grpcs, n.GRPC)
+		}
+	}
+	if len(grpcs) > 0 {
+		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients use endpoints %s\n", strings.Join(grpcs, ";"))
+	}
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
 }
 
@@ -485,7 +495,11 @@ func (d *devRun) clusterFile(leaderAddr string, stopped bool) devcluster.File {
 		if stopped {
 			pid, role = 0, devcluster.RoleStopped
 		}
-		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, Role: role, Dir: n.dir})
+		grpc := n.grpc
+		if d.tls {
+			grpc = ""
+		}
+		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, GRPC: grpc, Role: role, Dir: n.dir})
 	}
 	return cf
 }
@@ -560,15 +574,18 @@ func planLayout(dir string, n int, avoid ...string) ([]devNode, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: %s: %w", errDevConfig, nodes[i].conf, err)
 			}
-			nodes[i].addr, nodes[i].raft, nodes[i].http = cfg.ClientAddr, cfg.RaftBind, cfg.HTTPAddr
-			if nodes[i].http == "" { // a directory of an older dev
-				ports, err := freePorts(1, skip)
-				if err != nil {
-					return nil, err
+			nodes[i].addr, nodes[i].raft, nodes[i].http, nodes[i].grpc = cfg.ClientAddr, cfg.RaftBind, cfg.HTTPAddr, cfg.GRPCListen
+			for _, a := range []*string{&nodes[i].http, &nodes[i].grpc} {
+				if *a == "" { // a directory of an older dev
+					ports, err := freePorts(1, skip)
+					if err != nil {
+						return nil, err
+					}
+					skip[ports[0]] = true
+					*a = fmt.Sprintf("127.0.0.1:%d", ports[0])
 				}
-				nodes[i].http = fmt.Sprintf("127.0.0.1:%d", ports[0])
 			}
-			for _, a := range []string{nodes[i].addr, nodes[i].raft, nodes[i].http} {
+			for _, a := range []string{nodes[i].addr, nodes[i].raft, nodes[i].http, nodes[i].grpc} {
 				if err := checkFree(a); err != nil {
 					return nil, fmt.Errorf("%w: %s keeps address %s from an earlier run, but: %w", errDevConfig, nodes[i].id, a, err)
 				}
@@ -576,14 +593,15 @@ func planLayout(dir string, n int, avoid ...string) ([]devNode, error) {
 		}
 		return nodes, nil
 	}
-	ports, err := freePorts(3*n, skip)
+	ports, err := freePorts(4*n, skip)
 	if err != nil {
 		return nil, err
 	}
 	for i := range nodes {
-		nodes[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[3*i])
-		nodes[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[3*i+1])
-		nodes[i].http = fmt.Sprintf("127.0.0.1:%d", ports[3*i+2])
+		nodes[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[4*i])
+		nodes[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[4*i+1])
+		nodes[i].http = fmt.Sprintf("127.0.0.1:%d", ports[4*i+2])
+		nodes[i].grpc = fmt.Sprintf("127.0.0.1:%d", ports[4*i+3])
 	}
 	return nodes, nil
 }
@@ -674,10 +692,11 @@ func checkFree(addr string) error {
 // added at its end (a key dev sets itself cannot be given again: the node
 // refuses a config that sets a key twice).
 func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []string) []byte {
-	var peers, clients []string
+	var peers, clients, grpcs []string
 	for _, o := range all {
 		peers = append(peers, o.id+"-"+o.raft)
 		clients = append(clients, o.id+"-"+o.addr)
+		grpcs = append(grpcs, o.id+"-"+o.grpc)
 	}
 	ap := netip.MustParseAddrPort(n.addr)
 	var b strings.Builder
@@ -690,6 +709,10 @@ func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []stri
 	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
 	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
 	fmt.Fprintf(&b, "http_addr=%s\n", n.http)
+	// The gRPC port has no TLS yet: a --tls cluster has none.
+	if !slices.Contains(extra, "tls.enable=true") {
+		fmt.Fprintf(&b, "grpc_listen=%s\ngrpc_addrs=%s\n", n.grpc, strings.Join(grpcs, ";"))
+	}
 	// A small raft log segment (raft-wal allocates each one whole), unless
 	// --node-conf sets it.
 	if !slices.ContainsFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "raft.segment_size=") }) {
