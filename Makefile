@@ -8,11 +8,12 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION := v0.8.2
+BUF_VERSION := v1.75.0
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 FUZZTIME    ?= 3s
 RUN_DIR     ?= .run
 
-.PHONY: all build test lint fmt-check vet staticcheck unit fuzz fuzz-short bench chaos run clean help
+.PHONY: all build test lint fmt-check vet staticcheck unit fuzz fuzz-short bench chaos run clean help proto
 
 all: build
 
@@ -22,12 +23,20 @@ help:
 	@echo "make build      static binary in $(BIN)"
 	@echo "make bench      benchmarks of every package"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 3s; try FUZZTIME=60s)"
+	@echo "make proto      regenerate grpcapi/v2pb from grpcapi/proto (buf; not part of make test)"
 	@echo "make chaos      TestDevChaos with 30 process faults, the broken builds, power loss and disk full, then every jepsen nemesis for CHAOS_TIME (5m) each"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
 
 test: lint unit fuzz-short
+
+# The Go messages and gRPC stubs of the RocketMQ 5 protocol (grpcapi/v2pb)
+# from grpcapi/proto, by buf and the protoc-gen-go plugins at the versions
+# pinned in grpcapi/buf.gen.yaml. The output is checked in; make test does
+# not run this.
+proto:
+	cd grpcapi && $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION) generate
 
 lint: fmt-check vet staticcheck
 

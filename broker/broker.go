@@ -255,6 +255,10 @@ type Broker struct {
 	wg     sync.WaitGroup
 	// acl is the access control when ACLEnable (acl.go, aclsync.go).
 	acl aclGuard
+	// local is every handler by request code, as installed (ServeLocal);
+	// parts are the attached front ends (local.go).
+	local map[int16]remoting.HandlerFunc
+	parts []Part
 	// closeHook, if set, is called after each step of Close (tests arrange
 	// requests between the steps with it).
 	closeHook func(closeStep)
@@ -345,6 +349,9 @@ func (b *Broker) Start() error {
 		b.wg.Add(1)
 		go b.aclReloadLoop()
 	}
+	if err := b.startParts(); err != nil {
+		return err
+	}
 	b.log.Info("broker serving", "addr", b.srv.Addr().String(), "role", b.group.Role().Role)
 	return nil
 }
@@ -379,6 +386,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.cancel()
 	b.wg.Wait()
 	b.unregisterAll(ctx)
+	partsErr := b.stopParts(ctx)
 	b.closeStepDone(closeUnregistered)
 
 	b.pulls.Stop()
@@ -395,7 +403,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.closeStepDone(closeDrained)
 
 	offErr := b.offsets.Stop(ctx)
-	return errors.Join(srvErr, offErr, timerErr, b.client.Close())
+	return errors.Join(partsErr, srvErr, offErr, timerErr, b.client.Close())
 }
 
 func (b *Broker) closeStepDone(s closeStep) {

@@ -128,6 +128,7 @@ func (b *Broker) handlers() []handlerRow {
 // error New reports.
 func (b *Broker) installHandlers() error {
 	seen := map[int16]bool{}
+	b.local = map[int16]remoting.HandlerFunc{}
 	for _, r := range b.handlers() {
 		h := r.serve
 		if r.leader != nil {
@@ -142,6 +143,7 @@ func (b *Broker) installHandlers() error {
 			return err
 		}
 		b.srv.Handle(r.code, r.pool, h)
+		b.local[r.code] = h
 	}
 	return nil
 }

@@ -10,7 +10,8 @@ package main
 //	broker n0 of broker-a listening on 127.0.0.1:10911 (raft 127.0.0.1:40911)
 //
 // (with ", http ADDR" after the raft address when http_addr serves the
-// operator endpoints of package ops) to stdout and wait. A raft node that stops itself (a store that cannot
+// operator endpoints of package ops, and ", grpc ADDR" when grpc_listen
+// serves RocketMQ 5 clients, package grpcapi) to stdout and wait. A raft node that stops itself (a store that cannot
 // write, raft in a state only a restart clears) makes the command return
 // its error (exit 1), for the supervisor to start it again. SIGTERM, SIGINT
 // or the command's context ending shut the node down gracefully: the
@@ -27,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -39,6 +41,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/grpcapi"
 )
 
 // shutdownTimeout bounds the broker's part of a graceful shutdown.
@@ -109,6 +112,13 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	if err != nil {
 		return errors.Join(err, closeGroup(group))
 	}
+	grpcSrv, err := cfg.grpcServer(b, base)
+	if err != nil {
+		return errors.Join(err, closeGroup(group))
+	}
+	if grpcSrv != nil {
+		b.Attach(grpcSrv)
+	}
 	if err := b.Start(); err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -135,6 +145,9 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	httpNote := ""
 	if opsSrv != nil {
 		httpNote = ", http " + opsSrv.Addr().String()
+	}
+	if grpcSrv != nil {
+		httpNote += ", grpc " + grpcSrv.Addr().String()
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "broker %s of %s listening on %s (raft %s%s)\n", cfg.NodeID, cfg.BrokerName, b.Addr(), cfg.RaftBind, httpNote)
 
@@ -170,6 +183,33 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	err = errors.Join(b.Close(sctx), closeRaft(group))
 	log.Info("stopped", "error", err)
 	return err
+}
+
+// grpcServer is the node's RocketMQ 5 gRPC port (grpc_listen), nil when
+// off. It advertises broker_ip with the port it listens on; routes name
+// the leader's address from grpc_addrs.
+func (c *nodeConfig) grpcServer(b *broker.Broker, log hclog.Logger) (*grpcapi.Server, error) {
+	if c.GRPCListen == "" {
+		return nil, nil
+	}
+	if c.TLS != nil {
+		return nil, errors.New("config: grpc_listen: the gRPC port has no TLS yet; it cannot be on with tls.enable")
+	}
+	adv := ""
+	if _, port, err := net.SplitHostPort(c.GRPCListen); err == nil && port != "0" {
+		ip, _, _ := net.SplitHostPort(c.ClientAddr)
+		adv = net.JoinHostPort(ip, port)
+	}
+	return grpcapi.New(grpcapi.Config{
+		Addr:        c.GRPCListen,
+		Advertise:   adv,
+		BrokerName:  c.BrokerName,
+		NodeID:      c.NodeID,
+		Peers:       c.GRPCAddrs,
+		Broker:      b,
+		MaxBodySize: c.MaxMessageSize,
+		Logger:      log,
+	})
 }
 
 // handOver moves leadership to a caught-up follower while this node still

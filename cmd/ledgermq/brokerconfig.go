@@ -80,6 +80,8 @@ var brokerKeys = []keySpec{
 	{key: "listen_port", aliases: []string{"listenPort"}, def: "10911", usage: "client port"},
 	{key: "listen_addr", def: "", usage: "address to listen on (default broker_ip:listen_port; e.g. 0.0.0.0:10911)"},
 	{key: "http_addr", def: "", usage: "address of the operator HTTP endpoints /livez /readyz /status /metrics (empty: off; port 0 picks one, logged)"},
+	{key: "grpc_listen", def: "", usage: "address of the RocketMQ 5 gRPC port (apache.rocketmq.v2 producers; empty: off; e.g. 127.0.0.1:8081)"},
+	{key: "grpc_addrs", def: "", usage: "every node's gRPC address as id-host:port;...: routes send RocketMQ 5 clients to the leader's (default: this node's, which forwards to the leader)"},
 	{key: "http_pprof", def: "false", isBool: true, usage: "also serve Go's runtime profiles on http_addr under /debug/pprof/ (CPU, heap, goroutines, trace; off: they show internals)"},
 	{key: "namesrv_addr", aliases: []string{"namesrvAddr"}, def: "127.0.0.1:9876", usage: "name servers, ';'-separated"},
 	{key: "data_dir", aliases: []string{"storePathRootDir"}, def: "data", usage: "node data directory (raft/ and store/)"},
@@ -183,6 +185,8 @@ type nodeConfig struct {
 	ClientAddr              string // advertised, broker_ip:listen_port
 	ListenAddr              string
 	HTTPAddr                string
+	GRPCListen              string            // grpc_listen ("" off)
+	GRPCAddrs               map[string]string // grpc_addrs, this node's included when on
 	HTTPProfiling           bool
 	NamesrvAddrs            []string
 	DataDir                 string
@@ -604,6 +608,20 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	port := integer("listen_port", 1, 65535)
 	c.ClientAddr = netip.AddrPortFrom(ip, uint16(port)).String()
 	c.HTTPAddr = str("http_addr")
+	c.GRPCListen = str("grpc_listen")
+	if c.GRPCListen != "" {
+		if _, _, err := net.SplitHostPort(c.GRPCListen); err != nil {
+			bad("grpc_listen", "%q is not host:port", c.GRPCListen)
+		}
+	}
+	if g, err := parsePeers(str("grpc_addrs")); err != nil {
+		bad("grpc_addrs", "%v", err)
+	} else {
+		c.GRPCAddrs = map[string]string{}
+		for _, p := range g {
+			c.GRPCAddrs[p.ID] = p.Addr
+		}
+	}
 	c.HTTPProfiling = boolean("http_pprof")
 	c.ListenAddr = str("listen_addr")
 	if c.ListenAddr == "" {

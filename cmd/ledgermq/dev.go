@@ -31,10 +31,11 @@ package main
 //	                  a node is restarted:
 //
 //	{"namesrv":"127.0.0.1:9876",
-//	 "nodes":[{"id":"n0","pid":1234,"addr":"127.0.0.1:10911",
-//	           "raft":"127.0.0.1:10912","dir":"DIR/n0"}, ...]}
+//	 "nodes":[{"id":"n0","group":"broker-a","pid":1234,"addr":"127.0.0.1:10911",
+//	           "raft":"127.0.0.1:10912","grpc":"127.0.0.1:10914",
+//	           "dir":"DIR/n0"}, ...]}
 //
-// Ports: every node's client, raft and http addresses are free loopback
+// Ports: every node's client, raft, http and gRPC addresses are free loopback
 // ports picked on the first run and kept in DIR/nI.conf, because the raft
 // group remembers its members' addresses; a later run reuses them (and
 // fails clearly if one is taken). The name server listens on --namesrv;
@@ -475,6 +476,15 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		fmt.Fprintf(d.out, "dev: ACL on every node and the name server (%s); nodes register as accessKey %s; clients add --access-key/--secret-key of an account (the real client: primitive.Credentials)\n",
 			d.acl.file, d.acl.creds.AccessKey)
 	}
+	var grpcs []string
+	for _, n := range cf.Nodes {
+		if n.GRPC != "" {
+			grpcs = append(grpcs, n.GRPC)
+		}
+	}
+	if len(grpcs) > 0 {
+		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients use endpoints %s\n", strings.Join(grpcs, ";"))
+	}
 	if d.groups > 1 {
 		fmt.Fprintf(d.out, "dev: a topic on every group: %s admin topic create -n %s -t TOPIC -c DefaultCluster\n", d.sup.exe, d.namesrv)
 	}
@@ -497,7 +507,11 @@ func (d *devRun) clusterFile(stopped bool) devcluster.File {
 		if stopped {
 			pid, role = 0, devcluster.RoleStopped
 		}
-		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, Group: n.group, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, Role: role, Dir: n.dir})
+		grpc := n.grpc
+		if d.tls {
+			grpc = ""
+		}
+		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, Group: n.group, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, GRPC: grpc, Role: role, Dir: n.dir})
 	}
 	return cf
 }

@@ -16,7 +16,7 @@ const maxDevGroups = 5
 
 // devNode is one node's fixed layout.
 type devNode struct {
-	id, group, addr, raft, http, dir, conf string
+	id, group, addr, raft, http, grpc, dir, conf string
 }
 
 // devGroupNames are the brokerNames of n dev groups: broker-a (the one
@@ -84,14 +84,15 @@ func planLayout(dir string, groups, n int, avoid ...string) ([]devNode, error) {
 			out = append(out, nodes[i])
 		}
 	}
-	ports, err := freePorts(3*len(fresh), skip)
+	ports, err := freePorts(4*len(fresh), skip)
 	if err != nil {
 		return nil, err
 	}
 	for k, i := range fresh {
-		out[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[3*k])
-		out[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[3*k+1])
-		out[i].http = fmt.Sprintf("127.0.0.1:%d", ports[3*k+2])
+		out[i].addr = fmt.Sprintf("127.0.0.1:%d", ports[4*k])
+		out[i].raft = fmt.Sprintf("127.0.0.1:%d", ports[4*k+1])
+		out[i].http = fmt.Sprintf("127.0.0.1:%d", ports[4*k+2])
+		out[i].grpc = fmt.Sprintf("127.0.0.1:%d", ports[4*k+3])
 	}
 	return out, nil
 }
@@ -108,15 +109,18 @@ func readNodeLayout(n *devNode, skip map[int]bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", errDevConfig, n.conf, err)
 	}
-	n.addr, n.raft, n.http = cfg.ClientAddr, cfg.RaftBind, cfg.HTTPAddr
-	if n.http == "" { // a directory of an older dev
-		ports, err := freePorts(1, skip)
-		if err != nil {
-			return err
+	n.addr, n.raft, n.http, n.grpc = cfg.ClientAddr, cfg.RaftBind, cfg.HTTPAddr, cfg.GRPCListen
+	for _, a := range []*string{&n.http, &n.grpc} {
+		if *a == "" { // a directory of an older dev
+			ports, err := freePorts(1, skip)
+			if err != nil {
+				return err
+			}
+			skip[ports[0]] = true
+			*a = fmt.Sprintf("127.0.0.1:%d", ports[0])
 		}
-		n.http = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	}
-	for _, a := range []string{n.addr, n.raft, n.http} {
+	for _, a := range []string{n.addr, n.raft, n.http, n.grpc} {
 		if err := checkFree(a); err != nil {
 			return fmt.Errorf("%w: %s keeps address %s from an earlier run, but: %w", errDevConfig, n.id, a, err)
 		}
@@ -132,13 +136,14 @@ func readNodeLayout(n *devNode, skip map[int]bool) error {
 // added at its end (a key dev sets itself cannot be given again: the node
 // refuses a config that sets a key twice).
 func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []string) []byte {
-	var peers, clients []string
+	var peers, clients, grpcs []string
 	for _, o := range all {
 		if o.group != n.group {
 			continue
 		}
 		peers = append(peers, o.id+"-"+o.raft)
 		clients = append(clients, o.id+"-"+o.addr)
+		grpcs = append(grpcs, o.id+"-"+o.grpc)
 	}
 	ap := netip.MustParseAddrPort(n.addr)
 	var b strings.Builder
@@ -151,6 +156,10 @@ func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []stri
 	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
 	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
 	fmt.Fprintf(&b, "http_addr=%s\n", n.http)
+	// The gRPC port has no TLS yet: a --tls cluster has none.
+	if !slices.Contains(extra, "tls.enable=true") {
+		fmt.Fprintf(&b, "grpc_listen=%s\ngrpc_addrs=%s\n", n.grpc, strings.Join(grpcs, ";"))
+	}
 	// A small raft log segment (raft-wal allocates each one whole), unless
 	// --node-conf sets it.
 	if !slices.ContainsFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "raft.segment_size=") }) {

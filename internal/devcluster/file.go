@@ -32,6 +32,8 @@ type Node struct {
 	Raft string `json:"raft"`
 	// HTTP serves the node's /livez, /readyz, /status and /metrics.
 	HTTP string `json:"http"`
+	// GRPC is the node's RocketMQ 5 gRPC port (package grpcapi).
+	GRPC string `json:"grpc,omitempty"`
 	// Role is the node's role as dev last saw it: leader, follower, down
 	// (not running), or stopped (dev has stopped).
 	Role string `json:"role"`

@@ -1,0 +1,85 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// The broker as its other front ends reach it (package grpcapi, the
+// RocketMQ 5 gRPC port): they translate their requests into remoting
+// commands and have them served by the very handlers the remoting server
+// runs (ServeLocal), read topics and leadership, and run as parts of the
+// broker (Attach), started after the remoting server and stopped at the
+// step of Close where clients are let go.
+
+// Part is a front end the broker starts and stops with itself.
+type Part interface {
+	Start() error
+	// Stop ends the part and waits for what it runs, or until ctx ends.
+	Stop(ctx context.Context) error
+}
+
+// Attach adds p to the parts the broker starts after its remoting server
+// (Start) and stops right after it has unregistered from the name
+// servers (Close). Call it before Start.
+func (b *Broker) Attach(p Part) { b.parts = append(b.parts, p) }
+
+// startParts starts the attached parts in order; on a failure it stops
+// the ones started and reports the error.
+func (b *Broker) startParts() error {
+	for i, p := range b.parts {
+		if err := p.Start(); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				_ = b.parts[j].Stop(context.Background())
+			}
+			return fmt.Errorf("broker: starting a part: %w", err)
+		}
+	}
+	return nil
+}
+
+// stopParts stops the attached parts in reverse order.
+func (b *Broker) stopParts(ctx context.Context) error {
+	var first error
+	for i := len(b.parts) - 1; i >= 0; i-- {
+		if err := b.parts[i].Stop(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// ServeLocal serves req as the remoting server serves it from a client at
+// peer: through the same handler, behind the same access check, with the
+// same forwarding to the leader. peer is recorded as a forwarding node
+// records the producer's address (the born host of a message sent).
+// A code the broker does not serve is answered REQUEST_CODE_NOT_SUPPORTED.
+func (b *Broker) ServeLocal(ctx context.Context, peer netip.AddrPort, req *remoting.Command) *remoting.Command {
+	h, ok := b.local[req.Code]
+	if !ok {
+		return remoting.NewResponse(req, remoting.RequestCodeNotSupported,
+			fmt.Sprintf("request code %d is not supported", req.Code))
+	}
+	if peer.IsValid() {
+		if req.ExtFields == nil {
+			req.ExtFields = map[string]string{}
+		}
+		if _, ok := req.ExtFields[extForwardedFrom]; !ok {
+			req.ExtFields[extForwardedFrom] = peer.String()
+		}
+	}
+	return h(ctx, nil, req)
+}
+
+// Topic returns the topic's configuration in this node's replica.
+func (b *Broker) Topic(name string) (metadata.TopicConfig, bool) {
+	return b.group.Metadata().Topic(name)
+}
+
+// LeaderID is the node id of the group's leader as this node knows it,
+// "" while it knows none.
+func (b *Broker) LeaderID() string { return b.group.Role().LeaderID }

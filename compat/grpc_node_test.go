@@ -1,0 +1,125 @@
+package compat
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/grpcapi"
+	"github.com/ledgermq/ledgermq/message"
+)
+
+// TestRealNodeClientProducer: the official RocketMQ 5 Node.js client
+// (rocketmq-client-nodejs, installed by `npm ci` in compat/nodejs; .ci/run
+// does it) sends a normal, a FIFO, a delayed and a transactional message
+// (committed) to a broker node's gRPC port, in its own process; each is
+// stored with its body, tag and the client's message id as UNIQ_KEY. It
+// skips when node is not installed, unless LEDGERMQ_REQUIRE_NODE=1.
+func TestRealNodeClientProducer(t *testing.T) {
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("LEDGERMQ_REQUIRE_NODE") == "1" {
+			t.Fatal("node is not installed, and LEDGERMQ_REQUIRE_NODE=1")
+		}
+		t.Skip("node is not installed: the Node.js client's witness test needs node and `npm ci` in compat/nodejs")
+	}
+	dir, err := filepath.Abs("nodejs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "rocketmq-client-nodejs")); err != nil {
+		if os.Getenv("LEDGERMQ_REQUIRE_NODE") == "1" {
+			t.Fatalf("compat/nodejs has no node_modules: run `npm ci` there (.ci/run does): %v", err)
+		}
+		t.Skip("compat/nodejs has no node_modules: run `npm ci` there")
+	}
+
+	tc := brokertest.StartNode(t, nil)
+	srv, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", BrokerName: "broker-a", NodeID: "n0", Broker: tc.Broker("n0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const topic = "NodeGrpcTopic"
+	if _, err := admin.CreateTopic(ctx, client.TopicConfig{Topic: topic, ReadQueues: 4, WriteQueues: 4}, client.Target{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(ctx, nodeBin, "producer.js", srv.Addr().String(), topic)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node producer.js: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var ids map[string]string
+	if err := json.Unmarshal(out, &ids); err != nil {
+		t.Fatalf("producer.js printed %q: %v (stderr %s)", out, err, stderr.String())
+	}
+	want := map[string]struct{ body, tag string }{
+		"normal": {"normal body", "TagN"},
+		"fifo":   {"fifo body", "TagF"},
+		"delay":  {"delayed body", "TagD"},
+		"txn":    {"txn body", "TagT"},
+	}
+	for kind, w := range want {
+		id := ids[kind]
+		if id == "" {
+			t.Fatalf("no message id for the %s message: %v", kind, ids)
+		}
+		var m *message.Ext
+		// The delayed message is stored in its topic once due (1 s).
+		for m == nil {
+			got, err := admin.MessagesByKey(ctx, topic, id, 8, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+			for _, g := range got {
+				if g.Topic == topic && g.UniqKey() == id {
+					m = g
+				}
+			}
+			if m != nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the %s message %s was not stored in %s: %v", kind, id, topic, err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if string(m.Body) != w.body || m.Tags() != w.tag {
+			t.Fatalf("%s message stored as %+v", kind, m)
+		}
+		switch kind {
+		case "normal":
+			if m.Properties["color"] != "blue" || m.Properties[message.PropertyKeys] != "key-normal" {
+				t.Fatalf("normal message properties %v", m.Properties)
+			}
+		case "fifo":
+			if m.Properties[message.PropertyJavaShardingKey] != "order-1" {
+				t.Fatalf("fifo message properties %v", m.Properties)
+			}
+		}
+	}
+}

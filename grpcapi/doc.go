@@ -1,0 +1,42 @@
+// Package grpcapi serves RocketMQ 5 clients: the gRPC service
+// apache.rocketmq.v2.MessagingService (proto/, generated into v2pb by
+// `make proto`) on a port of its own beside a broker node's remoting port.
+//
+// Every request becomes the remoting request the broker already serves
+// (broker.Broker.ServeLocal), so the gRPC port stores messages exactly as
+// the remoting port does: the same checks, the same raft proposal, the
+// same forwarding from a follower to the group's leader. What is served:
+//
+//   - QueryRoute: the topic's queues, each named by the broker group and
+//     the gRPC endpoint of the node serving writes (the leader's, when
+//     Config.Peers names it; else this node's, which forwards), permission
+//     and the message types a queue accepts (all four: topics carry no
+//     type). An unknown topic is TOPIC_NOT_FOUND.
+//   - Heartbeat, NotifyClientTermination: acknowledged.
+//   - Telemetry: each Settings the client sends is answered with the
+//     settings it should use (the retry policy, the request timeout, the
+//     publishing or subscription settings); the stream stays open until
+//     the client or the server ends it.
+//   - SendMessage: each message as a SEND_MESSAGE_V2 (convert.go: the
+//     client's message_id is the message's UNIQ_KEY and its id for good;
+//     the message group is the sharding key and picks the queue, so that a
+//     group stays in order; a delivery timestamp makes a timer message;
+//     a TRANSACTION message is stored as a half message). The queue is
+//     chosen here, as RocketMQ's proxy does, not taken from the client.
+//   - EndTransaction: commits or rolls back the half message named by the
+//     transaction id SendMessage answered (it carries the half message's
+//     place, txid.go).
+//
+// Every other method answers NOT_IMPLEMENTED (ReceiveMessage,
+// AckMessage, ChangeInvisibleDuration and the rest of the consumer side
+// are not served yet). The gRPC port has no TLS and no ACL of its own:
+// with the broker's ACL on, its requests carry no signature and are
+// refused (FORBIDDEN). Orphaned transactions are not recovered over the
+// telemetry stream yet: a half message a gRPC producer never ends is
+// checked back as the broker does for remoting producers, whose group
+// (ProducerGroup) has no connection, and is discarded in the end.
+//
+// Goroutines: Start runs the gRPC server on one goroutine; each telemetry
+// stream's reader runs on one goroutine owned by the stream's handler.
+// Stop ends them all and waits.
+package grpcapi

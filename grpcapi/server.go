@@ -1,0 +1,203 @@
+package grpcapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
+
+	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// Broker is what the gRPC port uses of its node's broker
+// (*broker.Broker implements it).
+type Broker interface {
+	// ServeLocal serves a remoting request as the remoting port would
+	// from a client at peer.
+	ServeLocal(ctx context.Context, peer netip.AddrPort, req *remoting.Command) *remoting.Command
+	// Topic is the topic's configuration in the node's replica.
+	Topic(name string) (metadata.TopicConfig, bool)
+	// LeaderID is the node id of the group's leader, "" when unknown.
+	LeaderID() string
+}
+
+// Config configures the gRPC port of one broker node.
+type Config struct {
+	// Addr is where to listen (port 0 picks one); Listener, if set, is
+	// the bound socket to serve instead.
+	Addr     string
+	Listener net.Listener
+	// Advertise is the host:port clients dial this node's gRPC port at.
+	// Default: the listener's address.
+	Advertise string
+	// BrokerName is the broker group's name; NodeID this node's id.
+	BrokerName string
+	NodeID     string
+	// Peers maps node ids of the group to their advertised gRPC
+	// addresses. Routes name the leader's; a node missing here (or no
+	// leader known) is named by this node's own address, whose sends the
+	// broker forwards to the leader.
+	Peers map[string]string
+	// Broker serves the requests.
+	Broker Broker
+	// MaxBodySize is the largest message body (the broker's
+	// MaxMessageSize). Default 4 MiB.
+	MaxBodySize int
+	// RequestTimeout is what clients are told to wait for an answer.
+	// Default 3 s.
+	RequestTimeout time.Duration
+	Logger         hclog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxBodySize <= 0 {
+		c.MaxBodySize = 4 << 20
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 3 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+}
+
+// Server is the gRPC port of one broker node: a broker.Part.
+type Server struct {
+	v2pb.UnimplementedMessagingServiceServer
+
+	cfg Config
+	log hclog.Logger
+	srv *grpc.Server
+
+	mu        sync.Mutex
+	lis       net.Listener
+	advertise netip.AddrPort
+	started   bool
+	stopped   bool
+	closing   chan struct{} // closed by Stop: telemetry streams end
+	wg        sync.WaitGroup
+}
+
+// New builds the server; Start serves it.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if cfg.Broker == nil || cfg.BrokerName == "" {
+		return nil, errors.New("grpcapi: Broker and BrokerName are required")
+	}
+	if cfg.Addr == "" && cfg.Listener == nil {
+		return nil, errors.New("grpcapi: Addr or Listener is required")
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("grpc"), closing: make(chan struct{})}
+	s.srv = grpc.NewServer(grpc.MaxRecvMsgSize(cfg.MaxBodySize + 1<<20))
+	v2pb.RegisterMessagingServiceServer(s.srv, s)
+	return s, nil
+}
+
+// Start listens (unless Config.Listener is set) and serves on its own
+// goroutine until Stop.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.stopped {
+		return errors.New("grpcapi: the server was started before")
+	}
+	lis := s.cfg.Listener
+	if lis == nil {
+		l, err := net.Listen("tcp", s.cfg.Addr)
+		if err != nil {
+			return fmt.Errorf("grpcapi: listening on %s: %w", s.cfg.Addr, err)
+		}
+		lis = l
+	}
+	adv := s.cfg.Advertise
+	if adv == "" {
+		adv = lis.Addr().String()
+	}
+	ap, err := netip.ParseAddrPort(adv)
+	if err != nil {
+		_ = lis.Close()
+		return fmt.Errorf("grpcapi: advertised address %q must be ip:port: %w", adv, err)
+	}
+	s.lis, s.advertise, s.started = lis, ap, true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.log.Error("gRPC server stopped", "error", err)
+		}
+	}()
+	s.log.Info("gRPC (RocketMQ 5) serving", "addr", lis.Addr().String(), "advertise", adv)
+	return nil
+}
+
+// Addr is the address the server listens on (nil before Start).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lis == nil {
+		return nil
+	}
+	return s.lis.Addr()
+}
+
+// Stop ends the telemetry streams, lets the calls under way finish until
+// ctx ends (then cuts them) and waits for every goroutine. Stopping twice,
+// or a server never started, does nothing.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	started := s.started
+	s.mu.Unlock()
+	close(s.closing)
+	if !started {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		s.srv.GracefulStop()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.srv.Stop()
+		<-done
+		err = fmt.Errorf("grpcapi: calls cut at shutdown: %w", ctx.Err())
+	}
+	s.wg.Wait()
+	return err
+}
+
+// selfEndpoint is this node's advertised gRPC address.
+func (s *Server) selfEndpoint() netip.AddrPort {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.advertise
+}
+
+// peerOf is the client's address, or the zero AddrPort.
+func peerOf(ctx context.Context) netip.AddrPort {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return netip.AddrPort{}
+	}
+	ap, err := netip.ParseAddrPort(p.Addr.String())
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}

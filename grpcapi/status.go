@@ -1,0 +1,114 @@
+package grpcapi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// The answers' Status: the protocol reports outcomes in the response body
+// (Status.code, HTTP-like numbers times 100), not as gRPC errors, and the
+// clients read them there.
+
+func okStatus() *v2pb.Status { return &v2pb.Status{Code: v2pb.Code_OK, Message: "OK"} }
+
+func newStatus(code v2pb.Code, format string, args ...any) *v2pb.Status {
+	return &v2pb.Status{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// statusOf maps a remoting response to a Status. SERVICE_NOT_AVAILABLE
+// (no writable leader for a moment) and SYSTEM_BUSY are codes the clients
+// retry; a stored-but-warned code (flush or replica timeout) is OK, as
+// the remoting clients treat it.
+func statusOf(resp *remoting.Command) *v2pb.Status {
+	if resp == nil {
+		return newStatus(v2pb.Code_INTERNAL_SERVER_ERROR, "no answer")
+	}
+	var code v2pb.Code
+	switch resp.Code {
+	case remoting.Success:
+		return okStatus()
+	case remoting.SystemBusy:
+		code = v2pb.Code_TOO_MANY_REQUESTS
+	case remoting.ServiceNotAvailable:
+		code = v2pb.Code_INTERNAL_SERVER_ERROR
+	case remoting.MessageIllegal, remoting.InvalidParameter:
+		code = v2pb.Code_BAD_REQUEST
+	case remoting.TopicNotExist:
+		code = v2pb.Code_TOPIC_NOT_FOUND
+	case remoting.NoPermission:
+		code = v2pb.Code_FORBIDDEN
+	case remoting.QueryNotFound:
+		code = v2pb.Code_NOT_FOUND
+	case remoting.RequestCodeNotSupported:
+		code = v2pb.Code_NOT_IMPLEMENTED
+	case remoting.SystemError:
+		code = v2pb.Code_INTERNAL_ERROR
+	default:
+		code = v2pb.Code_INTERNAL_SERVER_ERROR
+	}
+	return newStatus(code, "%s: %s", remoting.ResponseCodeName(resp.Code), resp.Remark)
+}
+
+// notServed is the Status of a method this port does not serve yet.
+func notServed(method string) *v2pb.Status {
+	return newStatus(v2pb.Code_NOT_IMPLEMENTED, "%s is not served by this broker yet (the gRPC port serves producers only)", method)
+}
+
+// The consumer side and the rest: NOT_IMPLEMENTED, answered at once.
+
+func (s *Server) QueryAssignment(context.Context, *v2pb.QueryAssignmentRequest) (*v2pb.QueryAssignmentResponse, error) {
+	return &v2pb.QueryAssignmentResponse{Status: notServed("QueryAssignment")}, nil
+}
+
+func (s *Server) ReceiveMessage(_ *v2pb.ReceiveMessageRequest, stream v2pb.MessagingService_ReceiveMessageServer) error {
+	return stream.Send(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: notServed("ReceiveMessage")}})
+}
+
+func (s *Server) AckMessage(context.Context, *v2pb.AckMessageRequest) (*v2pb.AckMessageResponse, error) {
+	return &v2pb.AckMessageResponse{Status: notServed("AckMessage")}, nil
+}
+
+func (s *Server) ForwardMessageToDeadLetterQueue(context.Context, *v2pb.ForwardMessageToDeadLetterQueueRequest) (*v2pb.ForwardMessageToDeadLetterQueueResponse, error) {
+	return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: notServed("ForwardMessageToDeadLetterQueue")}, nil
+}
+
+func (s *Server) PullMessage(_ *v2pb.PullMessageRequest, stream v2pb.MessagingService_PullMessageServer) error {
+	return stream.Send(&v2pb.PullMessageResponse{Content: &v2pb.PullMessageResponse_Status{Status: notServed("PullMessage")}})
+}
+
+func (s *Server) UpdateOffset(context.Context, *v2pb.UpdateOffsetRequest) (*v2pb.UpdateOffsetResponse, error) {
+	return &v2pb.UpdateOffsetResponse{Status: notServed("UpdateOffset")}, nil
+}
+
+func (s *Server) GetOffset(context.Context, *v2pb.GetOffsetRequest) (*v2pb.GetOffsetResponse, error) {
+	return &v2pb.GetOffsetResponse{Status: notServed("GetOffset")}, nil
+}
+
+func (s *Server) QueryOffset(context.Context, *v2pb.QueryOffsetRequest) (*v2pb.QueryOffsetResponse, error) {
+	return &v2pb.QueryOffsetResponse{Status: notServed("QueryOffset")}, nil
+}
+
+func (s *Server) ChangeInvisibleDuration(context.Context, *v2pb.ChangeInvisibleDurationRequest) (*v2pb.ChangeInvisibleDurationResponse, error) {
+	return &v2pb.ChangeInvisibleDurationResponse{Status: notServed("ChangeInvisibleDuration")}, nil
+}
+
+func (s *Server) RecallMessage(context.Context, *v2pb.RecallMessageRequest) (*v2pb.RecallMessageResponse, error) {
+	return &v2pb.RecallMessageResponse{Status: notServed("RecallMessage")}, nil
+}
+
+func (s *Server) SyncLiteSubscription(context.Context, *v2pb.SyncLiteSubscriptionRequest) (*v2pb.SyncLiteSubscriptionResponse, error) {
+	return &v2pb.SyncLiteSubscriptionResponse{Status: notServed("SyncLiteSubscription")}, nil
+}
+
+// Heartbeat acknowledges: a producer needs nothing registered.
+func (s *Server) Heartbeat(context.Context, *v2pb.HeartbeatRequest) (*v2pb.HeartbeatResponse, error) {
+	return &v2pb.HeartbeatResponse{Status: okStatus()}, nil
+}
+
+// NotifyClientTermination acknowledges.
+func (s *Server) NotifyClientTermination(context.Context, *v2pb.NotifyClientTerminationRequest) (*v2pb.NotifyClientTerminationResponse, error) {
+	return &v2pb.NotifyClientTerminationResponse{Status: okStatus()}, nil
+}
