@@ -110,7 +110,6 @@ const (
 	failingAfter    = 3
 )
 
-
 func newDevCmd() *cobra.Command {
 	var (
 		dir       string

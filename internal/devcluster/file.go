@@ -27,9 +27,9 @@ type Node struct {
 	ID string `json:"id"`
 	// Group is the node's broker group (brokerName, raft group).
 	Group string `json:"group,omitempty"`
-	PID  int    `json:"pid"`
-	Addr string `json:"addr"`
-	Raft string `json:"raft"`
+	PID   int    `json:"pid"`
+	Addr  string `json:"addr"`
+	Raft  string `json:"raft"`
 	// HTTP serves the node's /livez, /readyz, /status and /metrics.
 	HTTP string `json:"http"`
 	// GRPC is the node's RocketMQ 5 gRPC port (package grpcapi).
