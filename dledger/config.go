@@ -99,7 +99,10 @@ type Config struct {
 	TrailingLogs      uint64
 	// SnapshotBytes also takes a snapshot once this many bytes of entries
 	// were appended to the raft log since the last one (snapshots.go).
-	// Default 128 MiB; negative: only raft's own triggers.
+	// Default 32 MiB; negative: only raft's own triggers. A start reads
+	// every entry after the last snapshot (raft looks for membership
+	// changes among them): about 7 ms per MiB, so this bounds that part
+	// of a restart to a quarter of a second.
 	SnapshotBytes int64
 	// RaftSegmentSize is the size of the raft log's segment files (0:
 	// raft-wal's default, 64 MiB). Entries compacted after a snapshot stay
@@ -177,7 +180,7 @@ func (c *Config) setDefaults() {
 		c.SnapshotThreshold = 8192
 	}
 	if c.SnapshotBytes == 0 {
-		c.SnapshotBytes = 128 << 20
+		c.SnapshotBytes = 32 << 20
 	}
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = 10240

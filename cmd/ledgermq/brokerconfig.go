@@ -126,7 +126,7 @@ var brokerKeys = []keySpec{
 	{key: "raft.preferred_leader", aliases: []string{"preferredLeaderId"}, def: "", usage: "node leadership returns to when it is caught up"},
 	{key: "raft.snapshot_interval", def: "120s", usage: "how often raft checks whether to snapshot (bare number: ms)"},
 	{key: "raft.snapshot_threshold", def: "8192", usage: "raft entries since the last snapshot that trigger one"},
-	{key: "raft.snapshot_bytes", def: "134217728", usage: "raft log bytes since the last snapshot that trigger one (keeps restarts short when entries are large batches)"},
+	{key: "raft.snapshot_bytes", def: "33554432", usage: "raft log bytes since the last snapshot that trigger one (keeps restarts short when entries are large batches)"},
 	{key: "raft.trailing_logs", def: "10240", usage: "raft entries kept after a snapshot for followers to catch up from"},
 	{key: "raft.segment_size", def: "67108864", usage: "raft log segment file size in bytes (compacted entries go a whole segment at a time)"},
 }
