@@ -13,7 +13,7 @@ STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 FUZZTIME    ?= 3s
 RUN_DIR     ?= .run
 
-.PHONY: all build test lint fmt-check vet staticcheck unit fuzz fuzz-short bench chaos run clean help proto
+.PHONY: all build test lint fmt-check vet staticcheck unit fuzz fuzz-short bench chaos run clean help proto image
 
 all: build
 
@@ -23,11 +23,18 @@ help:
 	@echo "make build      static binary in $(BIN)"
 	@echo "make bench      benchmarks of every package"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 3s; try FUZZTIME=60s)"
+	@echo "make image      the container image ledgermq:$(VERSION) (Dockerfile; needs docker or podman)"
 	@echo "make proto      regenerate grpcapi/v2pb from grpcapi/proto (buf; not part of make test)"
 	@echo "make chaos      TestDevChaos with 30 process faults, the broken builds, power loss and disk full, then every jepsen nemesis for CHAOS_TIME (5m) each"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
+
+# The container image, when a container engine is present.
+ENGINE ?= $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null)
+image:
+	@if [ -z "$(ENGINE)" ] || ! $(ENGINE) info >/dev/null 2>&1; then echo "make image: no running docker or podman engine" >&2; exit 1; fi
+	$(ENGINE) build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t ledgermq:$(VERSION) .
 
 test: lint unit fuzz-short
 

@@ -1,0 +1,20 @@
+// Package deploy holds no code: it is the home of the deployment files and
+// of the tests that check them.
+//
+//	Dockerfile (repository root)   the image: the static binary FROM scratch,
+//	                               a non-root user, no shell
+//	deploy/systemd/                units of a name server and a broker node
+//	                               (ledgermq-broker@NODE reads /etc/ledgermq/NODE.conf)
+//	deploy/guide/                  the three-machine guide's files: on each
+//	                               machine a name server and one node of each
+//	                               of two broker groups (README, "Deployment")
+//
+// The tests: systemd-analyze verify on the units (it warns rather than
+// fails on a bad key, so any output fails the test); the Dockerfile's rules
+// (final stage FROM scratch, a numeric non-root USER, exec-form
+// ENTRYPOINT, no remote ADD, pinned base images); every guide config as the
+// binary reads it (--check-config); and the guide's whole cluster started on
+// one machine, its three machines' addresses stood in by 127.0.1.1-3: both
+// groups elect leaders, register with all three name servers and store
+// messages.
+package deploy
