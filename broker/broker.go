@@ -360,7 +360,7 @@ func (b *Broker) Start() error {
 func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
 
 // Close shuts the broker down in an order that loses nothing it has
-// accepted (DESIGN.md §8):
+// accepted:
 //
 //  1. the registration loop stops and the node unregisters from every
 //     name server: clients' next route lookup no longer lists it, while

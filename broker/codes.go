@@ -47,7 +47,7 @@ var (
 const busyRemark = "[TOO_MANY_REQUESTS] "
 
 // responseFor is the one table from errors to wire response codes
-// (protocol.md §3). Retried by standard clients on a send: 1, 14, 16, 17.
+// (remoting/codes.go). Retried by standard clients on a send: 1, 14, 16, 17.
 //
 //	error                                        code
 //	-------------------------------------------  ------------------------

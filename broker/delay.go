@@ -30,7 +30,7 @@ import (
 // offset in ONE raft entry (dledger.ProposeWithOp). Deliveries and progress
 // therefore move together on every replica: a new leader continues exactly
 // where the last entry left off, so a failover neither repeats nor loses a
-// delivery (DESIGN.md I5). Progress is stored as the consumer offsets of
+// delivery (docs/invariants.md I5). Progress is stored as the consumer offsets of
 // the reserved group scheduleGroup on SCHEDULE_TOPIC_XXXX.
 
 const (

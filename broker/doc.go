@@ -7,7 +7,7 @@
 // node under its own id for life: the number its node id ends in plus one
 // (n2 → 3, as RocketMQ's DLedger mode), else 1 + its position among the
 // sorted node ids; each registration carries
-// the raft term so name servers ignore a deposed leader (DESIGN.md I6). A
+// the raft term so name servers ignore a deposed leader (docs/invariants.md I6). A
 // follower forwards sends to the leader, serves pulls of committed data,
 // and answers SERVICE_NOT_AVAILABLE (14) when it can do neither.
 //

@@ -1,6 +1,6 @@
 package broker
 
-// Consumer offsets (DESIGN.md I5) and the queue-offset lookups.
+// Consumer offsets (docs/invariants.md I5) and the queue-offset lookups.
 //
 // Commits (UPDATE_CONSUMER_OFFSET, and the COMMIT_OFFSET bit of a pull)
 // land in the offsetCommitter's pending table; every commitInterval its

@@ -35,7 +35,7 @@ package broker
 // Held pulls of a closed connection are dropped; on Close every held pull is
 // answered 19.
 //
-// Wire format (ext values are decimal strings; protocol.md §2.3):
+// Wire format (ext values are decimal strings; protocol/doc.go):
 //
 //	request ext           meaning
 //	--------------------  ------------------------------------------------
@@ -54,7 +54,7 @@ package broker
 //	response ext          nextBeginOffset, minOffset, maxOffset,
 //	                      suggestWhichBrokerId ("0")
 //	response body (0)     the matching stored records, concatenated as
-//	                      they are in the CommitLog (protocol.md §4.1)
+//	                      they are in the CommitLog (message/doc.go)
 //
 // Tag filtering is two-staged: the store skips units whose tag hash is not
 // in the subscription's set; the broker then checks each returned record's

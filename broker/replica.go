@@ -59,7 +59,7 @@ type groupReplica struct{ *dledger.Group }
 func (g groupReplica) Store() MessageStore { return g.Group.Store() }
 
 // Roles tells what this node is in its group. IsLeader is true only on
-// the writable leader (its barrier passed, DESIGN.md I6); Barrier waits
+// the writable leader (its barrier passed, docs/invariants.md I6); Barrier waits
 // until every earlier entry is applied here.
 type Roles interface {
 	Role() dledger.RoleEvent

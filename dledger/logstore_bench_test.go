@@ -1,7 +1,7 @@
 package dledger
 
 // Benchmarks of the two raft LogStore candidates on the replication write
-// path: hashicorp/raft-wal (the chosen store, DESIGN §6) and
+// path: hashicorp/raft-wal (the store in use) and
 // hashicorp/raft-boltdb/v2 (the fallback it is measured against).
 //
 // The workload is ours: one raft entry carries a coalesced batch of about 32

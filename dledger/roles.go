@@ -19,7 +19,7 @@ const (
 // RoleEvent tells the broker what this node is now. A leader is announced
 // only once it accepts writes (its Barrier completed), so a broker that
 // registers with the name server on the event never claims brokerId 0
-// before it can serve (DESIGN.md I6). Term fences stale claims.
+// before it can serve (docs/invariants.md I6). Term fences stale claims.
 type RoleEvent struct {
 	Role       string
 	Term       uint64

@@ -221,7 +221,7 @@
 //     restarted node answers what it has applied so far);
 //     offset-divergent: once the replicas have converged (after the
 //     consumers stopped), a queue whose committed offset differs between
-//     nodes — replicated metadata (DESIGN.md I5) must agree; it counts in
+//     nodes — replicated metadata (docs/invariants.md I5) must agree; it counts in
 //     divergent.
 //   - transactions (check_txn.go): txn-lost, a committed transaction
 //     (local transaction ran, decision commit) in no replica's final read;

@@ -20,7 +20,7 @@ import (
 // fails with ENOSPC, holds it full for the fault's duration, and the
 // healing removes the filler. In such a run the harness is also the
 // nodes' service manager (supervise.go): a node that stops itself
-// because it cannot apply a committed entry on a full disk (DESIGN.md
+// because it cannot apply a committed entry on a full disk (docs/invariants.md
 // I8) is started again once its disk has space. Mounting needs CAP_SYS_ADMIN: without it
 // the run is refused with ErrDiskFullUnsupported, never run without the
 // fault.

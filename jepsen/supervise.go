@@ -15,7 +15,7 @@ const superviseDelay = time.Second
 
 // supervisor makes the harness the nodes' service manager in a run with
 // disk-full faults: a node that exits on its own (one that cannot apply a
-// committed entry for want of space stops itself, DESIGN.md I8, and
+// committed entry for want of space stops itself, docs/invariants.md I8, and
 // exits for its supervisor to start it again) is started again
 // superviseDelay after it exited, or once its disk has space again if it
 // is full then. Not on a full disk: a tmpfs, unlike a disk, faults a read

@@ -13,7 +13,7 @@ const (
 	BlankMagic uint32 = 0xCBD43194
 )
 
-// SysFlag bits of a stored record (protocol.md §4.2).
+// SysFlag bits of a stored record (message/doc.go, "Record layout").
 const (
 	SysFlagCompressed          int32 = 0x1 // body is compressed (zlib unless a compression type says otherwise)
 	SysFlagMultiTags           int32 = 0x2 // topic is a multi-tags topic
@@ -45,7 +45,7 @@ const (
 	MaxPropertiesLength = 32767 // int16 properties length
 )
 
-// Property names (protocol.md §4.4).
+// Property names (message/doc.go, "Properties").
 const (
 	PropertyTags                           = "TAGS"
 	PropertyKeys                           = "KEYS"

@@ -30,7 +30,7 @@
 //
 //   - Encoding is deterministic: properties are written in ascending byte
 //     order of their names, so the same Ext encodes to the same bytes on
-//     every replica (DESIGN.md I2).
+//     every replica (docs/invariants.md I2).
 //   - Only magic MagicV1 (1-byte topic length) is written or read, because
 //     the Go client can decode nothing else; so topics are 1..127 bytes.
 //   - The encoder derives SysFlagBornHostV6/SysFlagStoreHostV6 from the

@@ -2,7 +2,7 @@
 // topic configs, subscription groups, consumer offsets, group-wide
 // settings and the group's access-control rules. Every change is
 // an Op carried in a raft entry and applied in log order by the group's
-// FSM, so failover neither forgets topics nor rewinds consumers (DESIGN.md
+// FSM, so failover neither forgets topics nor rewinds consumers (docs/invariants.md
 // I5).
 //
 // # Determinism and idempotence

@@ -4,9 +4,8 @@ import "strconv"
 
 // Response codes: the one table of wire result codes used across the
 // product. The numbers are RocketMQ's (Java RemotingSysResponseCode and
-// ResponseCode); reference/protocol.md §3 lists how the Go client reacts to
-// each. Only {SystemError, ServiceNotAvailable, NoPermission, TopicNotExist}
-// make a standard client retry a send.
+// ResponseCode). Only {SystemError, ServiceNotAvailable, NoPermission,
+// TopicNotExist} make a standard client retry a send; the others end it.
 const (
 	Success                 int16 = 0
 	SystemError             int16 = 1

@@ -29,7 +29,7 @@
 //
 // # Invariants
 //
-//   - Confirmation (DESIGN I9). A registration that is not a heartbeat of
+//   - Confirmation (docs/invariants.md I9). A registration that is not a heartbeat of
 //     a confirmed member (same group, broker id, address and term) changes
 //     no route until the node at its address confirms it: the name server
 //     asks that address for RAFT_STATUS (4001) and requires the node's own
@@ -51,7 +51,7 @@
 //     connection to the node usually exists from confirming it as a
 //     follower). A broker that does not answer RAFT_STATUS (not a
 //     ledgermq broker) is never confirmed and so never routed.
-//   - Fencing (DESIGN I6). A registration is refused with ErrStaleTerm,
+//   - Fencing (docs/invariants.md I6). A registration is refused with ErrStaleTerm,
 //     answered NOT_LEADER_FOR_QUEUE (501) and changes nothing, when its
 //     term is lower than (a) the term recorded for the same address in
 //     the group (a node's term never goes back), or (b) the term of
@@ -139,7 +139,7 @@
 //     with the ids as string keys. Addresses are validated as host:port
 //     without ',', '"' or spaces, because clients parse that object's
 //     text by splitting it.
-//   - Hostile input (DESIGN I7). Nothing a peer sends makes the package
+//   - Hostile input (docs/invariants.md I7). Nothing a peer sends makes the package
 //     panic: a malformed request is answered SYSTEM_ERROR with the reason
 //     and logged with the peer; the body decoders check every length,
 //     bound inflation (protocol.MaxInflatedBody) and queue counts (protocol.MaxQueueNums),

@@ -15,7 +15,7 @@ import (
 // fills up fails a Put part-way (the CommitLog took the batch, its index
 // could not) and stops; once space is back it reopens and the raft log
 // delivers again every entry above LastSeq. Its CommitLog must then be
-// byte for byte the one of a replica whose disk never filled (DESIGN.md
+// byte for byte the one of a replica whose disk never filled (docs/invariants.md
 // I2). It needs a tmpfs of its own, so it runs where mounting is
 // permitted (root).
 func TestFullDiskThenRedeliveryKeepsReplicasIdentical(t *testing.T) {
