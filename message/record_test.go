@@ -9,7 +9,7 @@ import (
 )
 
 // capturedHeader is the record captured from the real Go client in
-// protocol.md §4.1 (queue 0, body "fail-me", topic "TestTopic", 52 bytes of
+// a capture of its traffic (queue 0, body "fail-me", topic "TestTopic", 52 bytes of
 // properties), up to and including the properties length. That capture came
 // from a test broker that stored the CRC unmasked (0x8E6E7257); a record
 // written the Java way (and by this package) stores CRC & 0x7FFFFFFF.

@@ -11,7 +11,7 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-// capturedRoute is a route body the real client decoded (protocol.md §2.1).
+// capturedRoute is a route body the real client decoded.
 const capturedRoute = `{"queueDatas":[{"brokerName":"broker-a","readQueueNums":4,"writeQueueNums":4,"perm":6,"topicSysFlag":0}],"brokerDatas":[{"cluster":"DefaultCluster","brokerName":"broker-a","brokerAddrs":{"0":"127.0.0.1:10911"}}],"filterServerTable":{}}`
 
 func TestTopicRouteDataCaptured(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // capturedSend is the ext of a SEND_MESSAGE the real rocketmq-client-go
-// sent (reference/protocol.md §1.2).
+// sent, captured on the wire.
 var capturedSend = map[string]string{
 	"producerGroup": "pg1", "topic": "TestTopic", "queueId": "1", "sysFlag": "0",
 	"bornTimestamp": "1795975709351", "flag": "0", "reconsumeTimes": "0", "unitMode": "false",

@@ -11,7 +11,7 @@ import (
 )
 
 // capturedSend is the SEND_MESSAGE header the real Go client sent in the
-// capture of reference/protocol.md §1.2, byte for byte.
+// capture of its traffic, byte for byte.
 const capturedSend = `{"code":10,"language":"GO","version":317,"opaque":6,"flag":0,"remark":"","extFields":{"producerGroup":"pg1","topic":"TestTopic","queueId":"1","sysFlag":"0","bornTimestamp":"1795975709351","flag":"0","reconsumeTimes":"0","unitMode":"false","maxReconsumeTimes":"0","defaultTopic":"TBW102","defaultTopicQueueNums":"4","batch":"false","properties":"TAGS\u0001TagA\u0002KEYS\u0001k1 k2\u0002UNIQ_KEY\u0001C00002024A2200000000941699480001\u0002","bname":"broker-a"}}`
 
 // jsonFrame builds the bytes after the length prefix for a JSON header.
@@ -527,7 +527,7 @@ func TestExtHelpers(t *testing.T) {
 }
 
 func TestCodeTable(t *testing.T) {
-	// Numbers from reference/protocol.md §2.0 and §3 and Java's RequestCode
+	// Numbers from Java's RequestCode
 	// and ResponseCode.
 	requests := map[int16]int16{
 		SendMessage: 10, PullMessage: 11, QueryMessage: 12, QueryConsumerOffset: 14, UpdateConsumerOffset: 15,
