@@ -54,6 +54,10 @@ type Config struct {
 	AutoCreateTopic bool
 	// DefaultTopicQueueNums is TBW102's queue count. Default 8.
 	DefaultTopicQueueNums int32
+	// TraceTopic, when set, is the topic RocketMQ's clients write message
+	// traces to (RocketMQ traceTopicEnable with msgTraceTopicName): the
+	// leader creates it, one queue, as Java's broker does at start (trace.go).
+	TraceTopic string
 	// AutoCreateSubscriptionGroup (RocketMQ autoCreateSubscriptionGroup).
 	// Default true.
 	AutoCreateSubscriptionGroup bool

@@ -120,8 +120,8 @@ func (b *Broker) stopRegistering() {
 }
 
 // registerRound runs one registration on the loop goroutine: a leader
-// first makes sure the TBW102 template and the reply topic (reply.go) are
-// in the replicated metadata, then
+// first makes sure the TBW102 template, the reply topic (reply.go) and the
+// trace topic when enabled (trace.go) are in the replicated metadata, then
 // the node registers with every name server, as brokerId 0 once it leads
 // and takes writes, else under its own follower id (a candidate too, as
 // RocketMQ's DLedger mode keeps it a slave: a node stays listed under its
@@ -144,6 +144,7 @@ func (b *Broker) registerRound() {
 	case dledger.RoleLeader:
 		b.ensureTemplate()
 		b.ensureReplyTopic()
+		b.ensureTraceTopic()
 		b.registerAll(role)
 	case dledger.RoleFollower, dledger.RoleCandidate:
 		b.registerAll(role)

@@ -47,6 +47,7 @@ import (
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -86,6 +87,8 @@ var brokerKeys = []keySpec{
 	{key: "namesrv_addr", aliases: []string{"namesrvAddr"}, def: "127.0.0.1:9876", usage: "name servers, ';'-separated"},
 	{key: "data_dir", aliases: []string{"storePathRootDir"}, def: "data", usage: "node data directory (raft/ and store/)"},
 	{key: "auto_create_topic", aliases: []string{"autoCreateTopicEnable"}, def: "true", isBool: true, usage: "create unknown topics on first send"},
+	{key: "trace_topic_enable", aliases: []string{"traceTopicEnable"}, def: "false", isBool: true, usage: "create the trace topic (trace_topic_name) that RocketMQ clients with tracing on write to"},
+	{key: "trace_topic_name", aliases: []string{"msgTraceTopicName"}, def: "RMQ_SYS_TRACE_TOPIC", usage: "the trace topic created when trace_topic_enable is set"},
 	{key: "auto_create_subscription_group", aliases: []string{"autoCreateSubscriptionGroup"}, def: "true", isBool: true, usage: "create unknown consumer groups"},
 	{key: "enable_property_filter", aliases: []string{"enablePropertyFilter"}, def: "true", isBool: true, usage: "serve SQL92 subscriptions (RocketMQ's default is false)"},
 	{key: "message_delay_level", aliases: []string{"messageDelayLevel"}, def: broker.DefaultDelayLevels, usage: "delays of levels 1, 2, … (s, m, h, d units)"},
@@ -191,6 +194,7 @@ type nodeConfig struct {
 	NamesrvAddrs            []string
 	DataDir                 string
 	AutoCreateTopic         bool
+	TraceTopic              string // trace_topic_name when trace_topic_enable, else ""
 	AutoCreateSubGroup      bool
 	PropertyFilter          bool
 	DelayLevels             []time.Duration
@@ -512,6 +516,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		NamesrvAddrs:          list("namesrv_addr"),
 		DataDir:               str("data_dir"),
 		AutoCreateTopic:       boolean("auto_create_topic"),
+		TraceTopic:            map[bool]string{true: str("trace_topic_name")}[boolean("trace_topic_enable")],
 		AutoCreateSubGroup:    boolean("auto_create_subscription_group"),
 		PropertyFilter:        boolean("enable_property_filter"),
 		DefaultTopicQueueNums: int32(integer("default_topic_queue_nums", 1, 1024)),
@@ -536,6 +541,11 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		SnapshotBytes:         integer("raft.snapshot_bytes", 64<<10, 1<<40),
 		TrailingLogs:          uint64(integer("raft.trailing_logs", 1, 1<<40)),
 		RaftSegmentSize:       int(integer("raft.segment_size", 64<<10, 1<<34)),
+	}
+	if c.TraceTopic != "" {
+		if err := protocol.ValidateTopic(c.TraceTopic); err != nil {
+			bad("trace_topic_name", "%v", err)
+		}
 	}
 	c.Limits = remoting.Limits{
 		ReadBudget:         integer("remoting.read_budget", remoting.DefaultMaxFrameSize, 1<<40),
@@ -843,6 +853,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		ACLFile:                     c.ACLFile,
 		NamesrvCredentials:          c.NamesrvCredentials,
 		AutoCreateTopic:             c.AutoCreateTopic,
+		TraceTopic:                  c.TraceTopic,
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,
 		DisablePropertyFilter:       !c.PropertyFilter,
