@@ -195,6 +195,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetTopicStatsInfo:             {},
 	remoting.GetConsumerConnectionList:     {},
 	remoting.GetConsumeStats:               {},
+	remoting.GetBrokerConsumeStats:         {},
 	remoting.QueryTopicConsumeByWho:        {},
 	remoting.QueryConsumeTimeSpan:          {},
 	remoting.QueryConsumeQueue:             {},

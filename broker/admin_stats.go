@@ -136,31 +136,85 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 	if err := decodeHeader(&h, req.ExtFields); err != nil {
 		return errorResponse(req, err)
 	}
-	group := h.ConsumerGroup
-	topics := b.groupTopics(group)
+	topics := b.groupTopics(h.ConsumerGroup)
 	if h.Topic != "" {
 		topics = []string{h.Topic}
 	}
-	md := b.group.Metadata()
 	s := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
 	for _, topic := range topics {
-		tc, ok := md.Topic(topic)
-		if !ok {
-			continue
-		}
-		for i := int32(0); i < tc.ReadQueueNums; i++ {
-			w := protocol.OffsetWrapper{BrokerOffset: b.queueMax(topic, i)}
-			if off, ok := b.offsets.lookup(group, topic, i); ok && off > 0 {
-				w.ConsumerOffset = off
-			}
-			w.PullOffset = w.ConsumerOffset
-			w.LastTimestamp = b.storeTimeAt(topic, i, w.ConsumerOffset-1)
-			s.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: b.cfg.BrokerName, QueueID: i}] = w
-		}
+		b.addConsumeStats(s.OffsetTable, h.ConsumerGroup, topic)
 	}
 	resp := remoting.NewResponse(req, remoting.Success, "")
 	resp.Body = s.Encode()
 	return resp
+}
+
+// addConsumeStats adds the lines of group's consumption of topic to table,
+// one per read queue: the queue's max offset, the group's committed offset
+// (0 when none) and the store time of the last message consumed. A topic
+// this node does not know adds nothing.
+func (b *Broker) addConsumeStats(table map[protocol.MessageQueue]protocol.OffsetWrapper, group, topic string) {
+	tc, ok := b.group.Metadata().Topic(topic)
+	if !ok {
+		return
+	}
+	for i := int32(0); i < tc.ReadQueueNums; i++ {
+		w := protocol.OffsetWrapper{BrokerOffset: b.queueMax(topic, i)}
+		if off, ok := b.offsets.lookup(group, topic, i); ok && off > 0 {
+			w.ConsumerOffset = off
+		}
+		w.PullOffset = w.ConsumerOffset
+		w.LastTimestamp = b.storeTimeAt(topic, i, w.ConsumerOffset-1)
+		table[protocol.MessageQueue{Topic: topic, BrokerName: b.cfg.BrokerName, QueueID: i}] = w
+	}
+}
+
+// getBrokerConsumeStats serves GET_BROKER_CONSUME_STATS (317): ext isOrder.
+// As Java's broker: for every subscription group, one ConsumeStats per
+// topic the group has offsets on or subscribes to (only ordered topics when
+// isOrder; a topic an online group does not subscribe to is left out), and
+// the sum of every queue's lag.
+func (b *Broker) getBrokerConsumeStats(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.BrokerConsumeStatsRequestHeader
+	if err := decodeHeader(&h, req.ExtFields); err != nil {
+		return errorResponse(req, err)
+	}
+	md := b.group.Metadata()
+	list := protocol.ConsumeStatsList{BrokerAddr: b.cfg.AdvertiseAddr}
+	for _, g := range md.Groups() {
+		online := b.groupSubscriptions(g.GroupName)
+		gs := protocol.GroupConsumeStats{Group: g.GroupName, Stats: []protocol.ConsumeStats{}}
+		for _, topic := range b.groupTopics(g.GroupName) {
+			tc, ok := md.Topic(topic)
+			if !ok || (h.IsOrder && !tc.Order) || (len(online) > 0 && !online[topic]) {
+				continue
+			}
+			s := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
+			b.addConsumeStats(s.OffsetTable, g.GroupName, topic)
+			for _, w := range s.OffsetTable {
+				list.TotalDiff += w.BrokerOffset - w.ConsumerOffset
+			}
+			gs.Stats = append(gs.Stats, s)
+		}
+		list.Groups = append(list.Groups, gs)
+	}
+	resp := remoting.NewResponse(req, remoting.Success, "")
+	resp.Body = list.Encode()
+	return resp
+}
+
+// groupSubscriptions is the topics group's online consumers subscribe to
+// (empty when none is online).
+func (b *Broker) groupSubscriptions(group string) map[string]bool {
+	out := map[string]bool{}
+	b.consumers.mu.Lock()
+	defer b.consumers.mu.Unlock()
+	if g := b.consumers.groups[group]; g != nil && len(g.clients) > 0 {
+		for topic := range g.subs {
+			out[topic] = true
+		}
+	}
+	return out
 }
 
 // getConsumerConnectionList serves GET_CONSUMER_CONNECTION_LIST (203): ext

@@ -30,6 +30,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.ViewMessageByID: {poolAdmin, false}, remoting.QueryMessage: {poolAdmin, false},
 		remoting.GetTopicStatsInfo: {poolAdmin, false}, remoting.GetConsumerConnectionList: {poolAdmin, false},
 		remoting.GetConsumeStats: {poolAdmin, false}, remoting.GetProducerConnectionList: {poolAdmin, false},
+		remoting.GetBrokerConsumeStats:        {poolAdmin, false},
 		remoting.QueryTopicConsumeByWho:       {poolAdmin, false},
 		remoting.QueryConsumeTimeSpan:         {poolAdmin, false},
 		remoting.QueryConsumeQueue:            {poolAdmin, false},

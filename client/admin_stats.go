@@ -94,28 +94,48 @@ type GroupQueueProgress struct {
 	QueueProgress
 }
 
-// BrokerConsumeStats returns, for every subscription group of the broker
-// node at addr (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201), its progress on
-// every queue it consumes there (GET_CONSUME_STATS, 208), sorted by
-// topic, group and queue: mqadmin's brokerConsumeStats.
+// BrokerConsumeStats returns every subscription group's progress on every
+// queue it consumes at the broker node at addr (GET_BROKER_CONSUME_STATS,
+// 317; from a node that does not serve it, group by group with
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201, and GET_CONSUME_STATS, 208),
+// sorted by topic, group and queue: mqadmin's brokerConsumeStats.
 func (a *Admin) BrokerConsumeStats(ctx context.Context, addr string) ([]GroupQueueProgress, error) {
 	groups, err := a.resolve(ctx, Target{BrokerAddr: addr})
 	if err != nil {
 		return nil, err
 	}
 	g := groups[0]
-	configs, err := a.ListGroups(ctx, Target{BrokerAddr: addr})
+	out := []GroupQueueProgress{}
+	h := protocol.BrokerConsumeStatsRequestHeader{}
+	resp, err := a.call(ctx, g.addr, h.Request(), 0, remoting.Success, remoting.RequestCodeNotSupported)
 	if err != nil {
 		return nil, err
 	}
-	out := []GroupQueueProgress{}
-	for _, c := range configs {
-		cs, err := a.consumeStats(ctx, g, c.GroupName, "")
+	if resp.Code == remoting.Success {
+		list, err := protocol.DecodeConsumeStatsList(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("client: broker consume stats of %s: %w", g.addr, err)
+		}
+		for _, gs := range list.Groups {
+			for _, cs := range gs.Stats {
+				for mq, w := range cs.OffsetTable {
+					out = append(out, GroupQueueProgress{Group: gs.Group, QueueProgress: queueProgressOf(mq, w)})
+				}
+			}
+		}
+	} else {
+		configs, err := a.ListGroups(ctx, Target{BrokerAddr: addr})
 		if err != nil {
 			return nil, err
 		}
-		for mq, w := range cs.OffsetTable {
-			out = append(out, GroupQueueProgress{Group: c.GroupName, QueueProgress: queueProgressOf(mq, w)})
+		for _, c := range configs {
+			cs, err := a.consumeStats(ctx, g, c.GroupName, "")
+			if err != nil {
+				return nil, err
+			}
+			for mq, w := range cs.OffsetTable {
+				out = append(out, GroupQueueProgress{Group: c.GroupName, QueueProgress: queueProgressOf(mq, w)})
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

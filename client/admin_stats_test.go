@@ -107,6 +107,9 @@ func TestAdminStatsAndReads(t *testing.T) {
 	for _, r := range bcs {
 		if r.Group == "StatsCG" && r.Topic == "StatsT" {
 			rows++
+			if r.QueueID == 0 && (r.ConsumerOffset != q0 || r.Lag != 0) {
+				t.Fatalf("queue 0 in broker consume stats (GET_BROKER_CONSUME_STATS): %+v, want consumed to %d", r, q0)
+			}
 		}
 	}
 	if rows != 2 {

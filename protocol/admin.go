@@ -204,45 +204,51 @@ func readValue(b []byte, v any) (int, error) {
 // field with the key and the bytes from the value on; field returns how
 // many bytes it consumed, or -1 to have the value skipped as standard JSON.
 func walkObject(body []byte, field func(key string, val []byte) (int, error)) error {
+	_, err := walkObjectN(body, field)
+	return err
+}
+
+// walkObjectN is walkObject that also returns the bytes the object took.
+func walkObjectN(body []byte, field func(key string, val []byte) (int, error)) (int, error) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
-		return fmt.Errorf("not an object")
+		return 0, fmt.Errorf("not an object")
 	}
 	i = skipSpace(body, i+1)
 	if i < len(body) && body[i] == '}' {
-		return nil
+		return i + 1, nil
 	}
 	for {
 		var key string
 		n, err := readValue(body[i:], &key)
 		if err != nil {
-			return fmt.Errorf("key at byte %d: %w", i, err)
+			return 0, fmt.Errorf("key at byte %d: %w", i, err)
 		}
 		i = skipSpace(body, i+n)
 		if i >= len(body) || body[i] != ':' {
-			return fmt.Errorf("no ':' after key %q", key)
+			return 0, fmt.Errorf("no ':' after key %q", key)
 		}
 		i = skipSpace(body, i+1)
 		if n, err = field(key, body[i:]); err != nil {
-			return fmt.Errorf("%s: %w", key, err)
+			return 0, fmt.Errorf("%s: %w", key, err)
 		}
 		if n < 0 {
 			var raw json.RawMessage
 			if n, err = readValue(body[i:], &raw); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
+				return 0, fmt.Errorf("%s: %w", key, err)
 			}
 		}
 		i = skipSpace(body, i+n)
 		if i >= len(body) {
-			return fmt.Errorf("unterminated object")
+			return 0, fmt.Errorf("unterminated object")
 		}
 		switch body[i] {
 		case '}':
-			return nil
+			return i + 1, nil
 		case ',':
 			i = skipSpace(body, i+1)
 		default:
-			return fmt.Errorf("unexpected %q at byte %d", body[i], i)
+			return 0, fmt.Errorf("unexpected %q at byte %d", body[i], i)
 		}
 	}
 }

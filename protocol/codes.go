@@ -123,7 +123,7 @@ var RequestCodes = []RequestCode{
 	{remoting.CloneGroupOffset, "CLONE_GROUP_OFFSET", Broker, "the leader commits the source group's offsets for the destination through raft"},
 	{315, "VIEW_BROKER_STATS_DATA", Neither, "not yet served; each node's /metrics has the rates"},
 	{316, "CLEAN_UNUSED_TOPIC", Neither, "not yet served"},
-	{remoting.GetBrokerConsumeStats, "GET_BROKER_CONSUME_STATS", Neither, "not yet served; `admin brokerConsumeStats` builds it from GET_CONSUME_STATS"},
+	{remoting.GetBrokerConsumeStats, "GET_BROKER_CONSUME_STATS", Broker, "every group's lag on the broker (rocketmq-exporter, mqadmin brokerConsumeStats)"},
 	{remoting.UpdateNamesrvConfig, "UPDATE_NAMESRV_CONFIG", Neither, "a name server's settings are its flags"},
 	{remoting.GetNamesrvConfig, "GET_NAMESRV_CONFIG", Neither, "a name server's settings are its flags; `ledgermq namesrv --check-config`"},
 	{remoting.SendBatchMessage, "SEND_BATCH_MESSAGE", Broker, "all or nothing, one raft entry"},
