@@ -6,7 +6,9 @@ import (
 )
 
 func TestConsumeStatsListRoundTrip(t *testing.T) {
-	mq := func(topic string, q int32) MessageQueue { return MessageQueue{Topic: topic, BrokerName: "broker-a", QueueID: q} }
+	mq := func(topic string, q int32) MessageQueue {
+		return MessageQueue{Topic: topic, BrokerName: "broker-a", QueueID: q}
+	}
 	in := ConsumeStatsList{
 		BrokerAddr: "127.0.0.1:10911",
 		TotalDiff:  7,
