@@ -65,10 +65,13 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
 	c.Opaque = int32(binary.BigEndian.Uint32(h[5:]))
 	c.Flag = int32(binary.BigEndian.Uint32(h[9:]))
 	pos := 13
-	remarkLen := int32(binary.BigEndian.Uint32(h[pos:]))
+	// As RocketMQ's RocketMQSerializable reads it: a remark or ext length
+	// of zero or less means none, and bytes after the ext are ignored; a
+	// length past the header's end is an error.
+	remarkLen := max(int32(binary.BigEndian.Uint32(h[pos:])), 0)
 	pos += 4
 	// The ext length field must still fit after the remark.
-	if remarkLen < 0 || int64(remarkLen) > int64(len(h)-pos-4) {
+	if int64(remarkLen) > int64(len(h)-pos-4) {
 		return fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
 	}
 	// Strings are cut from one copy of the header: one allocation of its
@@ -78,12 +81,12 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
 		c.Remark = hs[pos : pos+int(remarkLen)]
 		pos += int(remarkLen)
 	}
-	extLen := int32(binary.BigEndian.Uint32(h[pos:]))
+	extLen := max(int32(binary.BigEndian.Uint32(h[pos:])), 0)
 	pos += 4
-	if extLen < 0 || int64(extLen) != int64(len(h)-pos) {
+	if int64(extLen) > int64(len(h)-pos) {
 		return fmt.Errorf("%w: ext length %d with %d header bytes left", ErrBadHeader, extLen, len(h)-pos)
 	}
-	ext, err := decodeBinaryExt(hs[pos:], lim.MaxExtFields)
+	ext, err := decodeBinaryExt(hs[pos:pos+int(extLen)], lim.MaxExtFields)
 	if err != nil {
 		return err
 	}

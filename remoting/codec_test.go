@@ -307,12 +307,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"bad literal", jsonFrame(`{"x":nul}`, nil), ErrBadHeader},
 		{"too deep", jsonFrame(`{"x":`+strings.Repeat("[", maxJSONDepth)+strings.Repeat("]", maxJSONDepth)+`}`, nil), ErrBadHeader},
 		{"binary header too short", binFrame(make([]byte, 20)), ErrBadHeader},
-		{"binary negative remark length", binFrame(binHeader(-1, 0)), ErrBadHeader},
 		{"binary remark past header", binFrame(binHeader(0, 0)[:13]), ErrBadHeader},
 		{"binary remark length too big", binFrame(append(binHeader(0, 0)[:13], 0, 0, 0, 9, 0, 0, 0, 0)), ErrBadHeader},
-		{"binary negative ext length", binFrame(binHeader(0, -5)), ErrBadHeader},
 		{"binary ext length past header", binFrame(binHeader(0, 8, 0, 1, 'k')), ErrBadHeader},
-		{"binary bytes after ext", binFrame(binHeader(0, 0, 'x')), ErrBadHeader},
 		{"binary negative key length", binFrame(binHeader(0, 2, 0xff, 0xff)), ErrBadHeader},
 		{"binary key past ext", binFrame(binHeader(0, 3, 0, 5, 'k')), ErrBadHeader},
 		{"binary value length cut", binFrame(binHeader(0, 5, 0, 1, 'k', 0, 0)), ErrBadHeader},
@@ -347,6 +344,33 @@ func TestBinaryEdgeCases(t *testing.T) {
 	}
 	if c.Language != LanguageOther || c.ExtFields["k"] != "b" || len(c.ExtFields) != 1 {
 		t.Fatalf("%+v", c)
+	}
+
+	// Read as RocketMQ's RocketMQSerializable reads them: a remark or ext
+	// length of zero or less is none, and bytes after the ext are ignored.
+	lenient := func(remarkLen, extLen int32, ext []byte, trailing ...byte) *Command {
+		t.Helper()
+		h := make([]byte, 13)
+		h = binary.BigEndian.AppendUint32(h, uint32(remarkLen))
+		h = binary.BigEndian.AppendUint32(h, uint32(extLen))
+		h = append(append(h, ext...), trailing...)
+		c, err := Decode(append(binary.BigEndian.AppendUint32(nil, 1<<24|uint32(len(h))), h...))
+		if err != nil {
+			t.Fatalf("remark length %d, ext length %d, %d trailing bytes: %v", remarkLen, extLen, len(trailing), err)
+		}
+		return c
+	}
+	if c := lenient(-1, 0, nil); c.Remark != "" || c.ExtFields != nil {
+		t.Fatalf("negative remark length: %+v", c)
+	}
+	if c := lenient(0, -5, nil); c.ExtFields != nil {
+		t.Fatalf("negative ext length: %+v", c)
+	}
+	if c := lenient(0, 7, []byte{0, 1, 'k', 0, 0, 0, 0}, 'x', 'y'); c.ExtFields["k"] != "" || len(c.ExtFields) != 1 {
+		t.Fatalf("bytes after the ext: %+v", c)
+	}
+	if c := lenient(0, 0, nil, 0, 1, 'k'); c.ExtFields != nil {
+		t.Fatalf("bytes after an empty ext: %+v", c)
 	}
 
 	for name, want := range map[string]byte{"JAVA": 0, "GO": 9, "NODE_JS": 13, "RUST": 12, "": 7, "COBOL": 7} {

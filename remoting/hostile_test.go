@@ -37,8 +37,8 @@ func hostileInputs() map[string][]byte {
 		"ext value cut short":         jsonOf(`{"code":34,"opaque":1,"extFields":{"queueId":1`),
 		"ext value bad literal":       jsonOf(`{"code":34,"opaque":1,"extFields":{"a":nul}}`),
 		"truncated json":              jsonOf(`{"code":34,"opaque":1`),
-		"binary negative remark": frameOf(1<<24|21, string([]byte{
-			0, 34, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})),
+		"binary remark past header": frameOf(1<<24|21, string([]byte{
+			0, 34, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0})),
 		"binary ext past header": frameOf(1<<24|21, string([]byte{
 			0, 34, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 50})),
 	}
