@@ -229,6 +229,16 @@
 // WithMaxTimeConsumeContinuously (60 s) while another queue waits lets
 // that queue go first, so a busy queue cannot starve the others.
 //
+// # Request-reply
+//
+// Producer.Request (request.go) sends a message carrying CORRELATION_ID,
+// REPLY_TO_CLIENT and TTL and waits for its reply; NewReply makes the
+// reply a consumer sends with any producer, which goes to the cluster's
+// reply topic with SEND_REPLY_MESSAGE (324). The broker pushes it to the
+// requester (PUSH_REPLY_MESSAGE_TO_CLIENT, 326) over the connection the
+// requester heartbeats as a producer: it heartbeats the leaders of the
+// request topic's and of the reply topic's routes before it sends.
+//
 // # Transactions
 //
 // NewTransactionProducer (transaction.go) sends a message as a half

@@ -27,6 +27,8 @@ type Producer struct {
 	mu     sync.Mutex
 	closed bool
 	sends  sync.WaitGroup // sends in progress, sync and async
+
+	replies replies // request-reply (request.go)
 }
 
 // NewProducer returns a producer configured by opts; WithNameServers is
@@ -40,7 +42,22 @@ func NewProducer(opts ...Option) (*Producer, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	return &Producer{opts: o, core: newCore(o), async: make(chan struct{}, o.maxAsync)}, nil
+	p := &Producer{async: make(chan struct{}, o.maxAsync), replies: replies{waiting: map[string]chan *MessageExt{}}}
+	// Replies to this producer's requests come as broker requests; other
+	// broker requests go to the handler the options set (a transaction
+	// producer's check-backs).
+	inner := o.onRequest
+	o.onRequest = remoting.HandlerFunc(func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if req.Code == remoting.PushReplyMessageToClient {
+			return p.serveReply(ctx, conn, req)
+		}
+		if inner != nil {
+			return inner.Serve(ctx, conn, req)
+		}
+		return nil
+	})
+	p.opts, p.core = o, newCore(o)
+	return p, nil
 }
 
 // Send sends m and waits for the broker's answer, retrying (WithRetries)
@@ -144,6 +161,12 @@ func (p *Producer) Close() error {
 	p.closed = true
 	p.mu.Unlock()
 	p.sends.Wait()
+	p.replies.mu.Lock()
+	hb := p.replies.hb
+	p.replies.mu.Unlock()
+	if hb != nil {
+		hb.close()
+	}
 	p.core.close()
 	return nil
 }
@@ -184,6 +207,7 @@ type outgoing struct {
 	header  protocol.SendMessageRequestHeader // QueueID and BrokerName set per attempt
 	body    []byte
 	batch   bool
+	reply   bool     // a reply (MSG_TYPE reply): SEND_REPLY_MESSAGE
 	ids     []string // the UNIQ_KEYs, one per message
 	msg     *Message // what a selector sees (a batch's first message)
 	ordered bool     // the queue comes from a selector
@@ -196,6 +220,9 @@ func (o *outgoing) request(q Queue) *remoting.Command {
 	h.BrokerName = q.BrokerName
 	if o.batch {
 		return (*protocol.SendMessageRequestHeaderV2)(&h).Request(o.body)
+	}
+	if o.reply {
+		return remoting.NewRequest(remoting.SendReplyMessage, h.Encode(), o.body)
 	}
 	return h.Request(o.body)
 }
@@ -243,6 +270,7 @@ func (p *Producer) prepareWith(m *Message, extra map[string]string) (*outgoing, 
 		body:    body,
 		ids:     []string{props[message.PropertyUniqKey]},
 		msg:     m,
+		reply:   props[message.PropertyMessageType] == protocol.ReplyMessageType,
 		ordered: p.opts.selector != nil || m.ShardingKey != "",
 	}, nil
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-// producerHeartbeat sends a transactional producer's HEART_BEAT (34, with
+// producerHeartbeat sends a transactional producer's or a requester's
+// HEART_BEAT (34, with
 // its group in producerDataSet) to the leader of every broker group it
 // sends to: at once the first time it uses a leader, then every
 // DefaultHeartbeatInterval to every leader of its cached routes. A broker
@@ -19,6 +20,8 @@ import (
 type producerHeartbeat struct {
 	p    *Producer
 	body []byte
+	// clientID is the id the heartbeats carry (a requester's REPLY_TO_CLIENT).
+	clientID string
 
 	mu   sync.Mutex
 	told map[string]bool // leaders heard from since the last round
@@ -32,7 +35,7 @@ func newProducerHeartbeat(p *Producer) *producerHeartbeat {
 	hb := protocol.HeartbeatData{ClientID: clientID(p.opts.consumer.instance), ProducerDataSet: []protocol.ProducerData{{GroupName: p.opts.group}}}
 	body, _ := hb.Encode() // strings only: cannot fail
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &producerHeartbeat{p: p, body: body, told: map[string]bool{}, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	h := &producerHeartbeat{p: p, body: body, clientID: hb.ClientID, told: map[string]bool{}, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go h.loop()
 	return h
 }

@@ -22,6 +22,8 @@ type publishInfo struct {
 	queues []Queue
 	// leaders maps each group with a leader to the leader's address.
 	leaders map[string]string
+	// clusters are the clusters of the route's broker groups.
+	clusters []string
 	// waiting: some group of all has no leader (an election is under
 	// way, or its leader just died): sends to it wait for a new route.
 	waiting bool
@@ -45,6 +47,9 @@ func newPublishInfo(topic string, rd *protocol.TopicRouteData, fromDefault bool)
 		bd, ok := rd.Broker(name)
 		if !ok || n <= 0 {
 			return
+		}
+		if bd.Cluster != "" && !slices.Contains(info.clusters, bd.Cluster) {
+			info.clusters = append(info.clusters, bd.Cluster)
 		}
 		addr, hasLeader := bd.LeaderAddr()
 		if hasLeader {
