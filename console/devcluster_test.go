@@ -178,6 +178,13 @@ func TestConsoleDevCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
+	waitUntil(t, 10*time.Second, "dev's console line", func() error {
+		if want := " console -n " + c.p.Namesrv + ", then open http://"; !strings.Contains(c.p.Output(), want) {
+			return fmt.Errorf("no %q in dev's output", want)
+		}
+		return nil
+	})
+
 	t.Run("pages match the admin API", func(t *testing.T) {
 		// The cluster: the page's raft columns are ClusterList's. Nothing
 		// writes meanwhile, so both reads see the same indices.
