@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // chromiumPath finds Debian's chromium (or another Chrome), "" when none.
@@ -126,20 +127,13 @@ func eval[T any](b *browser, expr string) T {
 	return v
 }
 
-// waitJS polls a JavaScript predicate until it is true or d passes, and
-// returns how long it took.
+// waitJS polls a JavaScript predicate every 100 ms until it is true, and
+// fails when d passes first; it returns how long it took.
 func (b *browser) waitJS(what, expr string, d time.Duration) time.Duration {
 	b.t.Helper()
 	start := time.Now()
-	for {
-		if eval[bool](b, expr) {
-			return time.Since(start)
-		}
-		if time.Since(start) > d {
-			b.t.Fatalf("%s: not within %v (%s)", what, d, expr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testwait.ForEvery(b.t, d, 100*time.Millisecond, what+" ("+expr+")", func() bool { return eval[bool](b, expr) })
+	return time.Since(start)
 }
 
 // shot saves a PNG of the whole page as name.png and logs its path.
@@ -243,11 +237,10 @@ func browserTest(t *testing.T, c *devCluster, base, topic, group string, sent []
 		t.Errorf("the dry run moved the offsets: %+v", pr)
 	}
 	b.shot("reset-dry-run")
-	// The checkbox is required: without it the browser does not submit.
-	b.do("execute without confirming", chromedp.Click("#execute"))
-	time.Sleep(300 * time.Millisecond)
-	if !eval[bool](b, `!!document.querySelector('#dry-run-result')`) {
-		t.Fatal("the reset was submitted without the confirmation")
+	// The checkbox is required: unticked, the browser does not submit the
+	// form (and the server refuses it: TestResetNeedsTokenAndConfirmation).
+	if eval[bool](b, `document.getElementById('execute-form').checkValidity()`) {
+		t.Fatal("the execute form is valid without the confirmation")
 	}
 	b.do("execute", chromedp.Click("#confirm"), chromedp.Click("#execute"), chromedp.WaitVisible("#reset-done"))
 	b.shot("reset-executed")

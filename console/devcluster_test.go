@@ -16,6 +16,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // devCluster is a running `ledgermq dev` and an admin API on it.
@@ -60,20 +61,28 @@ func startConsole(t *testing.T, a Admin, cfg Config) string {
 	return "http://" + ln.Addr().String()
 }
 
-// waitUntil polls cond every 100 ms until it holds or d passes.
+// waitUntil polls cond every 100 ms (testwait) until it returns nil, and
+// fails with its last error when d passes first.
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v: %v", what, d, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var last error
+	testwait.ForEvery(lastErrorTB{t, &last}, d, 100*time.Millisecond, what, func() bool {
+		last = cond()
+		return last == nil
+	})
+}
+
+// lastErrorTB adds a condition's last error to testwait's failure.
+type lastErrorTB struct {
+	t    *testing.T
+	last *error
+}
+
+func (l lastErrorTB) Helper() { l.t.Helper() }
+
+func (l lastErrorTB) Fatalf(format string, args ...any) {
+	l.t.Helper()
+	l.t.Fatalf(format+": %v", append(args, *l.last)...)
 }
 
 // seed makes what the pages show: a topic of 4 queues with n messages

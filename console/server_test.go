@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/ops"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -363,11 +364,9 @@ func TestSamplerAndRun(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
 	var sm Samples
-	for time.Now().Before(deadline) {
+	testwait.ForEvery(t, 10*time.Second, 60*time.Millisecond, "three samples, one with a send rate", func() bool {
 		in.Add(10)
-		time.Sleep(60 * time.Millisecond)
 		code, body := get(t, http.DefaultClient, "http://"+ln.Addr().String()+"/api/metrics")
 		if code != http.StatusOK {
 			t.Fatalf("/api/metrics: %d", code)
@@ -375,10 +374,8 @@ func TestSamplerAndRun(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &sm); err != nil {
 			t.Fatal(err)
 		}
-		if len(sm.Times) >= 3 {
-			break
-		}
-	}
+		return len(sm.Times) >= 3 && slices.Max(sm.SendRate.Values) > 0
+	})
 	if len(sm.Times) < 3 || len(sm.SendRate.Values) != len(sm.Times) {
 		t.Fatalf("samples %+v", sm)
 	}
