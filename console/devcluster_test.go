@@ -321,3 +321,6 @@ func TestConsoleDevCluster(t *testing.T) {
 		browserTest(t, c, base, topic, group, sent)
 	})
 }
+
+// errorf is fmt.Errorf, for conditions' errors.
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -22,7 +22,8 @@ type Config struct {
 	Admin Admin
 	// User and Password, when set, protect every page with basic auth.
 	User, Password string
-	// NodeHTTP asks nodes' /status and /metrics (default: 2 s timeout).
+	// NodeHTTP asks nodes' /status and /metrics (default: its own
+	// transport, 2 s timeout; Run closes its idle connections on return).
 	NodeHTTP *http.Client
 	// SampleEvery is the live chart's interval (default 2 s).
 	SampleEvery time.Duration
@@ -52,7 +53,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: give both or neither", ErrNeedAuth)
 	}
 	if cfg.NodeHTTP == nil {
-		cfg.NodeHTTP = &http.Client{Timeout: 2 * time.Second}
+		cfg.NodeHTTP = &http.Client{Timeout: 2 * time.Second,
+			Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 2 * time.Second}}
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = 2 * time.Second
@@ -128,6 +130,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	stop()
 	wg.Wait()
+	s.cfg.NodeHTTP.CloseIdleConnections()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
