@@ -64,6 +64,7 @@ func newFake(t *testing.T) (*fakeAdmin, *atomic.Int64) {
 			{Cluster: "DefaultCluster", BrokerName: "broker-a", ID: "n0", Voter: true, Role: "leader", Term: 3, LastIndex: 42, CommitIndex: 42, AppliedIndex: 42, ClientAddr: "127.0.0.1:10911", BrokerID: 0},
 			{Cluster: "DefaultCluster", BrokerName: "broker-a", ID: "n1", Voter: true, Role: "follower", Term: 3, LastIndex: 42, CommitIndex: 41, AppliedIndex: 40, Lag: 2, ClientAddr: "127.0.0.1:10921", BrokerID: 1},
 			{Cluster: "DefaultCluster", BrokerName: "broker-a", ID: "n2", Voter: true, Role: "unreachable", ClientAddr: "127.0.0.1:10931", BrokerID: -1, Error: "dial refused"},
+			{Cluster: "DefaultCluster", BrokerName: "broker-b", ID: "n0", Voter: true, Role: "follower", Term: 5, ClientAddr: "127.0.0.1:10941", BrokerID: 1},
 		},
 		health: &client.HealthReport{Healthy: false, Problems: []string{"group broker-a: n2 (127.0.0.1:10931) does not answer: dial refused"}},
 		topics: []string{"Orders", "%RETRY%g1", "<script>alert(1)</script>", "TBW102"},
@@ -117,7 +118,7 @@ func TestPagesFromFake(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/cluster", []string{`data-leader="n0"`, "broker-a", "not healthy", "dial refused", "leader n0, term 3, applied 42", `class="num lag">2<`}},
+		{"/cluster", []string{`data-leader="n0"`, `data-group="broker-a"`, `data-group="broker-b"`, `<strong class="bad leader" data-leader="">`, "not healthy", "dial refused", "leader n0, term 3, applied 42", `class="num lag">2<`}},
 		{"/cluster?fragment=1", []string{`<div id="live"`, `data-leader="n0"`}},
 		{"/topics", []string{`href="/topics/Orders"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "2 system topics hidden"}},
 		{"/topics?system=1", []string{`href="/topics/%25RETRY%25g1"`}},
@@ -382,7 +383,7 @@ func TestSamplerAndRun(t *testing.T) {
 	if slices.Max(sm.SendRate.Values) <= 0 {
 		t.Errorf("send rate %v while the counter grows", sm.SendRate.Values)
 	}
-	if len(sm.ApplyLag) != 3 || sm.ApplyLag[0].Values[len(sm.Times)-1] != 7 {
+	if len(sm.ApplyLag) != 4 || sm.ApplyLag[0].Values[len(sm.Times)-1] != 7 {
 		t.Fatalf("apply lag %+v", sm.ApplyLag)
 	}
 }
