@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // pageNames are the templates under assets/templates, each parsed with
@@ -31,8 +30,6 @@ type page struct {
 var funcs = template.FuncMap{
 	"when":       when,
 	"whenMS":     func(ms int64) string { return when(time.UnixMilli(ms)) },
-	"text":       bodyText,
-	"hexdump":    hexDump,
 	"join":       strings.Join,
 	"pathq":      url.PathEscape,
 	"delta":      func(old, new int64) int64 { return new - old },
@@ -75,14 +72,6 @@ func when(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05.000Z")
-}
-
-// bodyText is the body as text, or "" when it is not UTF-8.
-func bodyText(b []byte) string {
-	if !utf8.Valid(b) {
-		return ""
-	}
-	return string(b)
 }
 
 // hexDump is hexdump -C's layout of b.

@@ -28,12 +28,11 @@ func systemTopic(t string) bool {
 }
 
 type topicsData struct {
-	Topics       []string
-	Filter       string
-	System       bool
-	Hidden       int // system topics not shown
-	Total        int
-	ShownMatches int
+	Topics []string
+	Filter string
+	System bool
+	Hidden int // system topics not shown
+	Total  int
 }
 
 func (s *Server) topics(w http.ResponseWriter, r *http.Request) {
