@@ -67,7 +67,7 @@ func newFake(t *testing.T) (*fakeAdmin, *atomic.Int64) {
 			{Cluster: "DefaultCluster", BrokerName: "broker-b", ID: "n0", Voter: true, Role: "follower", Term: 5, ClientAddr: "127.0.0.1:10941", BrokerID: 1},
 		},
 		health: &client.HealthReport{Healthy: false, Problems: []string{"group broker-a: n2 (127.0.0.1:10931) does not answer: dial refused"}},
-		topics: []string{"Orders", "%RETRY%g1", "<script>alert(1)</script>", "TBW102"},
+		topics: []string{"Orders", "%RETRY%g1", "<script>alert(1)</script>", "TBW102", "DefaultCluster_REPLY_TOPIC"},
 		route: &protocol.TopicRouteData{
 			QueueDatas:  []protocol.QueueData{{BrokerName: "broker-a", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
 			BrokerDatas: []protocol.BrokerData{{Cluster: "DefaultCluster", BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: "127.0.0.1:10911", 1: "127.0.0.1:10921"}}},
@@ -120,7 +120,7 @@ func TestPagesFromFake(t *testing.T) {
 	}{
 		{"/cluster", []string{`data-leader="n0"`, `data-group="broker-a"`, `data-group="broker-b"`, `<strong class="bad leader" data-leader="">`, "not healthy", "dial refused", "leader n0, term 3, applied 42", `class="num lag">2<`}},
 		{"/cluster?fragment=1", []string{`<div id="live"`, `data-leader="n0"`}},
-		{"/topics", []string{`href="/topics/Orders"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "2 system topics hidden"}},
+		{"/topics", []string{`href="/topics/Orders"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "3 system topics hidden"}},
 		{"/topics?system=1", []string{`href="/topics/%25RETRY%25g1"`}},
 		{"/topics/Orders", []string{"127.0.0.1:10911", `class="num max">17<`, "20 messages stored"}},
 		{"/groups", []string{`href="/groups/g1"`}},

@@ -19,6 +19,9 @@ var systemPrefixes = []string{"%RETRY%", "%DLQ%", "rmq_sys_", "RMQ_SYS_", "SCHED
 	"SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT", "TRANS_CHECK_MAX_TIME_TOPIC", "RocketMQ_TRACE", "%SYS%"}
 
 func systemTopic(t string) bool {
+	if strings.HasSuffix(t, "_REPLY_TOPIC") { // <cluster>_REPLY_TOPIC of request-reply
+		return true
+	}
 	for _, p := range systemPrefixes {
 		if strings.HasPrefix(t, p) {
 			return true
