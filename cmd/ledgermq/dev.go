@@ -487,7 +487,21 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	if d.groups > 1 {
 		fmt.Fprintf(d.out, "dev: a topic on every group: %s admin topic create -n %s -t TOPIC -c DefaultCluster\n", d.sup.exe, d.namesrv)
 	}
+	fmt.Fprintf(d.out, "dev: web console: %s console -n %s%s, then open http://%s/\n", d.sup.exe, d.namesrv, d.consoleFlags(), consoleDefaultListen)
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
+}
+
+// consoleFlags are the connection flags the console needs for this dev
+// cluster (its TLS CA; with ACL, an account's keys, not printed).
+func (d *devRun) consoleFlags() string {
+	var out string
+	if d.tls {
+		out += " --tls-ca " + d.tlsFiles.CAFile
+	}
+	if d.acl != nil {
+		out += " --access-key AK --secret-key SK"
+	}
+	return out
 }
 
 // clusterFile is cluster.json's content: every node's group, addresses,

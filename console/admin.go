@@ -1,0 +1,36 @@
+package console
+
+import (
+	"context"
+	"time"
+
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
+)
+
+// Admin is the part of the admin API (*client.Admin) the console uses.
+// Handler tests that need no cluster give the server a fake.
+type Admin interface {
+	ClusterList(ctx context.Context) ([]client.MemberStatus, error)
+	Health(ctx context.Context, maxLag uint64) (*client.HealthReport, error)
+	// BrokerConfig is read for a node's http_addr (its /status and /metrics).
+	BrokerConfig(ctx context.Context, addr string) (map[string]string, error)
+
+	ListTopics(ctx context.Context) ([]string, error)
+	TopicRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error)
+	TopicStatus(ctx context.Context, topic string) ([]client.QueueStatus, error)
+
+	ListGroups(ctx context.Context, t client.Target) ([]client.BrokerGroupConfig, error)
+	ConsumerProgress(ctx context.Context, group, topic string) (*client.Progress, error)
+	ConsumerConnections(ctx context.Context, group string) (*client.ConsumerConnections, error)
+	ResetOffsetByTime(ctx context.Context, r client.ResetRequest) ([]client.OffsetReset, error)
+
+	MessageByID(ctx context.Context, topic, id string) (*message.Ext, error)
+	MessagesByKey(ctx context.Context, topic, key string, maxNum int, begin, end time.Time) ([]*message.Ext, error)
+	MessageAtOffset(ctx context.Context, topic, brokerName string, queueID int32, offset int64) (*message.Ext, error)
+	MessagesByTime(ctx context.Context, topic string, begin, end time.Time, maxNum int) ([]*message.Ext, error)
+}
+
+// *client.Admin is the console's Admin.
+var _ Admin = (*client.Admin)(nil)

@@ -1,0 +1,113 @@
+package console
+
+// The cluster page: every broker group, its members' raft view (the
+// admin API's ClusterList), the health check, and each node's own
+// /status. It reloads its "live" block every RefreshEvery.
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/ops"
+)
+
+type clusterNode struct {
+	client.MemberStatus
+	Leader bool
+	// Status is the node's /status; StatusErr why there is none.
+	Status    *ops.Status
+	StatusErr string
+	Ready     bool
+	NotReady  []string
+}
+
+type clusterGroup struct {
+	Name, Cluster string
+	// Leader is the node that says it leads ("" while none does).
+	Leader, LeaderAddr string
+	Nodes              []clusterNode
+}
+
+type clusterData struct {
+	Groups    []clusterGroup
+	Health    *client.HealthReport
+	HealthErr string
+	At        time.Time
+}
+
+// clusterView reads everything the page shows.
+func (s *Server) clusterView(ctx context.Context) (*clusterData, error) {
+	members, err := s.cfg.Admin.ClusterList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := &clusterData{At: time.Now()}
+	nodes := make([]clusterNode, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		nodes[i].MemberStatus, nodes[i].Leader = m, m.Role == "leader"
+		if m.Error != "" {
+			nodes[i].StatusErr = "does not answer"
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := s.nodes.status(ctx, m.ClientAddr)
+			if err != nil {
+				nodes[i].StatusErr = err.Error()
+				return
+			}
+			nodes[i].Status = &st
+			nodes[i].Ready, nodes[i].NotReady = st.Ready(ops.DefaultMaxLag)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		h, err := s.cfg.Admin.Health(ctx, 0)
+		if err != nil {
+			d.HealthErr = err.Error()
+			return
+		}
+		d.Health = h
+	}()
+	wg.Wait()
+	index := map[string]int{}
+	for _, n := range nodes {
+		i, ok := index[n.BrokerName]
+		if !ok {
+			i = len(d.Groups)
+			index[n.BrokerName] = i
+			d.Groups = append(d.Groups, clusterGroup{Name: n.BrokerName, Cluster: n.Cluster})
+		}
+		g := &d.Groups[i]
+		if n.Leader {
+			g.Leader, g.LeaderAddr = n.ID, n.ClientAddr
+		}
+		g.Nodes = append(g.Nodes, n)
+	}
+	return d, nil
+}
+
+func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	p := page{Title: "Cluster", Nav: "cluster", RefreshMS: s.cfg.RefreshEvery.Milliseconds()}
+	d, err := s.clusterView(ctx)
+	code := http.StatusOK
+	if err != nil {
+		p.Error = err.Error()
+		code = http.StatusBadGateway
+	} else {
+		p.Data = d
+	}
+	fragment := r.URL.Query().Get("fragment") == "1"
+	if fragment {
+		code = http.StatusOK // the page keeps polling; the block shows the error
+	}
+	s.render(w, code, "cluster", p, fragment)
+}

@@ -1,0 +1,122 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
+)
+
+// fakeAdmin answers from fields; it records the resets asked.
+type fakeAdmin struct {
+	members  []client.MemberStatus
+	health   *client.HealthReport
+	httpAddr string // every node's http_addr
+	topics   []string
+	route    *protocol.TopicRouteData
+	queues   []client.QueueStatus
+	groups   []client.BrokerGroupConfig
+	progress *client.Progress
+	conns    *client.ConsumerConnections
+	msgs     []*message.Ext
+
+	mu     sync.Mutex
+	resets []client.ResetRequest
+}
+
+func (f *fakeAdmin) ClusterList(context.Context) ([]client.MemberStatus, error) {
+	return f.members, nil
+}
+
+func (f *fakeAdmin) Health(context.Context, uint64) (*client.HealthReport, error) {
+	return f.health, nil
+}
+
+func (f *fakeAdmin) BrokerConfig(_ context.Context, addr string) (map[string]string, error) {
+	return map[string]string{"http_addr": f.httpAddr}, nil
+}
+
+func (f *fakeAdmin) ListTopics(context.Context) ([]string, error) { return f.topics, nil }
+
+func (f *fakeAdmin) TopicRoute(_ context.Context, topic string) (*protocol.TopicRouteData, error) {
+	if f.route == nil {
+		return nil, fmt.Errorf("%w: %s", client.ErrNoSuchTopic, topic)
+	}
+	return f.route, nil
+}
+
+func (f *fakeAdmin) TopicStatus(context.Context, string) ([]client.QueueStatus, error) {
+	return f.queues, nil
+}
+
+func (f *fakeAdmin) ListGroups(context.Context, client.Target) ([]client.BrokerGroupConfig, error) {
+	return f.groups, nil
+}
+
+func (f *fakeAdmin) ConsumerProgress(_ context.Context, group, _ string) (*client.Progress, error) {
+	if f.progress == nil {
+		return nil, fmt.Errorf("%w: %s", client.ErrNoSuchGroup, group)
+	}
+	return f.progress, nil
+}
+
+func (f *fakeAdmin) ConsumerConnections(_ context.Context, group string) (*client.ConsumerConnections, error) {
+	if f.conns == nil {
+		return nil, fmt.Errorf("%w: %s", client.ErrNoSuchGroup, group)
+	}
+	return f.conns, nil
+}
+
+func (f *fakeAdmin) ResetOffsetByTime(_ context.Context, r client.ResetRequest) ([]client.OffsetReset, error) {
+	f.mu.Lock()
+	f.resets = append(f.resets, r)
+	f.mu.Unlock()
+	return []client.OffsetReset{{BrokerName: "broker-a", QueueID: 0, Old: 10, New: 3}, {BrokerName: "broker-a", QueueID: 1, Old: 5, New: 5}}, nil
+}
+
+func (f *fakeAdmin) resetsAsked() []client.ResetRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]client.ResetRequest(nil), f.resets...)
+}
+
+func (f *fakeAdmin) MessageByID(_ context.Context, _, id string) (*message.Ext, error) {
+	for _, m := range f.msgs {
+		if m.MsgID() == id || m.OffsetMsgID() == id {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", client.ErrNoSuchMessage, id)
+}
+
+func (f *fakeAdmin) MessagesByKey(_ context.Context, topic, key string, _ int, _, _ time.Time) ([]*message.Ext, error) {
+	var out []*message.Ext
+	for _, m := range f.msgs {
+		for _, k := range m.Keys() {
+			if k == key {
+				out = append(out, m)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no message of %s with key %s", client.ErrNoSuchMessage, topic, key)
+	}
+	return out, nil
+}
+
+func (f *fakeAdmin) MessageAtOffset(_ context.Context, _, _ string, q int32, off int64) (*message.Ext, error) {
+	for _, m := range f.msgs {
+		if m.QueueID == q && m.QueueOffset == off {
+			return m, nil
+		}
+	}
+	return nil, client.ErrNoSuchMessage
+}
+
+func (f *fakeAdmin) MessagesByTime(context.Context, string, time.Time, time.Time, int) ([]*message.Ext, error) {
+	return f.msgs, nil
+}
