@@ -14,8 +14,8 @@ package client
 //	EndTransaction type time region group topic msgId tags keys storeHost
 //	               msgType transactionId transactionState fromCheck
 //
-// ledgermq's client writes no traces; the look-up reads those of clients
-// that do, through the KEYS index (QUERY_MESSAGE, 12).
+// ledgermq's client writes them with WithTrace (trace.go); the look-up
+// reads any client's, through the KEYS index (QUERY_MESSAGE, 12).
 
 import (
 	"context"

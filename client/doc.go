@@ -239,6 +239,13 @@
 // requester heartbeats as a producer: it heartbeats the leaders of the
 // request topic's and of the reply topic's routes before it sends.
 //
+// # Traces
+//
+// WithTrace makes a producer write a Pub event for every message it sends
+// and a push consumer a SubBefore and a SubAfter for every message it
+// handles, in RocketMQ's trace format, batched into messages of the trace
+// topic (trace.go); Admin.MessageTrace reads a message's events back.
+//
 // # Transactions
 //
 // NewTransactionProducer (transaction.go) sends a message as a half

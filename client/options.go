@@ -58,6 +58,9 @@ type options struct {
 	tlsFiles          tlsconf.Files
 	now               func() time.Time
 	creds             auth.Credentials
+	// traceTopic, when set, is where the client writes message traces
+	// (WithTrace, trace.go).
+	traceTopic string
 
 	// Consumers only (consumer_options.go).
 	consumer consumerOptions

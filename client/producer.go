@@ -29,6 +29,7 @@ type Producer struct {
 	sends  sync.WaitGroup // sends in progress, sync and async
 
 	replies replies // request-reply (request.go)
+	tracer  *tracer // WithTrace (trace.go); nil: no traces
 }
 
 // NewProducer returns a producer configured by opts; WithNameServers is
@@ -57,6 +58,14 @@ func NewProducer(opts ...Option) (*Producer, error) {
 		return nil
 	})
 	p.opts, p.core = o, newCore(o)
+	if o.traceTopic != "" {
+		t, err := newTracer(o)
+		if err != nil {
+			p.core.close()
+			return nil, err
+		}
+		p.tracer = t
+	}
 	return p, nil
 }
 
@@ -166,6 +175,9 @@ func (p *Producer) Close() error {
 	p.replies.mu.Unlock()
 	if hb != nil {
 		hb.close()
+	}
+	if p.tracer != nil {
+		p.tracer.close()
 	}
 	p.core.close()
 	return nil

@@ -182,10 +182,16 @@ func (c *PushConsumer) consume(t consumeTask) {
 
 // handle calls the handler, a panic counting as ConsumeRetryLater.
 func (c *PushConsumer) handle(t consumeTask) (res ConsumeResult) {
+	begin := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
 			c.opts.logger.Error("message handler panicked", "msg", t.msg.MsgID, "panic", fmt.Sprint(r))
 			res = ConsumeRetryLater
+		}
+		if c.tracer != nil {
+			for _, e := range subEvents(c.opts.group, c.core.ids.Next(), t.msg, res, begin, time.Since(begin)) {
+				c.tracer.add(e)
+			}
 		}
 	}()
 	return c.handlerFor(t.pq, t.msg)(c.ctx, t.msg)

@@ -64,6 +64,7 @@ type subscription struct {
 // failed; and the core's (route refresh, remoting).
 type PushConsumer struct {
 	*consumerBase
+	tracer  *tracer // WithTrace (trace.go); nil: no traces
 	ctx     context.Context
 	cancel  context.CancelFunc
 	loops   sync.WaitGroup // heartbeat, rebalance, commit, pull loops
@@ -111,9 +112,16 @@ func NewPushConsumer(opts ...Option) (*PushConsumer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var tr *tracer
+	if o.traceTopic != "" {
+		if tr, err = newTracer(o); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &PushConsumer{
 		consumerBase: newConsumerBase(o),
+		tracer:       tr,
 		ctx:          ctx,
 		cancel:       cancel,
 		work:         make(chan consumeTask, o.consumer.goroutines),
@@ -459,6 +467,9 @@ func (c *PushConsumer) Close() error {
 			}
 		}
 		c.unregister(ctx)
+	}
+	if c.tracer != nil {
+		c.tracer.close()
 	}
 	c.core.close()
 	return nil

@@ -73,6 +73,19 @@ type sendRetry struct {
 //
 // ctx bounds it all, with the send timeout.
 func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
+	if p.tracer == nil {
+		return p.deliverOnce(ctx, out, kind)
+	}
+	begin := time.Now()
+	res, err := p.deliverOnce(ctx, out, kind)
+	for _, e := range pubEvents(p.opts.group, out, res, err, time.Since(begin), begin) {
+		p.tracer.add(e)
+	}
+	return res, err
+}
+
+// deliverOnce is deliver without the trace.
+func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.sendTimeout)
 	defer cancel()
 	var attempts []Attempt
