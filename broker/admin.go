@@ -3,8 +3,10 @@ package broker
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ledgermq/ledgermq/dledger"
@@ -198,9 +200,35 @@ func (b *Broker) getBrokerRuntimeInfo(_ context.Context, _ *remoting.Conn, req *
 // answers with its own settings.
 func (b *Broker) getBrokerConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = protocol.EncodeBrokerConfig(b.cfg.Settings)
+	resp.Body = protocol.EncodeBrokerConfig(b.settings())
 	resp.SetExt("version", fmt.Sprintf(`{"counter":0,"timestamp":%d}`, b.prod.bootTime.UnixMilli()))
 	return resp
+}
+
+// settings is Config.Settings, or, for a broker that was given none (one
+// embedded in a program rather than started from a config file), the
+// RocketMQ keys of what its Config says.
+func (b *Broker) settings() map[string]string {
+	if len(b.cfg.Settings) > 0 {
+		return b.cfg.Settings
+	}
+	c := b.cfg
+	out := map[string]string{
+		"brokerClusterName":           c.ClusterName,
+		"brokerName":                  c.BrokerName,
+		"namesrvAddr":                 strings.Join(c.NamesrvAddrs, ";"),
+		"autoCreateTopicEnable":       strconv.FormatBool(c.AutoCreateTopic),
+		"autoCreateSubscriptionGroup": strconv.FormatBool(c.AutoCreateSubscriptionGroup),
+		"defaultTopicQueueNums":       strconv.Itoa(int(c.DefaultTopicQueueNums)),
+		"maxMessageSize":              strconv.Itoa(c.MaxMessageSize),
+		"enableDLegerCommitLog":       "true",
+		"dLegerGroup":                 c.BrokerName,
+		"dLegerSelfId":                c.NodeID,
+	}
+	if ap, err := netip.ParseAddrPort(c.AdvertiseAddr); err == nil {
+		out["brokerIP1"], out["listenPort"] = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+	}
+	return out
 }
 
 // getSystemTopics serves GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305): the
