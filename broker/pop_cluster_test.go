@@ -213,6 +213,36 @@ func TestPopConsumersNeverShareInFlight(t *testing.T) {
 	}
 }
 
+// TestPopLongPollWokenBySend: a receive waiting on an empty topic is
+// answered by the message sent meanwhile, well before its wait ends.
+func TestPopLongPollWokenBySend(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	createTestTopic(t, tc, "PopWake", 2)
+	_, b := popReady(t, tc)
+	type result struct {
+		got []broker.Popped
+		err error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		got, err := b.PopMessages(testCtx(t), broker.PopRequest{Group: "cg_wake", Topic: "PopWake", Max: 4, Invisible: time.Minute, Wait: 15 * time.Second})
+		done <- result{got, err}
+	}()
+	broker.WaitFor(t, "the receive waiting", func() bool { return b.PopWaitingForTest() == 1 })
+	putTestMessages(t, tc, "PopWake", 1, "wake")
+	r := <-done
+	if r.err != nil || len(r.got) != 1 || string(r.got[0].Msg.Body) != "body-0-wake" {
+		t.Fatalf("woken receive: %+v %v", r.got, r.err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("answered after %v", d)
+	}
+	if n := b.PopWaitingForTest(); n != 0 {
+		t.Fatalf("%d receives still counted as waiting", n)
+	}
+}
+
 // BenchmarkPopReceiveAck: receive 32 and acknowledge them, on a one-node
 // group.
 func BenchmarkPopReceiveAck(b *testing.B) {
