@@ -27,9 +27,34 @@
 //     transaction id SendMessage answered (it carries the half message's
 //     place, txid.go).
 //
-// Every other method answers NOT_IMPLEMENTED (ReceiveMessage,
-// AckMessage, ChangeInvisibleDuration and the rest of the consumer side
-// are not served yet). The gRPC port has no TLS and no ACL of its own:
+//   - ReceiveMessage, AckMessage, ChangeInvisibleDuration,
+//     ForwardMessageToDeadLetterQueue (receive.go, ack.go): POP
+//     consumption over the broker's replicated POP state (broker/pop.go).
+//     The broker picks the queues of a receive across the topic (the
+//     clients name queue 0 only), hands out up to batch_size messages,
+//     each invisible to the group for invisible_duration, and long-polls
+//     up to long_polling_timeout within the call's deadline, woken by a
+//     new message, an ack or a receipt's expiry. The answer is a Status
+//     (OK; MESSAGE_NOT_FOUND when nothing came, which clients do not
+//     treat as an error), the messages (body uncompressed with its CRC32
+//     digest, receipt handle, delivery attempt, queue offset), then the
+//     delivery timestamp. A message not acknowledged in time comes back
+//     with attempt+1; after the group's retry max (16 unless the group
+//     says) it goes to %DLQ%<group>. A receipt handle is stale once its
+//     message went out again or had its invisible time changed
+//     (INVALID_RECEIPT_HANDLE). POP is served by the group's leader
+//     (routes name it; a follower answers INTERNAL_SERVER_ERROR, which
+//     clients retry) and once the group is at format version 4
+//     (VERSION_UNSUPPORTED before).
+//   - QueryAssignment: the broker group as one queue (id -1), as
+//     RocketMQ's proxy answers for POP; Heartbeat of consumers checks the
+//     group; the Telemetry subscription settings carry the group's max
+//     attempts.
+//
+// PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage and
+// SyncLiteSubscription answer NOT_IMPLEMENTED. FIFO consumption is not
+// ordered per message group yet: a FIFO message is received as any
+// other. The gRPC port has no TLS and no ACL of its own:
 // with the broker's ACL on, its requests carry no signature and are
 // refused (FORBIDDEN). Orphaned transactions are not recovered over the
 // telemetry stream yet: a half message a gRPC producer never ends is
@@ -38,5 +63,6 @@
 //
 // Goroutines: Start runs the gRPC server on one goroutine; each telemetry
 // stream's reader runs on one goroutine owned by the stream's handler.
-// Stop ends them all and waits.
+// A long poll waits on its handler's goroutine. Stop ends them all (long
+// polls answer at once) and waits.
 package grpcapi
