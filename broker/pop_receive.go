@@ -106,6 +106,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 	if tc.Perm&metadata.PermRead == 0 || tc.ReadQueueNums <= 0 {
 		return nil, 0, fmt.Errorf("%w: topic %s is not readable", ErrNoPermission, r.Topic)
 	}
+	began := time.Now()
 	unlock := b.pop.lock(r.Group, r.Topic)
 	defer unlock()
 
@@ -176,6 +177,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 		return nil, 0, err
 	}
 	out := make([]Popped, 0, len(cands))
+	size := 0
 	for _, c := range cands {
 		// Only what the entry applied as decided: a change that lost a
 		// race (a failover in between) was skipped.
@@ -184,12 +186,13 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 		}
 		h := ReceiptHandle{BrokerName: b.cfg.BrokerName, Group: r.Group, Topic: r.Topic, QueueID: c.msg.QueueID, Offset: c.r.Offset, Epoch: c.r.Epoch}
 		out = append(out, Popped{Msg: c.msg, Handle: h.Encode(), Attempt: c.r.Attempt, Until: time.UnixMilli(c.r.Until)})
+		size += len(c.msg.Body)
 		if next == 0 || c.r.Until < next {
 			next = c.r.Until
 		}
 	}
 	if len(out) > 0 {
-		b.obs.Served(r.Topic, r.Group, len(out), 0, 0)
+		b.obs.Served(r.Topic, r.Group, len(out), size, time.Since(began))
 	}
 	if len(dead) > 0 {
 		b.popDeadLetters(ctx, r.Group, r.Topic, dead)

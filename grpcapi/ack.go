@@ -18,6 +18,13 @@ func (s *Server) AckMessage(ctx context.Context, req *v2pb.AckMessageRequest) (*
 	if st := checkNames(group, topic); st != nil {
 		return &v2pb.AckMessageResponse{Status: st}, nil
 	}
+	if c, fctx := s.leaderClient(ctx); c != nil {
+		resp, err := c.AckMessage(fctx, req)
+		if err != nil {
+			return &v2pb.AckMessageResponse{Status: relayStatus(err)}, nil
+		}
+		return resp, nil
+	}
 	handles := make([]string, len(req.GetEntries()))
 	for i, e := range req.GetEntries() {
 		handles[i] = e.GetReceiptHandle()
@@ -59,6 +66,13 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2pb.ChangeIn
 	if d == nil || !d.IsValid() || d.AsDuration() < 0 {
 		return &v2pb.ChangeInvisibleDurationResponse{Status: newStatus(v2pb.Code_ILLEGAL_INVISIBLE_TIME, "invisible duration %v", d)}, nil
 	}
+	if c, fctx := s.leaderClient(ctx); c != nil {
+		resp, err := c.ChangeInvisibleDuration(fctx, req)
+		if err != nil {
+			return &v2pb.ChangeInvisibleDurationResponse{Status: relayStatus(err)}, nil
+		}
+		return resp, nil
+	}
 	h, err := s.cfg.Broker.ChangeInvisible(ctx, group, topic, req.GetReceiptHandle(), d.AsDuration())
 	if err != nil {
 		return &v2pb.ChangeInvisibleDurationResponse{Status: popStatus(err)}, nil
@@ -73,6 +87,13 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2pb.
 	group, topic := topicName(req.GetGroup()), topicName(req.GetTopic())
 	if st := checkNames(group, topic); st != nil {
 		return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
+	}
+	if c, fctx := s.leaderClient(ctx); c != nil {
+		resp, err := c.ForwardMessageToDeadLetterQueue(fctx, req)
+		if err != nil {
+			return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: relayStatus(err)}, nil
+		}
+		return resp, nil
 	}
 	if err := s.cfg.Broker.PopToDeadLetter(ctx, group, topic, req.GetReceiptHandle()); err != nil {
 		return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: popStatus(err)}, nil

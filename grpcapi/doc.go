@@ -12,17 +12,21 @@
 //     Config.Peers names it; else this node's, which forwards), permission
 //     and the message types a queue accepts (all four: topics carry no
 //     type). An unknown topic is TOPIC_NOT_FOUND.
+//
 //   - Heartbeat, NotifyClientTermination: acknowledged.
+//
 //   - Telemetry: each Settings the client sends is answered with the
 //     settings it should use (the retry policy, the request timeout, the
 //     publishing or subscription settings); the stream stays open until
 //     the client or the server ends it.
+//
 //   - SendMessage: each message as a SEND_MESSAGE_V2 (convert.go: the
 //     client's message_id is the message's UNIQ_KEY and its id for good;
 //     the message group is the sharding key and picks the queue, so that a
 //     group stays in order; a delivery timestamp makes a timer message;
 //     a TRANSACTION message is stored as a half message). The queue is
 //     chosen here, as RocketMQ's proxy does, not taken from the client.
+//
 //   - EndTransaction: commits or rolls back the half message named by the
 //     transaction id SendMessage answered (it carries the half message's
 //     place, txid.go).
@@ -43,9 +47,11 @@
 //     says) it goes to %DLQ%<group>. A receipt handle is stale once its
 //     message went out again or had its invisible time changed
 //     (INVALID_RECEIPT_HANDLE). POP is served by the group's leader
-//     (routes name it; a follower answers INTERNAL_SERVER_ERROR, which
-//     clients retry) and once the group is at format version 4
-//     (VERSION_UNSUPPORTED before).
+//     (routes name it; a follower relays these calls to the leader's
+//     gRPC port when Config.Peers names it, forward.go, and otherwise
+//     answers INTERNAL_SERVER_ERROR, which clients retry) and once the
+//     group is at format version 4 (VERSION_UNSUPPORTED before).
+//
 //   - QueryAssignment: the broker group as one queue (id -1), as
 //     RocketMQ's proxy answers for POP; Heartbeat of consumers checks the
 //     group; the Telemetry subscription settings carry the group's max
@@ -64,5 +70,5 @@
 // Goroutines: Start runs the gRPC server on one goroutine; each telemetry
 // stream's reader runs on one goroutine owned by the stream's handler.
 // A long poll waits on its handler's goroutine. Stop ends them all (long
-// polls answer at once) and waits.
+// polls answer at once), waits, then closes the connections to leaders.
 package grpcapi

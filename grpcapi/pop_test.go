@@ -1,13 +1,19 @@
 package grpcapi_test
 
 import (
+	"context"
 	"io"
+	"net"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/grpcapi"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 )
 
@@ -209,5 +215,78 @@ func TestQueryAssignmentAndConsumerSettings(t *testing.T) {
 	hb, err := e.mq.Heartbeat(testCtx(t), &v2pb.HeartbeatRequest{ClientType: v2pb.ClientType_SIMPLE_CONSUMER, Group: &v2pb.Resource{Name: "cg_a"}})
 	if err != nil || hb.GetStatus().GetCode() != v2pb.Code_OK {
 		t.Fatalf("consumer heartbeat: %v %v", hb, err)
+	}
+}
+
+// TestFollowerRelaysConsumersToLeader: a consumer that reaches a follower's
+// gRPC port (a route older than a leadership move) is served by the
+// leader: the follower relays receive and ack there.
+func TestFollowerRelaysConsumersToLeader(t *testing.T) {
+	tc := brokertest.StartCluster(t, 3, nil)
+	var leaderID string
+	waitFor(t, "a leader serving POP", func() bool {
+		n, err := tc.Raft.Leader(testCtx(t))
+		if err != nil || n.Group() == nil || n.Group().FormatVersion() < 4 || !n.Group().IsLeader() {
+			return false
+		}
+		leaderID = n.ID
+		return true
+	})
+	lis := map[string]net.Listener{}
+	peers := map[string]string{}
+	for id := range tc.Peers {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[id], peers[id] = l, l.Addr().String()
+	}
+	var follower *env
+	for id := range tc.Peers {
+		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Stop(ctx)
+		})
+		if id != leaderID && follower == nil {
+			conn, err := grpc.NewClient(peers[id], grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+			admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = admin.Close() })
+			follower = &env{tc: tc, srv: srv, mq: v2pb.NewMessagingServiceClient(conn), admin: admin, target: peers[id]}
+		}
+	}
+	follower.createTopic(t, "PopRelay", 2)
+	id := newID()
+	follower.send(t, msg("PopRelay", id, "relayed"))
+	var got []*v2pb.Message
+	for len(got) == 0 {
+		code, ms := follower.receive(t, "cg_relay", "PopRelay", 4, 30*time.Second, 3*time.Second)
+		if code != v2pb.Code_OK && code != v2pb.Code_MESSAGE_NOT_FOUND {
+			t.Fatalf("receive through a follower: %v", code)
+		}
+		got = ms
+	}
+	if len(got) != 1 || got[0].GetSystemProperties().GetMessageId() != id {
+		t.Fatalf("received %v", got)
+	}
+	if r := follower.ack(t, "cg_relay", "PopRelay", got[0]); r.GetStatus().GetCode() != v2pb.Code_OK {
+		t.Fatalf("ack through a follower: %v", r)
+	}
+	if code, ms := follower.receive(t, "cg_relay", "PopRelay", 4, 30*time.Second, 300*time.Millisecond); code != v2pb.Code_MESSAGE_NOT_FOUND || len(ms) != 0 {
+		t.Fatalf("after the ack: %v %v", code, ms)
 	}
 }

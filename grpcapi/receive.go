@@ -105,6 +105,9 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.stopCtx, cancel)()
+	if c, fctx := s.leaderClient(ctx); c != nil {
+		return relayReceive(fctx, c, req, stream)
+	}
 	fe := req.GetFilterExpression()
 	exprType := ""
 	if fe.GetType() == v2pb.FilterType_SQL {

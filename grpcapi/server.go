@@ -86,6 +86,8 @@ type Server struct {
 	started   bool
 	stopped   bool
 	closing   chan struct{} // closed by Stop: telemetry streams end
+	// peers are the connections to leaders' gRPC ports (forward.go).
+	peers map[string]*grpc.ClientConn
 	// stopCtx is cancelled by Stop: long polls end.
 	stopCtx   context.Context
 	stopPolls context.CancelFunc
@@ -186,6 +188,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		err = fmt.Errorf("grpcapi: calls cut at shutdown: %w", ctx.Err())
 	}
 	s.wg.Wait()
+	s.closePeers()
 	return err
 }
 
