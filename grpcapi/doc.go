@@ -2,10 +2,12 @@
 // apache.rocketmq.v2.MessagingService (proto/, generated into v2pb by
 // `make proto`) on a port of its own beside a broker node's remoting port.
 //
-// Every request becomes the remoting request the broker already serves
-// (broker.Broker.ServeLocal), so the gRPC port stores messages exactly as
-// the remoting port does: the same checks, the same raft proposal, the
-// same forwarding from a follower to the group's leader. What is served:
+// Every producer request becomes the remoting request the broker already
+// serves (broker.Broker.ServeLocal), so the gRPC port stores messages
+// exactly as the remoting port does: the same checks, the same raft
+// proposal, the same forwarding from a follower to the group's leader;
+// consumers are served by the broker's POP consumption (Popper). What is
+// served:
 //
 //   - QueryRoute: the topic's queues, each named by the broker group and
 //     the gRPC endpoint of the node serving writes (the leader's, when
