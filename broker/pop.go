@@ -76,6 +76,8 @@ const (
 	maxPopBatch = 64
 	// popLockStripes is the number of locks receives are serialized on.
 	popLockStripes = 64
+	// popRecheck is the least a long poll waits before it looks again.
+	popRecheck = 50 * time.Millisecond
 	// minInvisible and maxInvisible bound an invisible duration.
 	minInvisible = 100 * time.Millisecond
 	maxInvisible = 12 * time.Hour

@@ -77,9 +77,12 @@ func (b *Broker) PopMessages(ctx context.Context, r PopRequest) ([]Popped, error
 			return nil, nil
 		}
 		if next > 0 {
-			wait = min(wait, time.Duration(next-b.nowMs())*time.Millisecond)
+			// A receipt due already (one whose dead letter could not be
+			// stored, or one that expired while we looked) is looked at
+			// again after popRecheck, not in a busy loop.
+			wait = min(wait, max(time.Duration(next-b.nowMs())*time.Millisecond, popRecheck))
 		}
-		t := time.NewTimer(max(wait, time.Millisecond))
+		t := time.NewTimer(wait)
 		select {
 		case <-wake:
 		case <-t.C:
