@@ -243,10 +243,16 @@ func TestPopLongPollWokenBySend(t *testing.T) {
 	}
 }
 
-// BenchmarkPopReceiveAck: receive 32 and acknowledge them, on a one-node
-// group.
+// BenchmarkPopReceiveAck: receive 32 messages and acknowledge them, on a
+// one-node group (in-memory raft) and on a three-node group (raft over
+// loopback TCP); ns/op is per message.
 func BenchmarkPopReceiveAck(b *testing.B) {
-	tc := brokertest.StartNode(b, nil)
+	b.Run("1node", func(b *testing.B) { benchPop(b, brokertest.StartNode(b, nil)) })
+	b.Run("3nodes", func(b *testing.B) { benchPop(b, brokertest.StartCluster(b, 3, nil)) })
+}
+
+func benchPop(b *testing.B, tc *brokertest.Cluster) {
+	popReady(b, tc)
 	createTestTopic(b, tc, "PopBench", 4)
 	_, br := popReady(b, tc)
 	for q := int32(0); q < 4; q++ {
