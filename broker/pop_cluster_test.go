@@ -213,6 +213,37 @@ func TestPopConsumersNeverShareInFlight(t *testing.T) {
 	}
 }
 
+// TestPopCapAndTagFilter: a queue hands a group at most PopMaxInflight
+// messages unacknowledged (more once some are acknowledged), and a tag
+// expression receives only the messages with a matching tag, passing the
+// others by.
+func TestPopCapAndTagFilter(t *testing.T) {
+	tc := brokertest.StartNode(t, func(_ int, c *broker.Config) { c.PopMaxInflight = 2 })
+	createTestTopic(t, tc, "PopCap", 1)
+	_, b := popReady(t, tc)
+	putTestMessages(t, tc, "PopCap", 0, "A", "B", "A", "A", "C")
+	req := broker.PopRequest{Group: "cg_cap", Topic: "PopCap", Expression: "A || C", Max: 10, Invisible: time.Minute}
+	first, err := b.PopMessages(testCtx(t), req)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("first receive: %d messages, %v", len(first), err)
+	}
+	req.Wait = 200 * time.Millisecond
+	if more, err := b.PopMessages(testCtx(t), req); err != nil || len(more) != 0 {
+		t.Fatalf("a receive at the cap: %d messages, %v", len(more), err)
+	}
+	if errs, err := b.AckPopped(testCtx(t), req.Group, req.Topic, handles(first)); err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	rest := popAll(t, b, req, 2)
+	var bodies []string
+	for _, p := range append(first, rest...) {
+		bodies = append(bodies, string(p.Msg.Body))
+	}
+	if fmt.Sprint(bodies) != "[body-0-A body-2-A body-3-A body-4-C]" {
+		t.Fatalf("received %v", bodies)
+	}
+}
+
 // TestPopLongPollWokenBySend: a receive waiting on an empty topic is
 // answered by the message sent meanwhile, well before its wait ends.
 func TestPopLongPollWokenBySend(t *testing.T) {

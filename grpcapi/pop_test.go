@@ -178,6 +178,33 @@ func TestRedeliveryAndChangeInvisible(t *testing.T) {
 	}
 }
 
+// TestForwardToDeadLetterQueue: a received message the client gives up
+// on goes to %DLQ%<group> at once, where another group receives it; its
+// handle is stale from then on.
+func TestForwardToDeadLetterQueue(t *testing.T) {
+	e := popEnv(t, "PopD", 1)
+	id := newID()
+	e.send(t, msg("PopD", id, "given up"))
+	_, got := e.receive(t, "cg_d", "PopD", 1, 30*time.Second, 5*time.Second)
+	if len(got) != 1 {
+		t.Fatalf("received %v", got)
+	}
+	resp, err := e.mq.ForwardMessageToDeadLetterQueue(testCtx(t), &v2pb.ForwardMessageToDeadLetterQueueRequest{
+		Group: &v2pb.Resource{Name: "cg_d"}, Topic: &v2pb.Resource{Name: "PopD"},
+		ReceiptHandle: got[0].GetSystemProperties().GetReceiptHandle(), MessageId: id, DeliveryAttempt: 1, MaxDeliveryAttempts: 16,
+	})
+	if err != nil || resp.GetStatus().GetCode() != v2pb.Code_OK {
+		t.Fatalf("forward to the DLQ: %v %v", resp, err)
+	}
+	if r := e.ack(t, "cg_d", "PopD", got[0]); r.GetStatus().GetCode() != v2pb.Code_INVALID_RECEIPT_HANDLE {
+		t.Fatalf("ack after the DLQ: %v", r)
+	}
+	_, dlq := e.receive(t, "cg_dlq_reader", "%DLQ%cg_d", 1, 30*time.Second, 5*time.Second)
+	if len(dlq) != 1 || dlq[0].GetSystemProperties().GetMessageId() != id || string(dlq[0].GetBody()) != "given up" {
+		t.Fatalf("dead-letter queue: %v", dlq)
+	}
+}
+
 // TestQueryAssignmentAndConsumerSettings: a push consumer is assigned the
 // broker group (queue -1) at the leader's endpoint; a consumer's settings
 // carry the subscription with the group's max attempts.
