@@ -78,9 +78,13 @@ const (
 	popLockStripes = 64
 	// popRecheck is the least a long poll waits before it looks again.
 	popRecheck = 50 * time.Millisecond
-	// minInvisible and maxInvisible bound an invisible duration.
-	minInvisible = 100 * time.Millisecond
-	maxInvisible = 12 * time.Hour
+)
+
+// MinInvisible and MaxInvisible bound the invisible duration of a
+// receive (a new invisible time may be 0: visible at once).
+const (
+	MinInvisible = 100 * time.Millisecond
+	MaxInvisible = 12 * time.Hour
 )
 
 // popService is the leader's POP bookkeeping: the locks receives take,

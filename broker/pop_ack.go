@@ -82,8 +82,8 @@ func (b *Broker) ChangeInvisible(ctx context.Context, group, topic, handle strin
 	if err := b.checkPop(); err != nil {
 		return "", err
 	}
-	if d < 0 || d > maxInvisible {
-		return "", fmt.Errorf("%w: invisible duration %v is not within [0, %v]", ErrInvalidParameter, d, maxInvisible)
+	if d < 0 || d > MaxInvisible {
+		return "", fmt.Errorf("%w: invisible duration %v is not within [0, %v]", ErrInvalidParameter, d, MaxInvisible)
 	}
 	h, r, err := b.popReceiptOf(group, topic, handle)
 	if err != nil {

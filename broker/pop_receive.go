@@ -52,8 +52,8 @@ func (b *Broker) PopMessages(ctx context.Context, r PopRequest) ([]Popped, error
 		return nil, fmt.Errorf("%w: batch size %d", ErrInvalidParameter, r.Max)
 	}
 	r.Max = min(r.Max, maxPopBatch)
-	if r.Invisible < minInvisible || r.Invisible > maxInvisible {
-		return nil, fmt.Errorf("%w: invisible duration %v is not within [%v, %v]", ErrInvalidParameter, r.Invisible, minInvisible, maxInvisible)
+	if r.Invisible < MinInvisible || r.Invisible > MaxInvisible {
+		return nil, fmt.Errorf("%w: invisible duration %v is not within [%v, %v]", ErrInvalidParameter, r.Invisible, MinInvisible, MaxInvisible)
 	}
 	f, err := newMsgFilter(r.Expression, r.ExpressionType, !b.cfg.DisablePropertyFilter)
 	if err != nil {

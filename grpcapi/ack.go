@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"context"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/protocol"
 )
@@ -63,7 +64,7 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2pb.ChangeIn
 		return &v2pb.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
 	d := req.GetInvisibleDuration()
-	if d == nil || !d.IsValid() || d.AsDuration() < 0 {
+	if d == nil || !d.IsValid() || d.AsDuration() < 0 || d.AsDuration() > broker.MaxInvisible {
 		return &v2pb.ChangeInvisibleDurationResponse{Status: newStatus(v2pb.Code_ILLEGAL_INVISIBLE_TIME, "invisible duration %v", d)}, nil
 	}
 	if c, fctx := s.leaderClient(ctx); c != nil {

@@ -94,6 +94,9 @@ func (e *env) ack(t *testing.T, group, topic string, ms ...*v2pb.Message) *v2pb.
 // MESSAGE_NOT_FOUND, and a second ack of a handle is refused.
 func TestReceiveAck(t *testing.T) {
 	e := popEnv(t, "PopT", 4)
+	if code, _ := e.receive(t, "cg_pop", "PopT", 10, 10*time.Millisecond, 0); code != v2pb.Code_ILLEGAL_INVISIBLE_TIME {
+		t.Fatalf("a 10 ms invisible duration: %v", code)
+	}
 	ids := map[string]bool{}
 	for i := 0; i < 3; i++ {
 		id := newID()

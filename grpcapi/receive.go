@@ -90,6 +90,9 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 		}
 		invisible = d.AsDuration()
 	}
+	if invisible < broker.MinInvisible || invisible > broker.MaxInvisible {
+		return send(newStatus(v2pb.Code_ILLEGAL_INVISIBLE_TIME, "invisible duration %v is not within [%v, %v]", invisible, broker.MinInvisible, broker.MaxInvisible))
+	}
 	wait := time.Duration(0)
 	if d := req.GetLongPollingTimeout(); d != nil {
 		if !d.IsValid() || d.AsDuration() < 0 {
@@ -120,9 +123,6 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 	got, err := s.cfg.Broker.PopMessages(ctx, broker.PopRequest{Group: group, Topic: topic, Expression: expr, ExpressionType: exprType,
 		Max: int(req.GetBatchSize()), Invisible: invisible, Wait: max(wait, 0)})
 	if err != nil {
-		if errors.Is(err, broker.ErrInvalidParameter) && (invisible <= 0 || invisible > 12*time.Hour) {
-			return send(newStatus(v2pb.Code_ILLEGAL_INVISIBLE_TIME, "%v", err))
-		}
 		return send(popStatus(err))
 	}
 	if len(got) == 0 {
