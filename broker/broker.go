@@ -115,6 +115,10 @@ type Config struct {
 	// checked for changes every ACLReloadInterval (default 3 s).
 	ACLFile           string
 	ACLReloadInterval time.Duration
+	// PopMaxInflight bounds the messages a consumer group holds
+	// un-acknowledged in one queue through POP (pop.go): a queue at the
+	// cap hands out nothing new. Default 4096.
+	PopMaxInflight int
 }
 
 func (c *Config) setDefaults() {
@@ -209,6 +213,7 @@ func (h *Hooks) OnDispatch(topic string, queueID int32, maxOffset int64) {
 			b.timers.notify()
 		}
 		b.pulls.notify(pullKey{topic, queueID}, maxOffset)
+		b.pop.notify(topic)
 	}
 }
 
@@ -237,6 +242,8 @@ type Broker struct {
 	pulls     *pullHolder
 	offsets   *offsetCommitter
 	locks     *lockTable
+	// pop is the leader's POP bookkeeping (pop.go).
+	pop *popService
 	// Schedulers, active only on the writable leader: delayed delivery
 	// (delay.go) and the transaction check-back (txncheck.go).
 	delay    *delayScheduler
@@ -320,6 +327,7 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	}
 	b.timers = timers
 	b.initConsumerSide()
+	b.pop = newPopService(cfg.PopMaxInflight, g.ProposeMetadata)
 	b.locks = newLockTable(cfg.Clock, LockLease)
 	b.delay = newDelayScheduler(g, b.log, cfg.DelayLevels, cfg.Clock)
 	b.txn = &txnState{}

@@ -137,6 +137,14 @@
 // table MaxLocks, and a sweeper, started and stopped with the broker,
 // drops expired leases every 10 s.
 //
+// POP consumption (pop*.go; the gRPC port's SimpleConsumer): the leader
+// hands out messages across a topic's queues, each invisible to the group
+// until acknowledged or its invisible time ends, then delivered again
+// (attempt+1), and after the group's retry max sent to %DLQ%<group>. The
+// positions and receipts are metadata (OpPop, format version 4) proposed
+// in shared entries; pop.go has the design. popService runs no goroutine:
+// receives long-poll on their own callers' goroutines.
+//
 // Filters (msgfilter.go): a pull delivers what its subscription selects —
 // the request's own (pull consumers) or the one the group's heartbeat
 // registered. TAG expressions skip queue units by tag hash in the store

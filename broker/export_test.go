@@ -201,3 +201,6 @@ func HandlerCodesForTest() []int16 {
 	}
 	return codes
 }
+
+// PopWaitingForTest is the number of POP receives waiting now.
+func (b *Broker) PopWaitingForTest() int64 { return b.pop.waiting.Load() }

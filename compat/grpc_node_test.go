@@ -23,24 +23,7 @@ import (
 // stored with its body, tag and the client's message id as UNIQ_KEY. It
 // skips when node is not installed, unless LEDGERMQ_REQUIRE_NODE=1.
 func TestRealNodeClientProducer(t *testing.T) {
-	nodeBin, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("LEDGERMQ_REQUIRE_NODE") == "1" {
-			t.Fatal("node is not installed, and LEDGERMQ_REQUIRE_NODE=1")
-		}
-		t.Skip("node is not installed: the Node.js client's witness test needs node and `npm ci` in compat/nodejs")
-	}
-	dir, err := filepath.Abs("nodejs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "rocketmq-client-nodejs")); err != nil {
-		if os.Getenv("LEDGERMQ_REQUIRE_NODE") == "1" {
-			t.Fatalf("compat/nodejs has no node_modules: run `npm ci` there (.ci/run does): %v", err)
-		}
-		t.Skip("compat/nodejs has no node_modules: run `npm ci` there")
-	}
-
+	nodeBin, dir := nodeClient(t)
 	tc := brokertest.StartNode(t, nil)
 	srv, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", BrokerName: "broker-a", NodeID: "n0", Broker: tc.Broker("n0")})
 	if err != nil {
@@ -122,4 +105,29 @@ func TestRealNodeClientProducer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nodeClient is the node binary and the directory of the Node.js client
+// (compat/nodejs with its node_modules); the test skips without them,
+// unless LEDGERMQ_REQUIRE_NODE=1.
+func nodeClient(t *testing.T) (string, string) {
+	t.Helper()
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("LEDGERMQ_REQUIRE_NODE") == "1" {
+			t.Fatal("node is not installed, and LEDGERMQ_REQUIRE_NODE=1")
+		}
+		t.Skip("node is not installed: the Node.js client's witness test needs node and `npm ci` in compat/nodejs")
+	}
+	dir, err := filepath.Abs("nodejs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "rocketmq-client-nodejs")); err != nil {
+		if os.Getenv("LEDGERMQ_REQUIRE_NODE") == "1" {
+			t.Fatalf("compat/nodejs has no node_modules: run `npm ci` there (.ci/run does): %v", err)
+		}
+		t.Skip("compat/nodejs has no node_modules: run `npm ci` there")
+	}
+	return nodeBin, dir
 }

@@ -45,7 +45,7 @@ func TestACLOpWaitsForVersion3(t *testing.T) {
 	}
 	waitUntil(t, ctx, "the group reaches version 3", func() bool {
 		l, err := c.Leader(ctx)
-		return err == nil && l.Group().FormatVersion() == 3
+		return err == nil && l.Group().FormatVersion() >= 3
 	})
 	l, err := c.Leader(ctx)
 	if err != nil {

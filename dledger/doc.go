@@ -96,7 +96,8 @@
 // access-control rules (metadata op "acl", in a metadata entry whose
 // version byte is 3: ProposeMetadata refuses it with ErrFormatVersion
 // below version 3, and a binary of version 2 stops on the entry's version
-// instead of meeting a kind it does not know). Each node answers, on its
+// instead of meeting a kind it does not know), version 4 the POP
+// consumption state (metadata op "pop", version byte 4, likewise). Each node answers, on its
 // raft port, which versions its binary applies (a connection whose first
 // byte is 0xB7, not one of raft's RPC types, gets one JSON line
 // {"node","minVersion","maxVersion"}; the others go to raft). The leader

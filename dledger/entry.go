@@ -105,8 +105,11 @@ func encodeMetadataEntry(op metadata.Op) ([]byte, error) {
 // binary that does not know it stops on the version ("run a newer
 // binary") rather than on an unknown kind.
 func metadataEntryVersion(kind string) byte {
-	if kind == metadata.OpACL {
+	switch kind {
+	case metadata.OpACL:
 		return aclVersion
+	case metadata.OpPop:
+		return popVersion
 	}
 	return entryVersion
 }
@@ -149,8 +152,8 @@ func decodeEntryChecked(b []byte, checked bool) (entry, error) {
 	if e.typ == entryTypeCheckpoint {
 		want = checkpointVersion
 	}
-	if e.typ == entryTypeMetadata && b[0] == aclVersion {
-		want = aclVersion
+	if e.typ == entryTypeMetadata && (b[0] == aclVersion || b[0] == popVersion) {
+		want = b[0]
 	}
 	if b[0] != want {
 		return entry{}, fmt.Errorf("%w: version %d of type %d", ErrBadEntry, b[0], b[1])

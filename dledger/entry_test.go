@@ -19,6 +19,9 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add(meta)
 	aclMeta, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpACL, ACL: &metadata.ACLChange{Content: []byte("accounts: []\n")}})
 	f.Add(aclMeta)
+	popMeta, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpPop, Pop: []metadata.PopChange{{Group: "g", Topic: "t", Move: true, To: 1,
+		Put: []metadata.PopReceipt{{Offset: 0, Until: 1, Attempt: 1, Epoch: 1}}}}})
+	f.Add(popMeta)
 	both, _ := encodeMessagesOpEntry([][]byte{rec}, metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
 	f.Add(both)
 	f.Add([]byte{1})
@@ -50,4 +53,35 @@ func FuzzDecodeEntry(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPopEntryVersion: a POP op travels in a metadata entry of version 4,
+// decodes back, and is refused under any other version byte; a version-4
+// entry carrying another kind is refused too.
+func TestPopEntryVersion(t *testing.T) {
+	op := metadata.Op{Kind: metadata.OpPop, Pop: []metadata.PopChange{{Group: "g", Topic: "t", QueueID: 1, Del: []metadata.PopDel{{Offset: 3, Epoch: 2}}}}}
+	b, err := encodeMetadataEntry(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != popVersion {
+		t.Fatalf("version byte %d", b[0])
+	}
+	e, err := decodeEntry(b)
+	if err != nil || e.op.Kind != metadata.OpPop || len(e.op.Pop) != 1 || e.op.Pop[0].Del[0].Epoch != 2 {
+		t.Fatalf("decoded %+v, %v", e.op, err)
+	}
+	for _, v := range []byte{entryVersion, aclVersion, popVersion + 1} {
+		bad := append([]byte{v}, b[1:]...)
+		if _, err := decodeEntry(bad); err == nil {
+			t.Fatalf("a pop op under version byte %d decoded", v)
+		}
+	}
+	other, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpDeleteTopic, Name: "x"})
+	if _, err := decodeEntry(append([]byte{popVersion}, other[1:]...)); err == nil {
+		t.Fatal("a deleteTopic op under version byte 4 decoded")
+	}
+	if _, err := encodeMessagesOpEntry(nil, op); err == nil {
+		t.Fatal("a pop op travelled with messages")
+	}
 }

@@ -19,12 +19,17 @@ import (
 //	2        replica checkpoints (type 4)
 //	3        the group's access-control rules (metadata op "acl", carried
 //	         in a type-2 entry whose version byte is 3)
+//	4        POP consumption state (metadata op "pop", carried in a type-2
+//	         entry whose version byte is 4)
 const (
 	formatVersionMin = 1
-	formatVersionMax = 3
+	formatVersionMax = 4
 	// aclVersion is the format version of the metadata op that replaces
 	// the group's access-control rules (metadata.OpACL).
 	aclVersion = 3
+	// popVersion is the format version of the metadata op that changes
+	// the POP consumption state (metadata.OpPop).
+	popVersion = 4
 )
 
 // applyFormatVersion applies an OpFormatVersion entry. A version above

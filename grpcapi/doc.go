@@ -2,34 +2,67 @@
 // apache.rocketmq.v2.MessagingService (proto/, generated into v2pb by
 // `make proto`) on a port of its own beside a broker node's remoting port.
 //
-// Every request becomes the remoting request the broker already serves
-// (broker.Broker.ServeLocal), so the gRPC port stores messages exactly as
-// the remoting port does: the same checks, the same raft proposal, the
-// same forwarding from a follower to the group's leader. What is served:
+// Every producer request becomes the remoting request the broker already
+// serves (broker.Broker.ServeLocal), so the gRPC port stores messages
+// exactly as the remoting port does: the same checks, the same raft
+// proposal, the same forwarding from a follower to the group's leader;
+// consumers are served by the broker's POP consumption (Popper). What is
+// served:
 //
 //   - QueryRoute: the topic's queues, each named by the broker group and
 //     the gRPC endpoint of the node serving writes (the leader's, when
 //     Config.Peers names it; else this node's, which forwards), permission
 //     and the message types a queue accepts (all four: topics carry no
 //     type). An unknown topic is TOPIC_NOT_FOUND.
+//
 //   - Heartbeat, NotifyClientTermination: acknowledged.
+//
 //   - Telemetry: each Settings the client sends is answered with the
 //     settings it should use (the retry policy, the request timeout, the
 //     publishing or subscription settings); the stream stays open until
 //     the client or the server ends it.
+//
 //   - SendMessage: each message as a SEND_MESSAGE_V2 (convert.go: the
 //     client's message_id is the message's UNIQ_KEY and its id for good;
 //     the message group is the sharding key and picks the queue, so that a
 //     group stays in order; a delivery timestamp makes a timer message;
 //     a TRANSACTION message is stored as a half message). The queue is
 //     chosen here, as RocketMQ's proxy does, not taken from the client.
+//
 //   - EndTransaction: commits or rolls back the half message named by the
 //     transaction id SendMessage answered (it carries the half message's
 //     place, txid.go).
 //
-// Every other method answers NOT_IMPLEMENTED (ReceiveMessage,
-// AckMessage, ChangeInvisibleDuration and the rest of the consumer side
-// are not served yet). The gRPC port has no TLS and no ACL of its own:
+//   - ReceiveMessage, AckMessage, ChangeInvisibleDuration,
+//     ForwardMessageToDeadLetterQueue (receive.go, ack.go): POP
+//     consumption over the broker's replicated POP state (broker/pop.go).
+//     The broker picks the queues of a receive across the topic (the
+//     clients name queue 0 only), hands out up to batch_size messages,
+//     each invisible to the group for invisible_duration, and long-polls
+//     up to long_polling_timeout within the call's deadline, woken by a
+//     new message, an ack or a receipt's expiry. The answer is a Status
+//     (OK; MESSAGE_NOT_FOUND when nothing came, which clients do not
+//     treat as an error), the messages (body uncompressed with its CRC32
+//     digest, receipt handle, delivery attempt, queue offset), then the
+//     delivery timestamp. A message not acknowledged in time comes back
+//     with attempt+1; after the group's retry max (16 unless the group
+//     says) it goes to %DLQ%<group>. A receipt handle is stale once its
+//     message went out again or had its invisible time changed
+//     (INVALID_RECEIPT_HANDLE). POP is served by the group's leader
+//     (routes name it; a follower relays these calls to the leader's
+//     gRPC port when Config.Peers names it, forward.go, and otherwise
+//     answers INTERNAL_SERVER_ERROR, which clients retry) and once the
+//     group is at format version 4 (VERSION_UNSUPPORTED before).
+//
+//   - QueryAssignment: the broker group as one queue (id -1), as
+//     RocketMQ's proxy answers for POP; Heartbeat of consumers checks the
+//     group; the Telemetry subscription settings carry the group's max
+//     attempts.
+//
+// PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage and
+// SyncLiteSubscription answer NOT_IMPLEMENTED. FIFO consumption is not
+// ordered per message group yet: a FIFO message is received as any
+// other. The gRPC port has no TLS and no ACL of its own:
 // with the broker's ACL on, its requests carry no signature and are
 // refused (FORBIDDEN). Orphaned transactions are not recovered over the
 // telemetry stream yet: a half message a gRPC producer never ends is
@@ -38,5 +71,6 @@
 //
 // Goroutines: Start runs the gRPC server on one goroutine; each telemetry
 // stream's reader runs on one goroutine owned by the stream's handler.
-// Stop ends them all and waits.
+// A long poll waits on its handler's goroutine. Stop ends them all (long
+// polls answer at once), waits, then closes the connections to leaders.
 package grpcapi

@@ -28,6 +28,8 @@ type Broker interface {
 	Topic(name string) (metadata.TopicConfig, bool)
 	// LeaderID is the node id of the group's leader, "" when unknown.
 	LeaderID() string
+	// Popper serves the consumers (receive.go).
+	Popper
 }
 
 // Config configures the gRPC port of one broker node.
@@ -84,6 +86,11 @@ type Server struct {
 	started   bool
 	stopped   bool
 	closing   chan struct{} // closed by Stop: telemetry streams end
+	// peers are the connections to leaders' gRPC ports (forward.go).
+	peers map[string]*grpc.ClientConn
+	// stopCtx is cancelled by Stop: long polls end.
+	stopCtx   context.Context
+	stopPolls context.CancelFunc
 	wg        sync.WaitGroup
 }
 
@@ -97,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("grpcapi: Addr or Listener is required")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("grpc"), closing: make(chan struct{})}
+	s.stopCtx, s.stopPolls = context.WithCancel(context.Background())
 	s.srv = grpc.NewServer(grpc.MaxRecvMsgSize(cfg.MaxBodySize + 1<<20))
 	v2pb.RegisterMessagingServiceServer(s.srv, s)
 	return s, nil
@@ -162,6 +170,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	started := s.started
 	s.mu.Unlock()
 	close(s.closing)
+	s.stopPolls()
 	if !started {
 		return nil
 	}
@@ -179,6 +188,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		err = fmt.Errorf("grpcapi: calls cut at shutdown: %w", ctx.Err())
 	}
 	s.wg.Wait()
+	s.closePeers()
 	return err
 }
 

@@ -371,23 +371,25 @@ func TestTelemetrySettingsAndStop(t *testing.T) {
 	}
 }
 
-func TestConsumerSideNotImplemented(t *testing.T) {
+// What the port does not serve (offset-based pulls) answers
+// NOT_IMPLEMENTED; a consumer request without a group is refused.
+func TestPullNotImplemented(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	e := startEnv(t, tc, "n0", nil)
 	ack, err := e.mq.AckMessage(testCtx(t), &v2pb.AckMessageRequest{})
-	if err != nil || ack.GetStatus().GetCode() != v2pb.Code_NOT_IMPLEMENTED {
+	if err != nil || ack.GetStatus().GetCode() != v2pb.Code_ILLEGAL_CONSUMER_GROUP {
 		t.Fatalf("ack: %v %v", ack, err)
 	}
-	rs, err := e.mq.ReceiveMessage(testCtx(t), &v2pb.ReceiveMessageRequest{})
+	ps, err := e.mq.PullMessage(testCtx(t), &v2pb.PullMessageRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := rs.Recv()
+	r, err := ps.Recv()
 	if err != nil || r.GetStatus().GetCode() != v2pb.Code_NOT_IMPLEMENTED {
-		t.Fatalf("receive: %v %v", r, err)
+		t.Fatalf("pull: %v %v", r, err)
 	}
-	if _, err := rs.Recv(); err != io.EOF {
-		t.Fatalf("receive stream not ended: %v", err)
+	if _, err := ps.Recv(); err != io.EOF {
+		t.Fatalf("pull stream not ended: %v", err)
 	}
 	hb, err := e.mq.Heartbeat(testCtx(t), &v2pb.HeartbeatRequest{ClientType: v2pb.ClientType_PRODUCER})
 	if err != nil || hb.GetStatus().GetCode() != v2pb.Code_OK {

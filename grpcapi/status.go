@@ -54,26 +54,11 @@ func statusOf(resp *remoting.Command) *v2pb.Status {
 
 // notServed is the Status of a method this port does not serve yet.
 func notServed(method string) *v2pb.Status {
-	return newStatus(v2pb.Code_NOT_IMPLEMENTED, "%s is not served by this broker yet (the gRPC port serves producers only)", method)
+	return newStatus(v2pb.Code_NOT_IMPLEMENTED, "%s is not served by this broker yet (the gRPC port serves producers and POP consumers)", method)
 }
 
-// The consumer side and the rest: NOT_IMPLEMENTED, answered at once.
-
-func (s *Server) QueryAssignment(context.Context, *v2pb.QueryAssignmentRequest) (*v2pb.QueryAssignmentResponse, error) {
-	return &v2pb.QueryAssignmentResponse{Status: notServed("QueryAssignment")}, nil
-}
-
-func (s *Server) ReceiveMessage(_ *v2pb.ReceiveMessageRequest, stream v2pb.MessagingService_ReceiveMessageServer) error {
-	return stream.Send(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: notServed("ReceiveMessage")}})
-}
-
-func (s *Server) AckMessage(context.Context, *v2pb.AckMessageRequest) (*v2pb.AckMessageResponse, error) {
-	return &v2pb.AckMessageResponse{Status: notServed("AckMessage")}, nil
-}
-
-func (s *Server) ForwardMessageToDeadLetterQueue(context.Context, *v2pb.ForwardMessageToDeadLetterQueueRequest) (*v2pb.ForwardMessageToDeadLetterQueueResponse, error) {
-	return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: notServed("ForwardMessageToDeadLetterQueue")}, nil
-}
+// The rest (offset-based pulls, recall, lite topics): NOT_IMPLEMENTED,
+// answered at once.
 
 func (s *Server) PullMessage(_ *v2pb.PullMessageRequest, stream v2pb.MessagingService_PullMessageServer) error {
 	return stream.Send(&v2pb.PullMessageResponse{Content: &v2pb.PullMessageResponse_Status{Status: notServed("PullMessage")}})
@@ -91,21 +76,12 @@ func (s *Server) QueryOffset(context.Context, *v2pb.QueryOffsetRequest) (*v2pb.Q
 	return &v2pb.QueryOffsetResponse{Status: notServed("QueryOffset")}, nil
 }
 
-func (s *Server) ChangeInvisibleDuration(context.Context, *v2pb.ChangeInvisibleDurationRequest) (*v2pb.ChangeInvisibleDurationResponse, error) {
-	return &v2pb.ChangeInvisibleDurationResponse{Status: notServed("ChangeInvisibleDuration")}, nil
-}
-
 func (s *Server) RecallMessage(context.Context, *v2pb.RecallMessageRequest) (*v2pb.RecallMessageResponse, error) {
 	return &v2pb.RecallMessageResponse{Status: notServed("RecallMessage")}, nil
 }
 
 func (s *Server) SyncLiteSubscription(context.Context, *v2pb.SyncLiteSubscriptionRequest) (*v2pb.SyncLiteSubscriptionResponse, error) {
 	return &v2pb.SyncLiteSubscriptionResponse{Status: notServed("SyncLiteSubscription")}, nil
-}
-
-// Heartbeat acknowledges: a producer needs nothing registered.
-func (s *Server) Heartbeat(context.Context, *v2pb.HeartbeatRequest) (*v2pb.HeartbeatResponse, error) {
-	return &v2pb.HeartbeatResponse{Status: okStatus()}, nil
 }
 
 // NotifyClientTermination acknowledges.

@@ -86,7 +86,11 @@ func (s *Server) settingsFor(in *v2pb.Settings) *v2pb.Settings {
 		sub := ps.Subscription
 		fifo := sub.GetFifo()
 		batch := int32(receiveBatchSize)
-		out.BackoffPolicy = exponential(consumerMaxAttempts, consumerBackoffInit, consumerBackoffMax, consumerBackoffFactor)
+		attempts := int32(consumerMaxAttempts)
+		if g := topicName(sub.GetGroup()); g != "" {
+			attempts = s.cfg.Broker.PopMaxAttempts(g)
+		}
+		out.BackoffPolicy = exponential(attempts, consumerBackoffInit, consumerBackoffMax, consumerBackoffFactor)
 		out.PubSub = &v2pb.Settings_Subscription{Subscription: &v2pb.Subscription{
 			Group:              sub.Group,
 			Subscriptions:      sub.GetSubscriptions(),

@@ -45,6 +45,15 @@
 // index without a lock (the broker compares it on every request). A state
 // file whose rules do not match their hash is refused (ErrBadFile).
 //
+// # POP consumption (pop.go)
+//
+// OpPop carries changes of the POP state: per group, topic and queue the
+// position and the receipts of the messages in flight. Each change names
+// the state the leader saw (the position a move starts from, the epoch a
+// receipt replaces or removes) and is skipped where the state differs, so
+// replicas agree whatever raced. The state is saved under "pop" (absent
+// until a group pops) and goes with its topic or group.
+//
 // # Concurrency
 //
 // Apply, Save and Load are called by the FSM goroutine. Readers (Topic,

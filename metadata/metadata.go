@@ -86,6 +86,8 @@ type Op struct {
 	Version   uint32    `json:"version,omitempty"`
 	// ACL: OpACL (acl.go).
 	ACL *ACLChange `json:"acl,omitempty"`
+	// Pop: OpPop (pop.go).
+	Pop []PopChange `json:"pop,omitempty"`
 }
 
 // EncodeOp returns the wire form of an op (what a raft entry carries).
@@ -136,6 +138,8 @@ func (op Op) validate() error {
 		}
 	case OpACL:
 		return op.ACL.validate()
+	case OpPop:
+		return validatePop(op.Pop)
 	default:
 		return fmt.Errorf("%w: unknown kind %q", ErrBadOp, op.Kind)
 	}
@@ -157,6 +161,8 @@ type State struct {
 	// aclIndex their raft index for lock-free readers (acl.go).
 	acl      *ACLRules
 	aclIndex atomic.Uint64
+	// pop is the POP consumption state (pop.go).
+	pop map[popKey]*popQueue
 }
 
 // New returns an empty state.
@@ -165,6 +171,7 @@ func New() *State {
 		topics:  map[string]TopicConfig{},
 		groups:  map[string]SubscriptionGroup{},
 		offsets: map[string]map[int32]int64{},
+		pop:     map[popKey]*popQueue{},
 	}
 }
 
@@ -201,6 +208,7 @@ func (s *State) Apply(index uint64, op Op) (bool, error) {
 				delete(s.offsets, k)
 			}
 		}
+		s.dropPop(func(k popKey) bool { return k.topic == op.Name })
 	case OpPutGroup:
 		s.groups[op.Group.GroupName] = *op.Group
 	case OpDeleteGroup:
@@ -210,6 +218,7 @@ func (s *State) Apply(index uint64, op Op) (bool, error) {
 				delete(s.offsets, k)
 			}
 		}
+		s.dropPop(func(k popKey) bool { return k.group == op.Name })
 	case OpCommitOffsets:
 		for _, o := range op.Offsets {
 			k := offsetKey(o.Group, o.Topic)
@@ -233,6 +242,8 @@ func (s *State) Apply(index uint64, op Op) (bool, error) {
 		s.formatVersion = op.Version
 	case OpACL:
 		return s.applyACL(index, op.ACL), nil
+	case OpPop:
+		s.applyPop(op.Pop)
 	}
 	return true, nil
 }
@@ -371,6 +382,8 @@ type file struct {
 	FormatVersion uint32    `json:"formatVersion,omitempty"`
 	// ACL is absent until the group records rules.
 	ACL *ACLRules `json:"acl,omitempty"`
+	// Pop is absent until a group pops (pop.go).
+	Pop []popFile `json:"pop,omitempty"`
 }
 
 // Marshal returns the state as its JSON document.
@@ -378,7 +391,7 @@ func (s *State) Marshal() ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	f := file{Version: 1, AppliedIndex: s.applied, Topics: s.topics, Groups: s.groups, Offsets: map[string]map[string]int64{},
-		Settings: s.settings, FormatVersion: s.formatVersion, ACL: s.acl}
+		Settings: s.settings, FormatVersion: s.formatVersion, ACL: s.acl, Pop: s.marshalPop()}
 	for k, m := range s.offsets {
 		q := make(map[string]int64, len(m))
 		for id, o := range m {
@@ -424,11 +437,16 @@ func (s *State) Unmarshal(b []byte) error {
 	if err := validateACLFile(f.ACL); err != nil {
 		return err
 	}
+	pop, err := unmarshalPop(f.Pop)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.applied, s.topics, s.groups, s.offsets = f.AppliedIndex, f.Topics, f.Groups, offsets
 	s.settings, s.formatVersion = f.Settings, f.FormatVersion
 	s.acl = f.ACL
+	s.pop = pop
 	idx := uint64(0)
 	if f.ACL != nil {
 		idx = f.ACL.Index

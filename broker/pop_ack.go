@@ -1,0 +1,186 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
+)
+
+// popReceiptOf decodes handle and checks it names this broker group, the
+// request's group and topic, and a receipt held with its epoch.
+func (b *Broker) popReceiptOf(group, topic, handle string) (ReceiptHandle, metadata.PopReceipt, error) {
+	h, err := DecodeReceiptHandle(handle)
+	if err != nil {
+		return h, metadata.PopReceipt{}, err
+	}
+	if h.BrokerName != b.cfg.BrokerName || h.Group != group || h.Topic != topic {
+		return h, metadata.PopReceipt{}, fmt.Errorf("%w: the handle is of %s/%s/%s, not %s/%s/%s", ErrInvalidReceipt,
+			h.BrokerName, h.Group, h.Topic, b.cfg.BrokerName, group, topic)
+	}
+	r, ok := b.group.Metadata().PopReceipt(h.Group, h.Topic, h.QueueID, h.Offset)
+	if !ok || r.Epoch != h.Epoch {
+		return h, r, fmt.Errorf("%w: the message at %s/%d/%d is not held by this handle (acknowledged, or delivered again since)",
+			ErrInvalidReceipt, h.Topic, h.QueueID, h.Offset)
+	}
+	return h, r, nil
+}
+
+// AckPopped acknowledges the messages of the handles (of one group and
+// topic), all in one raft entry. The answer has one error per handle, nil
+// for those acknowledged; the error is for the request as a whole.
+func (b *Broker) AckPopped(ctx context.Context, group, topic string, handles []string) ([]error, error) {
+	if err := b.checkPop(); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(handles))
+	changes := map[int32]*metadata.PopChange{}
+	type held struct {
+		h ReceiptHandle
+		i int
+	}
+	var acked []held
+	for i, s := range handles {
+		h, _, err := b.popReceiptOf(group, topic, s)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		c := changes[h.QueueID]
+		if c == nil {
+			c = &metadata.PopChange{Group: group, Topic: topic, QueueID: h.QueueID}
+			changes[h.QueueID] = c
+		}
+		c.Del = append(c.Del, metadata.PopDel{Offset: h.Offset, Epoch: h.Epoch})
+		acked = append(acked, held{h, i})
+	}
+	list := make([]metadata.PopChange, 0, len(changes))
+	for _, c := range changes {
+		list = append(list, *c)
+	}
+	if err := b.pop.batch.submit(ctx, list); err != nil {
+		return nil, err
+	}
+	md := b.group.Metadata()
+	for _, a := range acked {
+		// Gone, or held by a later delivery: acknowledged only if this
+		// entry removed it (a redelivery that won the race keeps it).
+		if r, ok := md.PopReceipt(group, topic, a.h.QueueID, a.h.Offset); ok && r.Epoch >= a.h.Epoch {
+			errs[a.i] = fmt.Errorf("%w: the message was delivered again meanwhile", ErrInvalidReceipt)
+		}
+	}
+	b.pop.notify(topic)
+	return errs, nil
+}
+
+// ChangeInvisible makes the message of handle invisible for d from now
+// and answers its new handle (the old one is stale from then on).
+func (b *Broker) ChangeInvisible(ctx context.Context, group, topic, handle string, d time.Duration) (string, error) {
+	if err := b.checkPop(); err != nil {
+		return "", err
+	}
+	if d < 0 || d > MaxInvisible {
+		return "", fmt.Errorf("%w: invisible duration %v is not within [0, %v]", ErrInvalidParameter, d, MaxInvisible)
+	}
+	h, r, err := b.popReceiptOf(group, topic, handle)
+	if err != nil {
+		return "", err
+	}
+	nr := metadata.PopReceipt{Offset: r.Offset, Until: b.nowMs() + d.Milliseconds(), Attempt: r.Attempt, Epoch: r.Epoch + 1}
+	c := metadata.PopChange{Group: group, Topic: topic, QueueID: h.QueueID, Put: []metadata.PopReceipt{nr}}
+	if err := b.pop.batch.submit(ctx, []metadata.PopChange{c}); err != nil {
+		return "", err
+	}
+	if got, ok := b.group.Metadata().PopReceipt(group, topic, h.QueueID, h.Offset); !ok || got != nr {
+		return "", fmt.Errorf("%w: the message was acknowledged or delivered again meanwhile", ErrInvalidReceipt)
+	}
+	b.pop.notify(topic)
+	h.Epoch = nr.Epoch
+	return h.Encode(), nil
+}
+
+// PopToDeadLetter sends the message of handle to the group's dead-letter
+// queue at once (the client gave up on it) and forgets its receipt.
+func (b *Broker) PopToDeadLetter(ctx context.Context, group, topic, handle string) error {
+	if err := b.checkPop(); err != nil {
+		return err
+	}
+	h, r, err := b.popReceiptOf(group, topic, handle)
+	if err != nil {
+		return err
+	}
+	m, ok := b.popRead(topic, h.QueueID, h.Offset)
+	if !ok {
+		return fmt.Errorf("%w: the message at %s/%d/%d is gone", ErrNotFound, topic, h.QueueID, h.Offset)
+	}
+	if err := b.storeDeadLetter(ctx, group, m, r.Attempt); err != nil {
+		return err
+	}
+	c := metadata.PopChange{Group: group, Topic: topic, QueueID: h.QueueID, Del: []metadata.PopDel{{Offset: r.Offset, Epoch: r.Epoch}}}
+	return b.pop.batch.submit(ctx, []metadata.PopChange{c})
+}
+
+// deadLetter is a message whose deliveries are used up.
+type deadLetter struct {
+	queueID int32
+	receipt metadata.PopReceipt
+	msg     *message.Ext
+}
+
+// popDeadLetters stores each message in the group's DLQ, then forgets
+// its receipt. A failure leaves the receipt: the next receive tries
+// again (a message may then reach the DLQ twice, never zero times).
+func (b *Broker) popDeadLetters(ctx context.Context, group, topic string, dead []deadLetter) {
+	var list []metadata.PopChange
+	for _, d := range dead {
+		if err := b.storeDeadLetter(ctx, group, d.msg, d.receipt.Attempt); err != nil {
+			b.log.Warn("a POP message could not go to the dead-letter queue; retried later",
+				"group", group, "topic", topic, "queue", d.queueID, "offset", d.receipt.Offset, "error", err)
+			continue
+		}
+		list = append(list, metadata.PopChange{Group: group, Topic: topic, QueueID: d.queueID,
+			Del: []metadata.PopDel{{Offset: d.receipt.Offset, Epoch: d.receipt.Epoch}}})
+	}
+	if err := b.pop.batch.submit(ctx, list); err != nil {
+		b.log.Warn("POP receipts of dead letters not removed; retried later", "group", group, "topic", topic, "error", err)
+	}
+}
+
+// storeDeadLetter stores a copy of m in %DLQ%<group> queue 0, as
+// CONSUMER_SEND_MSG_BACK does once the retries are used up: the original
+// topic in RETRY_TOPIC, its id in ORIGIN_MESSAGE_ID, UNIQ_KEY kept, the
+// deliveries so far (less the first) as reconsume times.
+func (b *Broker) storeDeadLetter(ctx context.Context, group string, m *message.Ext, attempts int32) error {
+	tc, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: protocol.DLQTopic(group), ReadQueueNums: 1, WriteQueueNums: 1,
+		Perm: metadata.PermRead | metadata.PermWrite})
+	if err != nil {
+		return err
+	}
+	c := &message.Ext{
+		Message:        message.Message{Topic: tc.TopicName, Flag: m.Flag, Body: m.Body, Properties: make(map[string]string, len(m.Properties)+2)},
+		SysFlag:        m.SysFlag,
+		BornTimestamp:  m.BornTimestamp,
+		BornHost:       m.BornHost,
+		ReconsumeTimes: max(attempts-1, 0),
+	}
+	for k, v := range m.Properties {
+		c.Properties[k] = v
+	}
+	delete(c.Properties, message.PropertyDelayLevel)
+	if c.Properties[message.PropertyRetryTopic] == "" {
+		c.Properties[message.PropertyRetryTopic] = m.Topic
+	}
+	if c.Properties[message.PropertyOriginMessageID] == "" {
+		c.Properties[message.PropertyOriginMessageID] = m.MsgID()
+	}
+	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	defer cancel()
+	if _, err := b.group.Propose(pctx, []*message.Ext{c}); err != nil {
+		return fmt.Errorf("broker: storing a dead letter of %s: %w", group, err)
+	}
+	b.log.Debug("POP message to the dead-letter queue", "group", group, "topic", m.Topic, "queue", m.QueueID, "offset", m.QueueOffset)
+	return nil
+}

@@ -1,0 +1,286 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/store"
+)
+
+// PopRequest asks for messages of a topic for a consumer group.
+type PopRequest struct {
+	Group, Topic string
+	// Expression and ExpressionType filter the messages ("" and "TAG": a
+	// tag expression, "*" for all; "SQL92").
+	Expression, ExpressionType string
+	// Max is the most messages to hand out (capped at 64).
+	Max int
+	// Invisible is how long a message handed out stays invisible.
+	Invisible time.Duration
+	// Wait is how long to wait for a message when none is ready (long
+	// polling); 0 answers at once.
+	Wait time.Duration
+}
+
+// Popped is a message handed out: the message (its QueueID and
+// QueueOffset are its place), the handle to acknowledge it with, its
+// delivery attempt (1 for the first) and until when it is invisible.
+type Popped struct {
+	Msg     *message.Ext
+	Handle  string
+	Attempt int32
+	Until   time.Time
+}
+
+// popCandidate is a message a receive is about to hand out.
+type popCandidate struct {
+	msg *message.Ext
+	r   metadata.PopReceipt
+}
+
+// PopMessages hands out up to r.Max messages of the topic to the group,
+// waiting up to r.Wait for one when none is ready. An empty answer with
+// no error means none came in time.
+func (b *Broker) PopMessages(ctx context.Context, r PopRequest) ([]Popped, error) {
+	if err := validateGroup(r.Group); err != nil {
+		return nil, err
+	}
+	if r.Max <= 0 {
+		return nil, fmt.Errorf("%w: batch size %d", ErrInvalidParameter, r.Max)
+	}
+	r.Max = min(r.Max, maxPopBatch)
+	if r.Invisible < MinInvisible || r.Invisible > MaxInvisible {
+		return nil, fmt.Errorf("%w: invisible duration %v is not within [%v, %v]", ErrInvalidParameter, r.Invisible, MinInvisible, MaxInvisible)
+	}
+	f, err := newMsgFilter(r.Expression, r.ExpressionType, !b.cfg.DisablePropertyFilter)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(max(r.Wait, 0))
+	for {
+		if err := b.checkPop(); err != nil {
+			return nil, err
+		}
+		// Watch before looking, so a message stored in between wakes us.
+		wake, done := b.pop.watch(r.Topic)
+		out, next, err := b.popOnce(ctx, r, f)
+		if err != nil || len(out) > 0 {
+			done()
+			return out, err
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			done()
+			return nil, nil
+		}
+		if next > 0 {
+			// A receipt due already (one whose dead letter could not be
+			// stored, or one that expired while we looked) is looked at
+			// again after popRecheck, not in a busy loop.
+			wait = min(wait, max(time.Duration(next-b.nowMs())*time.Millisecond, popRecheck))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-wake:
+		case <-t.C:
+		case <-ctx.Done():
+		case <-b.ctx.Done():
+		}
+		t.Stop()
+		done()
+		if ctx.Err() != nil || b.ctx.Err() != nil {
+			return nil, nil
+		}
+	}
+}
+
+// popOnce looks once: expired receipts first, then new messages, across
+// the topic's readable queues from a rotating start. It returns what it
+// handed out and the earliest time (Unix ms) a receipt of the queues
+// expires, 0 if none is in flight.
+func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popped, int64, error) {
+	tc, ok := b.group.Metadata().Topic(r.Topic)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: %s", ErrTopicNotExist, r.Topic)
+	}
+	if tc.Perm&metadata.PermRead == 0 || tc.ReadQueueNums <= 0 {
+		return nil, 0, fmt.Errorf("%w: topic %s is not readable", ErrNoPermission, r.Topic)
+	}
+	began := time.Now()
+	unlock := b.pop.lock(r.Group, r.Topic)
+	defer unlock()
+
+	md, st := b.group.Metadata(), b.group.Store()
+	now := b.nowMs()
+	until := now + r.Invisible.Milliseconds()
+	maxAttempts := b.popMaxAttempts(r.Group)
+	n := tc.ReadQueueNums
+	start := int32(b.pop.rr.Add(1) % uint32(n))
+	changes := map[int32]*metadata.PopChange{}
+	change := func(q int32) *metadata.PopChange {
+		c := changes[q]
+		if c == nil {
+			c = &metadata.PopChange{Group: r.Group, Topic: r.Topic, QueueID: q}
+			changes[q] = c
+		}
+		return c
+	}
+	var cands []popCandidate
+	var dead []deadLetter
+	next := int64(0)
+	need := func() int { return r.Max - len(cands) }
+
+	// Messages whose invisible time ended: again, or to the DLQ.
+	for i := range n {
+		q := (start + i) % n
+		exp, nx := md.PopExpired(r.Group, r.Topic, q, now, max(need(), 0))
+		if nx > 0 && (next == 0 || nx < next) {
+			next = nx
+		}
+		for _, e := range exp {
+			m, ok := b.popRead(r.Topic, q, e.Offset)
+			switch {
+			case !ok:
+				// Gone from the store (retention): nothing to deliver.
+				change(q).Del = append(change(q).Del, metadata.PopDel{Offset: e.Offset, Epoch: e.Epoch})
+			case e.Attempt >= maxAttempts:
+				dead = append(dead, deadLetter{queueID: q, receipt: e, msg: m})
+			default:
+				nr := metadata.PopReceipt{Offset: e.Offset, Until: until, Attempt: e.Attempt + 1, Epoch: e.Epoch + 1}
+				change(q).Put = append(change(q).Put, nr)
+				cands = append(cands, popCandidate{msg: m, r: nr})
+			}
+		}
+	}
+
+	// New messages from each queue's position.
+	for i := int32(0); i < n && need() > 0; i++ {
+		q := (start + i) % n
+		room := b.pop.maxInflight - md.PopInflight(r.Group, r.Topic, q) - len(change(q).Put)
+		if room <= 0 {
+			continue
+		}
+		got, err := b.popTake(st, r, f, q, min(need(), room), until, change(q))
+		if err != nil {
+			return nil, 0, err
+		}
+		cands = append(cands, got...)
+	}
+
+	var list []metadata.PopChange
+	for _, c := range changes {
+		if c.Move || len(c.Put) > 0 || len(c.Del) > 0 {
+			list = append(list, *c)
+		}
+	}
+	if err := b.pop.batch.submit(ctx, list); err != nil {
+		return nil, 0, err
+	}
+	out := make([]Popped, 0, len(cands))
+	size := 0
+	for _, c := range cands {
+		// Only what the entry applied as decided: a change that lost a
+		// race (a failover in between) was skipped.
+		if got, ok := md.PopReceipt(r.Group, r.Topic, c.msg.QueueID, c.r.Offset); !ok || got != c.r {
+			continue
+		}
+		h := ReceiptHandle{BrokerName: b.cfg.BrokerName, Group: r.Group, Topic: r.Topic, QueueID: c.msg.QueueID, Offset: c.r.Offset, Epoch: c.r.Epoch}
+		out = append(out, Popped{Msg: c.msg, Handle: h.Encode(), Attempt: c.r.Attempt, Until: time.UnixMilli(c.r.Until)})
+		size += len(c.msg.Body)
+		if next == 0 || c.r.Until < next {
+			next = c.r.Until
+		}
+	}
+	if len(out) > 0 {
+		b.obs.Served(r.Topic, r.Group, len(out), size, time.Since(began))
+	}
+	if len(dead) > 0 {
+		b.popDeadLetters(ctx, r.Group, r.Topic, dead)
+	}
+	return out, next, nil
+}
+
+// popTake reads up to max new messages of queue q from the group's
+// position, records their receipts and the move in c, and returns them.
+func (b *Broker) popTake(st MessageStore, r PopRequest, f msgFilter, q int32, limit int, until int64, c *metadata.PopChange) ([]popCandidate, error) {
+	from, had := b.group.Metadata().PopPosition(r.Group, r.Topic, q)
+	if !had {
+		from = b.popStart(r.Group, r.Topic, q)
+	}
+	pos := from
+	res, err := st.Get(r.Topic, q, pos, limit, f.tags)
+	if err != nil {
+		return nil, err
+	}
+	if res.Status == store.OffsetTooSmall {
+		// The head of the queue was deleted: go on from its new start.
+		res.Release()
+		pos = res.MinOffset
+		if res, err = st.Get(r.Topic, q, pos, limit, f.tags); err != nil {
+			return nil, err
+		}
+	}
+	defer res.Release()
+	switch res.Status {
+	case store.Found, store.NoMatchedMessage, store.OffsetFoundNull:
+	default:
+		return nil, nil
+	}
+	var out []popCandidate
+	for _, rec := range res.Records {
+		if !f.match(rec.Bytes) {
+			continue
+		}
+		v, err := message.ParseView(rec.Bytes)
+		if err != nil {
+			continue
+		}
+		m, err := v.Decode()
+		if err != nil {
+			continue
+		}
+		nr := metadata.PopReceipt{Offset: rec.QueueOffset, Until: until, Attempt: 1, Epoch: 1}
+		c.Put = append(c.Put, nr)
+		out = append(out, popCandidate{msg: m, r: nr})
+	}
+	// The move starts where the state is (a new group's start is taken
+	// as the leader computed it), so every replica hands out from the
+	// same place.
+	if to := max(res.NextBeginOffset, pos); to != from || !had {
+		c.Move, c.From, c.To = true, from, to
+	}
+	return out, nil
+}
+
+// popStart is where a group that never popped from a queue starts: its
+// committed consumer offset, else the queue's first message.
+func (b *Broker) popStart(group, topic string, q int32) int64 {
+	if off, ok := b.group.Metadata().Offset(group, topic, q); ok {
+		return off
+	}
+	return b.queueMin(topic, q)
+}
+
+// popRead reads the message at a queue offset, false if it is gone.
+func (b *Broker) popRead(topic string, q int32, offset int64) (*message.Ext, bool) {
+	res, err := b.group.Store().Get(topic, q, offset, 1, nil)
+	if err != nil {
+		return nil, false
+	}
+	defer res.Release()
+	if res.Status != store.Found || len(res.Records) == 0 || res.Records[0].QueueOffset != offset {
+		return nil, false
+	}
+	v, err := message.ParseView(res.Records[0].Bytes)
+	if err != nil {
+		return nil, false
+	}
+	m, err := v.Decode()
+	if err != nil {
+		return nil, false
+	}
+	return m, true
+}

@@ -1,0 +1,104 @@
+package grpcapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
+)
+
+// Forwarding of the consumer side: POP is served by the group's leader
+// (broker/pop.go), so a node that is not the leader relays a consumer's
+// ReceiveMessage, AckMessage, ChangeInvisibleDuration and
+// ForwardMessageToDeadLetterQueue to the leader's gRPC port when
+// Config.Peers names it (clients keep the endpoint of a route for up to
+// 30 s after leadership moves). A relayed call carries forwardedHeader,
+// and a node never relays such a call again: it answers from its broker.
+// The connections to the leaders are the server's, closed by Stop.
+
+// forwardedHeader marks a call relayed by another node of the group.
+const forwardedHeader = "x-ledgermq-forwarded-by"
+
+// leaderClient is a client of the leader's gRPC port when this node
+// should relay ctx's call there (it is not the leader, it knows the
+// leader's address, the call was not relayed to it), else nil. The
+// returned context carries the relay's mark.
+func (s *Server) leaderClient(ctx context.Context) (v2pb.MessagingServiceClient, context.Context) {
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(forwardedHeader)) > 0 {
+		return nil, ctx
+	}
+	id := s.cfg.Broker.LeaderID()
+	if id == "" || id == s.cfg.NodeID {
+		return nil, ctx
+	}
+	addr := s.cfg.Peers[id]
+	if addr == "" || addr == s.selfEndpoint().String() {
+		return nil, ctx
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil, ctx
+	}
+	conn := s.peers[addr]
+	if conn == nil {
+		c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(s.cfg.MaxBodySize+1<<20)))
+		if err != nil {
+			s.log.Warn("no client of the leader's gRPC port", "addr", addr, "error", err)
+			return nil, ctx
+		}
+		if s.peers == nil {
+			s.peers = map[string]*grpc.ClientConn{}
+		}
+		s.peers[addr], conn = c, c
+	}
+	return v2pb.NewMessagingServiceClient(conn), metadata.AppendToOutgoingContext(ctx, forwardedHeader, s.cfg.NodeID)
+}
+
+// closePeers closes the connections to the leaders (Stop).
+func (s *Server) closePeers() {
+	s.mu.Lock()
+	peers := s.peers
+	s.peers = nil
+	s.mu.Unlock()
+	for _, c := range peers {
+		_ = c.Close()
+	}
+}
+
+// relayStatus is the Status of a relay that failed: clients retry it.
+func relayStatus(err error) *v2pb.Status {
+	return newStatus(v2pb.Code_INTERNAL_SERVER_ERROR, "relaying to the group's leader: %v", err)
+}
+
+// relayReceive relays a ReceiveMessage to the leader and its answers back.
+func relayReceive(ctx context.Context, c v2pb.MessagingServiceClient, req *v2pb.ReceiveMessageRequest, stream v2pb.MessagingService_ReceiveMessageServer) error {
+	up, err := c.ReceiveMessage(ctx, req)
+	if err != nil {
+		return stream.Send(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: relayStatus(err)}})
+	}
+	sent := false
+	for {
+		r, err := up.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if !sent {
+				return stream.Send(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: relayStatus(err)}})
+			}
+			return fmt.Errorf("grpcapi: relaying a receive from the leader: %w", err)
+		}
+		if err := stream.Send(r); err != nil {
+			return err
+		}
+		sent = true
+	}
+}
