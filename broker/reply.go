@@ -74,25 +74,9 @@ func (b *Broker) serveReply(ctx context.Context, conn *remoting.Conn, req *remot
 // reply checks, pushes and stores one reply (see the file comment).
 func (b *Broker) reply(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	start := time.Now()
-	h, err := parseSendHeader(req.Code, req.ExtFields)
+	h, props, err := b.readSendRequest(req)
 	if err != nil {
 		return nil, err
-	}
-	if err := validateTopic(h.Topic); err != nil {
-		return nil, err
-	}
-	if h.Topic == autoCreateTopic || systemTopics[h.Topic] {
-		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
-	}
-	if len(req.Body) > b.cfg.MaxMessageSize {
-		return nil, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), b.cfg.MaxMessageSize)
-	}
-	if len(h.Properties) > message.MaxPropertiesLength {
-		return nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
-	}
-	props, err := message.DecodeProperties([]byte(h.Properties))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
 	}
 	tc, err := b.topicForSend(ctx, &h)
 	if err != nil {

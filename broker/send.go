@@ -221,31 +221,42 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 	return &out
 }
 
+// readSendRequest decodes a send's (or a reply's) header and properties and
+// checks what every send is checked for: the topic's name (not a reserved
+// one), the body's and the properties' sizes.
+func (b *Broker) readSendRequest(req *remoting.Command) (protocol.SendMessageRequestHeader, map[string]string, error) {
+	h, err := parseSendHeader(req.Code, req.ExtFields)
+	if err != nil {
+		return h, nil, err
+	}
+	if err := validateTopic(h.Topic); err != nil {
+		return h, nil, err
+	}
+	if h.Topic == autoCreateTopic || systemTopics[h.Topic] {
+		return h, nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
+	}
+	if len(req.Body) > b.cfg.MaxMessageSize {
+		return h, nil, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), b.cfg.MaxMessageSize)
+	}
+	if len(h.Properties) > message.MaxPropertiesLength {
+		return h, nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
+	}
+	props, err := message.DecodeProperties([]byte(h.Properties))
+	if err != nil {
+		return h, nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
+	}
+	return h, props, nil
+}
+
 // send stores the message or batch of req on this leader and builds the
 // success response.
 func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	start := time.Now()
-	h, err := parseSendHeader(req.Code, req.ExtFields)
+	h, props, err := b.readSendRequest(req)
 	if err != nil {
 		return nil, err
 	}
 	batch := h.Batch || req.Code == remoting.SendBatchMessage
-	if err := validateTopic(h.Topic); err != nil {
-		return nil, err
-	}
-	if h.Topic == autoCreateTopic || systemTopics[h.Topic] {
-		return nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
-	}
-	if len(req.Body) > b.cfg.MaxMessageSize {
-		return nil, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), b.cfg.MaxMessageSize)
-	}
-	if len(h.Properties) > message.MaxPropertiesLength {
-		return nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
-	}
-	props, err := message.DecodeProperties([]byte(h.Properties))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
-	}
 	// A timer message (timer.go) waits in the timer topic; a timer batch
 	// or half message is refused rather than delivered early.
 	due, timed, err := b.timerDue(props)
