@@ -97,6 +97,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /groups/{group}/reset/execute", s.resetExecute)
 	s.mux.HandleFunc("GET /messages", s.messages)
 	s.mux.HandleFunc("GET /chart", s.chart)
+	s.mux.HandleFunc("GET /pending", s.pending)
+	s.mux.HandleFunc("GET /acl", s.acl)
 	s.mux.HandleFunc("GET /api/metrics", s.metricsJSON)
 }
 
