@@ -23,8 +23,8 @@ type fakeAdmin struct {
 	progress *client.Progress
 	conns    *client.ConsumerConnections
 	msgs     []*message.Ext
-	config   map[string]string // every node's settings besides http_addr
-	runtime  map[string]string // every node's GET_BROKER_RUNTIME_INFO
+	config   map[string]string                       // every node's settings besides http_addr
+	runtime  map[string]string                       // every node's GET_BROKER_RUNTIME_INFO
 	timers   map[string]protocol.PendingTimers       // by group
 	trans    map[string]protocol.PendingTransactions // by group
 	raft     map[string]protocol.RaftStatus          // by client address
