@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/protocol"
 )
 
@@ -63,4 +64,53 @@ func TestACLPage(t *testing.T) {
 	f.config = map[string]string{"acl_enable": "true"}
 	f.runtime = map[string]string{"aclHash": "h<1>", "aclIndex": "17", "aclFrom": "n1", "aclFileHash": "f<2>"}
 	wantAll(t, ts.Client(), ts.URL, "/acl", "ACL on in 2 of 3 nodes", `class="ok agree"`, "h&lt;1&gt;", `class="num">17<`, "f&lt;2&gt;", `<span class="ok">on</span>`)
+}
+
+func TestClusterFormatVerifierAndLeaderChanges(t *testing.T) {
+	f, _ := newFake(t)
+	f.raft = map[string]protocol.RaftStatus{
+		"127.0.0.1:10911": {FormatVersion: 3, MinFormatVersion: 1, MaxFormatVersion: 4, Verifier: &protocol.RaftVerifier{Matched: 12, LastIndex: 40}},
+		"127.0.0.1:10921": {FormatVersion: 3, Verifier: &protocol.RaftVerifier{Matched: 5, Mismatched: 1, LastIndex: 38, LastMismatch: "index 38: <b>bytes differ</b>"}},
+	}
+	_, ts := newTestServer(t, f, Config{})
+	c := ts.Client()
+	wantAll(t, c, ts.URL, "/cluster", `raft format version <span class="format">3</span>`, "supports 1–4",
+		`<span class="ok">matched</span>: 12 matched, 0 mismatched`, `<span class="bad">mismatched</span>: 5 matched, 1 mismatched`,
+		"&lt;b&gt;bytes differ&lt;/b&gt;", `class="change" data-old="" data-new="n0"`, "(first seen)")
+
+	// broker-a's leader n0 dies, n1 wins term 4; then an old view (term 3)
+	// read late changes nothing.
+	members := append([]client.MemberStatus(nil), f.members...)
+	members[0].Role, members[0].Error = "unreachable", "dial refused"
+	members[1].Role, members[1].Term = "leader", 4
+	f.setMembers(members)
+	body := wantAll(t, c, ts.URL, "/cluster", `class="change" data-old="n0" data-new="n1"`)
+	s, _ := newTestServer(t, f, Config{})
+	s.leaders.observe(time.Now(), f.members)
+	old := append([]client.MemberStatus(nil), f.members...)
+	old[1].Role, old[0].Role, old[0].Error = "follower", "leader", ""
+	s.leaders.observe(time.Now(), old)
+	if h := s.leaders.history("broker-a"); len(h) != 1 || h[0].New != "n1" || h[0].Term != 4 {
+		t.Errorf("history after a late old view: %+v", h)
+	}
+	if i, j := strings.Index(body, `data-new="n1"`), strings.Index(body, `data-new="n0"`); i < 0 || j < i {
+		t.Errorf("changes not newest first:\n%s", body)
+	}
+}
+
+func TestLeaderLogBounded(t *testing.T) {
+	l := newLeaderLog()
+	for i := range 2 * maxLeaderChanges {
+		id := "n" + string(rune('0'+i%3))
+		l.observe(time.Now(), []client.MemberStatus{{BrokerName: "g", ID: id, Role: "leader", Term: uint64(i + 1)}})
+		l.observe(time.Now(), []client.MemberStatus{{BrokerName: "g", ID: id, Role: "leader", Term: uint64(i + 1)}}) // no change
+		l.observe(time.Now(), []client.MemberStatus{{BrokerName: "g", ID: id, Role: "follower", Term: uint64(i + 2)}}) // no leader: no change
+	}
+	h := l.history("g")
+	if len(h) != maxLeaderChanges || h[0].Term != 2*maxLeaderChanges || h[len(h)-1].Term != maxLeaderChanges+1 {
+		t.Fatalf("history: %d changes, newest term %d, oldest %d", len(h), h[0].Term, h[len(h)-1].Term)
+	}
+	if h[0].Old != h[1].New {
+		t.Errorf("newest change's old leader %q, the one before's new %q", h[0].Old, h[1].New)
+	}
 }

@@ -28,13 +28,14 @@ type page struct {
 }
 
 var funcs = template.FuncMap{
-	"when":       when,
-	"whenMS":     func(ms int64) string { return when(time.UnixMilli(ms)) },
-	"join":       strings.Join,
-	"pathq":      url.PathEscape,
-	"delta":      func(old, new int64) int64 { return new - old },
-	"maxSamples": func() int { return maxSamples },
-	"durMS":      func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() },
+	"when":             when,
+	"whenMS":           func(ms int64) string { return when(time.UnixMilli(ms)) },
+	"join":             strings.Join,
+	"pathq":            url.PathEscape,
+	"delta":            func(old, new int64) int64 { return new - old },
+	"maxSamples":       func() int { return maxSamples },
+	"maxLeaderChanges": func() int { return maxLeaderChanges },
+	"durMS":            func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() },
 }
 
 func parsePages() (map[string]*template.Template, error) {

@@ -41,6 +41,7 @@ type Server struct {
 	pages   map[string]*template.Template
 	nodes   *nodes
 	sampler *sampler
+	leaders *leaderLog
 	mux     *http.ServeMux
 }
 
@@ -74,7 +75,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	n := newNodes(cfg.Admin, cfg.NodeHTTP)
-	s := &Server{cfg: cfg, token: token, pages: pages, nodes: n, sampler: newSampler(cfg.Admin, n, cfg.SampleEvery), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, token: token, pages: pages, nodes: n, sampler: newSampler(cfg.Admin, n, cfg.SampleEvery), leaders: newLeaderLog(), mux: http.NewServeMux()}
+	s.sampler.observe = s.leaders.observe
 	s.routes()
 	return s, nil
 }
