@@ -103,7 +103,7 @@ func TestLeaderLogBounded(t *testing.T) {
 	for i := range 2 * maxLeaderChanges {
 		id := "n" + string(rune('0'+i%3))
 		l.observe(time.Now(), []client.MemberStatus{{BrokerName: "g", ID: id, Role: "leader", Term: uint64(i + 1)}})
-		l.observe(time.Now(), []client.MemberStatus{{BrokerName: "g", ID: id, Role: "leader", Term: uint64(i + 1)}}) // no change
+		l.observe(time.Now(), []client.MemberStatus{{BrokerName: "g", ID: id, Role: "leader", Term: uint64(i + 1)}})   // no change
 		l.observe(time.Now(), []client.MemberStatus{{BrokerName: "g", ID: id, Role: "follower", Term: uint64(i + 2)}}) // no leader: no change
 	}
 	h := l.history("g")
