@@ -114,3 +114,20 @@ func TestLeaderLogBounded(t *testing.T) {
 		t.Errorf("newest change's old leader %q, the one before's new %q", h[0].Old, h[1].New)
 	}
 }
+
+func TestMessageTrace(t *testing.T) {
+	f, _ := newFake(t)
+	_, ts := newTestServer(t, f, Config{})
+	c := ts.Client()
+	const byKey = "/messages?search=1&mode=key&topic=Orders&key=k1"
+	wantAll(t, c, ts.URL, byKey, `class="muted trace-none"`, "there is no trace topic RMQ_SYS_TRACE_TOPIC")
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.traces = map[string][]client.TraceEvent{"UNIQ1": {
+		{Type: "Pub", Group: "pg<1>", ClientHost: "10.0.0.1", Time: at, CostMs: 3, Status: "success", Topic: "Orders", StoreHost: "127.0.0.1:10911"},
+		{Type: "SubBefore", Group: "cg", ClientHost: "10.0.0.2", Time: at.Add(time.Second), RetryTimes: 1},
+		{Type: "SubAfter", Group: "cg", ClientHost: "10.0.0.2", Time: at.Add(2 * time.Second), CostMs: 9, Status: "failed"},
+	}}
+	wantAll(t, c, ts.URL, byKey, "trace: 3 events", `data-type="Pub"`, `data-type="SubBefore"`, `data-type="SubAfter"`,
+		"pg&lt;1&gt;", "2030-01-02 03:04:05.000Z", `<span class="ok">success</span>`, `<span class="bad">failed</span>`, "retry 1", "stored at 127.0.0.1:10911")
+	wantAll(t, c, ts.URL, "/messages?search=1&mode=id&topic=Orders&id=UNIQ2", "holds no event of this message")
+}
