@@ -353,6 +353,35 @@ func TestConsoleDevCluster(t *testing.T) {
 		})
 	})
 
+	t.Run("a traced message's trace", func(t *testing.T) {
+		// Before the trace topic exists the card says there is none.
+		if _, body := get(t, hc, base+"/messages?search=1&mode=id&topic="+topic+"&id="+sent[0].MsgID); !strings.Contains(body, "there is no trace topic") {
+			t.Errorf("no \"no trace topic\" on the card:\n%s", body)
+		}
+		if _, err := c.admin.CreateTopic(ctx, client.TopicConfig{Topic: client.DefaultTraceTopic, ReadQueues: 1, WriteQueues: 1}, client.Target{}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := client.NewProducer(client.WithNameServers(c.p.Namesrv), client.WithGroup("ConsoleTraced"), client.WithTrace(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Send(ctx, &client.Message{Topic: topic, Body: []byte("traced"), Keys: []string{"traced"}})
+		_ = p.Close() // flushes the trace batch
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 15*time.Second, "the Pub event on the message's card", func() error {
+			_, body := get(t, hc, base+"/messages?search=1&mode=id&topic="+topic+"&id="+res.MsgID)
+			if !strings.Contains(body, `data-type="Pub"`) || !strings.Contains(body, "<td>ConsoleTraced</td>") {
+				return errorf("no Pub event by ConsoleTraced:\n%s", body)
+			}
+			return nil
+		})
+		if _, body := get(t, hc, base+"/messages?search=1&mode=id&topic="+topic+"&id="+sent[0].MsgID); !strings.Contains(body, "holds no event of this message") {
+			t.Errorf("an untraced message's card:\n%s", body)
+		}
+	})
+
 	t.Run("chromium", func(t *testing.T) {
 		browserTest(t, c, base, topic, group, sent)
 	})
