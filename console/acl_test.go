@@ -3,6 +3,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -59,6 +60,22 @@ func TestConsoleACLAndTLS(t *testing.T) {
 	})
 	if code, body := get(t, hc, signed+"/groups"); code != http.StatusOK || !strings.Contains(body, `id="groups"`) {
 		t.Errorf("signed /groups: %d\n%s", code, body)
+	}
+	// The ACL page: on in every node, the same rules in force (once the
+	// group has replicated them), and never a secret key.
+	waitUntil(t, 30*time.Second, "the ACL page showing the same rules on every node", func() error {
+		code, body := get(t, hc, signed+"/acl")
+		if code != http.StatusOK || !strings.Contains(body, fmt.Sprintf("ACL on in %d of %d nodes", len(p.File.Nodes), len(p.File.Nodes))) ||
+			!strings.Contains(body, `class="ok agree"`) || strings.Count(body, `<td class="num">-</td>`) != 0 {
+			return errorf("status %d:\n%s", code, body)
+		}
+		if strings.Contains(body, "secret") {
+			t.Fatalf("the ACL page names a secret:\n%s", body)
+		}
+		return nil
+	})
+	if code, body := get(t, hc, unsigned+"/acl"); code != http.StatusOK || !strings.Contains(body, "NO_PERMISSION") {
+		t.Errorf("unsigned /acl: %d, no refusal shown:\n%s", code, body)
 	}
 	// Unsigned, the brokers refuse what needs an account: the nodes'
 	// settings (so no /status) and the subscription groups.

@@ -16,6 +16,15 @@ type Admin interface {
 	Health(ctx context.Context, maxLag uint64) (*client.HealthReport, error)
 	// BrokerConfig is read for a node's http_addr (its /status and /metrics).
 	BrokerConfig(ctx context.Context, addr string) (map[string]string, error)
+	// RaftStatus is one node's raft view: its group's format version and
+	// its replica verifier's findings.
+	RaftStatus(ctx context.Context, addr string) (protocol.RaftStatus, error)
+	// BrokerRuntime is read for the ACL in force on a node (aclHash,
+	// aclIndex, aclFrom, aclFileHash).
+	BrokerRuntime(ctx context.Context, addr string) (map[string]string, error)
+
+	PendingTimers(ctx context.Context, group string, limit int) (protocol.PendingTimers, error)
+	PendingTransactions(ctx context.Context, group string, limit int) (protocol.PendingTransactions, error)
 
 	ListTopics(ctx context.Context) ([]string, error)
 	TopicRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error)
@@ -30,6 +39,7 @@ type Admin interface {
 	MessagesByKey(ctx context.Context, topic, key string, maxNum int, begin, end time.Time) ([]*message.Ext, error)
 	MessageAtOffset(ctx context.Context, topic, brokerName string, queueID int32, offset int64) (*message.Ext, error)
 	MessagesByTime(ctx context.Context, topic string, begin, end time.Time, maxNum int) ([]*message.Ext, error)
+	MessageTrace(ctx context.Context, traceTopic, msgID string) ([]client.TraceEvent, error)
 }
 
 // *client.Admin is the console's Admin.

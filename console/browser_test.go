@@ -206,6 +206,8 @@ func browserTest(t *testing.T, c *devCluster, base, topic, group string, sent []
 	if body := eval[string](b, `document.querySelector('pre.body-text').textContent`); body != "console body 5 <b>bold</b>" {
 		t.Errorf("body shown %q", body)
 	}
+	// Its trace, or why there is none (these producers trace nothing).
+	b.waitJS("the message's trace block", `!!document.querySelector('article.message details.trace, article.message .trace-none')`, 5*time.Second)
 	b.shot("messages")
 	b.open("/messages")
 	b.do("search by key",
@@ -214,6 +216,15 @@ func browserTest(t *testing.T, c *devCluster, base, topic, group string, sent []
 		chromedp.SetValue(`input[name=key]`, "key-7"),
 		chromedp.Click("#search"),
 		chromedp.WaitVisible(`article.message[data-msgid="`+sent[7].MsgID+`"]`))
+
+	// Pending timers and transactions, and the ACL, per broker group.
+	b.open("/pending")
+	b.waitJS("the pending page's group", `!!document.querySelector('section.pending[data-group="broker-a"] .timers-count .count')`+
+		` && !!document.querySelector('section.pending[data-group="broker-a"] .transactions-count .count')`, 5*time.Second)
+	b.shot("pending")
+	b.open("/acl")
+	b.waitJS("the ACL page's nodes", `document.querySelectorAll('section.acl[data-group="broker-a"] tr[data-node]').length === `+fmt.Sprint(len(c.p.File.Nodes)), 5*time.Second)
+	b.shot("acl")
 
 	// A group with a client online: its progress and its client.
 	b.open("/groups/ConsoleReader")
@@ -288,6 +299,7 @@ func browserTest(t *testing.T, c *devCluster, base, topic, group string, sent []
 		return !!l && l.textContent !== '' && l.getAttribute('data-leader') !== '' && l.getAttribute('data-leader') !== `+jsString(leader.Node)+`; })()`, 30*time.Second)
 	now := eval[string](b, `document.querySelector('[data-group="broker-a"] .leader').textContent`)
 	t.Logf("after kill -9 of leader %s the cluster page named %s in %v", leader.Node, now, took.Round(time.Millisecond))
+	b.waitJS("the change in the leader history", `!!document.querySelector('[data-group="broker-a"] tr.change[data-old="`+leader.Node+`"][data-new="`+now+`"]')`, 30*time.Second)
 	b.waitJS("the killed node unreachable", `(document.querySelector('tr[data-node="`+leader.Node+`"] .role')||{}).textContent === 'unreachable'`, 30*time.Second)
 	b.shot("cluster-after-failover")
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/ops"
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 type clusterNode struct {
@@ -22,6 +23,9 @@ type clusterNode struct {
 	StatusErr string
 	Ready     bool
 	NotReady  []string
+	// Raft is the node's RAFT_STATUS (format version, replica verifier);
+	// nil when it did not answer.
+	Raft *protocol.RaftStatus
 }
 
 type clusterGroup struct {
@@ -29,6 +33,12 @@ type clusterGroup struct {
 	// Leader is the node that says it leads ("" while none does).
 	Leader, LeaderAddr string
 	Nodes              []clusterNode
+	// Format is the group's raft format version as its leader applied it
+	// (0: unknown), MinFormat and MaxFormat what the leader's binary
+	// supports.
+	Format, MinFormat, MaxFormat uint32
+	// Changes are the leader changes the console has seen, newest first.
+	Changes []leaderChange
 }
 
 type clusterData struct {
@@ -45,6 +55,7 @@ func (s *Server) clusterView(ctx context.Context) (*clusterData, error) {
 		return nil, err
 	}
 	d := &clusterData{At: time.Now()}
+	s.leaders.observe(d.At, members)
 	nodes := make([]clusterNode, len(members))
 	var wg sync.WaitGroup
 	for i, m := range members {
@@ -53,7 +64,13 @@ func (s *Server) clusterView(ctx context.Context) (*clusterData, error) {
 			nodes[i].StatusErr = "does not answer"
 			continue
 		}
-		wg.Add(1)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if rs, err := s.cfg.Admin.RaftStatus(ctx, m.ClientAddr); err == nil {
+				nodes[i].Raft = &rs
+			}
+		}()
 		go func() {
 			defer wg.Done()
 			st, err := s.nodes.status(ctx, m.ClientAddr)
@@ -87,8 +104,14 @@ func (s *Server) clusterView(ctx context.Context) (*clusterData, error) {
 		g := &d.Groups[i]
 		if n.Leader {
 			g.Leader, g.LeaderAddr = n.ID, n.ClientAddr
+			if n.Raft != nil {
+				g.Format, g.MinFormat, g.MaxFormat = n.Raft.FormatVersion, n.Raft.MinFormatVersion, n.Raft.MaxFormatVersion
+			}
 		}
 		g.Nodes = append(g.Nodes, n)
+	}
+	for i := range d.Groups {
+		d.Groups[i].Changes = s.leaders.history(d.Groups[i].Name)
 	}
 	return d, nil
 }

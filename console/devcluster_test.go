@@ -305,6 +305,42 @@ func TestConsoleDevCluster(t *testing.T) {
 			t.Errorf("time range: %d messages, want %d", strings.Count(body, `<article class="message"`), len(sent))
 		}
 
+		// Pending: each group's counts are the admin API's (nothing is
+		// pending here: no timer or transaction was sent).
+		timers, err := c.admin.PendingTimers(ctx, "broker-a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trans, err := c.admin.PendingTransactions(ctx, "broker-a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, body = get(t, hc, base+"/pending")
+		if want := []string{`data-group="broker-a"`, fmt.Sprintf(`<span class="count">%d</span> pending`, timers.Count),
+			fmt.Sprintf(`<span class="count">%d</span> undecided`, trans.Count)}; code != http.StatusOK || !containsAll(body, want) {
+			t.Errorf("pending page: %d, want %q\n%s", code, want, body)
+		}
+		if strings.Contains(body, "timers-error") || strings.Contains(body, "transactions-error") {
+			t.Errorf("pending page shows an error\n%s", body)
+		}
+		// ACL: off in dev; every node answers.
+		if code, body = get(t, hc, base+"/acl"); code != http.StatusOK || !strings.Contains(body, "ACL off") || strings.Count(body, `<td class="acl-on">`) != len(c.p.File.Nodes) {
+			t.Errorf("ACL page: %d\n%s", code, body)
+		}
+		// The cluster page's format version is the leader's RAFT_STATUS's;
+		// its first leader is in the history.
+		_, ls, err := c.admin.GroupLeader(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body = get(t, hc, base+"/cluster")
+		if ls.FormatVersion != 0 && !strings.Contains(body, fmt.Sprintf(`raft format version <span class="format">%d</span>`, ls.FormatVersion)) {
+			t.Errorf("cluster page lacks format version %d", ls.FormatVersion)
+		}
+		if !strings.Contains(body, `data-new="`+ls.Node+`"`) {
+			t.Errorf("leader history lacks %s", ls.Node)
+		}
+
 		// The chart's samples name every node once they have been read.
 		waitUntil(t, 15*time.Second, "samples of every node", func() error {
 			_, body := get(t, hc, base+"/api/metrics")
@@ -317,9 +353,48 @@ func TestConsoleDevCluster(t *testing.T) {
 		})
 	})
 
+	t.Run("a traced message's trace", func(t *testing.T) {
+		// Before the trace topic exists the card says there is none.
+		if _, body := get(t, hc, base+"/messages?search=1&mode=id&topic="+topic+"&id="+sent[0].MsgID); !strings.Contains(body, "there is no trace topic") {
+			t.Errorf("no \"no trace topic\" on the card:\n%s", body)
+		}
+		if _, err := c.admin.CreateTopic(ctx, client.TopicConfig{Topic: client.DefaultTraceTopic, ReadQueues: 1, WriteQueues: 1}, client.Target{}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := client.NewProducer(client.WithNameServers(c.p.Namesrv), client.WithGroup("ConsoleTraced"), client.WithTrace(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Send(ctx, &client.Message{Topic: topic, Body: []byte("traced"), Keys: []string{"traced"}})
+		_ = p.Close() // flushes the trace batch
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 15*time.Second, "the Pub event on the message's card", func() error {
+			_, body := get(t, hc, base+"/messages?search=1&mode=id&topic="+topic+"&id="+res.MsgID)
+			if !strings.Contains(body, `data-type="Pub"`) || !strings.Contains(body, "<td>ConsoleTraced</td>") {
+				return errorf("no Pub event by ConsoleTraced:\n%s", body)
+			}
+			return nil
+		})
+		if _, body := get(t, hc, base+"/messages?search=1&mode=id&topic="+topic+"&id="+sent[0].MsgID); !strings.Contains(body, "holds no event of this message") {
+			t.Errorf("an untraced message's card:\n%s", body)
+		}
+	})
+
 	t.Run("chromium", func(t *testing.T) {
 		browserTest(t, c, base, topic, group, sent)
 	})
+}
+
+// containsAll reports whether s holds every one of want.
+func containsAll(s string, want []string) bool {
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // errorf is fmt.Errorf, for conditions' errors.

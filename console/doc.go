@@ -13,16 +13,26 @@
 //	                            commit and applied index, lag, voter, brokerId on the
 //	                            name servers (ClusterList), the health check
 //	                            (Health), each node's own /status and readiness;
-//	                            the leader of each group. Refreshes itself.
+//	                            the leader of each group, its raft format version,
+//	                            each node's replica verifier (RaftStatus), and the
+//	                            leader changes the console has seen. Refreshes itself.
 //	/topics, /topics/{t}        the name servers' topics (system topics on request);
 //	                            one topic's route and queues with min/max offsets
 //	/groups, /groups/{g}        subscription groups; one group's lag per queue,
 //	                            online clients (language, version), subscriptions,
 //	                            and the offset reset by time
 //	/messages                   search by message id, key, queue offset or time
-//	                            range; body as text and hex, properties
+//	                            range; body as text and hex, properties, and the
+//	                            trace (MessageTrace) of the first 8 found
 //	/chart, /api/metrics        live inline-SVG chart of the send rate and every
 //	                            node's raft apply lag, sampled from /metrics
+//	/pending                    per broker group, the timer messages waiting for
+//	                            their time and the half messages waiting for
+//	                            END_TRANSACTION (PendingTimers, PendingTransactions)
+//	/acl                        per node, whether the ACL is on and which rules
+//	                            it enforces (GET_BROKER_RUNTIME_INFO's aclHash,
+//	                            aclIndex, aclFrom); ledgermq serves no request
+//	                            that lists the accounts, so none are shown
 //
 // The one action, the offset reset, is a POST in two steps: a dry run
 // (ResetOffsetByTime without Execute) shows each queue's offset before
@@ -57,6 +67,12 @@
 // SampleEvery and keeps 90 points: the send rate is the increase of the
 // leaders' rocketmq_messages_in_total per second, the lag each node's
 // ledgermq_raft_apply_lag_entries.
+//
+// The leader history is kept in memory from every ClusterList the
+// console reads (the sampler's and the cluster page's): a group whose
+// leader or leader's term differs from the last seen is a change; a
+// group without a leader changes nothing until the next one shows up.
+// The last 50 per group are kept; a restarted console starts empty.
 //
 // # Security
 //

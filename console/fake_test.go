@@ -23,13 +23,21 @@ type fakeAdmin struct {
 	progress *client.Progress
 	conns    *client.ConsumerConnections
 	msgs     []*message.Ext
+	config   map[string]string                       // every node's settings besides http_addr
+	runtime  map[string]string                       // every node's GET_BROKER_RUNTIME_INFO
+	timers   map[string]protocol.PendingTimers       // by group
+	trans    map[string]protocol.PendingTransactions // by group
+	raft     map[string]protocol.RaftStatus          // by client address
+	traces   map[string][]client.TraceEvent          // by message id; nil: no trace topic
 
 	mu     sync.Mutex
 	resets []client.ResetRequest
 }
 
 func (f *fakeAdmin) ClusterList(context.Context) ([]client.MemberStatus, error) {
-	return f.members, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]client.MemberStatus(nil), f.members...), nil
 }
 
 func (f *fakeAdmin) Health(context.Context, uint64) (*client.HealthReport, error) {
@@ -37,7 +45,59 @@ func (f *fakeAdmin) Health(context.Context, uint64) (*client.HealthReport, error
 }
 
 func (f *fakeAdmin) BrokerConfig(_ context.Context, addr string) (map[string]string, error) {
-	return map[string]string{"http_addr": f.httpAddr}, nil
+	out := map[string]string{"http_addr": f.httpAddr}
+	for k, v := range f.config {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (f *fakeAdmin) RaftStatus(_ context.Context, addr string) (protocol.RaftStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.raft[addr]
+	if !ok {
+		return protocol.RaftStatus{}, fmt.Errorf("%w: %s", client.ErrLeaderNotFound, addr)
+	}
+	return st, nil
+}
+
+// setMembers replaces the members ClusterList answers.
+func (f *fakeAdmin) setMembers(m []client.MemberStatus) {
+	f.mu.Lock()
+	f.members = m
+	f.mu.Unlock()
+}
+
+func (f *fakeAdmin) BrokerRuntime(context.Context, string) (map[string]string, error) {
+	return f.runtime, nil
+}
+
+func (f *fakeAdmin) PendingTimers(_ context.Context, group string, _ int) (protocol.PendingTimers, error) {
+	t, ok := f.timers[group]
+	if !ok {
+		return t, fmt.Errorf("%w: group %s", client.ErrLeaderNotFound, group)
+	}
+	return t, nil
+}
+
+func (f *fakeAdmin) PendingTransactions(_ context.Context, group string, _ int) (protocol.PendingTransactions, error) {
+	t, ok := f.trans[group]
+	if !ok {
+		return t, fmt.Errorf("%w: group %s", client.ErrLeaderNotFound, group)
+	}
+	return t, nil
+}
+
+func (f *fakeAdmin) MessageTrace(_ context.Context, _, id string) ([]client.TraceEvent, error) {
+	if f.traces == nil {
+		return nil, fmt.Errorf("%w: %s", client.ErrNoSuchTopic, client.DefaultTraceTopic)
+	}
+	ev, ok := f.traces[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: no trace of %s", client.ErrNoSuchMessage, id)
+	}
+	return ev, nil
 }
 
 func (f *fakeAdmin) ListTopics(context.Context) ([]string, error) { return f.topics, nil }

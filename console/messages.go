@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -22,6 +23,10 @@ import (
 
 // maxBodyShown bounds the body bytes a page shows of one message.
 const maxBodyShown = 64 << 10
+
+// maxTraced bounds the messages of one search whose trace is looked up
+// (one QUERY_MESSAGE per broker group each).
+const maxTraced = 8
 
 // defaultSearchMax bounds a time-range search unless the form says.
 const defaultSearchMax = 64
@@ -45,6 +50,10 @@ type msgView struct {
 	PhysicalOffset int64
 	BodyCRC        uint32
 	SysFlag, Flag  int32
+	// Trace is the message's trace events (MessageTrace), oldest first;
+	// NoTrace why there are none to show ("" when Trace is set).
+	Trace   []client.TraceEvent
+	NoTrace string
 }
 
 type prop struct{ Key, Value string }
@@ -122,10 +131,40 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	for _, m := range msgs {
 		d.Messages = append(d.Messages, viewOf(m))
 	}
+	s.traces(ctx, d.Messages)
 	if err == nil && len(msgs) == 0 {
 		d.NotFound = "no message matches"
 	}
 	s.render(w, http.StatusOK, "messages", p, false)
+}
+
+// traces looks up the trace of the first maxTraced messages, in
+// parallel, from the trace topic RocketMQ's clients write by default.
+func (s *Server) traces(ctx context.Context, views []msgView) {
+	var wg sync.WaitGroup
+	for i := range views {
+		v := &views[i]
+		if i >= maxTraced {
+			v.NoTrace = fmt.Sprintf("trace not looked up: only the first %d messages of a search are; search by this id to see it", maxTraced)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ev, err := s.cfg.Admin.MessageTrace(ctx, client.DefaultTraceTopic, v.ID)
+			switch {
+			case errors.Is(err, client.ErrNoSuchTopic):
+				v.NoTrace = "no trace: there is no trace topic " + client.DefaultTraceTopic + " (clients write traces when tracing is on)"
+			case errors.Is(err, client.ErrNoSuchMessage) || err == nil && len(ev) == 0:
+				v.NoTrace = "no trace: " + client.DefaultTraceTopic + " holds no event of this message"
+			case err != nil:
+				v.NoTrace = "trace look-up failed: " + err.Error()
+			default:
+				v.Trace = ev
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 var errBadSearch = errors.New("search")

@@ -13,7 +13,7 @@ import (
 
 // pageNames are the templates under assets/templates, each parsed with
 // layout.html.
-var pageNames = []string{"cluster", "topics", "topic", "groups", "group", "reset", "messages", "chart"}
+var pageNames = []string{"cluster", "topics", "topic", "groups", "group", "reset", "messages", "chart", "pending", "acl"}
 
 // page is what every template gets.
 type page struct {
@@ -28,12 +28,14 @@ type page struct {
 }
 
 var funcs = template.FuncMap{
-	"when":       when,
-	"whenMS":     func(ms int64) string { return when(time.UnixMilli(ms)) },
-	"join":       strings.Join,
-	"pathq":      url.PathEscape,
-	"delta":      func(old, new int64) int64 { return new - old },
-	"maxSamples": func() int { return maxSamples },
+	"when":             when,
+	"whenMS":           func(ms int64) string { return when(time.UnixMilli(ms)) },
+	"join":             strings.Join,
+	"pathq":            url.PathEscape,
+	"delta":            func(old, new int64) int64 { return new - old },
+	"maxSamples":       func() int { return maxSamples },
+	"maxLeaderChanges": func() int { return maxLeaderChanges },
+	"durMS":            func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() },
 }
 
 func parsePages() (map[string]*template.Template, error) {

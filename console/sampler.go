@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/ledgermq/ledgermq/client"
 )
 
 const (
@@ -41,6 +43,8 @@ type sampler struct {
 	admin Admin
 	nodes *nodes
 	every time.Duration
+	// observe, when set, is given every ClusterList the sampler reads.
+	observe func(time.Time, []client.MemberStatus)
 
 	mu      sync.Mutex
 	times   []int64
@@ -79,6 +83,9 @@ func (s *sampler) sample(ctx context.Context) {
 	if err != nil {
 		s.record(now, nil, nil, err.Error())
 		return
+	}
+	if s.observe != nil {
+		s.observe(now, members)
 	}
 	type answer struct {
 		label string

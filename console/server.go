@@ -41,6 +41,7 @@ type Server struct {
 	pages   map[string]*template.Template
 	nodes   *nodes
 	sampler *sampler
+	leaders *leaderLog
 	mux     *http.ServeMux
 }
 
@@ -74,7 +75,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	n := newNodes(cfg.Admin, cfg.NodeHTTP)
-	s := &Server{cfg: cfg, token: token, pages: pages, nodes: n, sampler: newSampler(cfg.Admin, n, cfg.SampleEvery), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, token: token, pages: pages, nodes: n, sampler: newSampler(cfg.Admin, n, cfg.SampleEvery), leaders: newLeaderLog(), mux: http.NewServeMux()}
+	s.sampler.observe = s.leaders.observe
 	s.routes()
 	return s, nil
 }
@@ -97,6 +99,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /groups/{group}/reset/execute", s.resetExecute)
 	s.mux.HandleFunc("GET /messages", s.messages)
 	s.mux.HandleFunc("GET /chart", s.chart)
+	s.mux.HandleFunc("GET /pending", s.pending)
+	s.mux.HandleFunc("GET /acl", s.acl)
 	s.mux.HandleFunc("GET /api/metrics", s.metricsJSON)
 }
 

@@ -65,7 +65,7 @@ func TestConsolePageTimings(t *testing.T) {
 	for _, path := range []string{
 		"/cluster", "/cluster?fragment=1", "/topics", "/topics?system=1&filter=Timing-05", "/topics/Timing-0500",
 		"/groups", "/groups/TimingReader", "/messages?search=1&mode=key&topic=Timing-0500&key=key-7",
-		"/messages?search=1&mode=time&topic=Timing-0500", "/chart", "/api/metrics",
+		"/messages?search=1&mode=time&topic=Timing-0500", "/chart", "/api/metrics", "/pending", "/acl",
 	} {
 		var took []time.Duration
 		size := 0
