@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -290,5 +291,118 @@ func TestAccessOverTLS(t *testing.T) {
 	defer cancel()
 	if _, err := v2pb.NewMessagingServiceClient(plain).QueryRoute(pctx, &v2pb.QueryRouteRequest{Topic: &v2pb.Resource{Name: "AclPub"}}); err == nil {
 		t.Fatal("a plain-text call to the TLS port was answered")
+	}
+}
+
+// TestFollowerRelaysSecurely: in a three-node group with TLS and the ACL
+// on every gRPC port, a signed client of a follower sends (forwarded to
+// the leader with the node signature), receives and acknowledges (relayed
+// to the leader's port over TLS with the client's signature, checked again
+// there); an account without SUB is refused at the follower.
+func TestFollowerRelaysSecurely(t *testing.T) {
+	dir := t.TempDir()
+	aclFile := filepath.Join(dir, "plain_acl.yml")
+	if err := os.WriteFile(aclFile, []byte(grpcACLFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := tlsconf.WriteTestFiles(dir, "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := tlsconf.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTLS, err := src.ServerConfig(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := brokertest.StartCluster(t, 3, func(_ int, c *broker.Config) {
+		c.ACLEnable, c.ACLFile = true, aclFile
+		c.ClusterSecret = "0123456789abcdef0123456789abcdef"
+	})
+	var leaderID string
+	waitFor(t, "a leader serving POP", func() bool {
+		n, err := tc.Raft.Leader(testCtx(t))
+		if err != nil || n.Group() == nil || n.Group().FormatVersion() < 4 || !n.Group().IsLeader() {
+			return false
+		}
+		leaderID = n.ID
+		return true
+	})
+	lis := map[string]net.Listener{}
+	peers := map[string]string{}
+	for id := range tc.Peers {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[id], peers[id] = l, l.Addr().String()
+	}
+	followerAddr := ""
+	for id := range tc.Peers {
+		b := tc.Broker(id)
+		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: b,
+			TLS: srvTLS, PeerTLS: src.ClientConfig(), Access: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Stop(ctx)
+		})
+		if id != leaderID && followerAddr == "" {
+			followerAddr = peers[id]
+		}
+	}
+	admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()), client.WithAdminCredentials("admin123", "admin-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if _, err := admin.CreateTopic(testCtx(t), client.TopicConfig{Topic: "AclRelay", ReadQueues: 2, WriteQueues: 2}, client.Target{}); err != nil {
+		t.Fatal(err)
+	}
+	for id := range tc.Peers {
+		b := tc.Broker(id)
+		waitFor(t, "the topic on "+id, func() bool { _, ok := b.Topic("AclRelay"); return ok })
+	}
+	conn, err := grpc.NewClient(followerAddr, grpc.WithTransportCredentials(credentials.NewTLS(tlsconf.ForAddr(src.ClientConfig(), followerAddr))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	e := &secureEnv{mq: v2pb.NewMessagingServiceClient(conn), addr: followerAddr, files: files}
+	ctx := testCtx(t)
+	adm := signed(ctx, "admin123", "admin-secret")
+	id := newID()
+	r, err := e.mq.SendMessage(adm, &v2pb.SendMessageRequest{Messages: []*v2pb.Message{msg("AclRelay", id, "relayed securely")}})
+	if err != nil || r.GetStatus().GetCode() != v2pb.Code_OK {
+		t.Fatalf("send through a follower: %v %v", r.GetStatus(), err)
+	}
+	if code, _ := e.receiveCode(t, signed(ctx, "producer1", "producer-secret"), "cg_acl", "AclRelay"); code != v2pb.Code_FORBIDDEN {
+		t.Fatalf("receive without SUB on the topic: %v, want FORBIDDEN", code)
+	}
+	var got []*v2pb.Message
+	waitFor(t, "the message received through the follower", func() bool {
+		code, ms := e.receiveCode(t, signed(ctx, "admin123", "admin-secret"), "cg_relay", "AclRelay")
+		if code != v2pb.Code_OK && code != v2pb.Code_MESSAGE_NOT_FOUND {
+			t.Fatalf("receive through a follower: %v", code)
+		}
+		got = append(got, ms...)
+		return len(got) > 0
+	})
+	if got[0].GetSystemProperties().GetMessageId() != id {
+		t.Fatalf("received %v", got[0])
+	}
+	sp := got[0].GetSystemProperties()
+	ack, err := e.mq.AckMessage(signed(ctx, "admin123", "admin-secret"), &v2pb.AckMessageRequest{Group: &v2pb.Resource{Name: "cg_relay"},
+		Topic: &v2pb.Resource{Name: "AclRelay"}, Entries: []*v2pb.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: sp.GetReceiptHandle()}}})
+	if err != nil || ack.GetStatus().GetCode() != v2pb.Code_OK {
+		t.Fatalf("ack through a follower: %v %v", ack.GetStatus(), err)
 	}
 }
