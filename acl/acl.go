@@ -242,23 +242,32 @@ func (a *ACL) Check(req Request) error {
 // not parsed yet): a nil account with no error means a white-listed
 // address, which needs no further check.
 func (a *ACL) Authenticate(req Request) (*Account, error) {
-	host := hostOf(req.RemoteAddr)
+	return a.AuthenticateKey(req.RemoteAddr, req.Ext[auth.FieldAccessKey], req.Code, func(secretKey string) error {
+		return verify(req.Ext, req.Body, secretKey)
+	})
+}
+
+// AuthenticateKey is Authenticate for a request signed some other way
+// (the RocketMQ 5 gRPC port's authorization header): the white lists as
+// Authenticate applies them, then check, given the account's secret key,
+// verifies the signature. An empty accessKey is refused.
+func (a *ACL) AuthenticateKey(remoteAddr, accessKey, code string, check func(secretKey string) error) (*Account, error) {
+	host := hostOf(remoteAddr)
 	if a.globalWhite.match(host) {
 		return nil, nil
 	}
-	ak, ok := req.Ext[auth.FieldAccessKey]
-	if !ok || ak == "" {
-		return nil, fmt.Errorf("%w: no accessKey in %s from %s", ErrDenied, req.Code, host)
+	if accessKey == "" {
+		return nil, fmt.Errorf("%w: no accessKey in %s from %s", ErrDenied, code, host)
 	}
-	acc, ok := a.accounts[ak]
+	acc, ok := a.accounts[accessKey]
 	if !ok {
-		return nil, fmt.Errorf("%w: no account for accessKey %s", ErrDenied, ak)
+		return nil, fmt.Errorf("%w: no account for accessKey %s", ErrDenied, accessKey)
 	}
 	if acc.White.match(host) {
 		return nil, nil
 	}
-	if err := verify(req.Ext, req.Body, acc.SecretKey); err != nil {
-		return nil, fmt.Errorf("%w: signature of %s for accessKey %s: %w", ErrDenied, req.Code, ak, err)
+	if err := check(acc.SecretKey); err != nil {
+		return nil, fmt.Errorf("%w: signature of %s for accessKey %s: %w", ErrDenied, code, accessKey, err)
 	}
 	return acc, nil
 }

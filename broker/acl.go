@@ -51,6 +51,10 @@ package broker
 // (the leader sees the follower's address, not the client's). Hence a
 // group of several nodes needs ClusterSecret when ACLEnable is set.
 //
+// Front ends (the gRPC port) authenticate a call with their own signature
+// and have the requests it amounts to checked by this table for that
+// identity (frontacl.go).
+//
 // Which rules: the group's, replicated through raft (aclsync.go). Every
 // node enforces the rules the group last applied; its own file is only
 // how an operator edits them.

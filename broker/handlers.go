@@ -130,6 +130,7 @@ func (b *Broker) handlers() []handlerRow {
 func (b *Broker) installHandlers() error {
 	seen := map[int16]bool{}
 	b.local = map[int16]remoting.HandlerFunc{}
+	b.localOpen = map[int16]remoting.HandlerFunc{}
 	for _, r := range b.handlers() {
 		h := r.serve
 		if r.leader != nil {
@@ -139,6 +140,7 @@ func (b *Broker) installHandlers() error {
 			return fmt.Errorf("broker: bad handler row for %s (pool %q)", remoting.RequestCodeName(r.code), r.pool)
 		}
 		seen[r.code] = true
+		b.localOpen[r.code] = h
 		h, err := b.withACL(r.code, h)
 		if err != nil {
 			return err

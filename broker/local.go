@@ -58,11 +58,21 @@ func (b *Broker) stopParts(ctx context.Context) error {
 // same forwarding to the leader. peer is recorded as a forwarding node
 // records the producer's address (the born host of a message sent).
 // A code the broker does not serve is answered REQUEST_CODE_NOT_SUPPORTED.
+// With ACL on, a request of a call Authenticate put an identity in ctx
+// for is checked for that identity (Authorize) instead of by its remoting
+// signature.
 func (b *Broker) ServeLocal(ctx context.Context, peer netip.AddrPort, req *remoting.Command) *remoting.Command {
 	h, ok := b.local[req.Code]
 	if !ok {
 		return remoting.NewResponse(req, remoting.RequestCodeNotSupported,
 			fmt.Sprintf("request code %d is not supported", req.Code))
+	}
+	if b.cfg.ACLEnable && authenticated(ctx) {
+		if err := b.Authorize(ctx, req); err != nil {
+			b.log.Info("request refused by the ACL", "peer", peer.String(), "code", remoting.RequestCodeName(req.Code), "error", err)
+			return errorResponse(req, err)
+		}
+		h = b.localOpen[req.Code]
 	}
 	if peer.IsValid() {
 		if req.ExtFields == nil {

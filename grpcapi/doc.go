@@ -62,12 +62,35 @@
 // PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage and
 // SyncLiteSubscription answer NOT_IMPLEMENTED. FIFO consumption is not
 // ordered per message group yet: a FIFO message is received as any
-// other. The gRPC port has no TLS and no ACL of its own:
-// with the broker's ACL on, its requests carry no signature and are
-// refused (FORBIDDEN). Orphaned transactions are not recovered over the
+// other. Orphaned transactions are not recovered over the
 // telemetry stream yet: a half message a gRPC producer never ends is
 // checked back as the broker does for remoting producers, whose group
 // (ProducerGroup) has no connection, and is discarded in the end.
+//
+// Security. With Config.TLS (the node's tls.enable: the remoting port's
+// certificates, re-read when they change) the port serves TLS; clients
+// are not asked for a certificate, and a follower relays to the leader's
+// port over TLS (Config.PeerTLS). With Config.Access (the broker's ACL
+// on), interceptors check every call (auth.go): the RocketMQ 5 signature
+// (metadata x-mq-date-time and authorization "MQv2-HMAC-SHA1
+// Credential=AK, SignedHeaders=x-mq-date-time, Signature=HEX", the hex
+// HMAC-SHA1 of the date-time keyed with the account's secret key) is
+// verified against the group's replicated plain ACL, white lists
+// included; then each remoting request the call amounts to is authorized
+// by the broker's code table (broker/acl.go): a send is SEND_MESSAGE_V2
+// (PUB on the topic), a receive, ack, invisible-time change, dead-letter
+// forward or assignment query a PULL_MESSAGE of its group and topic (SUB
+// on both), EndTransaction END_TRANSACTION (PUB), telemetry settings PUB
+// on their publishing topics and SUB on their subscription, routes a
+// valid signature. A bad or missing signature or an unknown account is
+// UNAUTHORIZED, a missing permission FORBIDDEN (telemetry: the stream
+// ends with PermissionDenied). The requests sent through ServeLocal are
+// checked again there for the call's identity. A call a follower relays
+// carries the client's signature, checked again by the leader (which sees
+// the follower's address: a client let in by a white-listed address
+// alone is refused there). The date-time is not held against the clock,
+// as RocketMQ's proxy does not: TLS keeps the signature from being
+// replayed.
 //
 // Goroutines: Start runs the gRPC server on one goroutine; each telemetry
 // stream's reader runs on one goroutine owned by the stream's handler.

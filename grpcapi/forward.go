@@ -2,15 +2,18 @@ package grpcapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
 
 // Forwarding of the consumer side: POP is served by the group's leader
@@ -48,7 +51,15 @@ func (s *Server) leaderClient(ctx context.Context) (v2pb.MessagingServiceClient,
 	}
 	conn := s.peers[addr]
 	if conn == nil {
-		c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		creds := insecure.NewCredentials()
+		if s.cfg.TLS != nil {
+			pt := s.cfg.PeerTLS
+			if pt == nil {
+				pt = &tls.Config{MinVersion: tls.VersionTLS12}
+			}
+			creds = credentials.NewTLS(tlsconf.ForAddr(pt, addr))
+		}
+		c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(s.cfg.MaxBodySize+1<<20)))
 		if err != nil {
 			s.log.Warn("no client of the leader's gRPC port", "addr", addr, "error", err)
@@ -59,7 +70,15 @@ func (s *Server) leaderClient(ctx context.Context) (v2pb.MessagingServiceClient,
 		}
 		s.peers[addr], conn = c, c
 	}
-	return v2pb.NewMessagingServiceClient(conn), metadata.AppendToOutgoingContext(ctx, forwardedHeader, s.cfg.NodeID)
+	out := []string{forwardedHeader, s.cfg.NodeID}
+	// The client's signature goes along: the leader checks it again.
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, k := range []string{mdAuthorization, mdDateTime} {
+		if v := md.Get(k); len(v) > 0 {
+			out = append(out, k, v[0])
+		}
+	}
+	return v2pb.NewMessagingServiceClient(conn), metadata.AppendToOutgoingContext(ctx, out...)
 }
 
 // closePeers closes the connections to the leaders (Stop).

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
@@ -57,7 +59,15 @@ type Config struct {
 	// RequestTimeout is what clients are told to wait for an answer.
 	// Default 3 s.
 	RequestTimeout time.Duration
-	Logger         hclog.Logger
+	// TLS, if set, serves the port over TLS (the node's certificate;
+	// clients are not asked for one). PeerTLS dials the leaders' gRPC
+	// ports (forward.go) when TLS is set.
+	TLS     *tls.Config
+	PeerTLS *tls.Config
+	// Access, if set, checks every call (auth.go): its signature, then
+	// what it amounts to against the broker's ACL.
+	Access Access
+	Logger hclog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -105,7 +115,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("grpc"), closing: make(chan struct{})}
 	s.stopCtx, s.stopPolls = context.WithCancel(context.Background())
-	s.srv = grpc.NewServer(grpc.MaxRecvMsgSize(cfg.MaxBodySize + 1<<20))
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxBodySize + 1<<20)}
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	if cfg.Access != nil {
+		opts = append(opts, grpc.ChainUnaryInterceptor(s.unaryAccess), grpc.ChainStreamInterceptor(s.streamAccess))
+	}
+	s.srv = grpc.NewServer(opts...)
 	v2pb.RegisterMessagingServiceServer(s.srv, s)
 	return s, nil
 }
@@ -143,7 +160,7 @@ func (s *Server) Start() error {
 			s.log.Error("gRPC server stopped", "error", err)
 		}
 	}()
-	s.log.Info("gRPC (RocketMQ 5) serving", "addr", lis.Addr().String(), "advertise", adv)
+	s.log.Info("gRPC (RocketMQ 5) serving", "addr", lis.Addr().String(), "advertise", adv, "tls", s.cfg.TLS != nil, "acl", s.cfg.Access != nil)
 	return nil
 }
 

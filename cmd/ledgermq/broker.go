@@ -187,20 +187,18 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 
 // grpcServer is the node's RocketMQ 5 gRPC port (grpc_listen), nil when
 // off. It advertises broker_ip with the port it listens on; routes name
-// the leader's address from grpc_addrs.
+// the leader's address from grpc_addrs. With tls.enable it serves TLS with
+// the node's certificates; with the ACL on, every call is checked by it.
 func (c *nodeConfig) grpcServer(b *broker.Broker, log hclog.Logger) (*grpcapi.Server, error) {
 	if c.GRPCListen == "" {
 		return nil, nil
-	}
-	if c.TLS != nil {
-		return nil, errors.New("config: grpc_listen: the gRPC port has no TLS yet; it cannot be on with tls.enable")
 	}
 	adv := ""
 	if _, port, err := net.SplitHostPort(c.GRPCListen); err == nil && port != "0" {
 		ip, _, _ := net.SplitHostPort(c.ClientAddr)
 		adv = net.JoinHostPort(ip, port)
 	}
-	return grpcapi.New(grpcapi.Config{
+	gc := grpcapi.Config{
 		Addr:        c.GRPCListen,
 		Advertise:   adv,
 		BrokerName:  c.BrokerName,
@@ -209,7 +207,20 @@ func (c *nodeConfig) grpcServer(b *broker.Broker, log hclog.Logger) (*grpcapi.Se
 		Broker:      b,
 		MaxBodySize: c.MaxMessageSize,
 		Logger:      log,
-	})
+	}
+	if c.TLS != nil {
+		// The remoting port's certificates, re-read when they change;
+		// RocketMQ 5 clients present none.
+		srv, err := c.TLS.ServerConfig(false)
+		if err != nil {
+			return nil, fmt.Errorf("config: grpc_listen: %w", err)
+		}
+		gc.TLS, gc.PeerTLS = srv, c.TLS.ClientConfig()
+	}
+	if b.ACLEnabled() {
+		gc.Access = b
+	}
+	return grpcapi.New(gc)
 }
 
 // handOver moves leadership to a caught-up follower while this node still

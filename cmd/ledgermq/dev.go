@@ -482,7 +482,11 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		}
 	}
 	if len(grpcs) > 0 {
-		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients use endpoints %s\n", strings.Join(grpcs, ";"))
+		tlsNote := ""
+		if d.tls {
+			tlsNote = fmt.Sprintf(" over TLS (sslEnabled, trusting %s)", d.tlsFiles.CAFile)
+		}
+		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients use endpoints %s%s\n", strings.Join(grpcs, ";"), tlsNote)
 	}
 	if d.groups > 1 {
 		fmt.Fprintf(d.out, "dev: a topic on every group: %s admin topic create -n %s -t TOPIC -c DefaultCluster\n", d.sup.exe, d.namesrv)
@@ -520,11 +524,7 @@ func (d *devRun) clusterFile(stopped bool) devcluster.File {
 		if stopped {
 			pid, role = 0, devcluster.RoleStopped
 		}
-		grpc := n.grpc
-		if d.tls {
-			grpc = ""
-		}
-		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, Group: n.group, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, GRPC: grpc, Role: role, Dir: n.dir})
+		cf.Nodes = append(cf.Nodes, devcluster.Node{ID: n.id, Group: n.group, PID: pid, Addr: n.addr, Raft: n.raft, HTTP: n.http, GRPC: n.grpc, Role: role, Dir: n.dir})
 	}
 	return cf
 }

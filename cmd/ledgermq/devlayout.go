@@ -156,10 +156,7 @@ func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []stri
 	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
 	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
 	fmt.Fprintf(&b, "http_addr=%s\n", n.http)
-	// The gRPC port has no TLS yet: a --tls cluster has none.
-	if !slices.Contains(extra, "tls.enable=true") {
-		fmt.Fprintf(&b, "grpc_listen=%s\ngrpc_addrs=%s\n", n.grpc, strings.Join(grpcs, ";"))
-	}
+	fmt.Fprintf(&b, "grpc_listen=%s\ngrpc_addrs=%s\n", n.grpc, strings.Join(grpcs, ";"))
 	// A small raft log segment (raft-wal allocates each one whole), unless
 	// --node-conf sets it.
 	if !slices.ContainsFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "raft.segment_size=") }) {

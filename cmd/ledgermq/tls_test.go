@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -105,5 +109,33 @@ func TestDevTLS(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "admin", "topic", "list", "-n", d.Namesrv, "--timeout", "5s"); err == nil {
 		t.Fatal("a plaintext admin was answered")
+	}
+
+	// The gRPC ports serve TLS too: dev prints and writes them, and a
+	// RocketMQ 5 client trusting the CA is answered.
+	waitFor(t, 30*time.Second, "dev printing the gRPC endpoints", func() bool {
+		return strings.Contains(d.Output(), "RocketMQ 5 (gRPC) clients use endpoints ") && strings.Contains(d.Output(), "over TLS")
+	})
+	cf, err := devcluster.ReadFile(d.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := tlsconf.Load(tlsconf.Files{CAFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range cf.Nodes {
+		if n.GRPC == "" {
+			t.Fatalf("cluster.json names no gRPC endpoint of %s", n.ID)
+		}
+		conn, err := grpc.NewClient(n.GRPC, grpc.WithTransportCredentials(credentials.NewTLS(tlsconf.ForAddr(src.ClientConfig(), n.GRPC))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := v2pb.NewMessagingServiceClient(conn).QueryRoute(ctx, &v2pb.QueryRouteRequest{Topic: &v2pb.Resource{Name: "DevTLS"}})
+		_ = conn.Close()
+		if err != nil || r.GetStatus().GetCode() != v2pb.Code_OK {
+			t.Fatalf("QueryRoute over TLS at %s: %v %v", n.GRPC, r.GetStatus(), err)
+		}
 	}
 }

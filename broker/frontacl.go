@@ -1,0 +1,98 @@
+package broker
+
+// Access control of the front ends (package grpcapi): a front end settles
+// who a call comes from with its own signature (Authenticate, against the
+// group's rules in force), then has every remoting request the call
+// amounts to checked by the rule of that request's code (Authorize, the
+// table of acl.go), and ServeLocal serves a request of an authenticated
+// call behind that check instead of the remoting signature's.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/ledgermq/ledgermq/acl"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// ErrUnauthenticated: a front end's call carries no valid credentials
+// (no or a bad signature, an unknown account); it wraps acl.ErrDenied's
+// reason. A refusal of an authenticated call wraps acl.ErrDenied alone.
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+type identityKey struct{}
+
+// identity is who an authenticated call comes from: acc nil for a
+// white-listed address.
+type identity struct {
+	rules *acl.ACL
+	acc   *acl.Account
+}
+
+// ACLEnabled tells whether the broker checks access (Config.ACLEnable).
+func (b *Broker) ACLEnabled() bool { return b.cfg.ACLEnable }
+
+// Authenticate settles who a front end's call from peer comes from:
+// the white lists, then the account of accessKey, whose secret key check
+// verifies the call's signature with. code names the call in refusals.
+// It returns ctx carrying the identity for Authorize and ServeLocal; with
+// ACL off, ctx as is. Errors wrap ErrUnauthenticated.
+func (b *Broker) Authenticate(ctx context.Context, peer netip.AddrPort, accessKey, code string, check func(secretKey string) error) (context.Context, error) {
+	if !b.cfg.ACLEnable {
+		return ctx, nil
+	}
+	st := b.aclInForce()
+	if st == nil {
+		return ctx, fmt.Errorf("%w: %w: no rules loaded", ErrUnauthenticated, acl.ErrDenied)
+	}
+	addr := ""
+	if peer.IsValid() {
+		addr = peer.String()
+	}
+	acc, err := st.rules.AuthenticateKey(addr, accessKey, code, check)
+	if err != nil {
+		return ctx, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	return context.WithValue(ctx, identityKey{}, &identity{rules: st.rules, acc: acc}), nil
+}
+
+// Authorize checks req, a remoting request a front end's call amounts to,
+// for the identity Authenticate put in ctx, by the rule of req's code (the
+// admin flag, the topics and groups it names); a nil req needs only the
+// identity. With ACL off it allows everything.
+func (b *Broker) Authorize(ctx context.Context, req *remoting.Command) error {
+	if !b.cfg.ACLEnable {
+		return nil
+	}
+	id, ok := ctx.Value(identityKey{}).(*identity)
+	if !ok {
+		return fmt.Errorf("%w: %w: the call was not authenticated", ErrUnauthenticated, acl.ErrDenied)
+	}
+	if id.acc == nil || req == nil {
+		return nil
+	}
+	rule, ok := aclTable[req.Code]
+	if !ok {
+		return fmt.Errorf("%w: no access rule for %s", acl.ErrDenied, remoting.RequestCodeName(req.Code))
+	}
+	if rule.public {
+		return nil
+	}
+	r := acl.Request{Code: remoting.RequestCodeName(req.Code), Admin: rule.admin}
+	if rule.resources != nil {
+		res, err := rule.resources(req)
+		if err != nil {
+			return err
+		}
+		r.Resources = res
+	}
+	return id.rules.Authorize(id.acc, r)
+}
+
+// authenticated tells whether ctx carries an identity of Authenticate.
+func authenticated(ctx context.Context) bool {
+	_, ok := ctx.Value(identityKey{}).(*identity)
+	return ok
+}
