@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,6 +40,35 @@ type raftLog struct {
 	sinceSnapshot atomic.Int64
 	snapshotBytes int64
 	snapshotDue   chan struct{}
+
+	// closeMu and closed order the stable store's writes against Close.
+	// raft handles a heartbeat on a transport goroutine it does not wait
+	// for at shutdown, and it panics when the stable store fails to save
+	// the term the heartbeat raised; so a write that starts after Close is
+	// dropped (the node has stopped: the term is learnt again at its next
+	// start), and Close waits for one in progress.
+	closeMu sync.RWMutex
+	closed  atomic.Bool
+}
+
+// SetUint64 is raft-wal's, dropped once the log is closed (see closeMu).
+func (l *raftLog) SetUint64(key []byte, v uint64) error {
+	l.closeMu.RLock()
+	defer l.closeMu.RUnlock()
+	if l.closed.Load() {
+		return nil
+	}
+	return l.WAL.SetUint64(key, v)
+}
+
+// Set is raft-wal's, dropped once the log is closed (see closeMu).
+func (l *raftLog) Set(key, v []byte) error {
+	l.closeMu.RLock()
+	defer l.closeMu.RUnlock()
+	if l.closed.Load() {
+		return nil
+	}
+	return l.WAL.Set(key, v)
 }
 
 // installPlan is what to do with the log once raft has installed a
@@ -120,8 +150,12 @@ func openRaftLog(dir string, log hclog.Logger, segmentSize int) (*raftLog, error
 	return l, nil
 }
 
-// Close closes the log and its metadata database.
+// Close closes the log and its metadata database, after any stable-store
+// write in progress; later ones are dropped.
 func (l *raftLog) Close() error {
+	l.closed.Store(true)
+	l.closeMu.Lock()
+	defer l.closeMu.Unlock()
 	err := l.WAL.Close()
 	if cerr := l.meta.Close(); err == nil {
 		err = cerr

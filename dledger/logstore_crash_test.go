@@ -317,3 +317,25 @@ func checkEntry(t *testing.T, l *raftLog, want *raft.Log) {
 			want.Index, got.Index, got.Term, got.Type, got.Data, want.Term, want.Data)
 	}
 }
+
+// TestRaftLogDropsStableWritesAfterClose: raft handles heartbeats on
+// transport goroutines it does not wait for at shutdown and panics when the
+// stable store fails to save a term; a write after Close is dropped.
+func TestRaftLogDropsStableWritesAfterClose(t *testing.T) {
+	l, err := openRaftLog(t.TempDir(), hclog.NewNullLogger(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetUint64([]byte("CurrentTerm"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetUint64([]byte("CurrentTerm"), 4); err != nil {
+		t.Fatalf("SetUint64 after Close: %v", err)
+	}
+	if err := l.Set([]byte("LastVoteCand"), []byte("n1")); err != nil {
+		t.Fatalf("Set after Close: %v", err)
+	}
+}
