@@ -2,7 +2,6 @@ package compat
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/broker/brokertest"
-	"github.com/ledgermq/ledgermq/client"
-	"github.com/ledgermq/ledgermq/grpcapi"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
@@ -27,30 +23,8 @@ import (
 // the last acks nothing does.
 func TestRealNodeClientSimpleConsumer(t *testing.T) {
 	nodeBin, dir := nodeClient(t)
-	tc := brokertest.StartNode(t, nil)
-	srv, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", BrokerName: "broker-a", NodeID: "n0", Broker: tc.Broker("n0")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	const topic, group = "NodeSimpleTopic", "NodeSimpleGroup"
-	if _, err := admin.CreateTopic(ctx, client.TopicConfig{Topic: topic, ReadQueues: 4, WriteQueues: 4}, client.Target{}); err != nil {
-		t.Fatal(err)
-	}
+	tc, srv, _, ctx := startGRPCNode(t, topic)
 	g := tc.Raft.Nodes[0].Group()
 	testwait.For(t, 20*time.Second, "the group at format version 4", func() bool { return g.FormatVersion() >= 4 })
 
@@ -114,30 +88,8 @@ func TestRealNodeClientSimpleConsumer(t *testing.T) {
 // is acknowledged: nothing stays in flight.
 func TestRealNodeClientPushConsumer(t *testing.T) {
 	nodeBin, dir := nodeClient(t)
-	tc := brokertest.StartNode(t, nil)
-	srv, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", BrokerName: "broker-a", NodeID: "n0", Broker: tc.Broker("n0")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	const topic, group = "NodePushTopic", "NodePushGroup"
-	if _, err := admin.CreateTopic(ctx, client.TopicConfig{Topic: topic, ReadQueues: 4, WriteQueues: 4}, client.Target{}); err != nil {
-		t.Fatal(err)
-	}
+	tc, srv, _, ctx := startGRPCNode(t, topic)
 	g := tc.Raft.Nodes[0].Group()
 	testwait.For(t, 20*time.Second, "the group at format version 4", func() bool { return g.FormatVersion() >= 4 })
 

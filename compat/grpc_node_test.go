@@ -24,30 +24,8 @@ import (
 // skips when node is not installed, unless LEDGERMQ_REQUIRE_NODE=1.
 func TestRealNodeClientProducer(t *testing.T) {
 	nodeBin, dir := nodeClient(t)
-	tc := brokertest.StartNode(t, nil)
-	srv, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", BrokerName: "broker-a", NodeID: "n0", Broker: tc.Broker("n0")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	const topic = "NodeGrpcTopic"
-	if _, err := admin.CreateTopic(ctx, client.TopicConfig{Topic: topic, ReadQueues: 4, WriteQueues: 4}, client.Target{}); err != nil {
-		t.Fatal(err)
-	}
+	_, srv, admin, ctx := startGRPCNode(t, topic)
 
 	cmd := exec.CommandContext(ctx, nodeBin, "producer.js", srv.Addr().String(), topic)
 	cmd.Dir = dir
@@ -130,4 +108,35 @@ func nodeClient(t *testing.T) (string, string) {
 		t.Skip("compat/nodejs has no node_modules: run `npm ci` there")
 	}
 	return nodeBin, dir
+}
+
+// startGRPCNode starts a one-node group with a gRPC port, creates topic (4
+// queues) and returns the node, the port's server, an admin client and a
+// context that ends after 60 s or with the test.
+func startGRPCNode(t *testing.T, topic string) (*brokertest.Cluster, *grpcapi.Server, *client.Admin, context.Context) {
+	t.Helper()
+	tc := brokertest.StartNode(t, nil)
+	srv, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", BrokerName: "broker-a", NodeID: "n0", Broker: tc.Broker("n0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if _, err := admin.CreateTopic(ctx, client.TopicConfig{Topic: topic, ReadQueues: 4, WriteQueues: 4}, client.Target{}); err != nil {
+		t.Fatal(err)
+	}
+	return tc, srv, admin, ctx
 }
