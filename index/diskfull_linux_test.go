@@ -49,11 +49,24 @@ func TestPutOnFullDisk(t *testing.T) {
 	if !errors.Is(putErr, ErrNoSpace) {
 		t.Fatalf("puts on a full disk: %v, want ErrNoSpace", putErr)
 	}
-	// Space returns: puts go on, and what was put is found.
+	// The slot table's pages reach the file at Flush, which fails while
+	// the disk is full and keeps them for the next one.
+	if err := s.Flush(); err == nil {
+		t.Fatal("Flush on a full disk succeeded")
+	}
+	// Space returns: puts go on, and what was put is found, in the
+	// service and, once flushed, in the files.
 	if err := os.Remove(filepath.Join(dir, "filler")); err != nil {
 		t.Fatal(err)
 	}
 	mustPut(t, s, "t#after", 1<<40, 1000)
 	wantOffsets(t, "first", mustQuery(t, s, "t#first", 0, 2000, 10), []int64{0})
 	wantOffsets(t, "after", mustQuery(t, s, "t#after", 0, 2000, 10), []int64{1 << 40})
+	if err := s.Flush(); err != nil {
+		t.Fatalf("Flush once space returned: %v", err)
+	}
+	copied := mustOpen(t, Config{Dir: copyDir(t, dir), SlotNum: cfg.SlotNum, MaxEntries: cfg.MaxEntries, Logger: cfg.Logger})
+	defer mustClose(t, copied)
+	wantOffsets(t, "first in the files", mustQuery(t, copied, "t#first", 0, 2000, 10), []int64{0})
+	wantOffsets(t, "after in the files", mustQuery(t, copied, "t#after", 0, 2000, 10), []int64{1 << 40})
 }

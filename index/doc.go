@@ -51,14 +51,20 @@
 // Put writes entry indexCount (keyHash, offset, timeDiff, prevIndex = the
 // slot's current head), points the slot at it, then increments indexCount,
 // sets the begin fields on the first entry, raises the end fields to
-// max(end, new value) and rewrites the header, all in the mapping.
+// max(end, new value) and rewrites the header. Entries and the header are
+// written in the mapping; the slot table of the file taking puts is kept in
+// anonymous memory, its shadow, which Flush writes into the file page by
+// changed page with pwrite (shadow.go): slot writes land on random pages,
+// and through the mapping every page would take a write fault again after
+// each write-back.
 // Files are sparse, so the first write to a page makes the file system
 // allocate it; through a mapping, a page it cannot allocate (a full disk)
 // would fault with SIGBUS and crash the process. Before it writes, Put
-// therefore has every page it touches allocated with
+// therefore has every page of the mapping it touches allocated with
 // madvise(MADV_POPULATE_WRITE) (once per page: a bitmap per file
 // remembers), and a page that cannot be fails the Put with ErrNoSpace,
-// nothing written.
+// nothing written. A shadow page the disk has no room for fails its pwrite,
+// and so the Flush, which keeps it for the next one.
 //
 // # Invariants
 //
@@ -93,8 +99,9 @@
 //
 // # Durability and recovery
 //
-// Writes reach the disk when Flush msyncs them (or when the kernel writes the
-// pages back). A crash may keep any subset of the pages written since the
+// Writes reach the disk when Flush writes the shadow's changed pages and
+// msyncs the mapping (entries and header may also reach it earlier, when the
+// kernel writes pages back). A crash may keep any subset of the pages written since the
 // last Flush, so the newest file can hold slots and links that disagree with
 // its header; queries and puts stay safe (above) but a chain may lose entries
 // written before the crash. The owner therefore keeps a checkpoint of the
@@ -118,8 +125,10 @@
 //	store dispatcher                    Put                         write, held for the whole put
 //	request handlers (many)             Query, Files, Corrupt,      read
 //	                                    MaxPhyOffset
-//	store flush loop                    Flush                       write while choosing dirty
-//	                                                                files, none during msync
+//	store flush loop                    Flush                       write while copying changed
+//	                                                                shadow pages and choosing
+//	                                                                dirty files, none while
+//	                                                                writing them and during msync
 //	store retention / recovery          DeleteBefore, TruncateAfter, write while cutting or detaching
 //	                                    Reset                       files, none while unmapping/deleting
 //	store shutdown                      Close                       write, then waits for the above

@@ -99,6 +99,12 @@ type indexFile struct {
 	// backed has a bit set for every page of the file known to have
 	// storage (see ensureBacked). Guarded by Service.mu for writing.
 	backed []uint64
+
+	// slots is the file's hash-slot table in anonymous memory while the
+	// file takes puts, nil otherwise; slotDirty marks its pages changed
+	// since Flush last wrote them (shadow.go). Guarded by Service.mu.
+	slots     []byte
+	slotDirty []uint64
 }
 
 // ensureBacked makes sure the pages of [off, off+n) have storage before
@@ -176,7 +182,9 @@ func createFile(dir string, name fileName, g geometry) (_ *indexFile, err error)
 	if err = fsutil.SyncDir(dir); err != nil {
 		return nil, err
 	}
-	return &indexFile{name: name, path: path, data: data, hdr: Header{IndexCount: 1}}, nil
+	f := &indexFile{name: name, path: path, data: data, hdr: Header{IndexCount: 1}}
+	f.setShadow(make([]byte, g.slotNum*SlotSize))
+	return f, nil
 }
 
 // readHeader reads and validates the header of an existing file, checking
@@ -241,7 +249,10 @@ func unmap(path string, data []byte, dirty bool) error {
 func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) error {
 	so := g.slotOff(g.slotOf(hash))
 	eo := g.entryOff(int64(max(f.hdr.IndexCount, 1)))
-	for _, r := range [][2]int64{{0, HeaderSize}, {so, SlotSize}, {eo, EntrySize}} {
+	// The slot goes to the shadow, which reaches the file by pwrite: a
+	// page the disk has no room for fails that write (and the Flush), not
+	// the process.
+	for _, r := range [][2]int64{{0, HeaderSize}, {eo, EntrySize}} {
 		if err := f.ensureBacked(r[0], r[1]); err != nil {
 			return err
 		}
@@ -255,7 +266,12 @@ func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) error {
 		h.BeginTimestamp, h.EndTimestamp = ts, ts
 		h.BeginPhyOffset, h.EndPhyOffset = phyOffset, phyOffset
 	}
-	head := int32(binary.BigEndian.Uint32(f.data[so : so+SlotSize]))
+	if f.slots == nil {
+		if err := f.loadShadow(g); err != nil {
+			return err
+		}
+	}
+	head := int32(binary.BigEndian.Uint32(f.slots[so-HeaderSize : so-HeaderSize+SlotSize]))
 	if head <= 0 || head >= idx {
 		// Empty, or a leftover of writes lost in a crash: start a new chain.
 		head = 0
@@ -269,7 +285,7 @@ func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) error {
 		timeDiff:  timeDiff(h.BeginTimestamp, ts),
 		prevIndex: head,
 	})
-	binary.BigEndian.PutUint32(f.data[so:so+SlotSize], uint32(idx))
+	f.setSlot(so, uint32(idx))
 	h.IndexCount++
 	h.EndTimestamp = max(h.EndTimestamp, ts)
 	h.EndPhyOffset = max(h.EndPhyOffset, phyOffset)

@@ -55,8 +55,13 @@ func (f *indexFile) truncateAfter(g geometry, phyOffset int64) error {
 	}
 	keep := int64(1) + int64(sort.Search(int(n-1), func(i int) bool { return at(int64(i)+1).phyOffset > phyOffset }))
 	// Clear every slot that is set, then point each slot at the newest kept
-	// entry of its key hash.
+	// entry of its key hash: in the shadow when the file has one (Flush
+	// then writes it whole), else through the mapping.
 	slots := f.data[HeaderSize : HeaderSize+g.slotNum*SlotSize]
+	if f.slots != nil {
+		slots = f.slots
+		f.markAllSlots()
+	}
 	for so := int64(0); so < int64(len(slots)); so += SlotSize {
 		if slots[so]|slots[so+1]|slots[so+2]|slots[so+3] != 0 {
 			clear(slots[so : so+SlotSize])
@@ -70,10 +75,11 @@ func (f *indexFile) truncateAfter(g geometry, phyOffset int64) error {
 		if err := f.ensureBacked(so, SlotSize); err != nil {
 			return err
 		}
-		if slots[so-HeaderSize]|slots[so-HeaderSize+1]|slots[so-HeaderSize+2]|slots[so-HeaderSize+3] == 0 {
+		o := so - HeaderSize
+		if slots[o]|slots[o+1]|slots[o+2]|slots[o+3] == 0 {
 			h.HashSlotCount++
 		}
-		binary.BigEndian.PutUint32(f.data[so:so+SlotSize], uint32(i))
+		binary.BigEndian.PutUint32(slots[o:o+SlotSize], uint32(i))
 		_, hi := entryWindow(f.hdr, e.timeDiff)
 		h.EndTimestamp = max(h.EndTimestamp, hi)
 		h.EndPhyOffset = max(h.EndPhyOffset, e.phyOffset)
