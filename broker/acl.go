@@ -200,6 +200,7 @@ var aclTable = map[int16]aclRule{
 	remoting.GetConsumerConnectionList:     {},
 	remoting.GetConsumeStats:               {},
 	remoting.GetBrokerConsumeStats:         {},
+	remoting.ViewBrokerStatsData:           {},
 	remoting.QueryTopicConsumeByWho:        {},
 	remoting.QueryConsumeTimeSpan:          {},
 	remoting.QueryConsumeQueue:             {},

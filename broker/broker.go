@@ -233,6 +233,9 @@ type Broker struct {
 	// Producer and admin side (send.go, register.go, admin.go): the
 	// registration bookkeeping, topic creation and put counters.
 	prod *producerState
+	// stats is RocketMQ's broker statistics (statsbook.go); it owns its
+	// sampler's Start and Stop.
+	stats *statsBook
 
 	// The long-running parts, each with its own Start and Stop (parts.go;
 	// doc.go lists their order). Consumer side: the client registry
@@ -336,6 +339,7 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	b.txn = &txnState{}
 	b.txnCheck = b.newTxnChecker()
 	b.prod = newProducerState(cfg.Clock())
+	b.stats = newStatsBook(cfg.Clock)
 	if err := b.loadACL(); err != nil {
 		return nil, err
 	}
@@ -358,6 +362,7 @@ func (b *Broker) Start() error {
 	b.timers.start()
 	b.txnCheck.Start()
 	b.locks.Start(lockSweepInterval)
+	b.stats.Start()
 	b.wg.Add(1)
 	go b.registerLoop()
 	if b.cfg.ACLEnable {
@@ -387,7 +392,7 @@ func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
 //     are not delivered, their effects happen);
 //  4. the loops stop (the delay scheduler, the transaction check-back,
 //     the consumer manager, the timer index and scheduler, whose wheel
-//     closes with a checkpoint);
+//     closes with a checkpoint, the statistics' sampler);
 //  5. last, the offset committer flushes every commit accepted in 1–3
 //     (proposed through raft on the leader, forwarded on a follower) and
 //     stops; then the client to name servers and leader closes.
@@ -415,6 +420,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.txnCheck.Stop()
 	b.consumers.Stop()
 	b.locks.Stop()
+	b.stats.Stop()
 	b.closeStepDone(closeDrained)
 
 	offErr := b.offsets.Stop(ctx)

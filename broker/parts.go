@@ -69,21 +69,28 @@ func (l *leaderLoop) Start() { l.run(l.loop) }
 func (l *leaderLoop) Stop() { l.halt() }
 
 func (l *leaderLoop) loop(ctx context.Context) {
-	t := time.NewTicker(l.every)
+	tickEvery(ctx, l.every, func() {
+		if !l.group.IsLeader() {
+			return
+		}
+		if _, ok := l.group.Metadata().Topic(l.topic); !ok {
+			return
+		}
+		l.round(ctx)
+	})
+}
+
+// tickEvery calls f every d until ctx ends.
+func tickEvery(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			f()
 		}
-		if !l.group.IsLeader() {
-			continue
-		}
-		if _, ok := l.group.Metadata().Topic(l.topic); !ok {
-			continue
-		}
-		l.round(ctx)
 	}
 }
 

@@ -196,6 +196,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 	}
 	if len(out) > 0 {
 		b.obs.Served(r.Topic, r.Group, len(out), size, time.Since(began))
+		b.stats.served(b.cfg.ClusterName, r.Topic, r.Group, len(out), size)
 	}
 	if len(dead) > 0 {
 		b.popDeadLetters(ctx, r.Group, r.Topic, dead)

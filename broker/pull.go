@@ -225,6 +225,7 @@ func (b *Broker) pullOnce(p *pullRequest, mayHold bool) (*remoting.Command, bool
 		body, next, n := filterRecords(res, p.filter)
 		if len(body) > 0 {
 			b.obs.Served(p.key.topic, p.group, n, len(body), time.Since(p.arrived))
+			b.stats.served(b.cfg.ClusterName, p.key.topic, p.group, n, len(body))
 			r := resp(remoting.Success, next)
 			r.Body = body
 			return r, false

@@ -106,6 +106,7 @@ func (b *Broker) reply(ctx context.Context, conn *remoting.Conn, req *remoting.C
 	}
 	b.prod.putTotal.Add(1)
 	b.obs.Stored(h.Topic, 1, len(req.Body), time.Since(start))
+	b.stats.stored(b.cfg.ClusterName, h.Topic, 1, len(req.Body))
 
 	code, remark := remoting.Success, ""
 	if pushErr != nil {

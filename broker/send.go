@@ -369,6 +369,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		bodies += len(m.Body)
 	}
 	b.obs.Stored(h.Topic, len(msgs), bodies, time.Since(start))
+	b.stats.stored(b.cfg.ClusterName, h.Topic, len(msgs), bodies)
 	if half {
 		b.halfStored(msgs[0].UniqKey(), results[0].QueueOffset)
 	}

@@ -99,6 +99,7 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 	if _, err := b.group.Propose(pctx, []*message.Ext{m}); err != nil {
 		return nil, err
 	}
+	b.stats.add(statsSendBackNums, m.Properties[message.PropertyRetryTopic]+"@"+group, 1, 1)
 	b.log.Debug("message sent back", "group", group, "offset", off, "to", m.Topic, "reconsumeTimes", m.ReconsumeTimes)
 	return remoting.NewResponse(req, remoting.Success, ""), nil
 }

@@ -139,7 +139,13 @@ func TestDashboardExporterCalls(t *testing.T) {
 		}
 		return false
 	})
-	call(broker, 315 /* VIEW_BROKER_STATS_DATA */, map[string]string{"statsName": "TOPIC_PUT_NUMS", "statsKey": topic}, remoting.RequestCodeNotSupported)
+	// VIEW_BROKER_STATS_DATA: the exporter's and statsAll's statistics, as
+	// fastjson's BrokerStatsData; one no send or pull made does not exist.
+	for _, st := range [][2]string{{"TOPIC_PUT_NUMS", topic}, {"TOPIC_PUT_SIZE", topic}, {"BROKER_PUT_NUMS", "DefaultCluster"}} {
+		_, err := protocol.DecodeBrokerStatsData(call(broker, remoting.ViewBrokerStatsData, map[string]string{"statsName": st[0], "statsKey": st[1]}, ok).Body)
+		must(st[0], err)
+	}
+	call(broker, remoting.ViewBrokerStatsData, map[string]string{"statsName": "TOPIC_PUT_NUMS", "statsKey": "NoSuchTopic"}, remoting.SystemError)
 
 	// Broker: what the dashboard's pages read.
 	_, err = protocol.DecodeSubscriptionGroupWrapper(call(broker, remoting.GetAllSubscriptionGroupConfig, nil, ok).Body)

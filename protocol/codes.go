@@ -121,7 +121,7 @@ var RequestCodes = []RequestCode{
 	{312, "GET_HAS_UNIT_SUB_TOPIC_LIST", Neither, "unit topics are not supported"},
 	{313, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST", Neither, "unit topics are not supported"},
 	{remoting.CloneGroupOffset, "CLONE_GROUP_OFFSET", Broker, "the leader commits the source group's offsets for the destination through raft"},
-	{315, "VIEW_BROKER_STATS_DATA", Neither, "not yet served; each node's /metrics has the rates"},
+	{remoting.ViewBrokerStatsData, "VIEW_BROKER_STATS_DATA", Broker, "the node's last minute, hour and day of TOPIC_PUT_*, GROUP_GET_*, SNDBCK_PUT_NUMS, BROKER_PUT/GET_NUMS (mqadmin statsAll, dashboard, exporter)"},
 	{316, "CLEAN_UNUSED_TOPIC", Neither, "not yet served"},
 	{remoting.GetBrokerConsumeStats, "GET_BROKER_CONSUME_STATS", Broker, "every group's lag on the broker (rocketmq-exporter, mqadmin brokerConsumeStats)"},
 	{remoting.UpdateNamesrvConfig, "UPDATE_NAMESRV_CONFIG", Neither, "a name server's settings are its flags"},

@@ -150,6 +150,7 @@ const (
 	ConsumeMessageDirectly           int16 = 309 // broker → consumer
 	SendMessageV2                    int16 = 310 // Java producer → broker
 	CloneGroupOffset                 int16 = 314 // admin → broker
+	ViewBrokerStatsData              int16 = 315 // admin → broker
 	GetBrokerConsumeStats            int16 = 317 // admin → broker
 	UpdateNamesrvConfig              int16 = 318 // admin → namesrv
 	GetNamesrvConfig                 int16 = 319 // admin → namesrv
@@ -318,6 +319,7 @@ var requestCodeNames = map[int16]string{
 	ConsumeMessageDirectly:           "CONSUME_MESSAGE_DIRECTLY",
 	SendMessageV2:                    "SEND_MESSAGE_V2",
 	CloneGroupOffset:                 "CLONE_GROUP_OFFSET",
+	ViewBrokerStatsData:              "VIEW_BROKER_STATS_DATA",
 	GetBrokerConsumeStats:            "GET_BROKER_CONSUME_STATS",
 	UpdateNamesrvConfig:              "UPDATE_NAMESRV_CONFIG",
 	GetNamesrvConfig:                 "GET_NAMESRV_CONFIG",
