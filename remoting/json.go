@@ -41,22 +41,45 @@ func appendJSONHeader(dst []byte, c *Command, opaque, flag int32) []byte {
 		dst = appendJSONString(dst, c.Remark)
 	}
 	dst = append(dst, `,"extFields":{`...)
-	var small [24]string
-	keys := small[:0]
-	for k := range c.ExtFields {
-		keys = append(keys, k)
+	var small [24]extPair
+	pairs := small[:0]
+	for k, v := range c.ExtFields {
+		pairs = append(pairs, extPair{k, v})
 	}
-	slices.Sort(keys)
-	for i, k := range keys {
+	sortPairs(pairs)
+	for i, p := range pairs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, k)
+		dst = appendJSONString(dst, p.k)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, c.ExtFields[k])
+		dst = appendJSONString(dst, p.v)
 	}
 	return append(dst, "}}"...)
 }
+
+// sortPairs sorts ext fields by key: by insertion for the handful a header
+// has, which needs no second map lookup per key nor a comparison func.
+func sortPairs(pairs []extPair) {
+	if len(pairs) > 16 {
+		slices.SortFunc(pairs, func(a, b extPair) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(pairs); i++ {
+		for j := i; j > 0 && pairs[j].k < pairs[j-1].k; j-- {
+			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
+		}
+	}
+}
+
+// jsonPlain marks the bytes a JSON string holds as they are: printable
+// ASCII other than the quote and the backslash.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 const hexDigits = "0123456789abcdef"
 
@@ -66,11 +89,19 @@ const hexDigits = "0123456789abcdef"
 // encoding/json.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	i := 0
+	for i < len(s) && jsonPlain[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if jsonPlain[c] {
 				i++
 				continue
 			}
