@@ -85,13 +85,18 @@ type Conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// Write side: frames queue in wqueue; one writer at a time (flushing)
-	// writes the queue to nc. wcond (on wmu) wakes writers held back by a
-	// full queue.
+	// Write side: encoded frames queue in wqueue, each in a buffer of
+	// frameBuffers, wbytes their total size; one writer at a time
+	// (flushing) writes the queue to nc. wcond (on wmu) wakes writers held
+	// back by a full queue. wspare, wiov and wjoin are the flusher's
+	// reused slices.
 	wmu      sync.Mutex
 	wcond    sync.Cond
-	wqueue   []byte
-	wspare   []byte
+	wqueue   []*[]byte
+	wbytes   int
+	wspare   []*[]byte
+	wiov     net.Buffers
+	wjoin    []byte
 	flushing bool
 
 	// share is what this connection holds of its owner's read budget.
@@ -289,42 +294,53 @@ func (c *Conn) reply(req, resp *Command) {
 	}
 }
 
+// frameBuffers holds the buffers frames are encoded into; a frame's
+// buffer returns here once the frame is written.
 var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// putFrameBuffer returns a frame buffer to frameBuffers unless it grew too
+// large to keep.
+func putFrameBuffer(bp *[]byte) {
+	if cap(*bp) <= maxKeptBuffer {
+		*bp = (*bp)[:0]
+		frameBuffers.Put(bp)
+	}
+}
 
 // write encodes cmd with the given opaque and flag and queues the frame on
 // the connection. Writers combine: the first one to find no write in
 // progress becomes the flusher, yields the processor once, and writes
-// everything queued, in one syscall per round, until the queue is empty; the others return as soon
-// as their frame is queued. So a nil error means the frame is queued in
-// order, not that the peer has it; if the flush fails the connection
-// closes and every pending call fails with ErrConnClosed. A writer blocks
-// while maxQueuedWrite bytes are already waiting (back-pressure from a
-// peer that does not read).
+// everything queued, in one syscall per round (writev on TCP, so the
+// queued frames are not copied together), until the queue is empty; the
+// others return as soon as their frame is queued. So a nil error means the
+// frame is queued in order, not that the peer has it; if the flush fails
+// the connection closes and every pending call fails with ErrConnClosed.
+// A writer blocks while maxQueuedWrite bytes are already waiting
+// (back-pressure from a peer that does not read).
 func (c *Conn) write(cmd *Command, opaque, flag int32) error {
 	bp := frameBuffers.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxKeptBuffer {
-			frameBuffers.Put(bp)
-		}
-	}()
 	frame, err := appendFrame((*bp)[:0], cmd, opaque, flag)
+	*bp = frame
 	if err != nil {
+		putFrameBuffer(bp)
 		return err
 	}
-	*bp = frame[:0]
 	if len(frame) > c.cfg.maxFrame {
+		putFrameBuffer(bp)
 		return fmt.Errorf("%w: %d-byte frame, limit %d", ErrFrameTooLarge, len(frame), c.cfg.maxFrame)
 	}
 
 	c.wmu.Lock()
-	for c.flushing && len(c.wqueue) >= maxQueuedWrite && !c.Closed() {
+	for c.flushing && c.wbytes >= maxQueuedWrite && !c.Closed() {
 		c.wcond.Wait()
 	}
 	if c.Closed() {
 		c.wmu.Unlock()
+		putFrameBuffer(bp)
 		return c.closedError()
 	}
-	c.wqueue = append(c.wqueue, frame...)
+	c.wqueue = append(c.wqueue, bp)
+	c.wbytes += len(frame)
 	if c.flushing {
 		c.wmu.Unlock()
 		return nil
@@ -340,23 +356,28 @@ func (c *Conn) write(cmd *Command, opaque, flag int32) error {
 	runtime.Gosched()
 	c.wmu.Lock()
 	for len(c.wqueue) > 0 && err == nil {
-		out := c.wqueue
+		batch := c.wqueue
 		c.wqueue = c.wspare[:0]
+		c.wbytes = 0
 		c.wmu.Unlock()
 		if c.cfg.writeTimeout > 0 {
 			_ = c.nc.SetWriteDeadline(time.Now().Add(c.cfg.writeTimeout))
 		}
-		_, err = c.nc.Write(out)
-		c.wmu.Lock()
-		c.wspare = nil
-		if cap(out) <= maxKeptBuffer {
-			c.wspare = out[:0]
+		err = c.writeBatch(batch)
+		for i, fb := range batch {
+			putFrameBuffer(fb)
+			batch[i] = nil
 		}
+		c.wmu.Lock()
+		c.wspare = batch[:0]
 		c.wcond.Broadcast()
 	}
 	c.flushing = false
 	if err != nil {
-		c.wqueue = nil
+		for _, fb := range c.wqueue {
+			putFrameBuffer(fb)
+		}
+		c.wqueue, c.wbytes = nil, 0
 	}
 	c.wcond.Broadcast()
 	c.wmu.Unlock()
@@ -365,6 +386,38 @@ func (c *Conn) write(cmd *Command, opaque, flag int32) error {
 		return fmt.Errorf("%w: write to %s: %w", ErrConnClosed, c.nc.RemoteAddr(), err)
 	}
 	return nil
+}
+
+// writeBatch writes the frames of batch to the connection in one system
+// call where it can: one frame as it is, several as one writev on a TCP
+// connection, and otherwise (TLS, whose records would each take a
+// syscall) joined into one buffer first. Only the flusher calls it.
+func (c *Conn) writeBatch(batch []*[]byte) error {
+	if len(batch) == 1 {
+		_, err := c.nc.Write(*batch[0])
+		return err
+	}
+	if _, ok := c.nc.(*net.TCPConn); ok {
+		iov := c.wiov[:0]
+		for _, fb := range batch {
+			iov = append(iov, *fb)
+		}
+		// WriteTo consumes its receiver; c.wiov keeps the backing array.
+		c.wiov = iov
+		_, err := iov.WriteTo(c.nc)
+		clear(c.wiov[:len(batch)])
+		return err
+	}
+	join := c.wjoin[:0]
+	for _, fb := range batch {
+		join = append(join, *fb...)
+	}
+	_, err := c.nc.Write(join)
+	c.wjoin = nil
+	if cap(join) <= maxKeptBuffer {
+		c.wjoin = join[:0]
+	}
+	return err
 }
 
 func (c *Conn) closedError() error {
@@ -417,7 +470,7 @@ func (c *Conn) readLoop() {
 	}()
 	br := bufio.NewReaderSize(c.nc, 32<<10)
 	for {
-		if c.cfg.idleTimeout > 0 {
+		if c.cfg.idleTimeout > 0 && !frameBuffered(br) {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.idleTimeout))
 		}
 		cmd, held, err := c.readCommand(br)
@@ -441,6 +494,22 @@ func (c *Conn) readLoop() {
 		}
 		c.cfg.dispatch(c, cmd, held)
 	}
+}
+
+// frameBuffered reports whether br holds the whole next frame, length
+// prefix included. Reading it then makes no read on the connection, so
+// the deadline that bounds such reads need not be set again: under
+// pipelined load most frames arrive in the same read as the one before.
+func frameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false
+	}
+	p, err := br.Peek(4)
+	if err != nil {
+		return false
+	}
+	n := int32(binary.BigEndian.Uint32(p))
+	return n >= 0 && int64(br.Buffered()) >= 4+int64(n)
 }
 
 // errUndecodable marks a frame the connection cannot decode: the stream is
@@ -470,7 +539,9 @@ func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 		return nil, 0, err
 	}
 	fr := frameRead{c: c, br: br, total: n}
-	fr.setDeadline(n)
+	if br.Buffered() < n {
+		fr.setDeadline(n)
+	}
 	if n+4 <= SmallFrameSize {
 		if err := fr.admit(int64(n), true); err != nil {
 			return nil, 0, err

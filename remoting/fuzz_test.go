@@ -201,6 +201,11 @@ func FuzzJSONHeader(f *testing.F) {
 	// What fastjson takes and encoding/json does not: ints as strings, ext
 	// values of other types.
 	f.Add([]byte(`{"code":"10","opaque":" -3 ","extFields":{"queueId":3,"batch":true,"o":{"b":[1,"c"]},"n":null}}`))
+	// Strings unescaped in place: escapes next to invalid UTF-8 (which
+	// grows when replaced), keys with escapes, repeated keys.
+	f.Add([]byte(capturedSendV2))
+	f.Add([]byte("{\"extFields\":{\"k\\u0031\":\"\xff\xfe\\n\xff\",\"k1\":\"\\u00e9\xc3\",\"a\":\"x\\\"y\"}}"))
+	f.Add([]byte(`{"extFields":{"a":"1","a":"2"},"EXTFIELDS":{"b":"\ud83d\ude00\ud800x"}}`))
 	f.Fuzz(func(t *testing.T, header []byte) {
 		var c Command
 		err := decodeJSONHeader(header, &c, unlimitedHeader)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The JSON header codec. Encoding writes a fixed key order and sorted ext
@@ -40,22 +41,45 @@ func appendJSONHeader(dst []byte, c *Command, opaque, flag int32) []byte {
 		dst = appendJSONString(dst, c.Remark)
 	}
 	dst = append(dst, `,"extFields":{`...)
-	var small [24]string
-	keys := small[:0]
-	for k := range c.ExtFields {
-		keys = append(keys, k)
+	var small [24]extPair
+	pairs := small[:0]
+	for k, v := range c.ExtFields {
+		pairs = append(pairs, extPair{k, v})
 	}
-	slices.Sort(keys)
-	for i, k := range keys {
+	sortPairs(pairs)
+	for i, p := range pairs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, k)
+		dst = appendJSONString(dst, p.k)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, c.ExtFields[k])
+		dst = appendJSONString(dst, p.v)
 	}
 	return append(dst, "}}"...)
 }
+
+// sortPairs sorts ext fields by key: by insertion for the handful a header
+// has, which needs no second map lookup per key nor a comparison func.
+func sortPairs(pairs []extPair) {
+	if len(pairs) > 16 {
+		slices.SortFunc(pairs, func(a, b extPair) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(pairs); i++ {
+		for j := i; j > 0 && pairs[j].k < pairs[j-1].k; j-- {
+			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
+		}
+	}
+}
+
+// jsonPlain marks the bytes a JSON string holds as they are: printable
+// ASCII other than the quote and the backslash.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 const hexDigits = "0123456789abcdef"
 
@@ -65,11 +89,19 @@ const hexDigits = "0123456789abcdef"
 // encoding/json.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	i := 0
+	for i < len(s) && jsonPlain[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if jsonPlain[c] {
 				i++
 				continue
 			}
@@ -104,10 +136,69 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// Header fields of the JSON object, as headerField names them.
+const (
+	fieldOther = iota
+	fieldCode
+	fieldLanguage
+	fieldVersion
+	fieldOpaque
+	fieldFlag
+	fieldRemark
+	fieldExt
+)
+
+// headerFieldNames is indexed by the field constants.
+var headerFieldNames = [...]string{"", "code", "language", "version", "opaque", "flag", "remark", "extFields"}
+
+// headerField names the header field of a key. Keys match
+// case-insensitively, as with encoding/json; the exact spelling every
+// client writes is matched without folding.
+func headerField(key []byte) int {
+	switch string(key) {
+	case "code":
+		return fieldCode
+	case "language":
+		return fieldLanguage
+	case "version":
+		return fieldVersion
+	case "opaque":
+		return fieldOpaque
+	case "flag":
+		return fieldFlag
+	case "remark":
+		return fieldRemark
+	case "extFields":
+		return fieldExt
+	}
+	for f := fieldCode; f < len(headerFieldNames); f++ {
+		if bytes.EqualFold(key, []byte(headerFieldNames[f])) {
+			return f
+		}
+	}
+	return fieldOther
+}
+
+// extPair is one decoded ext field.
+type extPair struct{ k, v string }
+
 // decodeJSONHeader parses a JSON header into c within lim (whose fields
 // are set).
+//
+// It allocates one copy of the header, which every decoded string is a
+// view of: a string with escapes is unescaped within its own bytes of the
+// copy (unescaping only shortens JSON text, except for invalid UTF-8,
+// which then takes a buffer of its own). Ext fields are gathered first and
+// put into a map of exactly their number, which costs about half of a map
+// grown entry by entry.
 func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
-	r := jsonReader{b: h, s: string(h), extLeft: lim.MaxExtFields, maxDepth: min(lim.MaxDepth, maxJSONDepth)}
+	own := bytes.Clone(h)
+	var small [24]extPair
+	pairs := small[:0]
+	r := jsonReader{b: h, own: own, extLeft: lim.MaxExtFields, maxDepth: min(lim.MaxDepth, maxJSONDepth)}
+	if len(own) > 0 {
+		r.s = unsafe.String(&own[0], len(own))
+	}
 	r.ws()
 	if r.peek() != '{' {
 		return r.fail("header is not a JSON object")
@@ -130,21 +221,21 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 			if err := r.colon(); err != nil {
 				return err
 			}
-			switch {
-			case bytes.EqualFold(key, []byte("code")):
+			switch headerField(key) {
+			case fieldCode:
 				err = r.readInt(16, func(v int64) { c.Code = int16(v) })
-			case bytes.EqualFold(key, []byte("language")):
+			case fieldLanguage:
 				err = r.readStringField(&c.Language)
-			case bytes.EqualFold(key, []byte("version")):
+			case fieldVersion:
 				err = r.readInt(16, func(v int64) { c.Version = int16(v) })
-			case bytes.EqualFold(key, []byte("opaque")):
+			case fieldOpaque:
 				err = r.readInt(32, func(v int64) { c.Opaque = int32(v) })
-			case bytes.EqualFold(key, []byte("flag")):
+			case fieldFlag:
 				err = r.readInt(32, func(v int64) { c.Flag = int32(v) })
-			case bytes.EqualFold(key, []byte("remark")):
+			case fieldRemark:
 				err = r.readStringField(&c.Remark)
-			case bytes.EqualFold(key, []byte("extFields")):
-				err = r.readExt(&c.ExtFields)
+			case fieldExt:
+				pairs, err = r.readExt(pairs)
 			default:
 				err = r.skipValue(1)
 			}
@@ -164,8 +255,12 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 	if r.i != len(r.b) {
 		return r.fail("data after the header object")
 	}
-	if len(c.ExtFields) == 0 {
-		c.ExtFields = nil
+	c.ExtFields = nil
+	if len(pairs) > 0 {
+		c.ExtFields = make(map[string]string, len(pairs))
+		for _, p := range pairs {
+			c.ExtFields[p.k] = p.v
+		}
 	}
 	return nil
 }
@@ -173,12 +268,16 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 // jsonReader is a cursor over JSON text. Its methods fail with errors that
 // wrap ErrBadHeader and name the offset.
 type jsonReader struct {
+	// b is the input; it is only read.
 	b []byte
-	// s is b as one string: strings without escapes are cut from it, so
-	// decoding allocates the header's size once rather than once per
-	// string.
-	s string
-	i int
+	// own is the decoder's copy of b and s a string view of it: strings
+	// are cut from s, so decoding allocates the header's size once rather
+	// than once per string. A string with escapes is unescaped in place in
+	// own (in the bytes of its own escaped text) before its view is taken;
+	// nothing else ever writes to own.
+	own []byte
+	s   string
+	i   int
 	// extLeft is how many more ext entries may be read; maxDepth bounds
 	// the nesting of skipped values.
 	extLeft  int
@@ -339,54 +438,50 @@ func (r *jsonReader) readStringField(dst *string) error {
 	return r.fail("expected a string")
 }
 
-// readExt reads the extFields object. As with encoding/json, null clears the
-// map, a second object adds to the first, and a null value is stored as "".
-func (r *jsonReader) readExt(m *map[string]string) error {
+// readExt reads the extFields object, appending its fields to pairs. As
+// with
+// encoding/json, null clears the fields, a second object adds to the first
+// (a repeated key keeps its last value), and a null value is stored as "".
+func (r *jsonReader) readExt(pairs []extPair) ([]extPair, error) {
 	switch r.peek() {
 	case 'n':
-		*m = nil
-		return r.literal("null")
+		return pairs[:0], r.literal("null")
 	case '{':
 	default:
-		return r.fail("extFields is not an object")
+		return pairs, r.fail("extFields is not an object")
 	}
 	r.i++
-	if *m == nil {
-		*m = make(map[string]string, 16)
-	}
 	r.ws()
 	if r.peek() == '}' {
 		r.i++
-		return nil
+		return pairs, nil
 	}
 	for {
 		r.ws()
 		if r.peek() != '"' {
-			return r.fail("expected a key")
+			return pairs, r.fail("expected a key")
 		}
 		if r.extLeft == 0 {
-			return r.fail("too many ext fields")
+			return pairs, r.fail("too many ext fields")
 		}
 		r.extLeft--
 		k, err := r.readString()
 		if err != nil {
-			return err
+			return pairs, err
 		}
 		if err := r.colon(); err != nil {
-			return err
+			return pairs, err
 		}
+		var v string
 		switch r.peek() {
 		case '"':
-			v, err := r.readString()
-			if err != nil {
-				return err
+			if v, err = r.readString(); err != nil {
+				return pairs, err
 			}
-			(*m)[k] = v
 		case 'n':
 			if err := r.literal("null"); err != nil {
-				return err
+				return pairs, err
 			}
-			(*m)[k] = ""
 		default:
 			// RocketMQ's brokers read headers with fastjson, which takes
 			// any JSON value for a String field as its text: numbers and
@@ -394,13 +489,14 @@ func (r *jsonReader) readExt(m *map[string]string) error {
 			// as their JSON.
 			start := r.i
 			if err := r.skipValue(2); err != nil {
-				return err
+				return pairs, err
 			}
-			(*m)[k] = r.s[start:r.i]
+			v = r.s[start:r.i]
 		}
+		pairs = append(pairs, extPair{k, v})
 		more, err := r.next('}')
 		if err != nil || !more {
-			return err
+			return pairs, err
 		}
 	}
 }
@@ -419,8 +515,30 @@ func (r *jsonReader) readString() (string, error) {
 			break
 		}
 	}
-	b, err := r.readStringBytes(nil)
-	return string(b), err
+	// Unescape into this string's bytes of own: the result fits unless
+	// the text holds invalid UTF-8 (one byte becomes three), and then
+	// append moves it to a buffer of its own.
+	start := r.i + 1
+	b, err := r.readStringBytes(r.own[start:start:r.stringEnd(start)])
+	if err != nil || len(b) == 0 {
+		return "", err
+	}
+	// Nothing else refers to b's bytes, and nothing writes to them again.
+	return unsafe.String(&b[0], len(b)), nil
+}
+
+// stringEnd returns the offset of the closing quote of the string whose
+// text starts at start, or len(r.b) when it has none.
+func (r *jsonReader) stringEnd(start int) int {
+	for j := start; j < len(r.b); j++ {
+		switch r.b[j] {
+		case '"':
+			return j
+		case '\\':
+			j++
+		}
+	}
+	return len(r.b)
 }
 
 // readStringBytes reads a string at the cursor (which is on the opening
