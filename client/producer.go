@@ -219,24 +219,11 @@ type outgoing struct {
 	header  protocol.SendMessageRequestHeader // QueueID and BrokerName set per attempt
 	body    []byte
 	batch   bool
-	reply   bool     // a reply (MSG_TYPE reply): SEND_REPLY_MESSAGE
-	ids     []string // the UNIQ_KEYs, one per message
-	msg     *Message // what a selector sees (a batch's first message)
-	ordered bool     // the queue comes from a selector
-}
-
-// request builds the attempt's command for q.
-func (o *outgoing) request(q Queue) *remoting.Command {
-	h := o.header
-	h.QueueID = q.QueueID
-	h.BrokerName = q.BrokerName
-	if o.batch {
-		return (*protocol.SendMessageRequestHeaderV2)(&h).Request(o.body)
-	}
-	if o.reply {
-		return remoting.NewRequest(remoting.SendReplyMessage, h.Encode(), o.body)
-	}
-	return h.Request(o.body)
+	reply   bool      // a reply (MSG_TYPE reply): SEND_REPLY_MESSAGE
+	ids     []string  // the UNIQ_KEYs, one per message
+	msg     *Message  // what a selector sees (a batch's first message)
+	ordered bool      // the queue comes from a selector
+	id      [1]string // ids' backing array for a single message
 }
 
 // newHeader is the send header of topic with what every send shares.
@@ -262,13 +249,23 @@ func (p *Producer) prepareWith(m *Message, extra map[string]string) (*outgoing, 
 	if err := p.checkBody(m); err != nil {
 		return nil, failedError(m.Topic, err)
 	}
-	props, err := m.properties(p.core.ids.Next(), extra)
-	if err != nil {
-		return nil, failedError(m.Topic, err)
-	}
+	ok := false
+	uniq := p.core.ids.Next()
+	reply := false
 	h := p.newHeader(m.Topic)
 	h.Flag = m.Flag
-	h.Properties = string(message.EncodeProperties(props))
+	if len(extra) == 0 {
+		h.Properties, ok = m.systemProperties(uniq)
+	}
+	if !ok {
+		props, err := m.properties(uniq, extra)
+		if err != nil {
+			return nil, failedError(m.Topic, err)
+		}
+		h.Properties = string(message.EncodeProperties(props))
+		uniq = props[message.PropertyUniqKey]
+		reply = props[message.PropertyMessageType] == protocol.ReplyMessageType
+	}
 	body := m.Body
 	if p.opts.compressThreshold > 0 && len(body) >= p.opts.compressThreshold {
 		if z, err := compress(body, p.opts.compressLevel); err == nil {
@@ -276,15 +273,17 @@ func (p *Producer) prepareWith(m *Message, extra map[string]string) (*outgoing, 
 			h.SysFlag |= message.SysFlagCompressed
 		}
 	}
-	return &outgoing{
+	out := &outgoing{
 		topic:   m.Topic,
 		header:  h,
 		body:    body,
-		ids:     []string{props[message.PropertyUniqKey]},
 		msg:     m,
-		reply:   props[message.PropertyMessageType] == protocol.ReplyMessageType,
+		reply:   reply,
 		ordered: p.opts.selector != nil || m.ShardingKey != "",
-	}, nil
+		id:      [1]string{uniq},
+	}
+	out.ids = out.id[:]
+	return out, nil
 }
 
 // prepareBatch validates msgs as one batch and encodes its body.

@@ -86,8 +86,10 @@ func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (S
 
 // deliverOnce is deliver without the trace.
 func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.opts.sendTimeout)
+	ctx, cancel := withSendTimeout(ctx, p.opts.sendTimeout)
 	defer cancel()
+	// attempts lists the failed attempts: most sends succeed at once and
+	// need no list.
 	var attempts []Attempt
 	var last *attemptResult
 	rs := sendRetry{route: backoff{next: firstBackoff, leaveRoom: true},
@@ -104,7 +106,9 @@ func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind
 			return SendResult{}, p.sendError(out, attempts, err)
 		}
 		r := p.attempt(ctx, out, kind, q, addr)
-		attempts = append(attempts, r.Attempt)
+		if r.Outcome != OutcomeOK {
+			attempts = append(attempts, r.Attempt)
+		}
 		if !r.certain {
 			spent++
 		}
@@ -117,9 +121,9 @@ func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind
 				p.core.routes.trigger(out.topic)
 			}
 			res := r.result
-			res.Attempts = len(attempts)
-			if len(attempts) > 1 {
-				res.Earlier = slices.Clip(attempts[:len(attempts)-1])
+			res.Attempts = len(attempts) + 1
+			if len(attempts) > 0 {
+				res.Earlier = slices.Clip(attempts)
 			}
 			return res, nil
 		}
@@ -143,8 +147,19 @@ func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind
 		}
 		p.opts.logger.Debug("retrying send", "topic", out.topic, "queue", q, "addr", addr,
 			"outcome", r.Outcome, "error", r.Err)
-		last = &r
+		failed := r // only a retry keeps its attempt past the loop
+		last = &failed
 	}
+}
+
+// withSendTimeout bounds ctx by the send timeout. When ctx's own deadline
+// comes first, the timeout changes nothing and ctx is used as it is,
+// which spares a timer and a child registered with ctx per send.
+func withSendTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
 }
 
 // sendError builds the error of a failed send: unknown as soon as one
@@ -275,7 +290,9 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 		r.Outcome, r.Err = OutcomeFailed, err
 		return r
 	}
-	req := out.request(q)
+	sr := out.request(q)
+	defer sr.release() // the response does not refer to the request
+	req := &sr.cmd
 	start := time.Now()
 	if kind == kindOneway {
 		err := p.core.rc.InvokeOneway(ctx, addr, req)

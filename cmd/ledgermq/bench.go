@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type benchFlags struct {
 	verify      bool
 	output      string
 	tls         tlsFlags
+	cpuProfile  string // write the run's CPU profile here (produce modes)
 }
 
 func newBenchCmd() *cobra.Command {
@@ -204,6 +206,8 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 	f.BoolVar(&bf.verify, "verify", false, "afterwards read every acknowledged send back by offset, and count the stored copies of every send that failed or had an unknown outcome (keys each message; memory grows with the count)")
 	f.BoolVar(&bf.compress, "compress", false, "let the client compress bodies of 4 KiB and more (off: bench bodies compress unrealistically well)")
 	f.StringVarP(&bf.output, "output", "o", "text", "summary format: "+strings.TrimPrefix(outputUsage, "output format: "))
+	f.StringVar(&bf.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (the client's own cost) to this file")
+	_ = f.MarkHidden("cpuprofile")
 	bf.tls.add(f)
 	return cmd
 }
@@ -228,7 +232,12 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		Report: live.interval,
 		Keep:   bf.verify, RunID: strconv.FormatInt(time.Now().UnixNano(), 36),
 	}
+	stopProfile, err := startCPUProfile(bf.cpuProfile)
+	if err != nil {
+		return err
+	}
 	res, err := bench.Produce(ctx, cfg)
+	stopProfile()
 	live.done()
 	if err != nil {
 		return err
@@ -277,6 +286,26 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		}
 	}
 	return benchOutcome(bf, res, v)
+}
+
+// startCPUProfile starts Go's CPU profile into path ("": none) and returns
+// what stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // benchOutcome is the run's exit: an error when a broker refused sends or

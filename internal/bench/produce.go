@@ -152,7 +152,15 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				// Each sender's sends derive from a context of its own, so
+				// the per-send timeouts do not all register with (and
+				// contend for) the run's context.
+				wctx, wcancel := context.WithCancel(ctx)
+				defer wcancel()
 				body := make([]byte, cfg.Size)
+				// The client never modifies a message, so one serves
+				// every send of this sender.
+				m := &client.Message{Topic: cfg.Topic, Body: body}
 				for {
 					seq := next.Add(1) - 1
 					if cfg.Count > 0 && seq >= cfg.Count {
@@ -163,13 +171,12 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 						return
 					}
 					EncodeHeader(body, uint32(p), uint64(seq))
-					m := &client.Message{Topic: cfg.Topic, Body: body}
 					if cfg.Keep {
 						m.Keys = []string{KeyOf(cfg.RunID, uint32(p), uint64(seq))}
 					}
-					sctx, cancel := ctx, context.CancelFunc(func() {})
+					sctx, cancel := wctx, context.CancelFunc(func() {})
 					if cfg.SendTimeout > 0 {
-						sctx, cancel = context.WithTimeout(ctx, cfg.SendTimeout)
+						sctx, cancel = context.WithTimeout(wctx, cfg.SendTimeout)
 					}
 					res, err := s.Send(sctx, m)
 					cancel()
