@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -205,10 +206,26 @@ func (b *Broker) getBrokerConfig(_ context.Context, _ *remoting.Conn, req *remot
 	return resp
 }
 
+// GRPCEndpointKey is the key of GET_BROKER_CONFIG's answer that
+// publishes Config.GRPCEndpoint. RocketMQ's tools show the answer's keys
+// and read only those they know, so they pass over it.
+const GRPCEndpointKey = "grpcEndpoint"
+
 // settings is Config.Settings, or, for a broker that was given none (one
 // embedded in a program rather than started from a config file), the
-// RocketMQ keys of what its Config says.
+// RocketMQ keys of what its Config says; with GRPCEndpointKey when the
+// node has a gRPC port.
 func (b *Broker) settings() map[string]string {
+	out := b.configSettings()
+	if b.cfg.GRPCEndpoint != "" {
+		out = maps.Clone(out)
+		out[GRPCEndpointKey] = b.cfg.GRPCEndpoint
+	}
+	return out
+}
+
+// configSettings is Config.Settings, or the RocketMQ keys of the Config.
+func (b *Broker) configSettings() map[string]string {
 	if len(b.cfg.Settings) > 0 {
 		return b.cfg.Settings
 	}

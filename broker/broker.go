@@ -104,6 +104,11 @@ type Config struct {
 	// Settings are the node's effective settings (secrets redacted) by
 	// key, answered to GET_BROKER_CONFIG.
 	Settings map[string]string
+	// GRPCEndpoint is the advertised host:port of the node's RocketMQ 5
+	// gRPC port ("" when it has none), answered to GET_BROKER_CONFIG as
+	// GRPCEndpointKey: how a proxy (grpcapi's cluster mode) finds the
+	// port of a group's leader.
+	GRPCEndpoint string
 	// Observer, if set, hears every send stored and pull served (metrics).
 	Observer Observer
 	// ACLEnable turns on access control (RocketMQ aclEnable, acl.go):

@@ -19,18 +19,29 @@ func (s *Server) AckMessage(ctx context.Context, req *v2pb.AckMessageRequest) (*
 	if st := checkNames(group, topic); st != nil {
 		return &v2pb.AckMessageResponse{Status: st}, nil
 	}
-	if c, fctx := s.leaderClient(ctx); c != nil {
+	handles := make([]string, len(req.GetEntries()))
+	bg := ""
+	for i, e := range req.GetEntries() {
+		handles[i] = e.GetReceiptHandle()
+		if g := handleGroup(handles[i]); i == 0 {
+			bg = g
+		} else if g != bg {
+			return &v2pb.AckMessageResponse{Status: newStatus(v2pb.Code_BAD_REQUEST, "the receipt handles of one ack are of one broker group")}, nil
+		}
+	}
+	c, fctx, st := s.consumerTarget(ctx, topic, bg)
+	if st != nil {
+		return &v2pb.AckMessageResponse{Status: st}, nil
+	}
+	if c != nil {
 		resp, err := c.AckMessage(fctx, req)
 		if err != nil {
+			s.be.relayFailed(topic, bg)
 			return &v2pb.AckMessageResponse{Status: relayStatus(err)}, nil
 		}
 		return resp, nil
 	}
-	handles := make([]string, len(req.GetEntries()))
-	for i, e := range req.GetEntries() {
-		handles[i] = e.GetReceiptHandle()
-	}
-	errs, err := s.cfg.Broker.AckPopped(ctx, group, topic, handles)
+	errs, err := s.be.popper().AckPopped(ctx, group, topic, handles)
 	if err != nil {
 		return &v2pb.AckMessageResponse{Status: popStatus(err)}, nil
 	}
@@ -67,14 +78,20 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2pb.ChangeIn
 	if d == nil || !d.IsValid() || d.AsDuration() < 0 || d.AsDuration() > broker.MaxInvisible {
 		return &v2pb.ChangeInvisibleDurationResponse{Status: newStatus(v2pb.Code_ILLEGAL_INVISIBLE_TIME, "invisible duration %v", d)}, nil
 	}
-	if c, fctx := s.leaderClient(ctx); c != nil {
+	bg := handleGroup(req.GetReceiptHandle())
+	c, fctx, st := s.consumerTarget(ctx, topic, bg)
+	if st != nil {
+		return &v2pb.ChangeInvisibleDurationResponse{Status: st}, nil
+	}
+	if c != nil {
 		resp, err := c.ChangeInvisibleDuration(fctx, req)
 		if err != nil {
+			s.be.relayFailed(topic, bg)
 			return &v2pb.ChangeInvisibleDurationResponse{Status: relayStatus(err)}, nil
 		}
 		return resp, nil
 	}
-	h, err := s.cfg.Broker.ChangeInvisible(ctx, group, topic, req.GetReceiptHandle(), d.AsDuration())
+	h, err := s.be.popper().ChangeInvisible(ctx, group, topic, req.GetReceiptHandle(), d.AsDuration())
 	if err != nil {
 		return &v2pb.ChangeInvisibleDurationResponse{Status: popStatus(err)}, nil
 	}
@@ -89,38 +106,46 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2pb.
 	if st := checkNames(group, topic); st != nil {
 		return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
 	}
-	if c, fctx := s.leaderClient(ctx); c != nil {
+	bg := handleGroup(req.GetReceiptHandle())
+	c, fctx, st := s.consumerTarget(ctx, topic, bg)
+	if st != nil {
+		return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
+	}
+	if c != nil {
 		resp, err := c.ForwardMessageToDeadLetterQueue(fctx, req)
 		if err != nil {
+			s.be.relayFailed(topic, bg)
 			return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: relayStatus(err)}, nil
 		}
 		return resp, nil
 	}
-	if err := s.cfg.Broker.PopToDeadLetter(ctx, group, topic, req.GetReceiptHandle()); err != nil {
+	if err := s.be.popper().PopToDeadLetter(ctx, group, topic, req.GetReceiptHandle()); err != nil {
 		return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: popStatus(err)}, nil
 	}
 	return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: okStatus()}, nil
 }
 
 // QueryAssignment answers a push consumer's assignment as RocketMQ's proxy
-// does for POP consumption: one queue of the broker group (id -1: the
-// broker picks the queues of each receive) at the endpoint serving it,
-// when the topic has a readable queue.
-func (s *Server) QueryAssignment(_ context.Context, req *v2pb.QueryAssignmentRequest) (*v2pb.QueryAssignmentResponse, error) {
+// does for POP consumption: one queue of each broker group with a
+// readable queue (id -1: the broker picks the queues of each receive) at
+// the endpoint serving it.
+func (s *Server) QueryAssignment(ctx context.Context, req *v2pb.QueryAssignmentRequest) (*v2pb.QueryAssignmentResponse, error) {
 	topic := topicName(req.GetTopic())
 	if topic == "" {
 		return &v2pb.QueryAssignmentResponse{Status: newStatus(v2pb.Code_ILLEGAL_TOPIC, "no topic named")}, nil
 	}
-	tc, ok := s.cfg.Broker.Topic(topic)
-	if !ok {
-		return &v2pb.QueryAssignmentResponse{Status: newStatus(v2pb.Code_TOPIC_NOT_FOUND, "topic %s does not exist", topic)}, nil
+	routes, err := s.be.routes(ctx, topic)
+	if err != nil {
+		return &v2pb.QueryAssignmentResponse{Status: routesStatus(topic, err)}, nil
 	}
 	resp := &v2pb.QueryAssignmentResponse{Status: okStatus()}
-	if perm := permission(tc, 0); perm == v2pb.Permission_READ || perm == v2pb.Permission_READ_WRITE {
-		broker := &v2pb.Broker{Name: s.cfg.BrokerName, Id: 0, Endpoints: endpointsOf(s.writeEndpoint())}
-		resp.Assignments = []*v2pb.Assignment{{MessageQueue: &v2pb.MessageQueue{
-			Topic: req.GetTopic(), Id: -1, Permission: perm, Broker: broker, AcceptMessageTypes: acceptedTypes,
-		}}}
+	for _, r := range routes {
+		if perm := permission(r.tc, 0); perm == v2pb.Permission_READ || perm == v2pb.Permission_READ_WRITE {
+			broker := &v2pb.Broker{Name: r.name, Id: 0, Endpoints: endpointsOf(r.endpoint)}
+			resp.Assignments = append(resp.Assignments, &v2pb.Assignment{MessageQueue: &v2pb.MessageQueue{
+				Topic: req.GetTopic(), Id: -1, Permission: perm, Broker: broker, AcceptMessageTypes: acceptedTypes,
+			}})
+		}
 	}
 	return resp, nil
 }

@@ -86,7 +86,8 @@ func FuzzConvert(f *testing.F) {
 // FuzzParseTxnID: any string parses or is refused without a panic; what
 // parses formats back to itself.
 func FuzzParseTxnID(f *testing.F) {
-	f.Add(formatTxnID(message.OffsetMsgID(netipAddr(), 4096), 7))
+	f.Add(formatTxnID(message.OffsetMsgID(netipAddr(), 4096), 7, ""))
+	f.Add(formatTxnID(message.OffsetMsgID(netipAddr(), 4096), 7, "broker-a"))
 	f.Add("")
 	f.Add("-1")
 	f.Add("AB-")

@@ -1,6 +1,27 @@
 // Package grpcapi serves RocketMQ 5 clients: the gRPC service
 // apache.rocketmq.v2.MessagingService (proto/, generated into v2pb by
-// `make proto`) on a port of its own beside a broker node's remoting port.
+// `make proto`), in one of two shapes, as RocketMQ 5's proxy has them:
+//
+//   - local mode (Config.Broker): on a port of its own beside a broker
+//     node's remoting port, served by the node's broker (what follows);
+//   - cluster mode (Config.Cluster, `ledgermq proxy`): a stateless proxy
+//     in front of every broker group its name servers know. Routes name
+//     the proxy's own endpoint (Config.Advertise) for every queue of
+//     every group; a message goes to a group and queue chosen as below
+//     over the groups' writable queues, and its SEND_MESSAGE_V2 (an
+//     END_TRANSACTION: to the group the transaction id names) to the
+//     group's leader over remoting; consumer calls are relayed to the
+//     leader's gRPC port, which each broker publishes in its
+//     GET_BROKER_CONFIG answer (broker.GRPCEndpointKey); a receive that
+//     names no group takes the readable groups in turn, an ack the group
+//     its receipt handle names. A send whose leader is gone waits for the
+//     route to name the next and is sent there once (cluster.go).
+//     Config.Access is not used there: sends are signed with the proxy's
+//     account (ClusterConfig.AccessKey), relayed calls carry the client's
+//     signature to the leader, which checks it.
+//
+// Both shapes run the same handlers over a backend (backend.go: local.go,
+// cluster.go).
 //
 // Every producer request becomes the remoting request the broker already
 // serves (broker.Broker.ServeLocal), so the gRPC port stores messages
@@ -10,7 +31,7 @@
 // served:
 //
 //   - QueryRoute: the topic's queues, each named by the broker group and
-//     the gRPC endpoint of the node serving writes (the leader's, when
+//     (local mode) the gRPC endpoint of the node serving writes (the leader's, when
 //     Config.Peers names it; else this node's, which forwards), permission
 //     and the message types a queue accepts (all four: topics carry no
 //     type). An unknown topic is TOPIC_NOT_FOUND.
@@ -31,7 +52,7 @@
 //
 //   - EndTransaction: commits or rolls back the half message named by the
 //     transaction id SendMessage answered (it carries the half message's
-//     place, txid.go).
+//     place and group, txid.go).
 //
 //   - ReceiveMessage, AckMessage, ChangeInvisibleDuration,
 //     ForwardMessageToDeadLetterQueue (receive.go, ack.go): POP

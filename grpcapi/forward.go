@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
@@ -44,41 +45,63 @@ func (s *Server) leaderClient(ctx context.Context) (v2pb.MessagingServiceClient,
 	if addr == "" || addr == s.selfEndpoint().String() {
 		return nil, ctx
 	}
+	var peerTLS *tls.Config
+	if s.cfg.TLS != nil {
+		peerTLS = s.cfg.PeerTLS
+		if peerTLS == nil {
+			peerTLS = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+	}
+	c, err := s.peerClient(addr, peerTLS)
+	if err != nil {
+		s.log.Warn("no client of the leader's gRPC port", "addr", addr, "error", err)
+		return nil, ctx
+	}
+	return c, relayContext(ctx, s.cfg.NodeID)
+}
+
+// peerClient is a client of the gRPC port at addr, over TLS when tlsCfg
+// is set. The connection is kept for later calls, until Stop.
+func (s *Server) peerClient(addr string, tlsCfg *tls.Config) (v2pb.MessagingServiceClient, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
-		return nil, ctx
+		return nil, errors.New("grpcapi: the server is stopping")
 	}
 	conn := s.peers[addr]
 	if conn == nil {
 		creds := insecure.NewCredentials()
-		if s.cfg.TLS != nil {
-			pt := s.cfg.PeerTLS
-			if pt == nil {
-				pt = &tls.Config{MinVersion: tls.VersionTLS12}
-			}
-			creds = credentials.NewTLS(tlsconf.ForAddr(pt, addr))
+		if tlsCfg != nil {
+			creds = credentials.NewTLS(tlsconf.ForAddr(tlsCfg, addr))
 		}
 		c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(s.cfg.MaxBodySize+1<<20)))
 		if err != nil {
-			s.log.Warn("no client of the leader's gRPC port", "addr", addr, "error", err)
-			return nil, ctx
+			return nil, fmt.Errorf("grpcapi: a client of %s: %w", addr, err)
 		}
 		if s.peers == nil {
 			s.peers = map[string]*grpc.ClientConn{}
 		}
 		s.peers[addr], conn = c, c
 	}
-	out := []string{forwardedHeader, s.cfg.NodeID}
-	// The client's signature goes along: the leader checks it again.
+	return v2pb.NewMessagingServiceClient(conn), nil
+}
+
+// relayContext is the context of a call relayed on: it carries the
+// client's signature (the broker relayed to checks it again) and, when
+// by is set, the relay's mark naming the relaying node.
+func relayContext(ctx context.Context, by string) context.Context {
+	var out []string
+	if by != "" {
+		out = append(out, forwardedHeader, by)
+	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, k := range []string{mdAuthorization, mdDateTime} {
 		if v := md.Get(k); len(v) > 0 {
 			out = append(out, k, v[0])
 		}
 	}
-	return v2pb.NewMessagingServiceClient(conn), metadata.AppendToOutgoingContext(ctx, out...)
+	return metadata.AppendToOutgoingContext(ctx, out...)
 }
 
 // closePeers closes the connections to the leaders (Stop).
@@ -97,10 +120,13 @@ func relayStatus(err error) *v2pb.Status {
 	return newStatus(v2pb.Code_INTERNAL_SERVER_ERROR, "relaying to the group's leader: %v", err)
 }
 
-// relayReceive relays a ReceiveMessage to the leader and its answers back.
-func relayReceive(ctx context.Context, c v2pb.MessagingServiceClient, req *v2pb.ReceiveMessageRequest, stream v2pb.MessagingService_ReceiveMessageServer) error {
+// relayReceive relays a ReceiveMessage to the leader and its answers
+// back; failed is called when the relay fails.
+func relayReceive(ctx context.Context, c v2pb.MessagingServiceClient, req *v2pb.ReceiveMessageRequest,
+	stream v2pb.MessagingService_ReceiveMessageServer, failed func()) error {
 	up, err := c.ReceiveMessage(ctx, req)
 	if err != nil {
+		failed()
 		return stream.Send(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: relayStatus(err)}})
 	}
 	sent := false
@@ -110,6 +136,7 @@ func relayReceive(ctx context.Context, c v2pb.MessagingServiceClient, req *v2pb.
 			return nil
 		}
 		if err != nil {
+			failed()
 			if !sent {
 				return stream.Send(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: relayStatus(err)}})
 			}
@@ -120,4 +147,28 @@ func relayReceive(ctx context.Context, c v2pb.MessagingServiceClient, req *v2pb.
 		}
 		sent = true
 	}
+}
+
+// consumerTarget is where a consumer call on topic in broker group group
+// goes: a client of the gRPC port to relay it to with the context to call
+// it with, or nil to serve it here; or the Status refusing it.
+func (s *Server) consumerTarget(ctx context.Context, topic, group string) (v2pb.MessagingServiceClient, context.Context, *v2pb.Status) {
+	c, fctx, err := s.be.consumerRelay(ctx, topic, group)
+	switch {
+	case err != nil:
+		return nil, ctx, popStatus(err)
+	case c == nil && s.be.popper() == nil:
+		return nil, ctx, newStatus(v2pb.Code_INTERNAL_SERVER_ERROR, "no broker group serves %s here", topic)
+	}
+	return c, fctx, nil
+}
+
+// handleGroup is the broker group a receipt handle was given by ("" when
+// the handle does not parse: the broker refuses it).
+func handleGroup(handle string) string {
+	h, err := broker.DecodeReceiptHandle(handle)
+	if err != nil {
+		return ""
+	}
+	return h.BrokerName
 }

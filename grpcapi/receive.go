@@ -108,8 +108,12 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.stopCtx, cancel)()
-	if c, fctx := s.leaderClient(ctx); c != nil {
-		return relayReceive(fctx, c, req, stream)
+	c, fctx, st := s.consumerTarget(ctx, topic, req.GetMessageQueue().GetBroker().GetName())
+	if st != nil {
+		return send(st)
+	}
+	if c != nil {
+		return relayReceive(fctx, c, req, stream, func() { s.be.relayFailed(topic, req.GetMessageQueue().GetBroker().GetName()) })
 	}
 	fe := req.GetFilterExpression()
 	exprType := ""
@@ -120,7 +124,7 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 	if expr == "" {
 		expr = "*"
 	}
-	got, err := s.cfg.Broker.PopMessages(ctx, broker.PopRequest{Group: group, Topic: topic, Expression: expr, ExpressionType: exprType,
+	got, err := s.be.popper().PopMessages(ctx, broker.PopRequest{Group: group, Topic: topic, Expression: expr, ExpressionType: exprType,
 		Max: int(req.GetBatchSize()), Invisible: invisible, Wait: max(wait, 0)})
 	if err != nil {
 		return send(popStatus(err))

@@ -14,44 +14,34 @@ import (
 var acceptedTypes = []v2pb.MessageType{v2pb.MessageType_NORMAL, v2pb.MessageType_FIFO,
 	v2pb.MessageType_DELAY, v2pb.MessageType_TRANSACTION}
 
-// QueryRoute answers the topic's queues in this node's broker group, each
-// with the broker (the group's name, id 0: the node serving writes) at
-// the gRPC endpoint of the group's leader, or this node's own when the
-// leader's is not known (this node then forwards what it is sent). The
-// client's endpoints may name any node of the group, as a proxy's would.
-func (s *Server) QueryRoute(_ context.Context, req *v2pb.QueryRouteRequest) (*v2pb.QueryRouteResponse, error) {
+// QueryRoute answers the topic's queues in every broker group serving it
+// (a node's own group; in cluster mode every group the name servers
+// list), each with the broker (the group's name, id 0: the node serving
+// writes) at the gRPC endpoint clients reach the group at (backend.go).
+func (s *Server) QueryRoute(ctx context.Context, req *v2pb.QueryRouteRequest) (*v2pb.QueryRouteResponse, error) {
 	topic := topicName(req.GetTopic())
 	if topic == "" {
 		return &v2pb.QueryRouteResponse{Status: newStatus(v2pb.Code_ILLEGAL_TOPIC, "no topic named")}, nil
 	}
-	tc, ok := s.cfg.Broker.Topic(topic)
-	if !ok {
-		return &v2pb.QueryRouteResponse{Status: newStatus(v2pb.Code_TOPIC_NOT_FOUND, "topic %s does not exist", topic)}, nil
+	routes, err := s.be.routes(ctx, topic)
+	if err != nil {
+		return &v2pb.QueryRouteResponse{Status: routesStatus(topic, err)}, nil
 	}
-	broker := &v2pb.Broker{Name: s.cfg.BrokerName, Id: 0, Endpoints: endpointsOf(s.writeEndpoint())}
-	n := max(tc.ReadQueueNums, tc.WriteQueueNums)
-	mqs := make([]*v2pb.MessageQueue, 0, n)
-	for i := int32(0); i < n; i++ {
-		mqs = append(mqs, &v2pb.MessageQueue{
-			Topic:              req.GetTopic(),
-			Id:                 i,
-			Permission:         permission(tc, i),
-			Broker:             broker,
-			AcceptMessageTypes: acceptedTypes,
-		})
-	}
-	return &v2pb.QueryRouteResponse{Status: okStatus(), MessageQueues: mqs}, nil
-}
-
-// writeEndpoint is the gRPC address of the node serving writes: the
-// leader's when Config.Peers names it, else this node's.
-func (s *Server) writeEndpoint() netip.AddrPort {
-	if id := s.cfg.Broker.LeaderID(); id != "" {
-		if ap, err := netip.ParseAddrPort(s.cfg.Peers[id]); err == nil {
-			return ap
+	var mqs []*v2pb.MessageQueue
+	for _, r := range routes {
+		broker := &v2pb.Broker{Name: r.name, Id: 0, Endpoints: endpointsOf(r.endpoint)}
+		n := max(r.tc.ReadQueueNums, r.tc.WriteQueueNums)
+		for i := int32(0); i < n; i++ {
+			mqs = append(mqs, &v2pb.MessageQueue{
+				Topic:              req.GetTopic(),
+				Id:                 i,
+				Permission:         permission(r.tc, i),
+				Broker:             broker,
+				AcceptMessageTypes: acceptedTypes,
+			})
 		}
 	}
-	return s.selfEndpoint()
+	return &v2pb.QueryRouteResponse{Status: okStatus(), MessageQueues: mqs}, nil
 }
 
 // endpointsOf is one address as the protocol's Endpoints.

@@ -1,13 +1,12 @@
 package grpcapi
 
 import (
+	"cmp"
 	"context"
-	"hash/fnv"
 	"net/netip"
 	"strings"
 
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
-	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
 )
 
@@ -37,13 +36,14 @@ func (s *Server) sendOne(ctx context.Context, from netip.AddrPort, m *v2pb.Messa
 	if err != nil {
 		return &v2pb.SendResultEntry{Status: statusOfError(err), MessageId: m.GetSystemProperties().GetMessageId()}
 	}
-	tc, ok := s.cfg.Broker.Topic(out.topic)
-	if !ok {
-		return &v2pb.SendResultEntry{Status: newStatus(v2pb.Code_TOPIC_NOT_FOUND, "topic %s does not exist", out.topic), MessageId: out.messageID}
+	routes, err := s.be.routes(ctx, out.topic)
+	if err != nil {
+		return &v2pb.SendResultEntry{Status: routesStatus(out.topic, err), MessageId: out.messageID}
 	}
-	out.header.QueueID = chooseQueue(tc, out.group)
+	bg, q := pickQueue(routes, out.group, s.turn.Add(1))
+	out.header.QueueID = q
 	h := protocol.SendMessageRequestHeaderV2(out.header)
-	rresp := s.cfg.Broker.ServeLocal(ctx, from, h.Request(out.body))
+	rresp := s.be.serve(ctx, from, out.topic, bg, h.Request(out.body))
 	st := statusOf(rresp)
 	entry := &v2pb.SendResultEntry{Status: st, MessageId: out.messageID}
 	if st.Code != v2pb.Code_OK {
@@ -57,28 +57,14 @@ func (s *Server) sendOne(ctx context.Context, from netip.AddrPort, m *v2pb.Messa
 	}
 	entry.Offset = rh.QueueOffset
 	if ids := rh.MsgIDs(); out.half && len(ids) == 1 {
-		entry.TransactionId = formatTxnID(ids[0], rh.QueueOffset)
+		entry.TransactionId = formatTxnID(ids[0], rh.QueueOffset, bg)
 	}
 	return entry
 }
 
-// chooseQueue picks the queue of a message, as RocketMQ's proxy does
-// (clients' queue ids are not taken: the Node.js client, for one, only
-// ever names queue 0): a message group always goes to the same writable
-// queue, so that the group stays in order; any other message to the
-// queue the broker picks (-1: a writable queue at random).
-func chooseQueue(tc metadata.TopicConfig, group string) int32 {
-	if group == "" || tc.WriteQueueNums <= 0 {
-		return -1
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(group))
-	return int32(h.Sum32() % uint32(tc.WriteQueueNums))
-}
-
 // EndTransaction commits or rolls back the half message the transaction
 // id names, through the broker's END_TRANSACTION (which a follower
-// forwards to the leader).
+// forwards to the leader), in the broker group the id names.
 func (s *Server) EndTransaction(ctx context.Context, req *v2pb.EndTransactionRequest) (*v2pb.EndTransactionResponse, error) {
 	t, err := parseTxnID(req.GetTransactionId())
 	if err != nil {
@@ -105,8 +91,8 @@ func (s *Server) EndTransaction(ctx context.Context, req *v2pb.EndTransactionReq
 		FromTransactionCheck: req.GetSource() == v2pb.TransactionSource_SOURCE_SERVER_CHECK,
 		MsgID:                t.offsetMsgID,
 		TransactionID:        msgID,
-		BrokerName:           s.cfg.BrokerName,
+		BrokerName:           cmp.Or(t.brokerName, s.cfg.BrokerName),
 	}
-	rresp := s.cfg.Broker.ServeLocal(ctx, peerOf(ctx), h.Request(""))
+	rresp := s.be.serve(ctx, peerOf(ctx), topicName(req.GetTopic()), h.BrokerName, h.Request(""))
 	return &v2pb.EndTransactionResponse{Status: statusOf(rresp)}, nil
 }

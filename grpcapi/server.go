@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -34,7 +35,9 @@ type Broker interface {
 	Popper
 }
 
-// Config configures the gRPC port of one broker node.
+// Config configures the gRPC port of one broker node (Broker set: local
+// mode), or a proxy in front of the broker groups the name servers know
+// (Cluster set: cluster mode, cluster.go).
 type Config struct {
 	// Addr is where to listen (port 0 picks one); Listener, if set, is
 	// the bound socket to serve instead.
@@ -51,8 +54,14 @@ type Config struct {
 	// leader known) is named by this node's own address, whose sends the
 	// broker forwards to the leader.
 	Peers map[string]string
-	// Broker serves the requests.
+	// Broker serves the requests (local mode; BrokerName is then
+	// required).
 	Broker Broker
+	// Cluster, set instead of Broker, makes the server a proxy: routes
+	// from the name servers, requests served by the broker groups'
+	// leaders (cluster.go). Clients are told Advertise for every queue.
+	// BrokerName, NodeID and Peers are not used.
+	Cluster *ClusterConfig
 	// MaxBodySize is the largest message body (the broker's
 	// MaxMessageSize). Default 4 MiB.
 	MaxBodySize int
@@ -98,6 +107,10 @@ type Server struct {
 	closing   chan struct{} // closed by Stop: telemetry streams end
 	// peers are the connections to leaders' gRPC ports (forward.go).
 	peers map[string]*grpc.ClientConn
+	// be serves the answers (backend.go); turn picks groups and queues
+	// in turn.
+	be   backend
+	turn atomic.Uint32
 	// stopCtx is cancelled by Stop: long polls end.
 	stopCtx   context.Context
 	stopPolls context.CancelFunc
@@ -107,13 +120,24 @@ type Server struct {
 // New builds the server; Start serves it.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	if cfg.Broker == nil || cfg.BrokerName == "" {
-		return nil, errors.New("grpcapi: Broker and BrokerName are required")
-	}
-	if cfg.Addr == "" && cfg.Listener == nil {
+	switch {
+	case cfg.Broker != nil && cfg.Cluster != nil:
+		return nil, errors.New("grpcapi: Broker and Cluster are exclusive")
+	case cfg.Cluster == nil && (cfg.Broker == nil || cfg.BrokerName == ""):
+		return nil, errors.New("grpcapi: Broker and BrokerName, or Cluster, are required")
+	case cfg.Addr == "" && cfg.Listener == nil:
 		return nil, errors.New("grpcapi: Addr or Listener is required")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("grpc"), closing: make(chan struct{})}
+	if cfg.Cluster != nil {
+		be, err := newClusterBackend(s, *cfg.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		s.be = be
+	} else {
+		s.be = localBackend{s: s}
+	}
 	s.stopCtx, s.stopPolls = context.WithCancel(context.Background())
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxBodySize + 1<<20)}
 	if cfg.TLS != nil {
@@ -160,7 +184,8 @@ func (s *Server) Start() error {
 			s.log.Error("gRPC server stopped", "error", err)
 		}
 	}()
-	s.log.Info("gRPC (RocketMQ 5) serving", "addr", lis.Addr().String(), "advertise", adv, "tls", s.cfg.TLS != nil, "acl", s.cfg.Access != nil)
+	s.log.Info("gRPC (RocketMQ 5) serving", "addr", lis.Addr().String(), "advertise", adv, "tls", s.cfg.TLS != nil, "acl", s.cfg.Access != nil,
+		"cluster_mode", s.cfg.Cluster != nil)
 	return nil
 }
 
@@ -189,6 +214,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	close(s.closing)
 	s.stopPolls()
 	if !started {
+		s.be.close()
 		return nil
 	}
 	done := make(chan struct{})
@@ -206,6 +232,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	s.wg.Wait()
 	s.closePeers()
+	s.be.close()
 	return err
 }
 

@@ -88,7 +88,7 @@ func (s *Server) settingsFor(in *v2pb.Settings) *v2pb.Settings {
 		batch := int32(receiveBatchSize)
 		attempts := int32(consumerMaxAttempts)
 		if g := topicName(sub.GetGroup()); g != "" {
-			attempts = s.cfg.Broker.PopMaxAttempts(g)
+			attempts = s.be.maxAttempts(g)
 		}
 		out.BackoffPolicy = exponential(attempts, consumerBackoffInit, consumerBackoffMax, consumerBackoffFactor)
 		out.PubSub = &v2pb.Settings_Subscription{Subscription: &v2pb.Subscription{

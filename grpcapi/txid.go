@@ -20,15 +20,21 @@ type txn struct {
 	offsetMsgID     string
 	commitLogOffset int64
 	queueOffset     int64
+	brokerName      string
 }
 
-func formatTxnID(offsetMsgID string, queueOffset int64) string {
-	return offsetMsgID + "-" + strconv.FormatInt(queueOffset, 10)
+func formatTxnID(offsetMsgID string, queueOffset int64, brokerName string) string {
+	id := offsetMsgID + "-" + strconv.FormatInt(queueOffset, 10)
+	if brokerName != "" {
+		id += "@" + brokerName
+	}
+	return id
 }
 
 // parseTxnID decodes a transaction id from a client; it never panics
 // (FuzzParseTxnID).
-func parseTxnID(id string) (txn, error) {
+func parseTxnID(full string) (txn, error) {
+	id, brokerName, _ := strings.Cut(full, "@")
 	i := strings.LastIndexByte(id, '-')
 	if i <= 0 {
 		return txn{}, fmt.Errorf("transaction id %q is not OFFSETMSGID-QUEUEOFFSET", id)
@@ -41,5 +47,5 @@ func parseTxnID(id string) (txn, error) {
 	if err != nil || qo < 0 || phy < 0 {
 		return txn{}, fmt.Errorf("transaction id %q: bad offsets", id)
 	}
-	return txn{offsetMsgID: id[:i], commitLogOffset: phy, queueOffset: qo}, nil
+	return txn{offsetMsgID: id[:i], commitLogOffset: phy, queueOffset: qo, brokerName: brokerName}, nil
 }

@@ -100,6 +100,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	}
 	bc := cfg.brokerConfig()
 	bc.Logger = base
+	bc.GRPCEndpoint = cfg.grpcEndpoint()
 	bc.Observer = metrics
 	if s, ok := group.Settings(); ok && s.DelayLevels != "" {
 		// The group's delay table, whatever this node's configuration says
@@ -221,6 +222,25 @@ func (c *nodeConfig) grpcServer(b *broker.Broker, log hclog.Logger) (*grpcapi.Se
 		gc.Access = b
 	}
 	return grpcapi.New(gc)
+}
+
+// grpcEndpoint is the address the node's gRPC port is reached at, which
+// the broker publishes for proxies (broker.GRPCEndpointKey): its entry in
+// grpc_addrs, else broker_ip with grpc_listen's port; "" when the port is
+// off or its port is picked at start.
+func (c *nodeConfig) grpcEndpoint() string {
+	if c.GRPCListen == "" {
+		return ""
+	}
+	if a := c.GRPCAddrs[c.NodeID]; a != "" {
+		return a
+	}
+	_, port, err := net.SplitHostPort(c.GRPCListen)
+	if err != nil || port == "0" {
+		return ""
+	}
+	ip, _, _ := net.SplitHostPort(c.ClientAddr)
+	return net.JoinHostPort(ip, port)
 }
 
 // handOver moves leadership to a caught-up follower while this node still

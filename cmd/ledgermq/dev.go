@@ -26,6 +26,8 @@ package main
 //	DIR/n0/ ...       each node's data_dir (raft/, store/, metadata.json)
 //	DIR/namesrv.log   the name server's stdout and stderr (appended)
 //	DIR/n0.log ...    each node's stdout and stderr (appended)
+//	DIR/proxy.log     the RocketMQ 5 proxy's (ledgermq proxy, cluster
+//	                  mode, on 127.0.0.1:8081 when free) stdout and stderr
 //	DIR/cluster.json  written atomically once the group's leader is
 //	                  registered with the name server, and again whenever
 //	                  a node is restarted:
@@ -212,6 +214,10 @@ type devRun struct {
 	layout           []devNode
 	nsChild          *child
 	nodeChildren     []*child
+	// proxy is the address of the RocketMQ 5 proxy (cluster mode) dev
+	// runs in front of the groups; proxyChild its process.
+	proxy            string
+	proxyChild       *child
 	announced, stale bool
 	// leaders is each group's leader (client address) as last polled.
 	leaders map[string]string
@@ -309,12 +315,57 @@ func (d *devRun) run(ctx context.Context) error {
 		}
 		d.nodeChildren = append(d.nodeChildren, c)
 	}
+	if err := d.startProxy(skip); err != nil {
+		return err
+	}
 	if d.groups == 1 {
 		fmt.Fprintf(d.out, "dev: name server and %d nodes started in %s; waiting for a leader\n", d.nodes, d.dir)
 	} else {
 		fmt.Fprintf(d.out, "dev: name server and %d groups of %d nodes started in %s; waiting for their leaders\n", d.groups, d.nodes, d.dir)
 	}
 	return d.loop(ctx)
+}
+
+// devProxyAddr is where dev's proxy listens when the port is free
+// (RocketMQ's proxy port).
+const devProxyAddr = "127.0.0.1:8081"
+
+// startProxy starts the RocketMQ 5 proxy in front of the groups, on
+// devProxyAddr or, when that is taken, a free loopback port not in skip.
+func (d *devRun) startProxy(skip map[int]bool) error {
+	d.proxy = devProxyAddr
+	for _, n := range d.layout {
+		skip[portOf(n.grpc)] = true
+	}
+	if skip[portOf(d.proxy)] || checkFree(d.proxy) != nil {
+		ports, err := freePorts(1, skip)
+		if err != nil {
+			return fmt.Errorf("%w: a port for the proxy: %w", errDevConfig, err)
+		}
+		d.proxy = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	}
+	c := &child{name: "proxy", logPath: filepath.Join(d.dir, "proxy.log"),
+		args: []string{"proxy", "--namesrv", d.namesrv, "--listen", d.proxy, "--log-level", d.logLevel, "--log-format", d.logFormat}}
+	if d.tls {
+		c.args = append(c.args, "--tls-cert", d.tlsFiles.CertFile, "--tls-key", d.tlsFiles.KeyFile, "--tls-ca", d.tlsFiles.CAFile)
+	}
+	if d.acl != nil {
+		c.args = append(c.args, "--access-key", d.acl.creds.AccessKey, "--secret-key", d.acl.creds.SecretKey)
+	}
+	if err := d.sup.start(c); err != nil {
+		return err
+	}
+	d.proxyChild = c
+	return nil
+}
+
+// portOf is addr's port, 0 when it has none.
+func portOf(addr string) int {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return 0
+	}
+	return int(ap.Port())
 }
 
 // loop supervises the children until ctx ends.
@@ -488,6 +539,13 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		}
 		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients use endpoints %s%s\n", strings.Join(grpcs, ";"), tlsNote)
 	}
+	if d.proxy != "" {
+		tlsNote := ""
+		if d.tls {
+			tlsNote = " over TLS"
+		}
+		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients can use the proxy (cluster mode) at %s%s instead; log %s\n", d.proxy, tlsNote, d.proxyChild.logPath)
+	}
 	if d.groups > 1 {
 		fmt.Fprintf(d.out, "dev: a topic on every group: %s admin topic create -n %s -t TOPIC -c DefaultCluster\n", d.sup.exe, d.namesrv)
 	}
@@ -554,6 +612,9 @@ func (d *devRun) writeClusterFile(cf devcluster.File) (string, bool) {
 func (d *devRun) stopAll() {
 	if d.sup == nil {
 		return
+	}
+	if d.proxyChild != nil {
+		d.sup.stop([]*child{d.proxyChild}, syscall.SIGTERM, d.out)
 	}
 	d.sup.stop(d.nodeChildren, syscall.SIGINT, d.out)
 	if d.nsChild != nil {

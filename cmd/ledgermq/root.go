@@ -16,7 +16,7 @@ func newRootCmd() *cobra.Command {
 		Version:       fmt.Sprintf("%s (commit %s)", version, commit),
 	}
 	root.SetVersionTemplate("ledgermq {{.Version}}\n")
-	root.AddCommand(newVersionCmd(), newDemoCmd(), newNamesrvCmd(), newBrokerCmd(), newDevCmd(), newAdminCmd(), newBenchCmd(), newJepsenCmd(), newConsoleCmd())
+	root.AddCommand(newVersionCmd(), newDemoCmd(), newNamesrvCmd(), newBrokerCmd(), newDevCmd(), newProxyCmd(), newAdminCmd(), newBenchCmd(), newJepsenCmd(), newConsoleCmd())
 	strictArgs(root)
 	return root
 }
