@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
@@ -39,10 +38,6 @@ import (
 type ClusterConfig struct {
 	// NameServers are the name servers' remoting addresses.
 	NameServers []string
-	// AccessKey and SecretKey, if set, sign every remoting request to
-	// the name servers and brokers (their ACL on): the proxy's account
-	// sends and ends transactions for its clients.
-	AccessKey, SecretKey string
 	// TLS, if set, reaches the name servers and the brokers' remoting and
 	// gRPC ports over TLS.
 	TLS *tls.Config
@@ -90,23 +85,11 @@ func newClusterBackend(s *Server, cfg ClusterConfig) (*clusterBackend, error) {
 	if cfg.TLS != nil {
 		opts = append(opts, client.WithAdminTLS(cfg.TLS))
 	}
-	creds := auth.Credentials{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey}
-	if creds.AccessKey != "" {
-		opts = append(opts, client.WithAdminCredentials(creds.AccessKey, creds.SecretKey))
-	}
 	admin, err := client.NewAdmin(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("grpcapi: cluster mode: %w", err)
 	}
 	rcfg := remoting.ClientConfig{TLS: cfg.TLS, Logger: s.log}
-	if creds.AccessKey != "" {
-		rcfg.Sign = func(c *remoting.Command) {
-			if c.ExtFields == nil {
-				c.ExtFields = map[string]string{}
-			}
-			auth.Sign(c.ExtFields, c.Body, creds)
-		}
-	}
 	return &clusterBackend{s: s, cfg: cfg, admin: admin, rc: remoting.NewClient(rcfg),
 		cache: map[string]cachedRoute{}, endpoints: map[string]string{}}, nil
 }

@@ -16,9 +16,11 @@
 //     names no group takes the readable groups in turn, an ack the group
 //     its receipt handle names. A send whose leader is gone waits for the
 //     route to name the next and is sent there once (cluster.go).
-//     Config.Access is not used there: sends are signed with the proxy's
-//     account (ClusterConfig.AccessKey), relayed calls carry the client's
-//     signature to the leader, which checks it.
+//     Config.Access is not used there and the proxy holds no account: its
+//     sends are unsigned, so brokers with ACL on refuse them (such a
+//     cluster serves RocketMQ 5 clients on the nodes' gRPC ports, which
+//     check every call); relayed calls carry the client's signature to
+//     the leader, which checks it.
 //
 // Both shapes run the same handlers over a backend (backend.go: local.go,
 // cluster.go).

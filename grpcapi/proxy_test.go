@@ -38,6 +38,16 @@ func startProxyEnv(t *testing.T) *proxyEnv {
 		lis[id], peers[id] = l, l.Addr().String()
 	}
 	tc := brokertest.StartCluster(t, 3, func(i int, c *broker.Config) { c.GRPCEndpoint = peers[fmt.Sprintf("n%d", i)] })
+	// POP needs the group at format version 4, which the leader raises
+	// once it has heard every member.
+	waitFor(t, "format version 4 on every node", func() bool {
+		for _, n := range tc.Raft.Nodes {
+			if n.Group() == nil || n.Group().FormatVersion() < 4 {
+				return false
+			}
+		}
+		return true
+	})
 	pe := &proxyEnv{nodes: map[string]*grpcapi.Server{}}
 	for id := range tc.Peers {
 		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})

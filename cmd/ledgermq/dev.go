@@ -27,7 +27,8 @@ package main
 //	DIR/namesrv.log   the name server's stdout and stderr (appended)
 //	DIR/n0.log ...    each node's stdout and stderr (appended)
 //	DIR/proxy.log     the RocketMQ 5 proxy's (ledgermq proxy, cluster
-//	                  mode, on 127.0.0.1:8081 when free) stdout and stderr
+//	                  mode, on 127.0.0.1:8081 when free; not with --acl)
+//	                  stdout and stderr
 //	DIR/cluster.json  written atomically once the group's leader is
 //	                  registered with the name server, and again whenever
 //	                  a node is restarted:
@@ -315,8 +316,12 @@ func (d *devRun) run(ctx context.Context) error {
 		}
 		d.nodeChildren = append(d.nodeChildren, c)
 	}
-	if err := d.startProxy(skip); err != nil {
-		return err
+	// The proxy holds no account, so it cannot serve an ACL cluster; its
+	// clients use the nodes' gRPC ports, which check every call.
+	if d.acl == nil {
+		if err := d.startProxy(skip); err != nil {
+			return err
+		}
 	}
 	if d.groups == 1 {
 		fmt.Fprintf(d.out, "dev: name server and %d nodes started in %s; waiting for a leader\n", d.nodes, d.dir)
@@ -348,9 +353,6 @@ func (d *devRun) startProxy(skip map[int]bool) error {
 		args: []string{"proxy", "--namesrv", d.namesrv, "--listen", d.proxy, "--log-level", d.logLevel, "--log-format", d.logFormat}}
 	if d.tls {
 		c.args = append(c.args, "--tls-cert", d.tlsFiles.CertFile, "--tls-key", d.tlsFiles.KeyFile, "--tls-ca", d.tlsFiles.CAFile)
-	}
-	if d.acl != nil {
-		c.args = append(c.args, "--access-key", d.acl.creds.AccessKey, "--secret-key", d.acl.creds.SecretKey)
 	}
 	if err := d.sup.start(c); err != nil {
 		return err

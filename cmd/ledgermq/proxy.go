@@ -24,7 +24,6 @@ import (
 func newProxyCmd() *cobra.Command {
 	var (
 		namesrv, listen, advertise string
-		accessKey, secretKey       string
 		tlsFiles                   tlsconf.Files
 		maxBody                    int
 		logLevel, logFormat        string
@@ -36,21 +35,19 @@ func newProxyCmd() *cobra.Command {
 			"from the broker groups its name servers know: sends go to the group's leader over remoting,\n" +
 			"consumers are relayed to the leader's gRPC port (brokers need grpc_listen), routes name this\n" +
 			"proxy's --advertise address for every queue. It keeps no state: run several behind a load\n" +
-			"balancer.",
+			"balancer. It holds no account: with ACL on, serve RocketMQ 5 clients on the nodes' gRPC ports,\n" +
+			"which check every call's signature.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if logFormat != "text" && logFormat != "json" {
 				return fmt.Errorf("proxy: --log-format %q: want text or json", logFormat)
-			}
-			if (accessKey == "") != (secretKey == "") {
-				return errors.New("proxy: --access-key and --secret-key go together")
 			}
 			nss := splitNamesrv(namesrv)
 			if len(nss) == 0 {
 				return errors.New("proxy: --namesrv names no name server")
 			}
 			log := newLogger("proxy", logLevel, logFormat == "json")
-			cc := &grpcapi.ClusterConfig{NameServers: nss, AccessKey: accessKey, SecretKey: secretKey}
+			cc := &grpcapi.ClusterConfig{NameServers: nss}
 			cfg := grpcapi.Config{Addr: listen, Advertise: advertise, Cluster: cc, MaxBodySize: maxBody, Logger: log}
 			if tlsFiles.Enabled() {
 				srv, cli, err := proxyTLS(tlsFiles)
@@ -99,8 +96,6 @@ func newProxyCmd() *cobra.Command {
 	f.StringVar(&tlsFiles.CertFile, "tls-cert", "", "PEM certificate: serve TLS (with --tls-key and --tls-ca; clients are not asked for one)")
 	f.StringVar(&tlsFiles.KeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&tlsFiles.CAFile, "tls-ca", "", "PEM CA certificates the name servers and brokers, reached over TLS, are verified against")
-	f.StringVar(&accessKey, "access-key", "", "ACL access key the proxy signs its requests to name servers and brokers with (with --secret-key)")
-	f.StringVar(&secretKey, "secret-key", "", "ACL secret key of --access-key")
 	f.IntVar(&maxBody, "max-body-size", 4<<20, "largest message body accepted (the brokers' max_message_size)")
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	f.StringVar(&logFormat, "log-format", "text", "text or json (one JSON object a line)")
