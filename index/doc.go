@@ -125,10 +125,10 @@
 //	store dispatcher                    Put                         write, held for the whole put
 //	request handlers (many)             Query, Files, Corrupt,      read
 //	                                    MaxPhyOffset
-//	store flush loop                    Flush                       write while copying changed
-//	                                                                shadow pages and choosing
-//	                                                                dirty files, none while
-//	                                                                writing them and during msync
+//	store flush loop                    Flush                       write while writing changed
+//	                                                                shadow pages (pwrite) and
+//	                                                                choosing dirty files, none
+//	                                                                during fdatasync and msync
 //	store retention / recovery          DeleteBefore, TruncateAfter, write while cutting or detaching
 //	                                    Reset                       files, none while unmapping/deleting
 //	store shutdown                      Close                       write, then waits for the above

@@ -35,11 +35,6 @@ type Service struct {
 	// inflight counts Flush, DeleteBefore, TruncateAfter and Reset calls that
 	// work outside mu; Close waits for them.
 	inflight sync.WaitGroup
-
-	// flushMu serialises Flush, so that shadow pages reach the file in the
-	// order they were taken; flushBuf, which it guards, holds their copies.
-	flushMu  sync.Mutex
-	flushBuf []byte
 }
 
 // mapping is a file's mapping detached from readers.
@@ -314,13 +309,11 @@ func (s *Service) walkFile(f *indexFile, hash int32, begin, end int64, emit func
 
 // Flush writes the changed pages of the shadow slot tables into their
 // files, msyncs every mapped file changed since the previous Flush and
-// releases mappings Put detached. The shadow pages are copied under the
-// lock; the writes and the msync run outside it, so Put and Query go on
+// releases mappings Put detached. The shadow pages are written under the
+// lock (puts wait); the msync runs outside it, so Put and Query go on
 // meanwhile. Safe for concurrent use; typically called by the store's flush
 // goroutine.
 func (s *Service) Flush() error {
-	s.flushMu.Lock()
-	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -328,12 +321,32 @@ func (s *Service) Flush() error {
 	}
 	retired := s.retired
 	s.retired = nil
-	writes, pinned := s.takeChanges()
+	var pinned []mapping
+	var syncs []*indexFile
+	var errs []error
+	for _, f := range s.files {
+		msync := f.data != nil && f.dirty.Swap(false)
+		if msync {
+			f.pins.Add(1)
+			pinned = append(pinned, mapping{f: f, data: f.data})
+		}
+		if f.slots == nil {
+			continue
+		}
+		wrote, err := f.writeShadow()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if wrote && !msync {
+			f.pins.Add(1)
+			syncs = append(syncs, f)
+		}
+	}
 	s.inflight.Add(1)
 	s.mu.Unlock()
 	defer s.inflight.Done()
 
-	errs := s.writeSlots(writes)
+	errs = append(errs, s.syncShadows(syncs)...)
 	for _, p := range pinned {
 		if err := unix.Msync(p.data, unix.MS_SYNC); err != nil {
 			p.f.dirty.Store(true) // retry on the next Flush
@@ -344,51 +357,6 @@ func (s *Service) Flush() error {
 	errs = append(errs, release(retired))
 	s.dropShadows()
 	return errors.Join(errs...)
-}
-
-// takeChanges copies out the changed shadow pages of every file and pins
-// every mapped file changed since the last Flush, for the caller to write
-// and msync outside the lock. A file whose shadow pages are taken is pinned
-// too, so that it is not removed before they are written. The caller holds
-// mu for writing.
-func (s *Service) takeChanges() ([]slotWrite, []mapping) {
-	var writes []slotWrite
-	var pinned []mapping
-	buf := s.flushBuf[:0]
-	for _, f := range s.files {
-		msync := f.data != nil && f.dirty.Swap(false)
-		if msync {
-			f.pins.Add(1)
-			pinned = append(pinned, mapping{f: f, data: f.data})
-		}
-		if f.slots != nil && f.slotsChanged() {
-			var w slotWrite
-			w, buf = f.takeSlots(buf)
-			w.sync = !msync
-			f.pins.Add(1)
-			writes = append(writes, w)
-		}
-	}
-	s.flushBuf = buf
-	return writes, pinned
-}
-
-// writeSlots writes shadow pages taken by takeChanges into their files
-// (fdatasynced when this Flush does not msync the file) and unpins them. The pages of a failed write are marked changed again for the next
-// Flush. Called without mu.
-func (s *Service) writeSlots(writes []slotWrite) []error {
-	var errs []error
-	for _, w := range writes {
-		if err := w.write(); err != nil {
-			errs = append(errs, err)
-			s.mu.Lock()
-			w.remark()
-			w.f.dirty.Store(true)
-			s.mu.Unlock()
-		}
-		w.f.pins.Done()
-	}
-	return errs
 }
 
 // dropShadows frees the shadow of every file that no longer takes puts
@@ -527,8 +495,6 @@ func (s *Service) Corrupt() []string {
 // every file and releases the directory lock. Later calls of any method
 // return ErrClosed (or a zero value).
 func (s *Service) Close() error {
-	s.flushMu.Lock()
-	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -537,17 +503,20 @@ func (s *Service) Close() error {
 	s.closed = true
 	ms := s.retired
 	s.retired = nil
-	var writes []slotWrite
-	buf := s.flushBuf[:0]
+	var syncs []*indexFile
+	var errs []error
 	for _, f := range s.files {
-		if f.slots != nil && f.slotsChanged() {
-			var w slotWrite
-			w, buf = f.takeSlots(buf)
-			w.sync = f.data == nil
-			f.pins.Add(1)
-			writes = append(writes, w)
-			if f.data != nil {
-				f.dirty.Store(true) // release msyncs what writeSlots wrote
+		if f.slots != nil {
+			wrote, err := f.writeShadow()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			switch {
+			case wrote && f.data != nil:
+				f.dirty.Store(true) // release msyncs what was written
+			case wrote:
+				f.pins.Add(1)
+				syncs = append(syncs, f)
 			}
 		}
 		if f.data != nil {
@@ -555,11 +524,10 @@ func (s *Service) Close() error {
 			f.data = nil
 		}
 	}
-	s.flushBuf = nil
 	s.mu.Unlock()
 
 	s.inflight.Wait()
-	errs := s.writeSlots(writes)
+	errs = append(errs, s.syncShadows(syncs)...)
 	errs = append(errs, release(ms), s.lock.Release())
 	return errors.Join(errs...)
 }

@@ -2,9 +2,7 @@ package index
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"math/bits"
 	"os"
 )
 
@@ -76,96 +74,86 @@ func (f *indexFile) slotsChanged() bool {
 	return false
 }
 
-// slotWrite is the changed part of one file's shadow, copied out for Flush
-// to write while puts go on.
-type slotWrite struct {
-	f     *indexFile
-	runs  []slotRun
-	pages []int64 // the pages taken, to mark again if the write fails
-	sync  bool    // fdatasync after writing: no msync of this Flush covers the file
-}
-
-// slotRun is a contiguous range of changed shadow pages: its file offset
-// and a copy of its bytes.
-type slotRun struct {
-	off int64
-	b   []byte
-}
-
-// takeSlots copies the changed pages of f's shadow into buf (grown as
-// needed), clears their marks and returns what to write, with buf. The
-// caller holds Service.mu for writing.
-func (f *indexFile) takeSlots(buf []byte) (slotWrite, []byte) {
-	w := slotWrite{f: f}
-	n := int64(len(f.slots))
-	pages := 0
-	for _, word := range f.slotDirty {
-		pages += bits.OnesCount64(word)
+// writeShadow writes the changed pages of f's shadow into the file with
+// pwrite, straight from the shadow (one copy, into the page cache), and
+// clears their marks; pages whose write fails stay marked for the next
+// Flush. It reports whether it wrote anything. The caller holds
+// Service.mu for writing: puts wait for the writes, which take about as
+// long as copying the pages out would.
+func (f *indexFile) writeShadow() (bool, error) {
+	if !f.slotsChanged() {
+		return false, nil
 	}
-	if need := len(buf) + pages*shadowPage; cap(buf) < need {
-		// Grown once: runs taken before point into the old array, whose
-		// bytes stay as they were.
-		buf = make([]byte, 0, need)
-	}
-	for wi, word := range f.slotDirty {
-		for word != 0 {
-			p := int64(wi*64 + bits.TrailingZeros64(word))
-			word &= word - 1
-			lo := p * shadowPage
-			if lo >= n {
-				continue
-			}
-			hi := min(lo+shadowPage, n)
-			w.pages = append(w.pages, p)
-			start := len(buf)
-			buf = append(buf, f.slots[lo:hi]...)
-			if k := len(w.runs) - 1; k >= 0 && w.runs[k].off+int64(len(w.runs[k].b)) == HeaderSize+lo {
-				w.runs[k].b = buf[start-len(w.runs[k].b):]
-			} else {
-				w.runs = append(w.runs, slotRun{off: HeaderSize + lo, b: buf[start:]})
-			}
-		}
-		f.slotDirty[wi] = 0
-	}
-	return w, buf
-}
-
-// remark marks the pages of a write that failed as changed again. The
-// caller holds Service.mu for writing.
-func (w slotWrite) remark() {
-	if w.f.slots == nil {
-		return
-	}
-	for _, p := range w.pages {
-		w.f.slotDirty[p/64] |= 1 << (p % 64)
-	}
-}
-
-// write writes the runs into the file, and fdatasyncs it when w.sync.
-func (w slotWrite) write() error {
-	if len(w.runs) == 0 {
-		return nil
-	}
-	fd, err := os.OpenFile(w.f.path, os.O_WRONLY, 0)
+	fd, err := os.OpenFile(f.path, os.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("index: open %s: %w", w.f.path, err)
+		return false, fmt.Errorf("index: open %s: %w", f.path, err)
 	}
-	var errs []error
-	for _, r := range w.runs {
-		if _, err := fd.WriteAt(r.b, r.off); err != nil {
-			errs = append(errs, fmt.Errorf("index: write slots of %s at %d: %w", w.f.path, r.off, err))
-			break
+	n := int64(len(f.slots))
+	marked := func(p int64) bool { return f.slotDirty[p/64]&(1<<(p%64)) != 0 }
+	pages := int64(len(f.slotDirty)) * 64
+	wrote := false
+	for p := int64(0); p < pages; {
+		if f.slotDirty[p/64] == 0 {
+			p += 64 - p%64
+			continue
 		}
-	}
-	if len(errs) == 0 && w.sync {
-		if err := fd.Sync(); err != nil {
-			errs = append(errs, fmt.Errorf("index: fsync %s: %w", w.f.path, err))
+		if !marked(p) {
+			p++
+			continue
+		}
+		q := p + 1
+		for q < pages && marked(q) {
+			q++
+		}
+		if lo, hi := p*shadowPage, min(q*shadowPage, n); lo < n {
+			if _, err := fd.WriteAt(f.slots[lo:hi], HeaderSize+lo); err != nil {
+				_ = fd.Close()
+				return wrote, fmt.Errorf("index: write slots of %s at %d: %w", f.path, HeaderSize+lo, err)
+			}
+			wrote = true
+		}
+		for ; p < q; p++ {
+			f.slotDirty[p/64] &^= 1 << (p % 64)
 		}
 	}
 	if err := fd.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("index: close %s: %w", w.f.path, err))
+		return wrote, fmt.Errorf("index: close %s: %w", f.path, err)
 	}
-	return errors.Join(errs...)
+	return wrote, nil
+}
+
+// syncShadows fdatasyncs files whose shadow pages were written without an
+// msync to cover them, and unpins them. A file that fails has its whole
+// shadow marked changed, to be written again. Called without s.mu.
+func (s *Service) syncShadows(fs []*indexFile) []error {
+	var errs []error
+	for _, f := range fs {
+		if err := syncFile(f.path); err != nil {
+			errs = append(errs, err)
+			s.mu.Lock()
+			if f.slots != nil {
+				f.markAllSlots()
+			}
+			s.mu.Unlock()
+		}
+		f.pins.Done()
+	}
+	return errs
+}
+
+func syncFile(path string) error {
+	fd, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("index: open %s: %w", path, err)
+	}
+	err = fd.Sync()
+	if cerr := fd.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("index: fsync %s: %w", path, err)
+	}
+	return nil
 }
 
 // shadowSource reads a file whose shadow holds its slots: slot reads from
