@@ -2,6 +2,7 @@ package compat
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,7 +29,14 @@ func TestRealNodeClientSimpleConsumer(t *testing.T) {
 	g := tc.Raft.Nodes[0].Group()
 	testwait.For(t, 20*time.Second, "the group at format version 4", func() bool { return g.FormatVersion() >= 4 })
 
-	cmd := exec.CommandContext(ctx, nodeBin, "simple_consumer.js", srv.Addr().String(), topic, group)
+	runNodeSimpleConsumer(t, ctx, nodeBin, dir, srv.Addr().String(), topic, group)
+}
+
+// runNodeSimpleConsumer runs simple_consumer.js against endpoint and checks
+// what it printed (TestRealNodeClientSimpleConsumer says what).
+func runNodeSimpleConsumer(t *testing.T, ctx context.Context, nodeBin, dir, endpoint, topic, group string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, nodeBin, "simple_consumer.js", endpoint, topic, group)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	var stderr strings.Builder

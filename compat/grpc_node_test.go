@@ -27,7 +27,14 @@ func TestRealNodeClientProducer(t *testing.T) {
 	const topic = "NodeGrpcTopic"
 	_, srv, admin, ctx := startGRPCNode(t, topic)
 
-	cmd := exec.CommandContext(ctx, nodeBin, "producer.js", srv.Addr().String(), topic)
+	runNodeProducer(t, ctx, nodeBin, dir, srv.Addr().String(), topic, admin)
+}
+
+// runNodeProducer runs producer.js against endpoint and checks that what
+// it sent is stored in topic (TestRealNodeClientProducer says what).
+func runNodeProducer(t *testing.T, ctx context.Context, nodeBin, dir, endpoint, topic string, admin *client.Admin) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, nodeBin, "producer.js", endpoint, topic)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	var stderr strings.Builder

@@ -1,19 +1,16 @@
 package grpcapi_test
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/ledgermq/ledgermq/broker"
-	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/grpcapi"
+	"github.com/ledgermq/ledgermq/grpcapi/grpcapitest"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 )
 
@@ -27,72 +24,18 @@ type proxyEnv struct {
 
 func startProxyEnv(t *testing.T) *proxyEnv {
 	t.Helper()
-	lis := map[string]net.Listener{}
-	peers := map[string]string{}
-	for i := 0; i < 3; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := fmt.Sprintf("n%d", i)
-		lis[id], peers[id] = l, l.Addr().String()
-	}
-	tc := brokertest.StartCluster(t, 3, func(i int, c *broker.Config) { c.GRPCEndpoint = peers[fmt.Sprintf("n%d", i)] })
-	// POP needs the group at format version 4, which the leader raises
-	// once it has heard every member.
-	waitFor(t, "format version 4 on every node", func() bool {
-		for _, n := range tc.Raft.Nodes {
-			if n.Group() == nil || n.Group().FormatVersion() < 4 {
-				return false
-			}
-		}
-		return true
-	})
-	pe := &proxyEnv{nodes: map[string]*grpcapi.Server{}}
-	for id := range tc.Peers {
-		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		pe.nodes[id] = srv
-		t.Cleanup(func() { stopServer(srv) })
-	}
-	proxy, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0",
-		Cluster: &grpcapi.ClusterConfig{NameServers: []string{tc.NamesrvAddr()}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := proxy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := proxy.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	conn, err := grpc.NewClient(proxy.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	pc := grpcapitest.StartProxyCluster(t)
+	conn, err := grpc.NewClient(pc.Proxy.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
+	admin, err := client.NewAdmin(client.WithAdminNameServers(pc.TC.NamesrvAddr()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close() })
-	pe.env = &env{tc: tc, srv: proxy, mq: v2pb.NewMessagingServiceClient(conn), admin: admin, target: proxy.Addr().String()}
-	return pe
-}
-
-func stopServer(srv *grpcapi.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Stop(ctx)
+	return &proxyEnv{nodes: pc.Nodes, env: &env{tc: pc.TC, srv: pc.Proxy, mq: v2pb.NewMessagingServiceClient(conn), admin: admin, target: pc.Proxy.Addr().String()}}
 }
 
 // receiveOne receives through the proxy until the message id comes, and
@@ -163,7 +106,7 @@ func TestProxyClusterMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopServer(e.nodes[leader.ID])
+	grpcapitest.Stop(e.nodes[leader.ID])
 	e.tc.Kill(leader.ID)
 
 	id2 := newID()

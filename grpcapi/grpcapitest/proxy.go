@@ -1,0 +1,88 @@
+// Package grpcapitest starts RocketMQ 5 gRPC front ends over in-process
+// broker groups for tests: a group whose nodes serve gRPC and publish it,
+// and a proxy in cluster mode in front of it.
+package grpcapitest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/grpcapi"
+	"github.com/ledgermq/ledgermq/internal/testwait"
+)
+
+// ProxyCluster is a three-node broker group (broker-a) whose nodes serve
+// gRPC on ports of their own, each publishing its address
+// (broker.Config.GRPCEndpoint), and a proxy in cluster mode in front of
+// it, all on loopback and stopped by the test's cleanup.
+type ProxyCluster struct {
+	TC    *brokertest.Cluster
+	Nodes map[string]*grpcapi.Server // by node id
+	Proxy *grpcapi.Server
+}
+
+// StartProxyCluster starts a ProxyCluster and returns once the group is at
+// format version 4 on every node (POP needs it).
+func StartProxyCluster(t testing.TB) *ProxyCluster {
+	t.Helper()
+	lis := map[string]net.Listener{}
+	peers := map[string]string{}
+	for i := 0; i < 3; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("n%d", i)
+		lis[id], peers[id] = l, l.Addr().String()
+	}
+	tc := brokertest.StartCluster(t, 3, func(i int, c *broker.Config) { c.GRPCEndpoint = peers[fmt.Sprintf("n%d", i)] })
+	testwait.For(t, 30*time.Second, "format version 4 on every node", func() bool {
+		for _, n := range tc.Raft.Nodes {
+			if n.Group() == nil || n.Group().FormatVersion() < 4 {
+				return false
+			}
+		}
+		return true
+	})
+	pc := &ProxyCluster{TC: tc, Nodes: map[string]*grpcapi.Server{}}
+	for id := range tc.Peers {
+		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pc.Nodes[id] = srv
+		t.Cleanup(func() { Stop(srv) })
+	}
+	proxy, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0",
+		Cluster: &grpcapi.ClusterConfig{NameServers: []string{tc.NamesrvAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pc.Proxy = proxy
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := proxy.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return pc
+}
+
+// Stop stops srv, giving calls in progress 5 s.
+func Stop(srv *grpcapi.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Stop(ctx)
+}
