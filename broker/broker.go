@@ -260,6 +260,8 @@ type Broker struct {
 	// Transactions (transaction.go, txncheck.go): the leader's view of
 	// the undecided ones.
 	txn *txnState
+	// txnAskers are the producers other front ends serve (txnask.go).
+	txnAskers txnAskers
 
 	// Timer messages (timer*.go): the index every node keeps and the
 	// leader's scheduler; they own their Start/Stop.

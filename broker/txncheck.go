@@ -197,14 +197,17 @@ func copyHalf(m *message.Ext, topic string, times int) *message.Ext {
 	return c
 }
 
-// askProducer sends CHECK_TRANSACTION_STATE about the half copy stored at
-// (queueOffset, phy) to one live producer of its group, one-way: the
-// answer comes as an END_TRANSACTION. No producer known: the next round
+// askProducer asks one live producer of the half copy's group about the
+// copy stored at (queueOffset, phy), one-way — a remoting producer with
+// CHECK_TRANSACTION_STATE, one another front end serves through its
+// TxnAsker — taking them in random order until one can be asked: the
+// answer comes as an END_TRANSACTION. No producer could be: the next round
 // asks again (the copy still counts as checked).
 func (b *Broker) askProducer(half *message.Ext, queueOffset, phy int64, offsetMsgID string) {
 	group := half.Properties[message.PropertyProducerGroup]
 	conns := b.consumers.producerConns(group)
-	if len(conns) == 0 {
+	askers := b.txnAskers.of(group)
+	if len(conns)+len(askers) == 0 {
 		b.log.Debug("no producer of the group to check a transaction with", "producerGroup", group, "msg", half.UniqKey())
 		return
 	}
@@ -227,8 +230,18 @@ func (b *Broker) askProducer(half *message.Ext, queueOffset, phy int64, offsetMs
 	}
 	h := protocol.CheckTransactionStateRequestHeader{TranStateTableOffset: queueOffset, CommitLogOffset: phy,
 		MsgID: half.UniqKey(), TransactionID: half.UniqKey(), OffsetMsgID: offsetMsgID, Topic: real.Topic, BrokerName: b.cfg.BrokerName}
-	conn := conns[rand.IntN(len(conns))]
-	if err := conn.Oneway(h.Request(rec)); err != nil {
+	check := TxnCheck{Msg: &real, QueueOffset: queueOffset, CommitLogOffset: phy, OffsetMsgID: offsetMsgID}
+	for _, i := range rand.Perm(len(conns) + len(askers)) {
+		if i >= len(conns) {
+			if askers[i-len(conns)](check) {
+				return
+			}
+			continue
+		}
+		err := conns[i].Oneway(h.Request(rec))
+		if err == nil {
+			return
+		}
 		b.log.Debug("transaction check not sent", "producerGroup", group, "msg", half.UniqKey(), "error", err)
 	}
 }

@@ -36,15 +36,6 @@ func TestRealNodeClientSimpleConsumer(t *testing.T) {
 // what it printed (TestRealNodeClientSimpleConsumer says what).
 func runNodeSimpleConsumer(t *testing.T, ctx context.Context, nodeBin, dir, endpoint, topic, group string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, nodeBin, "simple_consumer.js", endpoint, topic, group)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node simple_consumer.js: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
 	type delivery struct {
 		ID      string `json:"id"`
 		Body    string `json:"body"`
@@ -56,13 +47,7 @@ func runNodeSimpleConsumer(t *testing.T, ctx context.Context, nodeBin, dir, endp
 		Again []delivery `json:"again"`
 		Rest  int        `json:"rest"`
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("simple_consumer.js printed %q: %v (stderr %s)", out, err, stderr.String())
-	}
-	t.Logf("node SimpleConsumer: %s", out)
-	if stderr.Len() > 0 {
-		t.Logf("simple_consumer.js stderr: %s", stderr.String())
-	}
+	runNodeScript(t, ctx, nodeBin, dir, &got, nil, "simple_consumer.js", endpoint, topic, group)
 	ids := map[string]string{} // body -> id sent
 	for i, body := range []string{"first", "second", "third"} {
 		ids[body] = got.Sent[i]

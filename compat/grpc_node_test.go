@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/grpcapi"
@@ -34,19 +35,8 @@ func TestRealNodeClientProducer(t *testing.T) {
 // it sent is stored in topic (TestRealNodeClientProducer says what).
 func runNodeProducer(t *testing.T, ctx context.Context, nodeBin, dir, endpoint, topic string, admin *client.Admin) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, nodeBin, "producer.js", endpoint, topic)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node producer.js: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
 	var ids map[string]string
-	if err := json.Unmarshal(out, &ids); err != nil {
-		t.Fatalf("producer.js printed %q: %v (stderr %s)", out, err, stderr.String())
-	}
+	runNodeScript(t, ctx, nodeBin, dir, &ids, nil, "producer.js", endpoint, topic)
 	want := map[string]struct{ body, tag string }{
 		"normal": {"normal body", "TagN"},
 		"fifo":   {"fifo body", "TagF"},
@@ -92,6 +82,30 @@ func runNodeProducer(t *testing.T, ctx context.Context, nodeBin, dir, endpoint, 
 	}
 }
 
+// runNodeScript runs script of the Node.js client directory with args (and
+// env added to the environment) in its own process, and decodes the one
+// JSON object it prints into out; a failure or another output fails the
+// test with the script's stderr.
+func runNodeScript(t *testing.T, ctx context.Context, nodeBin, dir string, out any, env []string, script string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, nodeBin, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", script, err, stdout, stderr.String())
+	}
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("%s printed %q: %v (stderr %s)", script, stdout, err, stderr.String())
+	}
+	t.Logf("node %s: %s", script, stdout)
+	if stderr.Len() > 0 {
+		t.Logf("%s stderr: %s", script, stderr.String())
+	}
+}
+
 // nodeClient is the node binary and the directory of the Node.js client
 // (compat/nodejs with its node_modules); the test skips without them,
 // unless LEDGERMQ_REQUIRE_NODE=1.
@@ -122,7 +136,14 @@ func nodeClient(t *testing.T) (string, string) {
 // context that ends after 60 s or with the test.
 func startGRPCNode(t *testing.T, topic string) (*brokertest.Cluster, *grpcapi.Server, *client.Admin, context.Context) {
 	t.Helper()
-	tc := brokertest.StartNode(t, nil)
+	return startGRPCNodeWith(t, topic, nil)
+}
+
+// startGRPCNodeWith is startGRPCNode with opt changing the broker's
+// configuration.
+func startGRPCNodeWith(t *testing.T, topic string, opt func(int, *broker.Config)) (*brokertest.Cluster, *grpcapi.Server, *client.Admin, context.Context) {
+	t.Helper()
+	tc := brokertest.StartNode(t, opt)
 	srv, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", BrokerName: "broker-a", NodeID: "n0", Broker: tc.Broker("n0")})
 	if err != nil {
 		t.Fatal(err)

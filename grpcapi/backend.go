@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"net/netip"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -42,6 +43,9 @@ type backend interface {
 	popper() Popper
 	// maxAttempts is the consumer group's retry max.
 	maxAttempts(consumerGroup string) int32
+	// addTxnAsker puts a producer of ProducerGroup on the transaction
+	// check-back's list (orphan.go); remove takes it off.
+	addTxnAsker(ask broker.TxnAsker) (remove func())
 	// close releases what the backend holds (Stop).
 	close()
 }

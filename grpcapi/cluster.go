@@ -291,6 +291,10 @@ func (c *clusterBackend) popper() Popper { return nil }
 // by the group's own.
 func (c *clusterBackend) maxAttempts(string) int32 { return consumerMaxAttempts }
 
+// addTxnAsker: the brokers do not know the proxy as a producer, so no
+// check-back reaches its clients (orphan.go).
+func (c *clusterBackend) addTxnAsker(broker.TxnAsker) func() { return func() {} }
+
 func (c *clusterBackend) close() {
 	_ = c.admin.Close()
 	_ = c.rc.Close()

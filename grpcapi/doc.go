@@ -85,10 +85,8 @@
 // PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage and
 // SyncLiteSubscription answer NOT_IMPLEMENTED. FIFO consumption is not
 // ordered per message group yet: a FIFO message is received as any
-// other. Orphaned transactions are not recovered over the
-// telemetry stream yet: a half message a gRPC producer never ends is
-// checked back as the broker does for remoting producers, whose group
-// (ProducerGroup) has no connection, and is discarded in the end.
+// other. A half message a gRPC producer never ends is checked back over
+// the telemetry stream of a producer of its topic (orphan.go).
 //
 // Security. With Config.TLS (the node's tls.enable: the remoting port's
 // certificates, re-read when they change) the port serves TLS; clients

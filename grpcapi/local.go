@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -53,5 +54,9 @@ func (l localBackend) relayFailed(string, string) {}
 func (l localBackend) popper() Popper { return l.s.cfg.Broker }
 
 func (l localBackend) maxAttempts(group string) int32 { return l.s.cfg.Broker.PopMaxAttempts(group) }
+
+func (l localBackend) addTxnAsker(ask broker.TxnAsker) func() {
+	return l.s.cfg.Broker.AddTxnAsker(ProducerGroup, ask)
+}
 
 func (l localBackend) close() {}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -33,6 +34,9 @@ type Broker interface {
 	LeaderID() string
 	// Popper serves the consumers (receive.go).
 	Popper
+	// AddTxnAsker puts a producer on the transaction check-back's list
+	// (orphan.go).
+	AddTxnAsker(group string, ask broker.TxnAsker) (remove func())
 }
 
 // Config configures the gRPC port of one broker node (Broker set: local

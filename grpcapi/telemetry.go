@@ -51,6 +51,8 @@ func (s *Server) Telemetry(stream v2pb.MessagingService_TelemetryServer) error {
 }
 
 func (s *Server) telemetryLoop(stream v2pb.MessagingService_TelemetryServer) error {
+	t := &telemetryStream{stream: stream}
+	defer t.done()
 	for {
 		cmd, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -64,8 +66,11 @@ func (s *Server) telemetryLoop(stream v2pb.MessagingService_TelemetryServer) err
 			continue
 		}
 		answer := &v2pb.TelemetryCommand{Status: okStatus(), Command: &v2pb.TelemetryCommand_Settings{Settings: s.settingsFor(st)}}
-		if err := stream.Send(answer); err != nil {
+		if err := t.send(answer); err != nil {
 			return err
+		}
+		if p := st.GetPublishing(); p != nil {
+			s.publishing(t, p)
 		}
 	}
 }

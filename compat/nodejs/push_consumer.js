@@ -11,12 +11,7 @@
 
 const { Producer, PushConsumer, ConsumeResult } = require('rocketmq-client-nodejs');
 
-const logger = {
-  info() {},
-  debug() {},
-  warn(...args) { console.error('warn', ...args); },
-  error(...args) { console.error('error', ...args); },
-};
+const logger = require('./logger');
 
 async function main() {
   const [ endpoints, topic, consumerGroup ] = process.argv.slice(2);
