@@ -1,9 +1,7 @@
 package grpcapi_test
 
 import (
-	"context"
 	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -13,7 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
-	"github.com/ledgermq/ledgermq/grpcapi"
+	"github.com/ledgermq/ledgermq/grpcapi/grpcapitest"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 )
 
@@ -262,29 +260,13 @@ func TestFollowerRelaysConsumersToLeader(t *testing.T) {
 		leaderID = n.ID
 		return true
 	})
-	lis := map[string]net.Listener{}
-	peers := map[string]string{}
+	ids := make([]string, 0, len(tc.Peers))
 	for id := range tc.Peers {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lis[id], peers[id] = l, l.Addr().String()
+		ids = append(ids, id)
 	}
+	lis, peers := grpcapitest.Listen(t, ids...)
 	var follower *env
-	for id := range tc.Peers {
-		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Stop(ctx)
-		})
+	for id, srv := range grpcapitest.Serve(t, tc, lis, peers) {
 		if id != leaderID && follower == nil {
 			conn, err := grpc.NewClient(peers[id], grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {

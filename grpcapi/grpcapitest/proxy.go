@@ -30,16 +30,7 @@ type ProxyCluster struct {
 // format version 4 on every node (POP needs it).
 func StartProxyCluster(t testing.TB) *ProxyCluster {
 	t.Helper()
-	lis := map[string]net.Listener{}
-	peers := map[string]string{}
-	for i := 0; i < 3; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := fmt.Sprintf("n%d", i)
-		lis[id], peers[id] = l, l.Addr().String()
-	}
+	lis, peers := Listen(t, "n0", "n1", "n2")
 	tc := brokertest.StartCluster(t, 3, func(i int, c *broker.Config) { c.GRPCEndpoint = peers[fmt.Sprintf("n%d", i)] })
 	testwait.For(t, 30*time.Second, "format version 4 on every node", func() bool {
 		for _, n := range tc.Raft.Nodes {
@@ -49,18 +40,7 @@ func StartProxyCluster(t testing.TB) *ProxyCluster {
 		}
 		return true
 	})
-	pc := &ProxyCluster{TC: tc, Nodes: map[string]*grpcapi.Server{}}
-	for id := range tc.Peers {
-		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		pc.Nodes[id] = srv
-		t.Cleanup(func() { Stop(srv) })
-	}
+	pc := &ProxyCluster{TC: tc, Nodes: Serve(t, tc, lis, peers)}
 	proxy, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0",
 		Cluster: &grpcapi.ClusterConfig{NameServers: []string{tc.NamesrvAddr()}}})
 	if err != nil {
@@ -78,6 +58,42 @@ func StartProxyCluster(t testing.TB) *ProxyCluster {
 		}
 	})
 	return pc
+}
+
+// Listen opens a loopback listener for the gRPC port of each node id, and
+// returns them with their addresses.
+func Listen(t testing.TB, ids ...string) (map[string]net.Listener, map[string]string) {
+	t.Helper()
+	lis := map[string]net.Listener{}
+	peers := map[string]string{}
+	for _, id := range ids {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[id], peers[id] = l, l.Addr().String()
+	}
+	return lis, peers
+}
+
+// Serve serves the gRPC port of every node of tc (group broker-a) on its
+// listener from lis, each knowing the others' at peers; the test's
+// cleanup stops them.
+func Serve(t testing.TB, tc *brokertest.Cluster, lis map[string]net.Listener, peers map[string]string) map[string]*grpcapi.Server {
+	t.Helper()
+	nodes := map[string]*grpcapi.Server{}
+	for id := range tc.Peers {
+		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		nodes[id] = srv
+		t.Cleanup(func() { Stop(srv) })
+	}
+	return nodes
 }
 
 // Stop stops srv, giving calls in progress 5 s.
