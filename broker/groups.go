@@ -3,8 +3,10 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -63,10 +65,14 @@ func (b *Broker) putSubscriptionGroup(ctx context.Context, req *remoting.Command
 	if cur, ok := b.group.Metadata().Group(cfg.GroupName); !ok || cur != cfg {
 		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
 		defer cancel()
-		if err := b.group.ProposeMetadata(pctx, metadata.Op{Kind: metadata.OpPutGroup, Group: &cfg}); err != nil {
+		err := b.group.ProposeMetadata(pctx, metadata.Op{Kind: metadata.OpPutGroup, Group: &cfg})
+		if errors.Is(err, dledger.ErrFormatVersion) {
+			return nil, fmt.Errorf("%w: a FIFO group (consumeMessageOrderly) needs every node of the group on a release of format version 5 or later: %w", ErrInvalidParameter, err)
+		}
+		if err != nil {
 			return nil, err
 		}
-		b.log.Info("subscription group created or updated", "group", cfg.GroupName)
+		b.log.Info("subscription group created or updated", "group", cfg.GroupName, "orderly", cfg.ConsumeMessageOrderly)
 	}
 	return remoting.NewResponse(req, remoting.Success, ""), nil
 }

@@ -253,5 +253,13 @@ func (b *Broker) popMaxAttempts(group string) int32 { return b.maxReconsumeTimes
 // subscription settings the gRPC port answers).
 func (b *Broker) PopMaxAttempts(group string) int32 { return b.popMaxAttempts(group) }
 
+// PopOrderly reports whether group is a FIFO group (its config's
+// consumeMessageOrderly): POP hands out each queue's messages in order, the
+// next ones only once those in flight are acknowledged.
+func (b *Broker) PopOrderly(group string) bool {
+	g, ok := b.group.Metadata().Group(group)
+	return ok && g.ConsumeMessageOrderly
+}
+
 // nowMs is the broker clock's time in Unix ms.
 func (b *Broker) nowMs() int64 { return b.cfg.Clock().UnixMilli() }

@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
@@ -117,6 +119,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 	now := b.nowMs()
 	until := now + r.Invisible.Milliseconds()
 	maxAttempts := b.popMaxAttempts(r.Group)
+	orderly := b.PopOrderly(r.Group)
 	n := tc.ReadQueueNums
 	start := int32(b.pop.rr.Add(1) % uint32(n))
 	changes := map[int32]*metadata.PopChange{}
@@ -133,12 +136,29 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 	next := int64(0)
 	need := func() int { return r.Max - len(cands) }
 
-	// Messages whose invisible time ended: again, or to the DLQ.
+	// Messages whose invisible time ended: again, or to the DLQ. A FIFO
+	// group's queue hands them out again only once every message it has
+	// in flight is due, in queue order, and nothing new meanwhile.
+	blocked := map[int32]bool{}
 	for i := range n {
 		q := (start + i) % n
-		exp, nx := md.PopExpired(r.Group, r.Topic, q, now, max(need(), 0))
+		limit := max(need(), 0)
+		inflight := 0
+		if orderly {
+			if inflight = md.PopInflight(r.Group, r.Topic, q); inflight > 0 {
+				blocked[q], limit = true, inflight
+			}
+		}
+		exp, nx := md.PopExpired(r.Group, r.Topic, q, now, limit)
 		if nx > 0 && (next == 0 || nx < next) {
 			next = nx
+		}
+		if orderly {
+			if len(exp) < inflight {
+				continue // some still invisible: the queue waits for them
+			}
+			slices.SortFunc(exp, func(a, b metadata.PopReceipt) int { return cmp.Compare(a.Offset, b.Offset) })
+			exp = exp[:min(len(exp), max(need(), 0))]
 		}
 		for _, e := range exp {
 			m, ok := b.popRead(r.Topic, q, e.Offset)
@@ -156,9 +176,13 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 		}
 	}
 
-	// New messages from each queue's position.
+	// New messages from each queue's position (a FIFO group's only from a
+	// queue with nothing in flight).
 	for i := int32(0); i < n && need() > 0; i++ {
 		q := (start + i) % n
+		if blocked[q] {
+			continue
+		}
 		room := b.pop.maxInflight - md.PopInflight(r.Group, r.Topic, q) - len(change(q).Put)
 		if room <= 0 {
 			continue

@@ -34,7 +34,8 @@
 //
 //	offset size field
 //	0      1    format version the entry needs: 1 for types 1-3, 2 for 4,
-//	            3 for a metadata entry carrying an "acl" op
+//	            3 for a metadata entry carrying an "acl" op, 4 for a
+//	            "pop" op, 5 for a "putGroup" op of a FIFO group
 //	1      1    type: 1 messages, 2 metadata op, 3 messages and an op,
 //	            4 replica checkpoint
 //	2           messages: count uint32, then count × (length uint32, record)
@@ -97,7 +98,10 @@
 // version byte is 3: ProposeMetadata refuses it with ErrFormatVersion
 // below version 3, and a binary of version 2 stops on the entry's version
 // instead of meeting a kind it does not know), version 4 the POP
-// consumption state (metadata op "pop", version byte 4, likewise). Each node answers, on its
+// consumption state (metadata op "pop", version byte 4, likewise), version
+// 5 FIFO subscription groups (a "putGroup" op whose group sets
+// consumeMessageOrderly, version byte 5: a binary of version 4 would apply
+// it without the field). Each node answers, on its
 // raft port, which versions its binary applies (a connection whose first
 // byte is 0xB7, not one of raft's RPC types, gets one JSON line
 // {"node","minVersion","maxVersion"}; the others go to raft). The leader

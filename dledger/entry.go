@@ -77,7 +77,7 @@ func checkRecord(rec []byte) error {
 
 // encodeMessagesOpEntry builds a messages-and-op entry.
 func encodeMessagesOpEntry(records [][]byte, op metadata.Op) ([]byte, error) {
-	if metadataEntryVersion(op.Kind) != entryVersion {
+	if metadataEntryVersion(op) != entryVersion {
 		return nil, fmt.Errorf("%w: a %s op travels alone", metadata.ErrBadOp, op.Kind)
 	}
 	p, err := metadata.EncodeOp(op)
@@ -97,19 +97,24 @@ func encodeMetadataEntry(op metadata.Op) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte{metadataEntryVersion(op.Kind), entryTypeMetadata}, p...), nil
+	return append([]byte{metadataEntryVersion(op), entryTypeMetadata}, p...), nil
 }
 
 // metadataEntryVersion is the version byte of a metadata entry carrying
-// an op of kind: the format version that introduced the kind, so that a
-// binary that does not know it stops on the version ("run a newer
-// binary") rather than on an unknown kind.
-func metadataEntryVersion(kind string) byte {
-	switch kind {
+// op: the format version that introduced its kind (or, for a putGroup of
+// a FIFO group, the field it sets), so that a binary that does not know it
+// stops on the version ("run a newer binary") rather than on an unknown
+// kind, or applies it without the field.
+func metadataEntryVersion(op metadata.Op) byte {
+	switch op.Kind {
 	case metadata.OpACL:
 		return aclVersion
 	case metadata.OpPop:
 		return popVersion
+	case metadata.OpPutGroup:
+		if op.Group != nil && op.Group.ConsumeMessageOrderly {
+			return fifoVersion
+		}
 	}
 	return entryVersion
 }
@@ -152,7 +157,7 @@ func decodeEntryChecked(b []byte, checked bool) (entry, error) {
 	if e.typ == entryTypeCheckpoint {
 		want = checkpointVersion
 	}
-	if e.typ == entryTypeMetadata && (b[0] == aclVersion || b[0] == popVersion) {
+	if e.typ == entryTypeMetadata && (b[0] == aclVersion || b[0] == popVersion || b[0] == fifoVersion) {
 		want = b[0]
 	}
 	if b[0] != want {
@@ -188,7 +193,7 @@ func decodeEntryChecked(b []byte, checked bool) (entry, error) {
 		if err != nil {
 			return entry{}, fmt.Errorf("%w: %v", ErrBadEntry, err)
 		}
-		if metadataEntryVersion(op.Kind) != entryVersion {
+		if metadataEntryVersion(op) != entryVersion {
 			return entry{}, fmt.Errorf("%w: a %s op with messages", ErrBadEntry, op.Kind)
 		}
 		recs, err := decodeRecords(p[opLengthSize+n:], checked)
@@ -201,7 +206,7 @@ func decodeEntryChecked(b []byte, checked bool) (entry, error) {
 		if err != nil {
 			return entry{}, fmt.Errorf("%w: %v", ErrBadEntry, err)
 		}
-		if b[0] != metadataEntryVersion(op.Kind) {
+		if b[0] != metadataEntryVersion(op) {
 			return entry{}, fmt.Errorf("%w: a %s op in an entry of version %d", ErrBadEntry, op.Kind, b[0])
 		}
 		e.op = op

@@ -85,3 +85,35 @@ func TestPopEntryVersion(t *testing.T) {
 		t.Fatal("a pop op travelled with messages")
 	}
 }
+
+// TestFIFOGroupEntryVersion: a putGroup op of a FIFO group travels in a
+// metadata entry of version 5 and decodes back; under version byte 1 it
+// is refused, as a plain group's putGroup is under 5, and it does not
+// travel with messages.
+func TestFIFOGroupEntryVersion(t *testing.T) {
+	fifo := metadata.Op{Kind: metadata.OpPutGroup, Group: &metadata.SubscriptionGroup{GroupName: "g", ConsumeMessageOrderly: true}}
+	b, err := encodeMetadataEntry(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != fifoVersion {
+		t.Fatalf("version byte %d", b[0])
+	}
+	e, err := decodeEntry(b)
+	if err != nil || e.op.Group == nil || !e.op.Group.ConsumeMessageOrderly {
+		t.Fatalf("decoded %+v, %v", e.op, err)
+	}
+	if _, err := decodeEntry(append([]byte{entryVersion}, b[1:]...)); err == nil {
+		t.Fatal("a FIFO group's putGroup under version byte 1 decoded")
+	}
+	plain, _ := encodeMetadataEntry(metadata.Op{Kind: metadata.OpPutGroup, Group: &metadata.SubscriptionGroup{GroupName: "g"}})
+	if plain[0] != entryVersion {
+		t.Fatalf("a plain group's putGroup has version byte %d", plain[0])
+	}
+	if _, err := decodeEntry(append([]byte{fifoVersion}, plain[1:]...)); err == nil {
+		t.Fatal("a plain group's putGroup under version byte 5 decoded")
+	}
+	if _, err := encodeMessagesOpEntry(nil, fifo); err == nil {
+		t.Fatal("a FIFO group's putGroup travelled with messages")
+	}
+}

@@ -396,7 +396,7 @@ func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 // encodeMessagesOpEntry builds the messages-and-op entry of pr and op
 // (layout in entry.go).
 func (g *Group) encodeMessagesOpEntry(pr *proposal, op metadata.Op) ([]byte, error) {
-	if metadataEntryVersion(op.Kind) != entryVersion {
+	if metadataEntryVersion(op) != entryVersion {
 		return nil, fmt.Errorf("%w: a %s op travels alone", metadata.ErrBadOp, op.Kind)
 	}
 	p, err := metadata.EncodeOp(op)

@@ -21,15 +21,22 @@ import (
 //	         in a type-2 entry whose version byte is 3)
 //	4        POP consumption state (metadata op "pop", carried in a type-2
 //	         entry whose version byte is 4)
+//	5        FIFO subscription groups (a metadata op "putGroup" whose group
+//	         sets consumeMessageOrderly, carried in a type-2 entry whose
+//	         version byte is 5)
 const (
 	formatVersionMin = 1
-	formatVersionMax = 4
+	formatVersionMax = 5
 	// aclVersion is the format version of the metadata op that replaces
 	// the group's access-control rules (metadata.OpACL).
 	aclVersion = 3
 	// popVersion is the format version of the metadata op that changes
 	// the POP consumption state (metadata.OpPop).
 	popVersion = 4
+	// fifoVersion is the format version of a putGroup op that makes a
+	// FIFO group (metadata.SubscriptionGroup.ConsumeMessageOrderly): a
+	// binary before it would drop the field and serve the group unordered.
+	fifoVersion = 5
 )
 
 // applyFormatVersion applies an OpFormatVersion entry. A version above

@@ -43,6 +43,8 @@ type backend interface {
 	popper() Popper
 	// maxAttempts is the consumer group's retry max.
 	maxAttempts(consumerGroup string) int32
+	// fifo reports whether the consumer group is a FIFO group.
+	fifo(consumerGroup string) bool
 	// addTxnAsker puts a producer of ProducerGroup on the transaction
 	// check-back's list (orphan.go); remove takes it off.
 	addTxnAsker(ask broker.TxnAsker) (remove func())

@@ -291,6 +291,11 @@ func (c *clusterBackend) popper() Popper { return nil }
 // by the group's own.
 func (c *clusterBackend) maxAttempts(string) int32 { return consumerMaxAttempts }
 
+// fifo: the proxy does not read the groups' configs, so its clients are
+// told no group is FIFO; the brokers still hand a FIFO group's messages
+// out in order.
+func (c *clusterBackend) fifo(string) bool { return false }
+
 // addTxnAsker: the brokers do not know the proxy as a producer, so no
 // check-back reaches its clients (orphan.go).
 func (c *clusterBackend) addTxnAsker(broker.TxnAsker) func() { return func() {} }

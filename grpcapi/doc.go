@@ -80,12 +80,12 @@
 //   - QueryAssignment: the broker group as one queue (id -1), as
 //     RocketMQ's proxy answers for POP; Heartbeat of consumers checks the
 //     group; the Telemetry subscription settings carry the group's max
-//     attempts.
+//     attempts and whether it is a FIFO group (its consumeMessageOrderly:
+//     the broker then hands out each queue's messages in order, the next
+//     ones only after those in flight are acknowledged).
 //
 // PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage and
-// SyncLiteSubscription answer NOT_IMPLEMENTED. FIFO consumption is not
-// ordered per message group yet: a FIFO message is received as any
-// other. A half message a gRPC producer never ends is checked back over
+// SyncLiteSubscription answer NOT_IMPLEMENTED. A half message a gRPC producer never ends is checked back over
 // the telemetry stream of a producer of its topic (orphan.go).
 //
 // Security. With Config.TLS (the node's tls.enable: the remoting port's

@@ -55,6 +55,8 @@ func (l localBackend) popper() Popper { return l.s.cfg.Broker }
 
 func (l localBackend) maxAttempts(group string) int32 { return l.s.cfg.Broker.PopMaxAttempts(group) }
 
+func (l localBackend) fifo(group string) bool { return l.s.cfg.Broker.PopOrderly(group) }
+
 func (l localBackend) addTxnAsker(ask broker.TxnAsker) func() {
 	return l.s.cfg.Broker.AddTxnAsker(ProducerGroup, ask)
 }

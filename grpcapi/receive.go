@@ -27,6 +27,7 @@ type Popper interface {
 	ChangeInvisible(ctx context.Context, group, topic, handle string, d time.Duration) (string, error)
 	PopToDeadLetter(ctx context.Context, group, topic, handle string) error
 	PopMaxAttempts(group string) int32
+	PopOrderly(group string) bool
 }
 
 const (

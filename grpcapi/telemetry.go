@@ -89,11 +89,11 @@ func (s *Server) settingsFor(in *v2pb.Settings) *v2pb.Settings {
 	switch ps := in.GetPubSub().(type) {
 	case *v2pb.Settings_Subscription:
 		sub := ps.Subscription
-		fifo := sub.GetFifo()
+		fifo := false
 		batch := int32(receiveBatchSize)
 		attempts := int32(consumerMaxAttempts)
 		if g := topicName(sub.GetGroup()); g != "" {
-			attempts = s.be.maxAttempts(g)
+			attempts, fifo = s.be.maxAttempts(g), s.be.fifo(g)
 		}
 		out.BackoffPolicy = exponential(attempts, consumerBackoffInit, consumerBackoffMax, consumerBackoffFactor)
 		out.PubSub = &v2pb.Settings_Subscription{Subscription: &v2pb.Subscription{

@@ -54,6 +54,11 @@ type SubscriptionGroup struct {
 	BrokerID                       int64  `json:"brokerId"`
 	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
 	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
+	// ConsumeMessageOrderly makes the group a FIFO group: POP hands out a
+	// queue's messages in order, the next only once those before it are
+	// acknowledged (broker/pop_receive.go). Format version 5: a putGroup
+	// op that sets it travels in an entry of version 5 (dledger).
+	ConsumeMessageOrderly bool `json:"consumeMessageOrderly,omitempty"`
 }
 
 // OffsetCommit is one consumer offset in a coalesced commit.

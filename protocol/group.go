@@ -33,9 +33,10 @@ import (
 //	 "retryQueueNums":1,"retryMaxTimes":16,"brokerId":0,
 //	 "whichBrokerWhenConsumeSlowly":1,"notifyConsumerIdsChangedEnable":true}
 //
-// The broker replicates it as a metadata.SubscriptionGroup (Metadata),
-// which does not keep ConsumeMessageOrderly: ordering is the consumer's
-// choice, made at its subscription.
+// The broker replicates it as a metadata.SubscriptionGroup (Metadata);
+// ConsumeMessageOrderly makes a FIFO group for POP consumption (RocketMQ
+// 5's clients), while a 4.x consumer's ordering stays its own choice, made
+// at its subscription.
 type SubscriptionGroupConfig struct {
 	GroupName                      string `json:"groupName"`
 	ConsumeEnable                  bool   `json:"consumeEnable"`
@@ -100,7 +101,8 @@ func (c *SubscriptionGroupConfig) Metadata() metadata.SubscriptionGroup {
 	return metadata.SubscriptionGroup{GroupName: c.GroupName, ConsumeEnable: c.ConsumeEnable,
 		ConsumeFromMinEnable: c.ConsumeFromMinEnable, ConsumeBroadcastEnable: c.ConsumeBroadcastEnable,
 		RetryQueueNums: c.RetryQueueNums, RetryMaxTimes: c.RetryMaxTimes, BrokerID: c.BrokerID,
-		WhichBrokerWhenConsumeSlowly: c.WhichBrokerWhenConsumeSlowly, NotifyConsumerIdsChangedEnable: c.NotifyConsumerIdsChangedEnable}
+		WhichBrokerWhenConsumeSlowly: c.WhichBrokerWhenConsumeSlowly, NotifyConsumerIdsChangedEnable: c.NotifyConsumerIdsChangedEnable,
+		ConsumeMessageOrderly: c.ConsumeMessageOrderly}
 }
 
 // SubscriptionGroupConfigOf is the config a replicated group answers with.
@@ -108,7 +110,8 @@ func SubscriptionGroupConfigOf(g metadata.SubscriptionGroup) SubscriptionGroupCo
 	return SubscriptionGroupConfig{GroupName: g.GroupName, ConsumeEnable: g.ConsumeEnable,
 		ConsumeFromMinEnable: g.ConsumeFromMinEnable, ConsumeBroadcastEnable: g.ConsumeBroadcastEnable,
 		RetryQueueNums: g.RetryQueueNums, RetryMaxTimes: g.RetryMaxTimes, BrokerID: g.BrokerID,
-		WhichBrokerWhenConsumeSlowly: g.WhichBrokerWhenConsumeSlowly, NotifyConsumerIdsChangedEnable: g.NotifyConsumerIdsChangedEnable}
+		WhichBrokerWhenConsumeSlowly: g.WhichBrokerWhenConsumeSlowly, NotifyConsumerIdsChangedEnable: g.NotifyConsumerIdsChangedEnable,
+		ConsumeMessageOrderly: g.ConsumeMessageOrderly}
 }
 
 // SubscriptionGroupWrapper is the body of 201's answer (Java
