@@ -192,6 +192,7 @@ var aclTable = map[int16]aclRule{
 	remoting.ListPendingTimers:                {admin: true},
 	remoting.ListPendingTransactions:          {admin: true},
 	remoting.UpdateACL:                        {admin: true},
+	remoting.GetBrokerClusterACLConfig:        {admin: true},
 
 	remoting.GetAllTopicConfig:             {},
 	remoting.GetBrokerRuntimeInfo:          {},

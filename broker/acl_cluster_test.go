@@ -3,6 +3,7 @@ package broker_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -130,6 +132,27 @@ func TestACLBroker(t *testing.T) {
 		"UPDATE_AND_CREATE_TOPIC needs an admin account, accessKey producer1 is not one")
 	if r := signedCall(t, c, follower, remoting.UpdateAndCreateTopic, topicExt("AclNew"), nil, aclAdmin); r.Code != remoting.Success {
 		t.Fatalf("create topic as admin through a follower: %d %s", r.Code, r.Remark)
+	}
+	// The rules as written, secret keys included, only to an admin.
+	wantRefused(t, "read the ACL, not admin", signedCall(t, c, follower, remoting.GetBrokerClusterACLConfig, map[string]string{}, nil, aclProducer),
+		"GET_BROKER_CLUSTER_ACL_CONFIG needs an admin account, accessKey producer1 is not one")
+	r := signedCall(t, c, follower, remoting.GetBrokerClusterACLConfig, map[string]string{}, nil, aclAdmin)
+	if r.Code != remoting.Success {
+		t.Fatalf("read the ACL as admin: %d %s", r.Code, r.Remark)
+	}
+	cfg, err := protocol.DecodeClusterACLConfig(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := map[string]protocol.PlainAccessConfig{}
+	for _, a := range cfg.PlainAccessConfigs {
+		accounts[a.AccessKey] = a
+	}
+	if p := accounts[aclProducer.AccessKey]; p.SecretKey != aclProducer.SecretKey || p.Admin || !slices.Contains(p.TopicPerms, "AclSub=SUB") {
+		t.Fatalf("the producer's account read back as %+v", p)
+	}
+	if a := accounts[aclAdmin.AccessKey]; !a.Admin {
+		t.Fatalf("the admin account read back as %+v", a)
 	}
 
 	// Reload: grant PUB on AclOther; every node picks the file up.

@@ -271,6 +271,22 @@ func (a *Admin) BrokerConfig(ctx context.Context, addr string) (map[string]strin
 	return protocol.DecodeBrokerConfig(resp.Body), nil
 }
 
+// ClusterACLConfig returns the access-control rules a node enforces
+// (GET_BROKER_CLUSTER_ACL_CONFIG, 54): its group's plain_acl.yml as
+// written, secret keys included. The call needs an admin account; a node
+// with ACL off refuses it.
+func (a *Admin) ClusterACLConfig(ctx context.Context, addr string) (protocol.ClusterACLConfig, error) {
+	resp, err := a.call(ctx, addr, remoting.NewRequest(remoting.GetBrokerClusterACLConfig, nil, nil), 0)
+	if err != nil {
+		return protocol.ClusterACLConfig{}, err
+	}
+	c, err := protocol.DecodeClusterACLConfig(resp.Body)
+	if err != nil {
+		return c, fmt.Errorf("client: acl config from %s: %w", addr, err)
+	}
+	return c, nil
+}
+
 // HealthReport is the outcome of Health: Healthy, or the problems found.
 type HealthReport struct {
 	Healthy  bool           `json:"healthy"`

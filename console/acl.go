@@ -1,13 +1,14 @@
 package console
 
-// The ACL page, read-only. ledgermq serves no request that lists the ACL's
-// accounts (RocketMQ's GET_BROKER_CLUSTER_ACL_CONFIG and the ACL 2.0
-// user listings are not served: protocol/codes.go): the accounts live in
-// each group's plain_acl.yml, replicated through raft. What the wire
-// does carry is shown per node: whether the ACL is on (GET_BROKER_CONFIG's
-// acl_enable) and which rules the node enforces (GET_BROKER_RUNTIME_INFO's
-// aclHash, aclIndex, aclFrom and aclFileHash), so an operator sees
-// whether every node of a group enforces the same rules.
+// The ACL page, read-only. Per node: whether the ACL is on
+// (GET_BROKER_CONFIG's acl_enable) and which rules the node enforces
+// (GET_BROKER_RUNTIME_INFO's aclHash, aclIndex, aclFrom and aclFileHash),
+// so an operator sees whether every node of a group enforces the same
+// rules. Per group with the ACL on: its accounts and white list, as its
+// plain_acl.yml (replicated through raft) writes them, read from a node
+// that has it on (GET_BROKER_CLUSTER_ACL_CONFIG, which needs the
+// console's account to be an admin one); secret keys are never shown,
+// only their length.
 
 import (
 	"context"
@@ -31,9 +32,24 @@ type aclNode struct {
 type aclGroup struct {
 	Name  string
 	Nodes []aclNode
+	// Accounts and White are the group's rules as written, read from
+	// the node AccountsFrom; AccountsErr why they could not be.
+	Accounts     []aclAccount
+	White        []string
+	AccountsFrom string
+	AccountsErr  string
 	// Agree: every answering node with the ACL on enforces the same rules.
 	Agree   bool
 	Enabled int // nodes with the ACL on
+}
+
+// aclAccount is one account as the page shows it: the secret key only by
+// its length.
+type aclAccount struct {
+	AccessKey, White, DefaultTopic, DefaultGroup string
+	SecretLen                                    int
+	Admin                                        bool
+	Topics, Groups                               []string
 }
 
 type aclData struct {
@@ -119,5 +135,30 @@ func (s *Server) acl(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	for i := range d.Groups {
+		s.aclAccounts(ctx, &d.Groups[i])
+	}
 	s.render(w, http.StatusOK, "acl", p, false)
+}
+
+// aclAccounts reads g's accounts from its first node with the ACL on.
+func (s *Server) aclAccounts(ctx context.Context, g *aclGroup) {
+	for _, n := range g.Nodes {
+		if !n.Enabled || n.Err != "" {
+			continue
+		}
+		g.AccountsFrom = n.ID
+		c, err := s.cfg.Admin.ClusterACLConfig(ctx, n.Addr)
+		if err != nil {
+			g.AccountsErr = err.Error()
+			return
+		}
+		g.White = c.GlobalWhiteAddrs
+		for _, a := range c.PlainAccessConfigs {
+			g.Accounts = append(g.Accounts, aclAccount{AccessKey: a.AccessKey, SecretLen: len(a.SecretKey), Admin: a.Admin,
+				White: a.WhiteRemoteAddress, DefaultTopic: a.DefaultTopicPerm, DefaultGroup: a.DefaultGroupPerm,
+				Topics: a.TopicPerms, Groups: a.GroupPerms})
+		}
+		return
+	}
 }

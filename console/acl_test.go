@@ -62,15 +62,21 @@ func TestConsoleACLAndTLS(t *testing.T) {
 		t.Errorf("signed /groups: %d\n%s", code, body)
 	}
 	// The ACL page: on in every node, the same rules in force (once the
-	// group has replicated them), and never a secret key.
+	// group has replicated them), the accounts as the file writes them
+	// (read with the admin account), and never a secret key.
 	waitUntil(t, 30*time.Second, "the ACL page showing the same rules on every node", func() error {
 		code, body := get(t, hc, signed+"/acl")
 		if code != http.StatusOK || !strings.Contains(body, fmt.Sprintf("ACL on in %d of %d nodes", len(p.File.Nodes), len(p.File.Nodes))) ||
 			!strings.Contains(body, `class="ok agree"`) || strings.Count(body, `<td class="num">-</td>`) != 0 {
 			return errorf("status %d:\n%s", code, body)
 		}
-		if strings.Contains(body, "secret") {
-			t.Fatalf("the ACL page names a secret:\n%s", body)
+		if strings.Contains(body, "app-secret") || strings.Contains(body, "ops-secret") {
+			t.Fatalf("the ACL page shows a secret key:\n%s", body)
+		}
+		for _, want := range []string{`data-account="app-user"`, `data-account="ops-admin"`, "hidden (10 characters)", `<span class="ok">admin</span>`, "PUB|SUB"} {
+			if !strings.Contains(body, want) {
+				return errorf("no %s on the ACL page:\n%s", want, body)
+			}
 		}
 		return nil
 	})

@@ -22,6 +22,8 @@ type Admin interface {
 	// BrokerRuntime is read for the ACL in force on a node (aclHash,
 	// aclIndex, aclFrom, aclFileHash).
 	BrokerRuntime(ctx context.Context, addr string) (map[string]string, error)
+	// ClusterACLConfig is read for a group's accounts (the ACL page).
+	ClusterACLConfig(ctx context.Context, addr string) (protocol.ClusterACLConfig, error)
 
 	PendingTimers(ctx context.Context, group string, limit int) (protocol.PendingTimers, error)
 	PendingTransactions(ctx context.Context, group string, limit int) (protocol.PendingTransactions, error)

@@ -31,8 +31,9 @@
 //	                            END_TRANSACTION (PendingTimers, PendingTransactions)
 //	/acl                        per node, whether the ACL is on and which rules
 //	                            it enforces (GET_BROKER_RUNTIME_INFO's aclHash,
-//	                            aclIndex, aclFrom); ledgermq serves no request
-//	                            that lists the accounts, so none are shown
+//	                            aclIndex, aclFrom); per group, its accounts and
+//	                            white list as written, secret keys hidden
+//	                            (GET_BROKER_CLUSTER_ACL_CONFIG, an admin call)
 //
 // The one action, the offset reset, is a POST in two steps: a dry run
 // (ResetOffsetByTime without Execute) shows each queue's offset before

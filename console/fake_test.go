@@ -13,22 +13,23 @@ import (
 
 // fakeAdmin answers from fields; it records the resets asked.
 type fakeAdmin struct {
-	members  []client.MemberStatus
-	health   *client.HealthReport
-	httpAddr string // every node's http_addr
-	topics   []string
-	route    *protocol.TopicRouteData
-	queues   []client.QueueStatus
-	groups   []client.BrokerGroupConfig
-	progress *client.Progress
-	conns    *client.ConsumerConnections
-	msgs     []*message.Ext
-	config   map[string]string                       // every node's settings besides http_addr
-	runtime  map[string]string                       // every node's GET_BROKER_RUNTIME_INFO
-	timers   map[string]protocol.PendingTimers       // by group
-	trans    map[string]protocol.PendingTransactions // by group
-	raft     map[string]protocol.RaftStatus          // by client address
-	traces   map[string][]client.TraceEvent          // by message id; nil: no trace topic
+	members   []client.MemberStatus
+	health    *client.HealthReport
+	httpAddr  string // every node's http_addr
+	topics    []string
+	route     *protocol.TopicRouteData
+	queues    []client.QueueStatus
+	groups    []client.BrokerGroupConfig
+	progress  *client.Progress
+	conns     *client.ConsumerConnections
+	msgs      []*message.Ext
+	config    map[string]string                       // every node's settings besides http_addr
+	runtime   map[string]string                       // every node's GET_BROKER_RUNTIME_INFO
+	aclConfig protocol.ClusterACLConfig               // every node's GET_BROKER_CLUSTER_ACL_CONFIG
+	timers    map[string]protocol.PendingTimers       // by group
+	trans     map[string]protocol.PendingTransactions // by group
+	raft      map[string]protocol.RaftStatus          // by client address
+	traces    map[string][]client.TraceEvent          // by message id; nil: no trace topic
 
 	mu     sync.Mutex
 	resets []client.ResetRequest
@@ -71,6 +72,10 @@ func (f *fakeAdmin) setMembers(m []client.MemberStatus) {
 
 func (f *fakeAdmin) BrokerRuntime(context.Context, string) (map[string]string, error) {
 	return f.runtime, nil
+}
+
+func (f *fakeAdmin) ClusterACLConfig(context.Context, string) (protocol.ClusterACLConfig, error) {
+	return f.aclConfig, nil
 }
 
 func (f *fakeAdmin) PendingTimers(_ context.Context, group string, _ int) (protocol.PendingTimers, error) {

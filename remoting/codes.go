@@ -116,6 +116,7 @@ const (
 	UnlockBatchMQ                    int16 = 42  // consumer → broker
 	GetAllConsumerOffset             int16 = 43  // slave → broker
 	GetAllDelayOffset                int16 = 45  // slave → broker
+	GetBrokerClusterACLConfig        int16 = 54  // admin → broker
 	PutKVConfig                      int16 = 100 // admin → namesrv
 	GetKVConfig                      int16 = 101 // broker/admin → namesrv
 	DeleteKVConfig                   int16 = 102 // admin → namesrv
@@ -285,6 +286,7 @@ var requestCodeNames = map[int16]string{
 	UnlockBatchMQ:                    "UNLOCK_BATCH_MQ",
 	GetAllConsumerOffset:             "GET_ALL_CONSUMER_OFFSET",
 	GetAllDelayOffset:                "GET_ALL_DELAY_OFFSET",
+	GetBrokerClusterACLConfig:        "GET_BROKER_CLUSTER_ACL_CONFIG",
 	PutKVConfig:                      "PUT_KV_CONFIG",
 	GetKVConfig:                      "GET_KV_CONFIG",
 	DeleteKVConfig:                   "DELETE_KV_CONFIG",

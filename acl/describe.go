@@ -1,0 +1,39 @@
+package acl
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Description is a plain_acl.yml as written, for showing it (RocketMQ's
+// GET_BROKER_CLUSTER_ACL_CONFIG answers it so): the global white list and
+// each account with its settings as text, secret keys included.
+type Description struct {
+	GlobalWhiteAddrs []string             `yaml:"globalWhiteRemoteAddresses"`
+	Accounts         []AccountDescription `yaml:"accounts"`
+}
+
+// AccountDescription is one account of a Description.
+type AccountDescription struct {
+	AccessKey          string   `yaml:"accessKey"`
+	SecretKey          string   `yaml:"secretKey"`
+	WhiteRemoteAddress string   `yaml:"whiteRemoteAddress"`
+	Admin              bool     `yaml:"admin"`
+	DefaultTopicPerm   string   `yaml:"defaultTopicPerm"`
+	DefaultGroupPerm   string   `yaml:"defaultGroupPerm"`
+	TopicPerms         []string `yaml:"topicPerms"`
+	GroupPerms         []string `yaml:"groupPerms"`
+}
+
+// Describe reads a plain_acl.yml that Parse accepts, as written.
+func Describe(data []byte) (Description, error) {
+	if _, err := Parse(data); err != nil {
+		return Description{}, err
+	}
+	var d Description
+	if err := yaml.Unmarshal(data, &d); err != nil {
+		return Description{}, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return d, nil
+}
