@@ -101,36 +101,20 @@ type ACL struct {
 	firstAdmin *Account
 }
 
-type fileAccount struct {
-	AccessKey          string   `yaml:"accessKey"`
-	SecretKey          string   `yaml:"secretKey"`
-	WhiteRemoteAddress string   `yaml:"whiteRemoteAddress"`
-	Admin              bool     `yaml:"admin"`
-	DefaultTopicPerm   string   `yaml:"defaultTopicPerm"`
-	DefaultGroupPerm   string   `yaml:"defaultGroupPerm"`
-	TopicPerms         []string `yaml:"topicPerms"`
-	GroupPerms         []string `yaml:"groupPerms"`
-}
-
-type file struct {
-	GlobalWhiteRemoteAddresses []string      `yaml:"globalWhiteRemoteAddresses"`
-	Accounts                   []fileAccount `yaml:"accounts"`
-}
-
 // Parse reads RocketMQ's plain_acl.yml.
 func Parse(data []byte) (*ACL, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("%w: file of %d bytes, at most %d", ErrBadConfig, len(data), MaxFileSize)
 	}
-	var f file
+	var f Description
 	if err := yaml.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
-	if len(f.Accounts) > MaxAccounts || len(f.GlobalWhiteRemoteAddresses) > maxAddrRules {
-		return nil, fmt.Errorf("%w: %d accounts, %d white addresses", ErrBadConfig, len(f.Accounts), len(f.GlobalWhiteRemoteAddresses))
+	if len(f.Accounts) > MaxAccounts || len(f.GlobalWhiteAddrs) > maxAddrRules {
+		return nil, fmt.Errorf("%w: %d accounts, %d white addresses", ErrBadConfig, len(f.Accounts), len(f.GlobalWhiteAddrs))
 	}
 	a := &ACL{accounts: make(map[string]*Account, len(f.Accounts))}
-	for _, w := range f.GlobalWhiteRemoteAddresses {
+	for _, w := range f.GlobalWhiteAddrs {
 		m, err := parseAddr(w)
 		if err != nil {
 			return nil, err

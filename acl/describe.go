@@ -6,7 +6,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Description is a plain_acl.yml as written, for showing it (RocketMQ's
+// Description is a plain_acl.yml as written (Parse reads it first; RocketMQ's
 // GET_BROKER_CLUSTER_ACL_CONFIG answers it so): the global white list and
 // each account with its settings as text, secret keys included.
 type Description struct {
