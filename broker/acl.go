@@ -193,6 +193,7 @@ var aclTable = map[int16]aclRule{
 	remoting.ListPendingTransactions:          {admin: true},
 	remoting.UpdateACL:                        {admin: true},
 	remoting.GetBrokerClusterACLConfig:        {admin: true},
+	remoting.UpdateBrokerConfig:               {admin: true},
 
 	remoting.GetAllTopicConfig:             {},
 	remoting.GetBrokerRuntimeInfo:          {},

@@ -93,6 +93,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.GetBrokerConsumeStats, pool: poolAdmin, serve: b.getBrokerConsumeStats},
 		{code: remoting.ViewBrokerStatsData, pool: poolAdmin, serve: b.viewBrokerStatsData},
 		{code: remoting.GetBrokerClusterACLConfig, pool: poolAdmin, serve: b.getClusterACLConfig},
+		{code: remoting.UpdateBrokerConfig, pool: poolAdmin, leader: b.updateBrokerConfig},
 		{code: remoting.GetBrokerConfig, pool: poolAdmin, serve: b.getBrokerConfig},
 		{code: remoting.GetSystemTopicListFromBroker, pool: poolAdmin, serve: b.getSystemTopics},
 		{code: remoting.GetConsumerRunningInfo, pool: poolAdmin, serve: b.relayToConsumer},

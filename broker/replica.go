@@ -68,8 +68,10 @@ type Roles interface {
 }
 
 // GroupAdmin is the membership and leadership side, used only by the raft
-// admin requests (raftadmin.go).
+// admin requests (raftadmin.go), and the group's settings
+// (UPDATE_BROKER_CONFIG, brokerconfig.go).
 type GroupAdmin interface {
+	ProposeSettings(ctx context.Context, s metadata.Settings) error
 	Status() dledger.Status
 	Members() ([]dledger.Member, error)
 	AddVoter(ctx context.Context, id, addr string) error

@@ -235,8 +235,8 @@ func (b *Broker) readSendRequest(req *remoting.Command) (protocol.SendMessageReq
 	if h.Topic == autoCreateTopic || systemTopics[h.Topic] {
 		return h, nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
 	}
-	if len(req.Body) > b.cfg.MaxMessageSize {
-		return h, nil, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), b.cfg.MaxMessageSize)
+	if limit := b.maxMessageSize(); len(req.Body) > limit {
+		return h, nil, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), limit)
 	}
 	if len(h.Properties) > message.MaxPropertiesLength {
 		return h, nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)

@@ -14,6 +14,7 @@ import (
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -92,7 +93,8 @@ func mustOK(t testing.TB, resp *remoting.Command) {
 // TestProducerSide runs the send and admin scenarios against one 3-node
 // cluster (starting one costs seconds).
 func TestProducerSide(t *testing.T) {
-	tc := brokertest.StartCluster(t, 3, func(_ int, c *broker.Config) { c.MaxMessageSize = 64 << 10 })
+	tc := brokertest.StartClusterWith(t, 3, func(_ int, c *broker.Config) { c.MaxMessageSize = 64 << 10 },
+		func(_ int, c *dledger.Config) { c.Store.MaxMessageSize = 64 << 10 })
 	c := newProdClient(t)
 	t.Run("SingleSend", func(t *testing.T) { testSingleSend(t, tc, c) })
 	t.Run("BatchSend", func(t *testing.T) { testBatchSend(t, tc, c) })
@@ -103,6 +105,54 @@ func TestProducerSide(t *testing.T) {
 	t.Run("Registration", func(t *testing.T) { testRegistration(t, tc) })
 	t.Run("AdminRoundTrips", func(t *testing.T) { testAdminRoundTrips(t, tc, c) })
 	t.Run("SubscriptionGroups", func(t *testing.T) { testSubscriptionGroups(t, tc, c) })
+	// Last: it raises the group's maxMessageSize.
+	t.Run("UpdateBrokerConfig", func(t *testing.T) { testUpdateBrokerConfig(t, tc, c) })
+}
+
+// testUpdateBrokerConfig: UPDATE_BROKER_CONFIG raises the group's
+// maxMessageSize through any node (a follower forwards it), and every
+// node's sends and GET_BROKER_CONFIG follow; it may not shrink, and a key
+// that cannot change at run time is refused by name.
+func testUpdateBrokerConfig(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
+	leaderID, leader, g := leaderOf(t, tc)
+	_, follower := followerOf(t, tc, leaderID)
+	big := strings.Repeat("x", 100<<10)
+	if r := invoke(t, c, leader, broker.SendRequest("BigTopic", 0, nil, big)); r.Code != remoting.MessageIllegal {
+		t.Fatalf("100 KiB under a 64 KiB limit: %d %q", r.Code, r.Remark)
+	}
+	update := func(body string) *remoting.Command {
+		return invoke(t, c, follower, remoting.NewRequest(remoting.UpdateBrokerConfig, nil, []byte(body)))
+	}
+	if r := update("maxMessageSize=262144\n"); r.Code != remoting.Success {
+		t.Fatalf("raise maxMessageSize: %d %q", r.Code, r.Remark)
+	}
+	broker.WaitFor(t, "every node at the new limit", func() bool {
+		for _, n := range tc.Raft.Up() {
+			r := invoke(t, c, tc.Peers[n.ID], remoting.NewRequest(remoting.GetBrokerConfig, nil, nil))
+			if protocol.DecodeBrokerConfig(r.Body)["maxMessageSize"] != "262144" {
+				return false
+			}
+		}
+		return true
+	})
+	r := invoke(t, c, leader, broker.SendRequest("BigTopic", 0, nil, big))
+	mustOK(t, r)
+	if m := readBack(t, g, "BigTopic", 0, 0); string(m.Body) != big {
+		t.Fatalf("stored %d bytes", len(m.Body))
+	}
+	for body, want := range map[string]string{
+		"maxMessageSize=1024":                             "may only grow",
+		"brokerPermission=4":                              "brokerPermission cannot change at run time",
+		"maxMessageSize=524288\nflushDiskType=SYNC_FLUSH": "flushDiskType cannot change at run time",
+		"": "names no key",
+	} {
+		if r := update(body); r.Code != remoting.InvalidParameter || !strings.Contains(r.Remark, want) {
+			t.Fatalf("UPDATE_BROKER_CONFIG %q: %d %q, want INVALID_PARAMETER naming %q", body, r.Code, r.Remark, want)
+		}
+	}
+	if s, _ := g.Metadata().Settings(); s.MaxMessageSize != 262144 {
+		t.Fatalf("a refused update changed the group's limit to %d", s.MaxMessageSize)
+	}
 }
 
 func testSingleSend(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {

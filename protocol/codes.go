@@ -45,7 +45,7 @@ var RequestCodes = []RequestCode{
 	{remoting.GetAllTopicConfig, "GET_ALL_TOPIC_CONFIG", Broker, ""},
 	{remoting.GetTopicConfigList, "GET_TOPIC_CONFIG_LIST", Neither, "not yet served (5.x tools); GET_ALL_TOPIC_CONFIG"},
 	{remoting.GetTopicNameList, "GET_TOPIC_NAME_LIST", Neither, "not yet served; GET_ALL_TOPIC_CONFIG"},
-	{remoting.UpdateBrokerConfig, "UPDATE_BROKER_CONFIG", Neither, "a node's settings come from its config file at start (group-wide ones are replicated); change the file and roll the group"},
+	{remoting.UpdateBrokerConfig, "UPDATE_BROKER_CONFIG", Broker, "maxMessageSize, the group's (replicated; it may only grow); any other key is refused by name: a node's settings come from its config file at start"},
 	{remoting.GetBrokerConfig, "GET_BROKER_CONFIG", Broker, "the node's effective settings (secrets redacted), as properties text"},
 	{remoting.TriggerDeleteFiles, "TRIGGER_DELETE_FILES", Neither, "retention runs on its schedule and when the disk is full"},
 	{remoting.GetBrokerRuntimeInfo, "GET_BROKER_RUNTIME_INFO", Broker, ""},
