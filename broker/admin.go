@@ -214,14 +214,19 @@ const GRPCEndpointKey = "grpcEndpoint"
 // settings is Config.Settings, or, for a broker that was given none (one
 // embedded in a program rather than started from a config file), the
 // RocketMQ keys of what its Config says; with GRPCEndpointKey when the
-// node has a gRPC port, and maxMessageSize as the group has it.
+// node has a gRPC port, and the maximum message size (where it is listed)
+// as the group has it.
 func (b *Broker) settings() map[string]string {
 	out := maps.Clone(b.configSettings())
 	if b.cfg.GRPCEndpoint != "" {
 		out[GRPCEndpointKey] = b.cfg.GRPCEndpoint
 	}
 	// The limit in force: the group's (UPDATE_BROKER_CONFIG may raise it).
-	out["maxMessageSize"] = strconv.Itoa(b.maxMessageSize())
+	for _, k := range []string{"maxMessageSize", "max_message_size"} {
+		if _, ok := out[k]; ok {
+			out[k] = strconv.Itoa(b.maxMessageSize())
+		}
+	}
 	return out
 }
 
