@@ -270,14 +270,15 @@ func browserTest(t *testing.T, c *devCluster, base, topic, group string, sent []
 		t.Errorf("group page shows total lag %s after the reset", lag)
 	}
 
-	// The live chart draws a line for the send rate and one per node,
-	// here while a producer sends 20 messages a second for 4 s.
+	// The live chart draws a line for the send rate and one for the
+	// consume rate, and one per node for the apply lag, here while a
+	// producer sends 20 messages a second for 4 s.
 	sending := make(chan error, 1)
 	go func() { sending <- c.send(topic, 80, 50*time.Millisecond) }()
 	b.open("/chart")
 	b.waitJS("a send rate above 0", `/: [1-9]/.test(document.getElementById('legend-rate').textContent)`, 10*time.Second)
 	b.waitJS("the chart's lines", `document.querySelectorAll('#chart-lag path').length === `+fmt.Sprint(len(c.p.File.Nodes))+
-		` && document.querySelectorAll('#chart-rate path').length === 1 && +document.getElementById('chart-rate').getAttribute('data-points') >= 2`, 10*time.Second)
+		` && document.querySelectorAll('#chart-rate path').length === 2 && +document.getElementById('chart-rate').getAttribute('data-points') >= 2`, 10*time.Second)
 	b.shot("chart")
 	if err := <-sending; err != nil {
 		t.Fatal(err)

@@ -24,8 +24,9 @@
 //	/messages                   search by message id, key, queue offset or time
 //	                            range; body as text and hex, properties, and the
 //	                            trace (MessageTrace) of the first 8 found
-//	/chart, /api/metrics        live inline-SVG chart of the send rate and every
-//	                            node's raft apply lag, sampled from /metrics
+//	/chart, /api/metrics        live inline-SVG charts of the send and consume
+//	                            rates and every node's raft apply lag, sampled
+//	                            from /metrics
 //	/pending                    per broker group, the timer messages waiting for
 //	                            their time and the half messages waiting for
 //	                            END_TRANSACTION (PendingTimers, PendingTransactions)

@@ -35,6 +35,7 @@ func fakeNode(t *testing.T, st ops.Status, messagesIn *atomic.Int64) string {
 			_, _ = io.WriteString(w, "# HELP rocketmq_messages_in_total x\n# TYPE rocketmq_messages_in_total counter\n")
 			_, _ = io.WriteString(w, `rocketmq_messages_in_total{topic="a{b}"} `+strings.TrimSpace(jsonNum(float64(messagesIn.Load())/2))+"\n")
 			_, _ = io.WriteString(w, `rocketmq_messages_in_total{topic="c"} `+strings.TrimSpace(jsonNum(float64(messagesIn.Load())/2))+"\n")
+			_, _ = io.WriteString(w, `rocketmq_messages_out_total{topic="c",consumer_group="g"} `+strings.TrimSpace(jsonNum(float64(messagesIn.Load())*3))+"\n")
 			_, _ = io.WriteString(w, "ledgermq_raft_apply_lag_entries 7\n")
 		default:
 			http.NotFound(w, r)
@@ -382,6 +383,9 @@ func TestSamplerAndRun(t *testing.T) {
 	}
 	if slices.Max(sm.SendRate.Values) <= 0 {
 		t.Errorf("send rate %v while the counter grows", sm.SendRate.Values)
+	}
+	if len(sm.ConsumeRate.Values) != len(sm.Times) || slices.Max(sm.ConsumeRate.Values) <= 0 {
+		t.Errorf("consume rate %v while the counter grows", sm.ConsumeRate.Values)
 	}
 	if len(sm.ApplyLag) != 4 || sm.ApplyLag[0].Values[len(sm.Times)-1] != 7 {
 		t.Fatalf("apply lag %+v", sm.ApplyLag)

@@ -138,7 +138,7 @@
       fetch('/api/metrics', { credentials: 'same-origin' })
         .then(function (resp) { return resp.json(); })
         .then(function (m) {
-          draw(rate, document.getElementById('legend-rate'), m.times, [m.sendRate]);
+          draw(rate, document.getElementById('legend-rate'), m.times, [m.sendRate, m.consumeRate]);
           draw(lag, document.getElementById('legend-lag'), m.times, m.applyLag);
           status.textContent = m.error ? 'last sample failed: ' + m.error : m.times.length + ' points';
           rate.setAttribute('data-points', String(m.times.length));
