@@ -84,11 +84,13 @@
 //   - The console's listener binds 127.0.0.1:8080 by default. Any address
 //     that is not loopback needs --console-user and --console-password
 //     (HTTP basic auth on every request, compared in constant time);
-//     without them the command refuses to start (CheckListen). Put TLS in
-//     front (a reverse proxy) when the network is not trusted: the
-//     console itself serves plain HTTP.
+//     without them the command refuses to start (CheckListen). With
+//     --https-cert and --https-key the command serves the console over
+//     TLS (its listener; the files re-read when they change) and sets
+//     Config.HTTPS: the cookie is then Secure and Strict-Transport-Security
+//     is sent.
 //   - CSRF: the process draws a random token at start and sets it in a
-//     cookie (HttpOnly, SameSite=Strict); every POST must carry it in the
+//     cookie (HttpOnly, SameSite=Strict, Secure over HTTPS); every POST must carry it in the
 //     cookie and in the form's hidden field, and an Origin header, when
 //     sent, must name this console. GET never changes anything.
 //   - Every answer carries a Content-Security-Policy (default-src 'self',

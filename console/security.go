@@ -71,6 +71,9 @@ func newToken() (string, error) {
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
+		if s.cfg.HTTPS {
+			hd.Set("Strict-Transport-Security", "max-age=31536000")
+		}
 		hd.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("X-Content-Type-Options", "nosniff")
@@ -85,7 +88,7 @@ func (s *Server) guard(h http.Handler) http.Handler {
 			}
 		}
 		if c, err := r.Cookie(csrfCookie); err != nil || !equal(c.Value, s.token) {
-			http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: s.token, Path: "/", HttpOnly: true, Secure: s.cfg.HTTPS, SameSite: http.SameSiteStrictMode})
 		}
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:

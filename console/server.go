@@ -32,6 +32,9 @@ type Config struct {
 	RefreshEvery time.Duration
 	// RequestTimeout bounds the admin calls of one page (default 15 s).
 	RequestTimeout time.Duration
+	// HTTPS says the console is served over TLS (its listener does it):
+	// its cookie is then Secure, and browsers are told to keep to HTTPS.
+	HTTPS bool
 }
 
 // Server is the console: its pages, and the sampler of the live chart.

@@ -5,6 +5,7 @@ package main
 // same connection flags (TLS, ACL credentials).
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/console"
+	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
 
 // errConsole is the console command's failure before it serves.
@@ -29,6 +31,7 @@ func newConsoleCmd() *cobra.Command {
 		namesrv, listen string
 		user, password  string
 		tf              tlsFlags
+		https           tlsconf.Files
 	)
 	cmd := &cobra.Command{
 		Use:   "console",
@@ -38,7 +41,8 @@ func newConsoleCmd() *cobra.Command {
 			"then a confirmed execution), message search, and a live chart of the send rate and raft apply lag.\n" +
 			"It listens on loopback (" + consoleDefaultListen + ") unless --listen says otherwise; any other\n" +
 			"address needs --console-user and --console-password (HTTP basic auth). With the cluster's ACL on,\n" +
-			"give --access-key/--secret-key; with TLS, --tls-ca (as for ledgermq admin).",
+			"give --access-key/--secret-key; with TLS, --tls-ca (as for ledgermq admin). --https-cert and\n" +
+			"--https-key serve the console itself over HTTPS (the files are re-read when they change).",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ns := splitNamesrv(namesrv)
 			if len(ns) == 0 {
@@ -58,12 +62,13 @@ func newConsoleCmd() *cobra.Command {
 				return fmt.Errorf("%w: %w", errConsole, err)
 			}
 			defer adm.Close()
-			srv, err := console.New(console.Config{Admin: adm, User: user, Password: password})
+			ln, scheme, err := consoleListener(listen, https)
 			if err != nil {
-				return fmt.Errorf("%w: %w", errConsole, err)
+				return err
 			}
-			ln, err := net.Listen("tcp", listen)
+			srv, err := console.New(console.Config{Admin: adm, User: user, Password: password, HTTPS: scheme == "https"})
 			if err != nil {
+				_ = ln.Close()
 				return fmt.Errorf("%w: %w", errConsole, err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -72,7 +77,7 @@ func newConsoleCmd() *cobra.Command {
 			if user != "" {
 				auth = "basic auth as " + user
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "console: http://%s/ for name servers %s; %s; Ctrl-C stops it\n", ln.Addr(), namesrv, auth)
+			fmt.Fprintf(cmd.OutOrStdout(), "console: %s://%s/ for name servers %s; %s; Ctrl-C stops it\n", scheme, ln.Addr(), namesrv, auth)
 			return srv.Run(ctx, ln)
 		},
 	}
@@ -81,6 +86,37 @@ func newConsoleCmd() *cobra.Command {
 	f.StringVar(&listen, "listen", consoleDefaultListen, "address the console serves HTTP on (beyond loopback: needs --console-user/--console-password)")
 	f.StringVar(&user, "console-user", "", "basic auth user of the console's own pages")
 	f.StringVar(&password, "console-password", "", "basic auth password of --console-user (unset: the LEDGERMQ_CONSOLE_PASSWORD environment variable)")
+	f.StringVar(&https.CertFile, "https-cert", "", "certificate file (PEM) to serve the console over HTTPS with (with --https-key)")
+	f.StringVar(&https.KeyFile, "https-key", "", "private key file (PEM) of --https-cert")
 	tf.add(f)
 	return cmd
+}
+
+// consoleListener listens on addr, over TLS with the certificate files
+// when given (re-read when they change), and says which scheme it serves.
+func consoleListener(addr string, files tlsconf.Files) (net.Listener, string, error) {
+	if (files.CertFile == "") != (files.KeyFile == "") {
+		return nil, "", fmt.Errorf("%w: --https-cert and --https-key go together", errConsole)
+	}
+	var cfg *tls.Config
+	if files.CertFile != "" {
+		// The source wants a CA pool; the console asks browsers for no
+		// certificate, so its own certificate file stands in for it.
+		files.CAFile = files.CertFile
+		src, err := tlsconf.Load(files)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %w", errConsole, err)
+		}
+		if cfg, err = src.ServerConfig(false); err != nil {
+			return nil, "", fmt.Errorf("%w: %w", errConsole, err)
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", errConsole, err)
+	}
+	if cfg == nil {
+		return ln, "http", nil
+	}
+	return tls.NewListener(ln, cfg), "https", nil
 }
