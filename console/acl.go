@@ -58,7 +58,7 @@ type aclData struct {
 }
 
 func (s *Server) aclNode(ctx context.Context, n *aclNode) {
-	cfg, err := s.cfg.Admin.BrokerConfig(ctx, n.Addr)
+	cfg, err := s.adminOf(ctx).BrokerConfig(ctx, n.Addr)
 	if err != nil {
 		n.Err = err.Error()
 		return
@@ -73,7 +73,7 @@ func (s *Server) aclNode(ctx context.Context, n *aclNode) {
 	if !n.Enabled {
 		return
 	}
-	rt, err := s.cfg.Admin.BrokerRuntime(ctx, n.Addr)
+	rt, err := s.adminOf(ctx).BrokerRuntime(ctx, n.Addr)
 	if err != nil {
 		n.Err = err.Error()
 		return
@@ -86,7 +86,7 @@ func (s *Server) acl(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	d := &aclData{At: time.Now()}
 	p := page{Title: "ACL", Nav: "acl", Data: d}
-	members, err := s.cfg.Admin.ClusterList(ctx)
+	members, err := s.adminOf(ctx).ClusterList(ctx)
 	if err != nil {
 		p.Error = err.Error()
 		s.render(w, http.StatusBadGateway, "acl", p, false)
@@ -148,7 +148,7 @@ func (s *Server) aclAccounts(ctx context.Context, g *aclGroup) {
 			continue
 		}
 		g.AccountsFrom = n.ID
-		c, err := s.cfg.Admin.ClusterACLConfig(ctx, n.Addr)
+		c, err := s.adminOf(ctx).ClusterACLConfig(ctx, n.Addr)
 		if err != nil {
 			g.AccountsErr = err.Error()
 			return

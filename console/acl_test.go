@@ -4,7 +4,10 @@ package console
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +51,10 @@ func TestConsoleACLAndTLS(t *testing.T) {
 		return a
 	}
 	signed := startConsole(t, open(client.WithAdminCredentials("ops-admin", "ops-secret")), Config{})
-	unsigned := startConsole(t, open(), Config{})
+	// The unsigned console lets operators sign in with their own account.
+	unsigned := startConsole(t, open(), Config{SignIn: func(ak, sk string) (Admin, error) {
+		return client.NewAdmin(client.WithAdminNameServers(p.Namesrv), client.WithAdminTLSFiles(ca, "", ""), client.WithAdminCredentials(ak, sk))
+	}})
 	hc := &http.Client{Timeout: 30 * time.Second}
 
 	waitUntil(t, 30*time.Second, "the signed console showing a healthy cluster and every node's /status", func() error {
@@ -90,5 +96,60 @@ func TestConsoleACLAndTLS(t *testing.T) {
 	}
 	if code, body := get(t, hc, unsigned+"/groups"); code == http.StatusOK || !strings.Contains(body, "NO_PERMISSION") {
 		t.Errorf("unsigned /groups: %d, no refusal:\n%s", code, body)
+	}
+
+	// Signing in on the unsigned console: a wrong secret is refused by
+	// the brokers and starts no session; the admin account's session sees
+	// the groups and the accounts; signing out returns to the refusals.
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := &http.Client{Timeout: 30 * time.Second, Jar: jar}
+	if code, _ := get(t, browser, unsigned+"/login"); code != http.StatusOK {
+		t.Fatalf("/login: %d", code)
+	}
+	u, err := url.Parse(unsigned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := ""
+	for _, c := range jar.Cookies(u) {
+		if c.Name == csrfCookie {
+			token = c.Value
+		}
+	}
+	signIn := func(ak, sk string) (int, string) {
+		resp, err := browser.PostForm(unsigned+"/login", url.Values{csrfField: {token}, "accessKey": {ak}, "secretKey": {sk}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := signIn("ops-admin", "not-the-secret"); code != http.StatusUnauthorized || !strings.Contains(body, `id="login-failed"`) {
+		t.Fatalf("sign-in with a wrong secret: %d\n%s", code, body)
+	}
+	if code, body := signIn("ops-admin", "ops-secret"); code != http.StatusOK || !strings.Contains(body, `id="cluster"`) && !strings.Contains(body, "healthy") {
+		t.Fatalf("sign-in as ops-admin: %d\n%s", code, body)
+	}
+	waitUntil(t, 30*time.Second, "the signed-in session's ACL page listing the accounts", func() error {
+		code, body := get(t, browser, unsigned+"/acl")
+		if code != http.StatusOK || !strings.Contains(body, `data-account="app-user"`) || !strings.Contains(body, `data-account="ops-admin"`) {
+			return errorf("status %d:\n%s", code, body)
+		}
+		return nil
+	})
+	if code, body := get(t, browser, unsigned+"/groups"); code != http.StatusOK || strings.Contains(body, "NO_PERMISSION") {
+		t.Errorf("signed-in /groups: %d\n%s", code, body)
+	}
+	resp, err := browser.PostForm(unsigned+"/logout", url.Values{csrfField: {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code, body := get(t, browser, unsigned+"/groups"); code == http.StatusOK || !strings.Contains(body, "NO_PERMISSION") {
+		t.Errorf("signed out /groups: %d, no refusal:\n%s", code, body)
 	}
 }

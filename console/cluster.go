@@ -50,7 +50,7 @@ type clusterData struct {
 
 // clusterView reads everything the page shows.
 func (s *Server) clusterView(ctx context.Context) (*clusterData, error) {
-	members, err := s.cfg.Admin.ClusterList(ctx)
+	members, err := s.adminOf(ctx).ClusterList(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (s *Server) clusterView(ctx context.Context) (*clusterData, error) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if rs, err := s.cfg.Admin.RaftStatus(ctx, m.ClientAddr); err == nil {
+			if rs, err := s.adminOf(ctx).RaftStatus(ctx, m.ClientAddr); err == nil {
 				nodes[i].Raft = &rs
 			}
 		}()
@@ -85,7 +85,7 @@ func (s *Server) clusterView(ctx context.Context) (*clusterData, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		h, err := s.cfg.Admin.Health(ctx, 0)
+		h, err := s.adminOf(ctx).Health(ctx, 0)
 		if err != nil {
 			d.HealthErr = err.Error()
 			return

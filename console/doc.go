@@ -81,6 +81,9 @@
 //   - Cluster credentials: with ACL on, the console signs its admin calls
 //     with --access-key/--secret-key, and --tls-ca (with --tls-cert and
 //     --tls-key) runs them over TLS, the same flags as `ledgermq admin`.
+//     An operator may instead sign in on /login with an account of their
+//     own (Config.SignIn, session.go): the session's pages then sign every
+//     call with it, so the console needs no account of its own.
 //   - The console's listener binds 127.0.0.1:8080 by default. Any address
 //     that is not loopback needs --console-user and --console-password
 //     (HTTP basic auth on every request, compared in constant time);

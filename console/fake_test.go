@@ -30,6 +30,8 @@ type fakeAdmin struct {
 	trans     map[string]protocol.PendingTransactions // by group
 	raft      map[string]protocol.RaftStatus          // by client address
 	traces    map[string][]client.TraceEvent          // by message id; nil: no trace topic
+	configErr error                                   // BrokerConfig's answer when set (an account refused)
+	closed    bool                                    // Close was called
 
 	mu     sync.Mutex
 	resets []client.ResetRequest
@@ -41,11 +43,28 @@ func (f *fakeAdmin) ClusterList(context.Context) ([]client.MemberStatus, error) 
 	return append([]client.MemberStatus(nil), f.members...), nil
 }
 
+// Close records that the console let the client go (a session ended).
+func (f *fakeAdmin) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+func (f *fakeAdmin) isClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
 func (f *fakeAdmin) Health(context.Context, uint64) (*client.HealthReport, error) {
 	return f.health, nil
 }
 
 func (f *fakeAdmin) BrokerConfig(_ context.Context, addr string) (map[string]string, error) {
+	if f.configErr != nil {
+		return nil, f.configErr
+	}
 	out := map[string]string{"http_addr": f.httpAddr}
 	for k, v := range f.config {
 		out[k] = v

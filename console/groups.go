@@ -34,7 +34,7 @@ func (s *Server) groups(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	d := &groupsData{Filter: strings.TrimSpace(r.URL.Query().Get("filter"))}
 	p := page{Title: "Consumer groups", Nav: "groups", Data: d}
-	all, err := s.cfg.Admin.ListGroups(ctx, client.Target{})
+	all, err := s.adminOf(ctx).ListGroups(ctx, client.Target{})
 	if err != nil {
 		p.Error = err.Error()
 		s.render(w, http.StatusBadGateway, "groups", p, false)
@@ -73,7 +73,7 @@ func (s *Server) group(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("group")
 	d := &groupData{Group: name, Now: time.Now().UTC().Format(dateTimeLocal)}
 	p := page{Title: "Group " + name, Nav: "groups", Data: d}
-	prog, err := s.cfg.Admin.ConsumerProgress(ctx, name, "")
+	prog, err := s.adminOf(ctx).ConsumerProgress(ctx, name, "")
 	switch {
 	case errors.Is(err, client.ErrNoSuchGroup):
 		d.ProgressErr = "no offsets on any broker group: the group has consumed nothing, or does not exist"
@@ -89,7 +89,7 @@ func (s *Server) group(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	conns, err := s.cfg.Admin.ConsumerConnections(ctx, name)
+	conns, err := s.adminOf(ctx).ConsumerConnections(ctx, name)
 	switch {
 	case errors.Is(err, client.ErrNoSuchGroup):
 		d.ConnsErr = "no client online"
@@ -162,7 +162,7 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request, execute bool) {
 		fail(http.StatusBadRequest, errors.New("not executed: tick the confirmation first"))
 		return
 	}
-	rows, err := s.cfg.Admin.ResetOffsetByTime(ctx, client.ResetRequest{Group: d.Group, Topic: d.Topic, Timestamp: ts, Execute: execute, OnlyBackward: d.OnlyBackward})
+	rows, err := s.adminOf(ctx).ResetOffsetByTime(ctx, client.ResetRequest{Group: d.Group, Topic: d.Topic, Timestamp: ts, Execute: execute, OnlyBackward: d.OnlyBackward})
 	d.Rows, d.Executed = rows, execute && err == nil
 	for _, row := range rows {
 		if row.Old != row.New {

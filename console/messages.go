@@ -151,7 +151,7 @@ func (s *Server) traces(ctx context.Context, views []msgView) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ev, err := s.cfg.Admin.MessageTrace(ctx, client.DefaultTraceTopic, v.ID)
+			ev, err := s.adminOf(ctx).MessageTrace(ctx, client.DefaultTraceTopic, v.ID)
 			switch {
 			case errors.Is(err, client.ErrNoSuchTopic):
 				v.NoTrace = "no trace: there is no trace topic " + client.DefaultTraceTopic + " (clients write traces when tracing is on)"
@@ -175,7 +175,7 @@ func badSearch(format string, args ...any) error {
 
 // search runs the form's look-up.
 func (s *Server) search(ctx context.Context, f searchForm) ([]*message.Ext, error) {
-	a := s.cfg.Admin
+	a := s.adminOf(ctx)
 	switch f.Mode {
 	case "id":
 		if f.ID == "" {

@@ -45,7 +45,7 @@ func (n *nodes) httpAddr(ctx context.Context, clientAddr string) (string, error)
 	if ok {
 		return addr, nil
 	}
-	cfg, err := n.admin.BrokerConfig(ctx, clientAddr)
+	cfg, err := adminFrom(ctx, n.admin).BrokerConfig(ctx, clientAddr)
 	if err != nil {
 		return "", fmt.Errorf("console: config of %s: %w", clientAddr, err)
 	}

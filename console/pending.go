@@ -38,7 +38,7 @@ type pendingData struct {
 
 // groupNames returns the broker groups ClusterList names, sorted.
 func (s *Server) groupNames(ctx context.Context) ([]string, error) {
-	members, err := s.cfg.Admin.ClusterList(ctx)
+	members, err := s.adminOf(ctx).ClusterList(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Server) pending(w http.ResponseWriter, r *http.Request) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			t, err := s.cfg.Admin.PendingTimers(ctx, name, d.Limit)
+			t, err := s.adminOf(ctx).PendingTimers(ctx, name, d.Limit)
 			if err != nil {
 				g.TimersErr = err.Error()
 				return
@@ -91,7 +91,7 @@ func (s *Server) pending(w http.ResponseWriter, r *http.Request) {
 		}()
 		go func() {
 			defer wg.Done()
-			t, err := s.cfg.Admin.PendingTransactions(ctx, name, d.Limit)
+			t, err := s.adminOf(ctx).PendingTransactions(ctx, name, d.Limit)
 			if err != nil {
 				g.TransactionsErr = err.Error()
 				return

@@ -13,7 +13,7 @@ import (
 
 // pageNames are the templates under assets/templates, each parsed with
 // layout.html.
-var pageNames = []string{"cluster", "topics", "topic", "groups", "group", "reset", "messages", "chart", "pending", "acl"}
+var pageNames = []string{"cluster", "topics", "topic", "groups", "group", "reset", "messages", "chart", "pending", "acl", "login"}
 
 // page is what every template gets.
 type page struct {
@@ -25,6 +25,8 @@ type page struct {
 	RefreshMS int64
 	Error     string
 	Data      any
+	// SignIn: the console offers sign-in (Config.SignIn).
+	SignIn bool
 }
 
 var funcs = template.FuncMap{
@@ -54,6 +56,7 @@ func parsePages() (map[string]*template.Template, error) {
 // block) with status code.
 func (s *Server) render(w http.ResponseWriter, code int, name string, p page, fragment bool) {
 	p.CSRF = s.token
+	p.SignIn = s.cfg.SignIn != nil
 	block := "layout"
 	if fragment {
 		block = "live"

@@ -101,6 +101,7 @@ func (s *Server) guard(h http.Handler) http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
+		r, _ = s.withSession(r)
 		h.ServeHTTP(w, r)
 	})
 }

@@ -35,6 +35,10 @@ type Config struct {
 	// HTTPS says the console is served over TLS (its listener does it):
 	// its cookie is then Secure, and browsers are told to keep to HTTPS.
 	HTTPS bool
+	// SignIn, if set, lets operators sign in with a cluster account on
+	// /login (session.go): it returns an admin client that signs every
+	// call with the account; the session's pages use it.
+	SignIn func(accessKey, secretKey string) (Admin, error)
 }
 
 // Server is the console: its pages, and the sampler of the live chart.
@@ -46,6 +50,8 @@ type Server struct {
 	sampler *sampler
 	leaders *leaderLog
 	mux     *http.ServeMux
+	// sessions are the signed-in operators' (session.go).
+	sessions sessions
 }
 
 // New returns a Server; Run serves it, Handler gives its pages alone.
@@ -105,6 +111,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /pending", s.pending)
 	s.mux.HandleFunc("GET /acl", s.acl)
 	s.mux.HandleFunc("GET /api/metrics", s.metricsJSON)
+	s.mux.HandleFunc("GET /login", s.loginPage)
+	s.mux.HandleFunc("POST /login", s.login)
+	s.mux.HandleFunc("POST /logout", s.logout)
 }
 
 // Handler returns the console's pages behind its auth and CSRF checks.
@@ -137,6 +146,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	stop()
 	wg.Wait()
+	s.sessions.closeAll()
 	s.cfg.NodeHTTP.CloseIdleConnections()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -44,7 +44,7 @@ func (s *Server) topics(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := &topicsData{Filter: strings.TrimSpace(q.Get("filter")), System: q.Get("system") == "1"}
 	p := page{Title: "Topics", Nav: "topics", Data: d}
-	all, err := s.cfg.Admin.ListTopics(ctx)
+	all, err := s.adminOf(ctx).ListTopics(ctx)
 	if err != nil {
 		p.Error = err.Error()
 		s.render(w, http.StatusBadGateway, "topics", p, false)
@@ -110,7 +110,7 @@ func (s *Server) topic(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("topic")
 	d := &topicData{Topic: name}
 	p := page{Title: "Topic " + name, Nav: "topics", Data: d}
-	rd, err := s.cfg.Admin.TopicRoute(ctx, name)
+	rd, err := s.adminOf(ctx).TopicRoute(ctx, name)
 	if err != nil {
 		p.Error = err.Error()
 		s.render(w, http.StatusNotFound, "topic", p, false)
@@ -134,7 +134,7 @@ func (s *Server) topic(w http.ResponseWriter, r *http.Request) {
 		d.Brokers = append(d.Brokers, rb)
 	}
 	sort.Slice(d.Brokers, func(i, j int) bool { return d.Brokers[i].Name < d.Brokers[j].Name })
-	qs, err := s.cfg.Admin.TopicStatus(ctx, name)
+	qs, err := s.adminOf(ctx).TopicStatus(ctx, name)
 	if err != nil {
 		d.QueuesErr = err.Error()
 	}

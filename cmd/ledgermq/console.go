@@ -66,7 +66,13 @@ func newConsoleCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv, err := console.New(console.Config{Admin: adm, User: user, Password: password, HTTPS: scheme == "https"})
+			// Operators may sign in with an account of their own (/login):
+			// its admin client signs every call of their session.
+			signIn := func(ak, sk string) (console.Admin, error) {
+				opts := append([]client.AdminOption{client.WithAdminNameServers(ns...)}, tf.adminOptions()...)
+				return client.NewAdmin(append(opts, client.WithAdminCredentials(ak, sk))...)
+			}
+			srv, err := console.New(console.Config{Admin: adm, User: user, Password: password, HTTPS: scheme == "https", SignIn: signIn})
 			if err != nil {
 				_ = ln.Close()
 				return fmt.Errorf("%w: %w", errConsole, err)
