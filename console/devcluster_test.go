@@ -188,11 +188,23 @@ func TestConsoleDevCluster(t *testing.T) {
 	defer cancel()
 
 	waitUntil(t, 10*time.Second, "dev's console line", func() error {
-		if want := " console -n " + c.p.Namesrv + ", then open http://"; !strings.Contains(c.p.Output(), want) {
+		if want := "dev: web console: http://" + c.p.File.NamesrvHTTP + "/; or its own process: "; !strings.Contains(c.p.Output(), want) {
 			return fmt.Errorf("no %q in dev's output", want)
 		}
 		return nil
 	})
+	// The console the name server serves on its HTTP port (dev turns it
+	// on) shows the same cluster, beside the name server's own endpoints.
+	waitUntil(t, 15*time.Second, "the name server's console showing the group", func() error {
+		code, body := get(t, hc, "http://"+c.p.File.NamesrvHTTP+"/cluster")
+		if code != http.StatusOK || !strings.Contains(body, `data-group="broker-a"`) || !strings.Contains(body, "ledgermq console") {
+			return fmt.Errorf("status %d:\n%.400s", code, body)
+		}
+		return nil
+	})
+	if code, body := get(t, hc, "http://"+c.p.File.NamesrvHTTP+"/livez"); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		t.Errorf("the name server's /livez beside its console: %d %q", code, body)
+	}
 
 	t.Run("pages match the admin API", func(t *testing.T) {
 		// The cluster: the page's raft columns are ClusterList's. Nothing

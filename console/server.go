@@ -119,6 +119,16 @@ func (s *Server) routes() {
 // Handler returns the console's pages behind its auth and CSRF checks.
 func (s *Server) Handler() http.Handler { return s.guard(s.mux) }
 
+// RunBackground runs what the console does besides answering pages (the
+// live chart's sampler) until ctx ends, then lets the signed-in sessions'
+// clients and the nodes' idle connections go. A process that serves
+// Handler on a server of its own runs it beside (Run does both).
+func (s *Server) RunBackground(ctx context.Context) {
+	s.sampler.run(ctx)
+	s.sessions.closeAll()
+	s.cfg.NodeHTTP.CloseIdleConnections()
+}
+
 // Run serves on ln and samples the chart's metrics until ctx ends, then
 // shuts the server down (waiting up to 5 s for requests in flight).
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
@@ -129,7 +139,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.sampler.run(sctx)
+		s.RunBackground(sctx)
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -146,8 +156,6 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	stop()
 	wg.Wait()
-	s.sessions.closeAll()
-	s.cfg.NodeHTTP.CloseIdleConnections()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

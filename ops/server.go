@@ -32,7 +32,10 @@ type Config struct {
 	// default: they show the process's internals and a CPU profile or
 	// trace costs while it runs.
 	Profiling bool
-	Logger    hclog.Logger
+	// Fallback, if set, serves every path the endpoints above do not (the
+	// web console, when the process serves it on this port).
+	Fallback http.Handler
+	Logger   hclog.Logger
 }
 
 // profileWriteTimeout bounds a response of a server with Profiling on:
@@ -83,6 +86,9 @@ func New(cfg Config) (*Server, error) {
 		mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 		writeTimeout = profileWriteTimeout
+	}
+	if cfg.Fallback != nil {
+		mux.Handle("/", cfg.Fallback)
 	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: writeTimeout, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -58,12 +59,13 @@ func startOps(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *ato
 		newBrokerCollector(b, labels),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st, ready := ops.NodeProbe(status, 0)
-	return serveOps(cfg.HTTPAddr, cfg.HTTPProfiling, st, ready, reg, log)
+	return serveOps(cfg.HTTPAddr, cfg.HTTPProfiling, st, ready, reg, nil, log)
 }
 
 // serveOps starts an ops server (broker node or name server).
-func serveOps(addr string, profiling bool, status func() any, ready func() (bool, []string), reg *prometheus.Registry, log hclog.Logger) (*ops.Server, error) {
-	s, err := ops.New(ops.Config{Addr: addr, Status: status, Ready: ready, Registry: reg, Profiling: profiling, Logger: log.Named("ops")})
+func serveOps(addr string, profiling bool, status func() any, ready func() (bool, []string), reg *prometheus.Registry,
+	fallback http.Handler, log hclog.Logger) (*ops.Server, error) {
+	s, err := ops.New(ops.Config{Addr: addr, Status: status, Ready: ready, Registry: reg, Profiling: profiling, Fallback: fallback, Logger: log.Named("ops")})
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +75,9 @@ func serveOps(addr string, profiling bool, status func() any, ready func() (bool
 	paths := "/livez /readyz /status /metrics"
 	if profiling {
 		paths += " /debug/pprof/"
+	}
+	if fallback != nil {
+		paths += " and the web console"
 	}
 	log.Info("operator endpoints serving", "http", s.Addr().String(), "paths", paths)
 	return s, nil

@@ -28,6 +28,8 @@ func TestConsoleRefuses(t *testing.T) {
 		{[]string{"console", "-n", "127.0.0.1:1", "--console-user", "ops"}, "give both or neither"},
 		{[]string{"console", "-n", "127.0.0.1:1", "--access-key", "ak"}, "--access-key and --secret-key go together"},
 		{[]string{"console", "-n", ""}, "no name server"},
+		{[]string{"namesrv", "--listen", "127.0.0.1:0", "--console"}, "give --http"},
+		{[]string{"namesrv", "--listen", "127.0.0.1:0", "--console", "--http", "0.0.0.0:0"}, "not a loopback address"},
 	} {
 		t.Setenv("LEDGERMQ_CONSOLE_PASSWORD", "")
 		_, _, err := runCLI(t, tt.args...)

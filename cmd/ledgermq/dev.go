@@ -294,7 +294,7 @@ func (d *devRun) run(ctx context.Context) error {
 		fmt.Fprintf(d.out, "dev: the name server's http address of the last run, %s, is taken; it is %s now\n", last, d.namesrvHTTP)
 	}
 	d.nsChild = &child{name: "namesrv", logPath: filepath.Join(d.dir, "namesrv.log"),
-		args: []string{"namesrv", "--listen", d.namesrv, "--http", d.namesrvHTTP, "--log-level", d.logLevel, "--log-format", d.logFormat,
+		args: []string{"namesrv", "--listen", d.namesrv, "--http", d.namesrvHTTP, "--console", "--log-level", d.logLevel, "--log-format", d.logFormat,
 			"--cluster-secret-file", secretPath}}
 	if d.tls {
 		d.nsChild.args = append(d.nsChild.args, "--tls-cert", d.tlsFiles.CertFile, "--tls-key", d.tlsFiles.KeyFile, "--tls-ca", d.tlsFiles.CAFile)
@@ -551,7 +551,11 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	if d.groups > 1 {
 		fmt.Fprintf(d.out, "dev: a topic on every group: %s admin topic create -n %s -t TOPIC -c DefaultCluster\n", d.sup.exe, d.namesrv)
 	}
-	fmt.Fprintf(d.out, "dev: web console: %s console -n %s%s, then open http://%s/\n", d.sup.exe, d.namesrv, d.consoleFlags(), consoleDefaultListen)
+	signIn := ""
+	if d.acl != nil {
+		signIn = " (sign in on its Account page with an account of the ACL file)"
+	}
+	fmt.Fprintf(d.out, "dev: web console: http://%s/%s; or its own process: %s console -n %s%s\n", d.namesrvHTTP, signIn, d.sup.exe, d.namesrv, d.consoleFlags())
 	fmt.Fprintf(d.out, "dev: clients use name server %s; Ctrl-C stops everything\n", d.namesrv)
 }
 

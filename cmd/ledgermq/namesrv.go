@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,6 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ledgermq/ledgermq/acl"
+	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/console"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/ops"
 
@@ -37,14 +40,16 @@ func newLogger(name, level string, json bool) hclog.Logger {
 func newNamesrvCmd() *cobra.Command {
 	cfg := routing.DefaultConfig()
 	var (
-		logLevel   string
-		logJSON    bool
-		logFormat  string
-		check      bool
-		secretFile string
-		httpAddr   string
-		httpPprof  bool
-		tlsFiles   tlsconf.Files
+		logLevel                     string
+		logJSON                      bool
+		logFormat                    string
+		check                        bool
+		secretFile                   string
+		httpAddr                     string
+		httpPprof                    bool
+		tlsFiles                     tlsconf.Files
+		withConsole                  bool
+		consoleUser, consolePassword string
 	)
 	cmd := &cobra.Command{
 		Use:   "namesrv",
@@ -69,6 +74,17 @@ func newNamesrvCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			if consolePassword == "" {
+				consolePassword = os.Getenv("LEDGERMQ_CONSOLE_PASSWORD")
+			}
+			if withConsole {
+				if httpAddr == "" {
+					return errors.New("namesrv: --console is served on the --http port: give --http")
+				}
+				if err := console.CheckListen(httpAddr, consoleUser, consolePassword); err != nil {
+					return fmt.Errorf("namesrv: --console: %w", err)
+				}
+			}
 			if check {
 				if cfg.ACLEnable { // what NewServer would refuse
 					if _, err := acl.LoadFile(cfg.ACLFile); err != nil {
@@ -88,7 +104,18 @@ func newNamesrvCmd() *cobra.Command {
 			cfg.Logger.Info("name server listening", "addr", srv.Addr().String(), "version", version)
 			var stopping atomic.Bool
 			if httpAddr != "" {
-				opsSrv, err := startNamesrvOps(httpAddr, httpPprof, srv, &stopping, cfg.Logger)
+				var web http.Handler
+				if withConsole {
+					stopConsole, h, err := namesrvConsole(srv.Addr().String(), cfg.TLSClient, consoleUser, consolePassword)
+					if err != nil {
+						sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						defer cancel()
+						return errors.Join(err, srv.Close(sctx))
+					}
+					defer stopConsole()
+					web = h
+				}
+				opsSrv, err := startNamesrvOps(httpAddr, httpPprof, srv, &stopping, web, cfg.Logger)
 				if err != nil {
 					sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					defer cancel()
@@ -120,6 +147,9 @@ func newNamesrvCmd() *cobra.Command {
 	f.IntVar(&cfg.Limits.MaxInFlightPerConn, "max-inflight-per-conn", remoting.DefaultMaxInFlightPerConn, "requests of one connection queued or being handled; more get SYSTEM_BUSY (-1: no limit)")
 	f.StringVar(&cfg.KVConfigPath, "kv-config", "", "JSON file the KV configuration (PUT_KV_CONFIG, mqadmin updateKvConfig; Java's kvConfigPath) is kept in, written atomically on every change (none: kept in memory, lost on restart)")
 	f.StringVar(&httpAddr, "http", "", "serve /livez, /readyz, /status and /metrics on this address (none when empty)")
+	f.BoolVar(&withConsole, "console", false, "also serve the web console on --http (beyond loopback: needs --console-user/--console-password)")
+	f.StringVar(&consoleUser, "console-user", "", "basic auth user of the console's pages")
+	f.StringVar(&consolePassword, "console-password", "", "basic auth password of --console-user (unset: the LEDGERMQ_CONSOLE_PASSWORD environment variable)")
 	f.BoolVar(&httpPprof, "http-pprof", false, "also serve Go's runtime profiles on --http under /debug/pprof/ (off: they show internals)")
 	f.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON (the same as --log-format json)")
@@ -183,7 +213,7 @@ type namesrvStatus struct {
 // 200 while it serves (503 "shutting down" once it stops, or "not reading
 // new requests" while its read budget's reserve is used up), /metrics has
 // the route table's size, registrations and the remoting figures.
-func startNamesrvOps(addr string, profiling bool, srv *routing.Server, stopping *atomic.Bool, log hclog.Logger) (*ops.Server, error) {
+func startNamesrvOps(addr string, profiling bool, srv *routing.Server, stopping *atomic.Bool, web http.Handler, log hclog.Logger) (*ops.Server, error) {
 	labels := prometheus.Labels{"namesrv": srv.Addr().String()}
 	g := func(name, help string, f func(routing.Stats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return f(srv.Stats()) })
@@ -213,5 +243,40 @@ func startNamesrvOps(addr string, profiling bool, srv *routing.Server, stopping 
 		}
 		return true, nil
 	}
-	return serveOps(addr, profiling, status, ready, reg, log)
+	return serveOps(addr, profiling, status, ready, reg, web, log)
+}
+
+// namesrvConsole is the web console served on the name server's HTTP port:
+// its admin client asks this name server (over TLS when it serves TLS),
+// unsigned; operators sign in with an account of their own on its
+// Account page when the cluster's ACL is on. stop ends its sampler and
+// lets its clients go.
+func namesrvConsole(self string, tlsClient *tls.Config, user, password string) (stop func(), h http.Handler, err error) {
+	opts := []client.AdminOption{client.WithAdminNameServers(self)}
+	if tlsClient != nil {
+		opts = append(opts, client.WithAdminTLS(tlsClient))
+	}
+	adm, err := client.NewAdmin(opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("namesrv: console: %w", err)
+	}
+	signIn := func(ak, sk string) (console.Admin, error) {
+		return client.NewAdmin(append(opts, client.WithAdminCredentials(ak, sk))...)
+	}
+	web, err := console.New(console.Config{Admin: adm, User: user, Password: password, SignIn: signIn})
+	if err != nil {
+		_ = adm.Close()
+		return nil, nil, fmt.Errorf("namesrv: console: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		web.RunBackground(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		_ = adm.Close()
+	}, web.Handler(), nil
 }
