@@ -287,6 +287,23 @@ func (a *Admin) ClusterACLConfig(ctx context.Context, addr string) (protocol.Clu
 	return c, nil
 }
 
+// BrokerStats returns a node's statistic name for key (VIEW_BROKER_STATS_DATA,
+// 315): its last minute, hour and day, as RocketMQ's BrokerStatsManager
+// keeps them (TOPIC_PUT_NUMS by topic, GROUP_GET_NUMS by topic@group, …).
+// A statistic the node has not counted yet is an error from the node.
+func (a *Admin) BrokerStats(ctx context.Context, addr, name, key string) (protocol.BrokerStatsData, error) {
+	h := protocol.ViewBrokerStatsDataRequestHeader{StatsName: name, StatsKey: key}
+	resp, err := a.call(ctx, addr, h.Request(), 0)
+	if err != nil {
+		return protocol.BrokerStatsData{}, err
+	}
+	d, err := protocol.DecodeBrokerStatsData(resp.Body)
+	if err != nil {
+		return d, fmt.Errorf("client: stats from %s: %w", addr, err)
+	}
+	return d, nil
+}
+
 // HealthReport is the outcome of Health: Healthy, or the problems found.
 type HealthReport struct {
 	Healthy  bool           `json:"healthy"`

@@ -22,6 +22,9 @@ type Admin interface {
 	// BrokerRuntime is read for the ACL in force on a node (aclHash,
 	// aclIndex, aclFrom, aclFileHash).
 	BrokerRuntime(ctx context.Context, addr string) (map[string]string, error)
+	// BrokerStats is read for a topic's put rate (its groups' leaders'
+	// TOPIC_PUT_NUMS).
+	BrokerStats(ctx context.Context, addr, name, key string) (protocol.BrokerStatsData, error)
 	// ClusterACLConfig is read for a group's accounts (the ACL page).
 	ClusterACLConfig(ctx context.Context, addr string) (protocol.ClusterACLConfig, error)
 

@@ -251,6 +251,24 @@ func TestConsoleDevCluster(t *testing.T) {
 		if len(rows) != len(qs) || len(qs) != 4 {
 			t.Fatalf("%d queue rows, TopicStatus %d", len(rows), len(qs))
 		}
+		// The route's put rate is the leader's TOPIC_PUT_NUMS (the page
+		// and the admin API read it within one 10 s sampling period).
+		waitUntil(t, 30*time.Second, "the put rate equal to the leader's statistic", func() error {
+			rd, err := c.admin.TopicRoute(ctx, topic)
+			if err != nil || len(rd.BrokerDatas) == 0 {
+				return fmt.Errorf("route: %v", err)
+			}
+			leader := rd.BrokerDatas[0].BrokerAddrs[0]
+			st, err := c.admin.BrokerStats(ctx, leader, "TOPIC_PUT_NUMS", topic)
+			if err != nil {
+				return err
+			}
+			_, body := get(t, hc, base+"/topics/"+topic)
+			if want := fmt.Sprintf(`class="num put-rate">%.1f / %.2f</td>`, st.StatsMinute.Tps, st.StatsHour.Tps); !strings.Contains(body, want) {
+				return fmt.Errorf("no %s on the topic page", want)
+			}
+			return nil
+		})
 		var total int64
 		for i, q := range qs {
 			want := fmt.Sprintf("%s/%d %d %d", q.BrokerName, q.QueueID, q.MinOffset, q.MaxOffset)

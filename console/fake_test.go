@@ -31,6 +31,7 @@ type fakeAdmin struct {
 	raft      map[string]protocol.RaftStatus          // by client address
 	traces    map[string][]client.TraceEvent          // by message id; nil: no trace topic
 	configErr error                                   // BrokerConfig's answer when set (an account refused)
+	putStats  *protocol.BrokerStatsData               // every leader's TOPIC_PUT_NUMS; nil: none counted
 	closed    bool                                    // Close was called
 
 	mu     sync.Mutex
@@ -91,6 +92,13 @@ func (f *fakeAdmin) setMembers(m []client.MemberStatus) {
 
 func (f *fakeAdmin) BrokerRuntime(context.Context, string) (map[string]string, error) {
 	return f.runtime, nil
+}
+
+func (f *fakeAdmin) BrokerStats(_ context.Context, _, name, key string) (protocol.BrokerStatsData, error) {
+	if name != "TOPIC_PUT_NUMS" || f.putStats == nil {
+		return protocol.BrokerStatsData{}, fmt.Errorf("The stats <%s> <%s> not exist", name, key)
+	}
+	return *f.putStats, nil
 }
 
 func (f *fakeAdmin) ClusterACLConfig(context.Context, string) (protocol.ClusterACLConfig, error) {

@@ -54,6 +54,15 @@ func TestPendingPage(t *testing.T) {
 	}
 }
 
+// A topic's put rate is its group leader's TOPIC_PUT_NUMS, per second over
+// the last minute and hour.
+func TestTopicPutRate(t *testing.T) {
+	f, _ := newFake(t)
+	f.putStats = &protocol.BrokerStatsData{StatsMinute: protocol.BrokerStatsItem{Tps: 12.5}, StatsHour: protocol.BrokerStatsItem{Tps: 0.75}}
+	_, ts := newTestServer(t, f, Config{})
+	wantAll(t, ts.Client(), ts.URL, "/topics/Orders", `class="num put-rate">12.5 / 0.75</td>`)
+}
+
 func TestACLPage(t *testing.T) {
 	f, _ := newFake(t)
 	_, ts := newTestServer(t, f, Config{})

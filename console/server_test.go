@@ -123,7 +123,7 @@ func TestPagesFromFake(t *testing.T) {
 		{"/cluster?fragment=1", []string{`<div id="live"`, `data-leader="n0"`}},
 		{"/topics", []string{`href="/topics/Orders"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "3 system topics hidden"}},
 		{"/topics?system=1", []string{`href="/topics/%25RETRY%25g1"`}},
-		{"/topics/Orders", []string{"127.0.0.1:10911", `class="num max">17<`, "20 messages stored"}},
+		{"/topics/Orders", []string{"127.0.0.1:10911", `class="num max">17<`, "20 messages stored", `class="num put-rate">-</td>`}},
 		{"/groups", []string{`href="/groups/g1"`}},
 		{"/groups/g1", []string{`id="total-lag">9<`, "GO", "317", `name="csrf"`}},
 		{"/messages", []string{`id="search-form"`}},

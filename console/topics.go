@@ -83,6 +83,11 @@ type routeBroker struct {
 	ReadQueues    int32
 	WriteQueues   int32
 	Perm          string
+	// PutMinute and PutHour are the messages stored per second over the
+	// last minute and hour by the group's leader; HasRate whether it
+	// answered them.
+	PutMinute, PutHour float64
+	HasRate            bool
 }
 
 type routeAddr struct {
@@ -131,6 +136,13 @@ func (s *Server) topic(w http.ResponseWriter, r *http.Request) {
 		sort.Slice(rb.Addrs, func(i, j int) bool { return rb.Addrs[i].ID < rb.Addrs[j].ID })
 		qd := queues[bd.BrokerName]
 		rb.ReadQueues, rb.WriteQueues, rb.Perm = qd.ReadQueueNums, qd.WriteQueueNums, permText(qd.Perm)
+		// The put rate: the group leader's TOPIC_PUT_NUMS (counted since
+		// that node started; none yet when it has stored none).
+		if leader, ok := bd.BrokerAddrs[0]; ok {
+			if st, err := s.adminOf(ctx).BrokerStats(ctx, leader, "TOPIC_PUT_NUMS", name); err == nil {
+				rb.PutMinute, rb.PutHour, rb.HasRate = st.StatsMinute.Tps, st.StatsHour.Tps, true
+			}
+		}
 		d.Brokers = append(d.Brokers, rb)
 	}
 	sort.Slice(d.Brokers, func(i, j int) bool { return d.Brokers[i].Name < d.Brokers[j].Name })
