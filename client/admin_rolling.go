@@ -34,15 +34,28 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
+// leaderPoll is how often Drain looks again for a group's leader while
+// the group elects one.
+const leaderPoll = 200 * time.Millisecond
+
 // ErrRollingRestart: a rolling restart stopped before every node was
 // restarted (the error says at which node and step).
 var ErrRollingRestart = errors.New("client: rolling restart")
 
 // Drain drains (drain=true) or undrains the member node of group
 // (RAFT_DRAIN, 4010, sent to the node itself). A drain of the leader
-// returns once another node leads.
+// returns once another node leads. While the group elects a leader it
+// waits for one (until ctx ends).
 func (a *Admin) Drain(ctx context.Context, group, node string, drain bool) error {
 	_, ls, err := a.GroupLeader(ctx, group)
+	for errors.Is(err, ErrLeaderNotFound) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (waited for one until %w)", err, ctx.Err())
+		case <-time.After(leaderPoll):
+		}
+		_, ls, err = a.GroupLeader(ctx, group)
+	}
 	if err != nil {
 		return err
 	}
