@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/ledgermq/ledgermq/acl"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -16,18 +17,24 @@ import (
 var errACLOff = errors.New("broker: ACL is not enabled on this broker")
 
 // getClusterACLConfig answers GET_BROKER_CLUSTER_ACL_CONFIG (54): the
-// group's rules in force, as their plain_acl.yml writes them (secret keys
-// included: the request needs an admin account). A node with ACL off
-// refuses it.
+// rules in force, as their plain_acl.yml writes them (secret keys
+// included: the request needs an admin account) — the group's, or, until
+// the group has recorded any, this node's own file, which it enforces
+// meanwhile. A node with ACL off refuses it.
 func (b *Broker) getClusterACLConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if !b.cfg.ACLEnable {
 		return errorResponse(req, errACLOff)
 	}
-	r, ok := b.group.Metadata().ACL()
-	if !ok {
-		return errorResponse(req, fmt.Errorf("%w: the group has recorded no ACL rules yet", ErrNotFound))
+	content := []byte(nil)
+	if r, ok := b.group.Metadata().ACL(); ok {
+		content = r.Content
+	} else {
+		var err error
+		if content, err = os.ReadFile(b.cfg.ACLFile); err != nil {
+			return errorResponse(req, fmt.Errorf("%w: the group has recorded no ACL rules yet, and this node's file: %w", ErrNotFound, err))
+		}
 	}
-	d, err := acl.Describe(r.Content)
+	d, err := acl.Describe(content)
 	if err != nil {
 		return errorResponse(req, err)
 	}
