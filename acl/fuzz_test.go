@@ -14,5 +14,10 @@ func FuzzACLParse(f *testing.F) {
 		}
 		_ = a.Check(Request{RemoteAddr: "127.0.0.1:1", Ext: map[string]string{"AccessKey": "RocketMQ", "Signature": "x"},
 			Resources: []Resource{{Topic, "t", Pub}, {Group, "g", Sub}}})
+		// What Parse accepts, Describe shows: one account for each.
+		d, err := Describe(data)
+		if err != nil || len(d.Accounts) != a.Accounts() {
+			t.Fatalf("Describe of a file Parse accepts: %d accounts, %v; Parse has %d", len(d.Accounts), err, a.Accounts())
+		}
 	})
 }
