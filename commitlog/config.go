@@ -75,6 +75,10 @@ type Config struct {
 	// Logger receives warnings (ignored files, outstanding refs on Close,
 	// flush failures) and retention decisions. Default: a null logger.
 	Logger hclog.Logger
+	// KeepFrom, if set, bounds retention: no segment that ends after the
+	// offset it returns is deleted (the raft log's first entry still
+	// needed, when the CommitLog is the raft log).
+	KeepFrom func() int64
 }
 
 // DefaultConfig returns the configuration with every default filled in.

@@ -17,7 +17,8 @@ import (
 //     again after every deletion),
 //
 // and deletion stops at the first segment that does not qualify, so the log
-// stays contiguous. It never deletes the active (last) segment, and it stops
+// stays contiguous. It never deletes the active (last) segment, nor one
+// that ends after Config.KeepFrom, and it stops
 // at a segment with outstanding Refs, a running Scan or a flush in progress
 // (a later call deletes it once released). At most maxFiles are deleted per
 // call; maxFiles <= 0 means no limit. Each removal is followed by a
@@ -32,6 +33,10 @@ func (l *Log) DeleteExpired(force bool, maxFiles int) (int, error) {
 	now := l.cfg.Clock()
 	deleted := 0
 	for maxFiles <= 0 || deleted < maxFiles {
+		keep := int64(-1)
+		if l.cfg.KeepFrom != nil {
+			keep = l.cfg.KeepFrom()
+		}
 		reason := ""
 		if force {
 			reason = "forced"
@@ -53,7 +58,7 @@ func (l *Log) DeleteExpired(force bool, maxFiles int) (int, error) {
 		if mt := s.modTime(); reason == "" && !mt.IsZero() && now.Sub(mt) >= l.cfg.FileReservedTime {
 			reason = "expired"
 		}
-		if reason == "" || s.refs.Load() > 1 {
+		if reason == "" || s.refs.Load() > 1 || (keep >= 0 && s.end() > keep) {
 			l.segMu.Unlock()
 			break
 		}

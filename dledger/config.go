@@ -104,6 +104,11 @@ type Config struct {
 	// changes among them): about 7 ms per MiB, so this bounds that part
 	// of a restart to a quarter of a second.
 	SnapshotBytes int64
+	// OneLog makes the CommitLog the raft log: each message is written and
+	// fsynced once per node (onelog.go, store/entries.go). A node's data
+	// keeps the layout it was created with; every node of a group must
+	// use the same one.
+	OneLog bool
 	// RaftSegmentSize is the size of the raft log's segment files (0:
 	// raft-wal's default, 64 MiB). Entries compacted after a snapshot stay
 	// readable until their whole segment is deleted: a lagging follower

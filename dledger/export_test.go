@@ -46,7 +46,7 @@ const (
 type NodeInfo = nodeInfo
 
 // WALForTest is the node's raft log.
-func (g *Group) WALForTest() raft.LogStore { return g.wal }
+func (g *Group) WALForTest() raft.LogStore { return g.logs }
 
 // DelayLevelsForTest is the delay levels the node runs with.
 func (g *Group) DelayLevelsForTest() string { return g.cfg.DelayLevels }

@@ -2,6 +2,7 @@ package dledger_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,12 @@ func TestDifferentMaxMessageSizeDoesNotDiverge(t *testing.T) {
 // offsets and keep serving; it now adopts the group's size, also when it
 // restarts with its own configuration.
 func TestDifferentSegmentSizeDoesNotDiverge(t *testing.T) {
+	if os.Getenv("LEDGERMQ_TEST_ONE_LOG") == "1" {
+		// With one log a store holds raft entries from the start, so it
+		// cannot be re-created with the group's geometry: a node
+		// configured differently stops (TestOneLogDifferentSegmentSizeStops).
+		t.Skip("the one-log layout stops a node with another segment size")
+	}
 	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		if i == 2 {
 			cfg.Store.SegmentSize = 1 << 20

@@ -56,8 +56,11 @@ type fsm struct {
 	// reads it to notice raft installing a snapshot older than its log.
 	lastIndex atomic.Pointer[func() uint64]
 	// rlog is the raft log, set by the group: Restore leaves it the plan
-	// for raft's deletion that follows a snapshot install.
+	// for raft's deletion that follows a snapshot install (nil with one
+	// log).
 	rlog *raftLog
+	// snapCount is the raft log's count of bytes since the last snapshot.
+	snapCount *snapshotCounter
 	// recent remembers the last entries applied, for the proposer to
 	// resolve entries whose leadership was lost (resolve.go).
 	recent *appliedRing
@@ -97,6 +100,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 }
 
 func (f *fsm) applyOne(l *raft.Log) applyResult {
+	if f.store.OneLog() {
+		return f.applyOneLog(l)
+	}
 	if l.Type != raft.LogCommand {
 		return applyResult{}
 	}
@@ -132,41 +138,60 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 		// every replica) the op is not applied either. On a replay the
 		// store skips what it holds and the metadata what it applied, so
 		// a crash between the two parts completes the entry.
-		res := f.putMessages(l.Index, e.recs)
-		if res.err != nil && !errors.Is(res.err, errApplied) {
-			return res
-		}
-		if _, err := f.meta.Apply(l.Index, e.op); err != nil {
-			return f.stop(l.Index, err)
-		}
-		return res
+		return f.applyMessagesOp(l.Index, e.op, func() applyResult { return f.putMessages(l.Index, e.recs) })
 	case entryTypeMetadata:
-		switch e.op.Kind {
-		case metadata.OpSettings:
-			return f.applySettings(l.Index, e.op)
-		case metadata.OpFormatVersion:
-			return f.applyFormatVersion(l.Index, e.op)
-		}
-		applied, err := f.meta.Apply(l.Index, e.op)
-		if err != nil {
-			return f.stop(l.Index, err)
-		}
-		if applied && e.op.Kind == metadata.OpDeleteTopic && l.Index > f.store.LastSeq() {
-			// Every replica drops the topic's queues at the same point of
-			// the log, so a re-created topic starts at queue offset 0
-			// everywhere. An empty batch then records the index in the
-			// store, so a replay after a crash does not drop queues that
-			// later entries filled again.
-			if err := f.store.DeleteTopic(e.op.Name); err != nil {
-				return f.stop(l.Index, err)
-			}
+		// An empty batch records a topic deletion's index in the store, so
+		// a replay after a crash does not drop queues that later entries
+		// filled again.
+		return f.applyMetadata(l.Index, e.op, func() error {
 			if _, err := f.store.Put(l.Index, nil); err != nil && !errors.Is(err, store.ErrSeqApplied) {
-				return f.stop(l.Index, err)
+				return err
 			}
-		}
-		return applyResult{}
+			return nil
+		})
 	}
 	return f.stop(l.Index, fmt.Errorf("%w: type %d", ErrBadEntry, e.typ))
+}
+
+// applyMessagesOp applies an entry of messages and an op: the messages
+// first (put), then the op unless the messages were refused.
+func (f *fsm) applyMessagesOp(index uint64, op metadata.Op, put func() applyResult) applyResult {
+	res := put()
+	if res.err != nil && !errors.Is(res.err, errApplied) {
+		return res
+	}
+	if _, err := f.meta.Apply(index, op); err != nil {
+		return f.stop(index, err)
+	}
+	return res
+}
+
+// applyMetadata applies a metadata entry's op. A topic deletion drops the
+// topic's queues on every replica at the same point of the log, so a
+// re-created topic starts at queue offset 0 everywhere; afterDelete (if
+// set) then runs.
+func (f *fsm) applyMetadata(index uint64, op metadata.Op, afterDelete func() error) applyResult {
+	switch op.Kind {
+	case metadata.OpSettings:
+		return f.applySettings(index, op)
+	case metadata.OpFormatVersion:
+		return f.applyFormatVersion(index, op)
+	}
+	applied, err := f.meta.Apply(index, op)
+	if err != nil {
+		return f.stop(index, err)
+	}
+	if applied && op.Kind == metadata.OpDeleteTopic && index > f.store.LastSeq() {
+		if err := f.store.DeleteTopic(op.Name); err != nil {
+			return f.stop(index, err)
+		}
+		if afterDelete != nil {
+			if err := afterDelete(); err != nil {
+				return f.stop(index, err)
+			}
+		}
+	}
+	return applyResult{}
 }
 
 // stop fail-stops this node on the entry at index, which it cannot apply:
@@ -240,14 +265,16 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, fmt.Errorf("dledger: snapshot: %w", err)
 	}
 	f.snapshots.Add(1)
-	if f.rlog != nil {
-		f.rlog.snapshotTaken()
+	if f.snapCount != nil {
+		f.snapCount.snapshotTaken()
 	}
 	return &fsmSnapshot{m: manifest{
 		Version:      1,
 		StoreSeq:     f.store.LastSeq(),
 		CommitLogMin: f.store.MinPhysicalOffset(),
-		CommitLogMax: f.store.MaxPhysicalOffset(),
+		// With one log, the entries after the applied ones are not the
+		// snapshot's (a snapshot installed elsewhere ends there).
+		CommitLogMax: f.store.AppliedEnd(),
 		Metadata:     meta,
 	}}, nil
 }
@@ -279,8 +306,19 @@ func (f *fsm) Restore(rc io.ReadCloser) (err error) {
 		if li := f.lastIndex.Load(); li != nil {
 			last = (*li)()
 		}
+		var restoredBefore uint64
+		if f.snaps != nil {
+			restoredBefore = f.snaps.restored.Load()
+		}
 		if err := f.install(dir, m, idx); err != nil {
 			return err
+		}
+		if f.store.OneLog() && last > idx && f.snaps != nil && f.snaps.restored.Load() != restoredBefore && f.fail != nil {
+			// The CommitLog, and so the raft log, now ends at the snapshot,
+			// while raft still counts the entries it held after it: only a
+			// restart makes raft read the log again.
+			f.fail(fmt.Errorf("%w: raft installed snapshot %d over a log reaching %d; restart the node to resume replication",
+				ErrRestartNeeded, idx, last))
 		}
 		if f.rlog != nil {
 			plan := &installPlan{index: idx}

@@ -46,12 +46,18 @@ type Group struct {
 	store *store.Store
 	meta  *metadata.State
 	fsm   *fsm
-	wal   *raftLog
-	snaps raft.SnapshotStore
-	trans *raft.NetworkTransport
-	mux   *muxLayer
-	raft  *raft.Raft
-	prop  *proposer
+	wal   *raftLog // nil with one log
+	// logs and stable are raft's log and stable store: raft-wal, or with
+	// one log (Config.OneLog) the CommitLog and a small file.
+	logs   raft.LogStore
+	stable raft.StableStore
+	clog   *commitLogRaftLog
+	fstab  *fileStable
+	snaps  raft.SnapshotStore
+	trans  *raft.NetworkTransport
+	mux    *muxLayer
+	raft   *raft.Raft
+	prop   *proposer
 	// own marks the entries this node proposed, checked when encoded.
 	own *ownEntries
 	ids *message.UniqIDGenerator
@@ -119,7 +125,11 @@ func Open(cfg Config) (*Group, error) {
 func (g *Group) open() error {
 	cfg := g.cfg
 	raftDir := filepath.Join(cfg.DataDir, "raft")
-	if err := fsutil.MkdirAll(filepath.Join(raftDir, "wal")); err != nil {
+	mk := filepath.Join(raftDir, "wal")
+	if cfg.OneLog {
+		mk = raftDir
+	}
+	if err := fsutil.MkdirAll(mk); err != nil {
 		return err
 	}
 	// The metadata first: once the group has recorded its settings, the
@@ -132,6 +142,14 @@ func (g *Group) open() error {
 	scfg := cfg.Store
 	scfg.Dir = filepath.Join(cfg.DataDir, "store")
 	scfg.Logger = g.log
+	if cfg.OneLog {
+		if err := noRaftWAL(filepath.Join(raftDir, "wal")); err != nil {
+			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: filepath.Join(raftDir, "wal"), Err: err}
+		}
+		scfg.OneLog = true
+		scfg.CommittedSeq, scfg.EntriesFrom = newestSnapshotBounds(filepath.Join(raftDir, snapshotsDirName))
+		scfg.EntryDeletes = deletesTopic
+	}
 	if gs, ok := g.meta.Settings(); ok {
 		scfg, g.cfg.DelayLevels = adoptOnStart(g.log, gs, scfg, cfg.DelayLevels)
 	}
@@ -150,13 +168,25 @@ func (g *Group) open() error {
 		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own}
 	g.fsm.verifier.lastTo.Store(-1)
 	walDir := filepath.Join(raftDir, "wal")
-	if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {
-		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
+	var counter *snapshotCounter
+	if cfg.OneLog {
+		walDir = filepath.Join(raftDir, stableFileName)
+		if g.fstab, err = openFileStable(walDir); err != nil {
+			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
+		}
+		g.clog = &commitLogRaftLog{st: g.store, own: g.own, fail: g.fail, observer: cfg.LogObserver}
+		g.logs, g.stable, counter = g.clog, g.fstab, &g.clog.snapshotCounter
+	} else {
+		if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {
+			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
+		}
+		g.wal.observer = cfg.LogObserver
+		g.fsm.rlog = g.wal
+		g.logs, g.stable, counter = g.wal, g.wal, &g.wal.snapshotCounter
 	}
-	g.wal.observer = cfg.LogObserver
-	g.wal.snapshotBytes = cfg.SnapshotBytes
-	g.wal.snapshotDue = make(chan struct{}, 1)
-	g.fsm.rlog = g.wal
+	counter.snapshotBytes = cfg.SnapshotBytes
+	counter.snapshotDue = make(chan struct{}, 1)
+	g.fsm.snapCount = counter
 	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
 	}
@@ -203,7 +233,7 @@ func (g *Group) open() error {
 	rc.Logger = rl
 	rc.NoLegacyTelemetry = true
 
-	existing, err := raft.HasExistingState(g.wal, g.wal, g.snaps)
+	existing, err := raft.HasExistingState(g.logs, g.stable, g.snaps)
 	if err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
@@ -229,7 +259,7 @@ func (g *Group) open() error {
 		for _, p := range cfg.Peers {
 			conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
 		}
-		if err := raft.BootstrapCluster(rc, g.wal, g.wal, g.snaps, g.trans, conf); err != nil {
+		if err := raft.BootstrapCluster(rc, g.logs, g.stable, g.snaps, g.trans, conf); err != nil {
 			return fmt.Errorf("dledger: bootstrap: %w", err)
 		}
 	}
@@ -237,11 +267,11 @@ func (g *Group) open() error {
 	// from the log files. The cache counts entries, and an entry carries up
 	// to MaxBatchBytes, so it is kept small: followers in step need only
 	// the last MaxInFlight entries, and one further behind reads the log.
-	logs, err := raft.NewLogCache(logCacheEntries, g.wal)
+	logs, err := raft.NewLogCache(logCacheEntries, g.logs)
 	if err != nil {
 		return fmt.Errorf("dledger: log cache: %w", err)
 	}
-	if g.raft, err = newRaft(rc, g.fsm, logs, g.wal, g.snaps, g.trans); err != nil {
+	if g.raft, err = newRaft(rc, g.fsm, logs, g.stable, g.snaps, g.trans); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
 	g.liveRaft.Store(g.raft)
@@ -261,7 +291,7 @@ func (g *Group) open() error {
 	go g.watchRoles()
 	go func() {
 		defer g.wg.Done()
-		g.snapshotOnBytes(g.ctx, g.wal.snapshotDue)
+		g.snapshotOnBytes(g.ctx, counter.snapshotDue)
 	}()
 	if cfg.PreferredLeader != "" {
 		g.whileLeading(2*cfg.Timing.ElectionTimeout, g.preferLeader)
@@ -395,6 +425,9 @@ func (g *Group) closeParts(clean bool) error {
 	}
 	if g.wal != nil {
 		errs = append(errs, g.wal.Close())
+	}
+	if g.fstab != nil {
+		errs = append(errs, g.fstab.Close())
 	}
 	if g.store != nil {
 		if clean {

@@ -34,12 +34,7 @@ type raftLog struct {
 	log  hclog.Logger
 	// observer hears every append (observe.go); nil: none.
 	observer LogObserver
-	// sinceSnapshot counts the entry bytes appended since the last
-	// snapshot began; past snapshotBytes (when positive) an append signals
-	// snapshotDue (snapshots.go).
-	sinceSnapshot atomic.Int64
-	snapshotBytes int64
-	snapshotDue   chan struct{}
+	snapshotCounter
 
 	// closeMu and closed order the stable store's writes against Close.
 	// raft handles a heartbeat on a transport goroutine it does not wait

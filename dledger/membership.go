@@ -128,7 +128,7 @@ func (g *Group) AppliedIndex() uint64 {
 	// the FSM still has to apply.
 	for handed := g.raft.AppliedIndex(); a < handed; a++ {
 		var e raft.Log
-		if err := g.wal.GetLog(a+1, &e); err != nil || e.Type == raft.LogCommand || e.Type == raft.LogConfiguration {
+		if err := g.logs.GetLog(a+1, &e); err != nil || e.Type == raft.LogCommand || e.Type == raft.LogConfiguration {
 			break
 		}
 	}

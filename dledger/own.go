@@ -26,7 +26,13 @@ func (o *ownEntries) add(b []byte) {
 }
 
 // take reports whether b is an entry add remembered, and forgets it.
-func (o *ownEntries) take(b []byte) bool {
+func (o *ownEntries) take(b []byte) bool { return o.find(b, true) }
+
+// has reports whether b is an entry add remembered, without forgetting it
+// (the one-log raft log asks before the FSM takes it).
+func (o *ownEntries) has(b []byte) bool { return o.find(b, false) }
+
+func (o *ownEntries) find(b []byte, forget bool) bool {
 	if len(b) == 0 {
 		return false
 	}
@@ -35,7 +41,9 @@ func (o *ownEntries) take(b []byte) bool {
 	defer o.mu.Unlock()
 	for i, q := range o.ring {
 		if q == p {
-			o.ring[i] = nil
+			if forget {
+				o.ring[i] = nil
+			}
 			return true
 		}
 	}

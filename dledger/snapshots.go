@@ -3,6 +3,7 @@ package dledger
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -18,9 +19,17 @@ import (
 // the last one began. A snapshot is cheap (fsm.Snapshot: the store forced
 // to disk and a small manifest).
 
+// snapshotCounter counts the entry bytes appended since the last snapshot
+// began; past snapshotBytes (when positive) an append signals snapshotDue.
+type snapshotCounter struct {
+	sinceSnapshot atomic.Int64
+	snapshotBytes int64
+	snapshotDue   chan struct{}
+}
+
 // countForSnapshot adds n appended bytes and signals snapshotDue when
 // they pass snapshotBytes. Called by StoreLogs (raft's goroutines).
-func (l *raftLog) countForSnapshot(n int) {
+func (l *snapshotCounter) countForSnapshot(n int) {
 	if l.snapshotBytes <= 0 || l.sinceSnapshot.Add(int64(n)) < l.snapshotBytes {
 		return
 	}
@@ -32,7 +41,7 @@ func (l *raftLog) countForSnapshot(n int) {
 
 // snapshotTaken restarts the count: a snapshot (raft's or requested)
 // covers what was appended before it began. Called by fsm.Snapshot.
-func (l *raftLog) snapshotTaken() { l.sinceSnapshot.Store(0) }
+func (l *snapshotCounter) snapshotTaken() { l.sinceSnapshot.Store(0) }
 
 // snapshotRetry spaces the requests for a snapshot that could not be
 // taken (one in progress, nothing new yet).

@@ -78,6 +78,11 @@ func (k *snapshotSink) finalise() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !k.w.streamed() && k.s.fsm.store.OneLog() && m.StoreSeq < k.meta.Index {
+		if m, err = k.coverIndex(m); err != nil {
+			return nil, err
+		}
+	}
 	if !k.w.streamed() {
 		if err := k.s.pin(k.tmp, m); err != nil {
 			return nil, err
@@ -107,6 +112,31 @@ func (k *snapshotSink) finalise() (*snapshot, error) {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// coverIndex makes a local one-log snapshot's manifest end at the
+// snapshot's raft index: raft's index counts the no-ops and barriers after
+// the last entry the FSM applied, and those are in the CommitLog too, so a
+// node that installs the snapshot must hold them at the same offsets. They
+// are recorded as applied here (and made durable before the manifest is).
+func (k *snapshotSink) coverIndex(m manifest) (manifest, error) {
+	st := k.s.fsm.store
+	if err := st.MarkApplied(k.meta.Index); err != nil {
+		return m, err
+	}
+	end, ok := st.EntryEnd(k.meta.Index)
+	if !ok {
+		return m, fmt.Errorf("raft entry %d is not in the log", k.meta.Index)
+	}
+	if err := st.Flush(); err != nil {
+		return m, err
+	}
+	m.StoreSeq, m.CommitLogMax = k.meta.Index, end
+	b, err := json.Marshal(m)
+	if err != nil {
+		return m, err
+	}
+	return m, writeFileSync(filepath.Join(k.tmp, manifestFileName), b)
 }
 
 // pin hard-links the CommitLog segments that hold the bytes below the

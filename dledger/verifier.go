@@ -104,7 +104,9 @@ func (g *Group) ProposeCheckpoint(ctx context.Context) error {
 	if v := g.meta.FormatVersion(); v < uint32(checkpointVersion) {
 		return fmt.Errorf("%w: version %d, checkpoints need %d", ErrFormatVersion, v, checkpointVersion)
 	}
-	to := g.store.MaxPhysicalOffset()
+	// Applied bytes only: with one log, what follows them may not be
+	// committed yet.
+	to := g.store.AppliedEnd()
 	from := g.fsm.verifier.lastTo.Load()
 	switch {
 	case from < g.store.MinPhysicalOffset() || from > to:

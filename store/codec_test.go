@@ -63,10 +63,34 @@ func TestMarkerRoundTrip(t *testing.T) {
 		t.Fatalf("marker %x, want %x", b, want)
 	}
 	m, err := decodeMarker(b)
-	if err != nil || m != (marker{count: 3, seq: 7, first: 4096}) {
+	if err != nil || !reflect.DeepEqual(m, marker{count: 3, seq: 7, first: 4096}) {
 		t.Fatalf("decode: %+v %v", m, err)
 	}
 	for _, bad := range [][]byte{b[:31], append([]byte{0, 0, 0, 33}, b[4:]...), append(append([]byte(nil), b[:8]...), append([]byte{0, 2}, b[10:]...)...)} {
+		if _, err := decodeMarker(bad); !errors.Is(err, ErrBadMarker) {
+			t.Fatalf("bad marker %x: got %v", bad, err)
+		}
+	}
+}
+
+func TestMarkerV2RoundTrip(t *testing.T) {
+	in := marker{v2: true, count: 2, seq: 9, first: 100, term: 4, logType: 2, header: []byte("hdr")}
+	b := make([]byte, in.size())
+	encodeMarker(b, in)
+	if len(b) != markerV2Fixed+3 || b[3] != byte(len(b)) || b[9] != 2 {
+		t.Fatalf("marker %x", b)
+	}
+	m, err := decodeMarker(b)
+	if err != nil || !reflect.DeepEqual(m, in) {
+		t.Fatalf("decode: %+v %v", m, err)
+	}
+	// A header length that disagrees with the size, a size that disagrees
+	// with the bytes, and a truncated marker are refused.
+	bad1 := append([]byte(nil), b...)
+	bad1[47]++
+	bad2 := append([]byte(nil), b...)
+	bad2[3]++
+	for _, bad := range [][]byte{bad1, bad2, b[:len(b)-1], b[:markerV2Fixed-1]} {
 		if _, err := decodeMarker(bad); !errors.Is(err, ErrBadMarker) {
 			t.Fatalf("bad marker %x: got %v", bad, err)
 		}
@@ -107,16 +131,22 @@ func FuzzDecodeMarker(f *testing.F) {
 	b := make([]byte, markerSize)
 	encodeMarker(b, marker{count: 1, seq: 1})
 	f.Add(b)
+	v2 := marker{v2: true, count: 1, seq: 2, term: 3, logType: 1, header: []byte{1, 1, 0, 0, 0, 1}}
+	b2 := make([]byte, v2.size())
+	encodeMarker(b2, v2)
+	f.Add(b2)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMarker(b)
 		if err != nil {
 			return
 		}
-		out := make([]byte, markerSize)
+		out := make([]byte, m.size())
 		encodeMarker(out, m)
-		// Flags are not kept, so compare only markers without flags.
-		if b[10] == 0 && b[11] == 0 && !bytes.Equal(out, b[:markerSize]) {
-			t.Fatalf("re-encode differs: %x vs %x", out, b[:markerSize])
+		// Flags and reserved bytes are not kept, so compare only markers
+		// without them.
+		kept := b[10] == 0 && b[11] == 0 && (!m.v2 || b[41] == 0 && b[42] == 0 && b[43] == 0)
+		if kept && !bytes.Equal(out, b[:m.size()]) {
+			t.Fatalf("re-encode differs: %x vs %x", out, b[:m.size()])
 		}
 	})
 }

@@ -112,6 +112,24 @@ type Config struct {
 	// it). It runs on the Put caller's goroutine and must not block or call
 	// Put.
 	OnDispatch func(topic string, queueID int32, maxOffset int64)
+
+	// OneLog makes the CommitLog the raft log (entries.go): entries are
+	// written by AppendEntries, made visible by DispatchEntry once
+	// committed, and Put is refused. A store keeps the layout it was
+	// created with: its directory records it (oneLogMarkerName).
+	OneLog bool
+	// CommittedSeq is, with OneLog, a sequence number known to be
+	// committed (the raft snapshot's index): recovery dispatches the
+	// entries up to it even when the checkpoint is lost.
+	CommittedSeq uint64
+	// EntriesFrom is, with OneLog, the CommitLog offset from which
+	// recovery lists the raft entries for Entry (the end of the raft
+	// snapshot's last entry); entries before it are compacted away.
+	EntriesFrom int64
+	// EntryDeletes, with OneLog, tells from an entry's header which topic
+	// it deletes when applied ("" for none), for entries recovery finds
+	// not yet dispatched (see Entry.DeletesTopic).
+	EntryDeletes func(header []byte) string
 }
 
 // DefaultConfig returns the production defaults for a store in dir.

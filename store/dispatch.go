@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/ledgermq/ledgermq/consumequeue"
 	"github.com/ledgermq/ledgermq/message"
@@ -24,6 +25,9 @@ type dispatchReq struct {
 	tags        string
 	keys        []string
 	uniq        string
+	// host is the record's store host (its offset message id's), kept
+	// for the one-log store's answers (entries.go).
+	host netip.AddrPort
 }
 
 // dispatchFromRecord decodes what dispatch needs from an encoded record at
@@ -52,6 +56,7 @@ func dispatchFromRecord(off int64, b []byte) (dispatchReq, error) {
 		tags:        m.Tags(),
 		keys:        m.Keys(),
 		uniq:        m.UniqKey(),
+		host:        v.StoreHost(),
 	}, nil
 }
 

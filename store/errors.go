@@ -37,4 +37,7 @@ var (
 	// failure while swapping them in, or restored data that does not end
 	// at the expected sequence number.
 	ErrRestore = errors.New("store: restore failed")
+	// ErrLayout is returned by Open for a store created in the other
+	// layout (Config.OneLog) than the one asked for.
+	ErrLayout = errors.New("store: layout differs")
 )

@@ -93,9 +93,55 @@ func (it *batchItem) fromExt(m *message.Ext) error {
 	return nil
 }
 
+// write writes the item's record at CommitLog offset off into dst.
+func (it *batchItem) write(dst []byte, off int64) error {
+	if it.m == nil {
+		copy(dst, it.rec)
+		return message.PatchOffsets(dst, it.req.queueOffset, off)
+	}
+	it.m.QueueOffset = it.req.queueOffset
+	it.m.PhysicalOffset = off
+	return message.EncodeRecordInto(dst, it.m, it.props)
+}
+
+// appendItemsLocked appends items and their marker m (its first offset
+// filled in) as one CommitLog append and returns their offsets. A write
+// failure makes the store refuse writes from then on. Called with s.mu
+// held.
+func (s *Store) appendItemsLocked(items []batchItem, sizes []int, m marker) ([]int64, error) {
+	first := int64(-1)
+	var fillErr error
+	offsets, err := s.cl.AppendBatch(sizes, func(i int, off int64, dst []byte) error {
+		if first < 0 {
+			first = off
+		}
+		if i == len(items) {
+			m.first = first
+			encodeMarker(dst, m)
+			return nil
+		}
+		fillErr = items[i].write(dst, off)
+		return fillErr
+	})
+	switch {
+	case err == nil:
+		return offsets, nil
+	case errors.Is(err, commitlog.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %v", ErrBatchTooLarge, err)
+	case fillErr != nil:
+		return nil, fmt.Errorf("%w: %v", ErrBadMessage, fillErr)
+	}
+	s.writeErr = err
+	s.log.Error("commitlog append failed; refusing further writes", "error", err)
+	return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
+}
+
 // putBatch appends validated items and the batch marker as one CommitLog
 // append, dispatches them and answers their positions (see Put).
 func (s *Store) putBatch(seq uint64, items []batchItem) ([]PutResult, error) {
+	if s.cfg.OneLog {
+		return nil, ErrNotOneLog
+	}
 	sizes := make([]int, len(items)+1)
 	for i := range items {
 		sizes[i] = items[i].size
@@ -142,38 +188,10 @@ func (s *Store) putBatch(seq uint64, items []batchItem) ([]PutResult, error) {
 			pending[st]++
 		}
 	}
-	first := int64(-1)
-	var fillErr error
-	offsets, err := s.cl.AppendBatch(sizes, func(i int, off int64, dst []byte) error {
-		if first < 0 {
-			first = off
-		}
-		if i == len(items) {
-			encodeMarker(dst, marker{count: len(items), seq: seq, first: first})
-			return nil
-		}
-		it := &items[i]
-		if it.m == nil {
-			copy(dst, it.rec)
-			fillErr = message.PatchOffsets(dst, it.req.queueOffset, off)
-			return fillErr
-		}
-		it.m.QueueOffset = it.req.queueOffset
-		it.m.PhysicalOffset = off
-		fillErr = message.EncodeRecordInto(dst, it.m, it.props)
-		return fillErr
-	})
+	offsets, err := s.appendItemsLocked(items, sizes, marker{count: len(items), seq: seq})
 	if err != nil {
 		s.mu.Unlock()
-		if errors.Is(err, commitlog.ErrTooLarge) {
-			return nil, fmt.Errorf("%w: %v", ErrBatchTooLarge, err)
-		}
-		if fillErr != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadMessage, fillErr)
-		}
-		s.writeErr = err
-		s.log.Error("commitlog append failed; refusing further writes", "error", err)
-		return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
+		return nil, err
 	}
 	reqs := make([]dispatchReq, len(items))
 	for i := range items {
@@ -225,6 +243,11 @@ func (s *Store) putBatch(seq uint64, items []batchItem) ([]PutResult, error) {
 }
 
 func (s *Store) validate(msgs []*message.Ext) error {
+	return s.validateMax(msgs, s.MaxMessageSize())
+}
+
+// validateMax is validate with the largest body it accepts.
+func (s *Store) validateMax(msgs []*message.Ext, maxBody int) error {
 	for i, m := range msgs {
 		switch {
 		case m == nil:
@@ -235,8 +258,8 @@ func (s *Store) validate(msgs []*message.Ext) error {
 			return fmt.Errorf("%w: message %d: queue id %d", ErrBadMessage, i, m.QueueID)
 		case !m.BornHost.IsValid() || !m.StoreHost.IsValid():
 			return fmt.Errorf("%w: message %d: born and store hosts must be set", ErrBadMessage, i)
-		case len(m.Body) > s.MaxMessageSize():
-			return fmt.Errorf("%w: message %d: body of %d bytes exceeds %d", ErrBadMessage, i, len(m.Body), s.MaxMessageSize())
+		case len(m.Body) > maxBody:
+			return fmt.Errorf("%w: message %d: body of %d bytes exceeds %d", ErrBadMessage, i, len(m.Body), maxBody)
 		}
 		// Every key is indexed as topic#key: refuse what the IndexFile
 		// cannot hold before anything is written.

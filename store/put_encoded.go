@@ -54,6 +54,11 @@ func (s *Store) putEncoded(seq uint64, recs [][]byte, verifyCRC bool) ([]PutResu
 // the decoded message, and prepares it for the append. verifyCRC also
 // checks the body CRC.
 func (s *Store) prepareEncoded(it *batchItem, rec []byte, verifyCRC bool) error {
+	return s.prepareEncodedMax(it, rec, verifyCRC, s.MaxMessageSize())
+}
+
+// prepareEncodedMax is prepareEncoded with the largest body it accepts.
+func (s *Store) prepareEncodedMax(it *batchItem, rec []byte, verifyCRC bool, maxBody int) error {
 	v, err := message.ParseView(rec)
 	if err != nil {
 		return err
@@ -71,7 +76,7 @@ func (s *Store) prepareEncoded(it *batchItem, rec []byte, verifyCRC bool) error 
 		if err != nil {
 			return err
 		}
-		if err := s.validate([]*message.Ext{m}); err != nil {
+		if err := s.validateMax([]*message.Ext{m}, maxBody); err != nil {
 			return err
 		}
 		return it.fromExt(m)
@@ -80,8 +85,8 @@ func (s *Store) prepareEncoded(it *batchItem, rec []byte, verifyCRC bool) error 
 	switch {
 	case v.QueueID() < 0:
 		return fmt.Errorf("queue id %d", v.QueueID())
-	case len(v.Body()) > s.MaxMessageSize():
-		return fmt.Errorf("body of %d bytes exceeds %d", len(v.Body()), s.MaxMessageSize())
+	case len(v.Body()) > maxBody:
+		return fmt.Errorf("body of %d bytes exceeds %d", len(v.Body()), maxBody)
 	}
 	tags, _ := v.Property(message.PropertyTags)
 	keysProp, _ := v.Property(message.PropertyKeys)

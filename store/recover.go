@@ -55,6 +55,16 @@ type replayer struct {
 	lastGood int64 // end of the last complete batch
 	seq      uint64
 	replayed int
+
+	// One log (Config.OneLog): entries at or after entriesFrom are listed
+	// for raft; those above limit are not dispatched but kept in found
+	// (raft decides whether they were committed); applied is where the
+	// dispatched ones end.
+	oneLog      bool
+	entriesFrom int64
+	limit       uint64
+	found       []recoveredEntry
+	applied     int64
 }
 
 func (r *replayer) visit(off int64, payload []byte) error {
@@ -64,6 +74,23 @@ func (r *replayer) visit(off int64, payload []byte) error {
 			r.s.reportCorrupt(commitlog.CorruptRange{Offset: off, Length: int64(len(payload)) + commitlog.TrailerSize, Err: err})
 			r.s.lastHole = off
 			return nil
+		}
+		end := off + int64(len(payload)) + commitlog.TrailerSize
+		if r.oneLog {
+			if m.v2 && off >= r.entriesFrom {
+				r.s.ents.add(m.seq, entryPos{first: m.first, marker: off, end: end, term: m.term})
+			}
+			if m.seq > r.limit {
+				e := recoveredEntry{seq: m.seq, reqs: append([]dispatchReq(nil), r.batch...)}
+				if d := r.s.cfg.EntryDeletes; d != nil && m.v2 {
+					e.deletes = d(m.header)
+				}
+				r.found = append(r.found, e)
+				r.batch = r.batch[:0]
+				r.lastGood = end
+				return nil
+			}
+			r.applied = end
 		}
 		states := make([]*queueState, len(r.batch))
 		toQ := make([]bool, len(r.batch))
@@ -88,7 +115,7 @@ func (r *replayer) visit(off int64, payload []byte) error {
 		if m.seq > r.seq {
 			r.seq = m.seq
 		}
-		r.lastGood = off + int64(len(payload)) + commitlog.TrailerSize
+		r.lastGood = end
 		return nil
 	}
 	d, err := dispatchFromRecord(off, payload)
@@ -134,6 +161,7 @@ func (s *Store) recover() error {
 	rep.Clean = ok && ck.Clean
 	clMin := s.cl.MinOffset()
 	r := &replayer{s: s, rebuildQ: map[queueKey]bool{}}
+	s.oneLogReplay(r, ck, ok)
 	if !ok || ck.CommitLogOffset < clMin {
 		r.rebuildAll = true
 		r.from, r.indexFrom = clMin, clMin
@@ -177,7 +205,12 @@ func (s *Store) recover() error {
 	if r.rebuildAll || len(r.rebuildQ) > 0 {
 		scanFrom = clMin
 	}
+	if r.oneLog && r.entriesFrom < scanFrom {
+		scanFrom = max(r.entriesFrom, clMin)
+	}
 	r.lastGood = scanFrom
+	s.ents.reset(scanFrom)
+	r.applied = scanFrom
 	rep.From = scanFrom
 	end, err := s.cl.Recover(scanFrom, r.visit, r.corrupt)
 	if err != nil {
@@ -191,6 +224,9 @@ func (s *Store) recover() error {
 			return err
 		}
 		r = &replayer{s: s, rebuildQ: map[queueKey]bool{}, rebuildAll: true, from: clMin, indexFrom: clMin, lastGood: clMin}
+		s.oneLogReplay(r, ck, false)
+		s.ents.reset(clMin)
+		r.applied = clMin
 		rep.From = clMin
 		if err := s.cl.Scan(clMin, r.visit, r.corrupt); err != nil {
 			return fmt.Errorf("store: rescan commitlog: %w", err)
@@ -203,7 +239,15 @@ func (s *Store) recover() error {
 		rep.TruncatedBytes = end - r.lastGood
 		end = r.lastGood
 	}
-	if !rep.Clean || rep.TruncatedBytes > 0 || r.rebuildAll {
+	if r.oneLog {
+		// Nothing past the dispatched entries is visible: queue units the
+		// last run wrote for them go, and they are pending again.
+		if err := s.trimQueuesLocked(r.applied); err != nil {
+			return err
+		}
+		s.ents.applied = r.applied
+		s.adoptRecovered(r.found)
+	} else if !rep.Clean || rep.TruncatedBytes > 0 || r.rebuildAll {
 		if err := s.trimQueuesLocked(end); err != nil {
 			return err
 		}
@@ -229,6 +273,21 @@ func (s *Store) recover() error {
 		"replayed", rep.Replayed, "truncated", rep.TruncatedBytes, "rebuilt_queues", rep.RebuiltQueues,
 		"rebuilt_index", rep.RebuiltIndex, "corrupt", len(rep.Corrupt), "seq", rep.Seq, "took", rep.Duration)
 	return nil
+}
+
+// oneLogReplay sets up r for a one-log store: entries from
+// Config.EntriesFrom are listed, those up to the checkpoint's sequence
+// number (or Config.CommittedSeq) dispatched.
+func (s *Store) oneLogReplay(r *replayer, ck Checkpoint, ckOK bool) {
+	if !s.cfg.OneLog {
+		return
+	}
+	r.oneLog = true
+	r.entriesFrom = s.cfg.EntriesFrom
+	r.limit = s.cfg.CommittedSeq
+	if ckOK && ck.Seq > r.limit {
+		r.limit = ck.Seq
+	}
 }
 
 // checkQueuesLocked compares every queue recorded in the checkpoint with the

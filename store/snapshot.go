@@ -92,6 +92,11 @@ func (s *Store) RestoreFrom(dir string, seq uint64) error {
 	}
 	// recover and checkpoint take s.mu themselves; the fence set by
 	// swapCommitLog keeps Put out meanwhile.
+	if s.cfg.OneLog {
+		// Every entry the staged segments hold was committed; raft reads
+		// the log from the next one on.
+		s.cfg.CommittedSeq, s.cfg.EntriesFrom = seq, 0
+	}
 	if err := s.recover(); err != nil {
 		return s.restoreFailed(fmt.Errorf("%w: recover: %v", ErrRestore, err))
 	}

@@ -78,6 +78,9 @@ type Store struct {
 
 	recovery RecoveryReport
 
+	// ents is the raft log's view of the CommitLog (Config.OneLog).
+	ents entryTable
+
 	// unverified holds the checkpoint's queue states not yet checked
 	// against their files (queueKey -> QueueState); see verify.go.
 	unverified    sync.Map
@@ -125,6 +128,11 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s.maxMsg.Store(int64(cfg.MaxMessageSize))
 	s.segSize.Store(cfg.SegmentSize)
+	s.ents.reset(0)
+	if err := checkLayout(cfg); err != nil {
+		lock.Release()
+		return nil, err
+	}
 	if err := s.openParts(); err != nil {
 		s.closeParts()
 		return nil, err
@@ -152,6 +160,12 @@ func (s *Store) openParts() error {
 	clCfg := commitlog.DefaultConfig(filepath.Join(s.cfg.Dir, "commitlog"))
 	clCfg.SegmentSize = s.cfg.SegmentSize
 	clCfg.FlushMode = s.cfg.FlushMode
+	if s.cfg.OneLog {
+		// AppendEntries waits for its own entries to be durable (raft
+		// counts on it); the flusher also runs on its interval.
+		clCfg.FlushMode = commitlog.FlushAsync
+		clCfg.KeepFrom = s.CompactedEnd
+	}
 	clCfg.FlushInterval = s.cfg.FlushInterval
 	clCfg.FileReservedTime = s.cfg.FileReservedTime
 	clCfg.DiskMaxUsedSpaceRatio = s.cfg.DiskMaxUsedSpaceRatio
@@ -317,6 +331,11 @@ func (s *Store) checkpoint(clean bool) error {
 	}
 	if flushIdx {
 		c.IndexPhyOffset = s.idx.MaxPhyOffset()
+	}
+	if s.cfg.OneLog {
+		// What follows the dispatched entries may not be committed: the
+		// checkpoint vouches for the dispatched ones only.
+		c.CommitLogOffset = s.ents.applied
 	}
 	table := make(map[queueKey]QueueState, len(s.recorded)+len(s.queues))
 	for k, v := range s.recorded {

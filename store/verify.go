@@ -76,6 +76,10 @@ func (s *Store) rebuildTopicLocked(topic string) error {
 	}
 	r := &replayer{s: s, from: math.MaxInt64, indexFrom: math.MaxInt64,
 		rebuildQ: map[queueKey]bool{}, rebuildTopics: map[string]bool{topic: true}}
+	if s.cfg.OneLog {
+		// Only what was dispatched; the entries after it list nothing again.
+		r.oneLog, r.entriesFrom, r.limit = true, math.MaxInt64, s.lastSeq.Load()
+	}
 	if err := s.cl.Scan(s.cl.MinOffset(), r.visit, r.corrupt); err != nil {
 		return fmt.Errorf("store: rebuild %s: %w", topic, err)
 	}

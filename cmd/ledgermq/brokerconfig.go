@@ -132,6 +132,7 @@ var brokerKeys = []keySpec{
 	{key: "raft.snapshot_bytes", def: "33554432", usage: "raft log bytes since the last snapshot that trigger one (keeps restarts short when entries are large batches)"},
 	{key: "raft.trailing_logs", def: "10240", usage: "raft entries kept after a snapshot for followers to catch up from"},
 	{key: "raft.segment_size", def: "67108864", usage: "raft log segment file size in bytes (compacted entries go a whole segment at a time)"},
+	{key: "raft.log", def: "wal", usage: "where raft's log lives: wal (a log beside the CommitLog) or commitlog (the CommitLog is the raft log: each message written once); fixed when the node's data is created, the same on every node of a group"},
 }
 
 // ignoredKeys are RocketMQ keys accepted for compatibility and ignored.
@@ -235,6 +236,8 @@ type nodeConfig struct {
 	SnapshotBytes     int64
 	TrailingLogs      uint64
 	RaftSegmentSize   int
+	// OneLog: the CommitLog is the raft log (raft.log = commitlog).
+	OneLog bool
 
 	// Settings is every key's effective value and source; Ignored the
 	// ignored RocketMQ keys of the file with the reason.
@@ -542,6 +545,13 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		TrailingLogs:          uint64(integer("raft.trailing_logs", 1, 1<<40)),
 		RaftSegmentSize:       int(integer("raft.segment_size", 64<<10, 1<<34)),
 	}
+	switch l := strings.ToLower(str("raft.log")); l {
+	case "wal":
+	case "commitlog":
+		c.OneLog = true
+	default:
+		bad("raft.log", "%q: want wal or commitlog", l)
+	}
 	if c.TraceTopic != "" {
 		if err := protocol.ValidateTopic(c.TraceTopic); err != nil {
 			bad("trace_topic_name", "%v", err)
@@ -804,6 +814,7 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		SnapshotBytes:     c.SnapshotBytes,
 		TrailingLogs:      c.TrailingLogs,
 		RaftSegmentSize:   c.RaftSegmentSize,
+		OneLog:            c.OneLog,
 		// The delay table is a group-wide setting: its canonical text is
 		// recorded and compared by the raft group.
 		DelayLevels: delayLevelsText(c.DelayLevels),

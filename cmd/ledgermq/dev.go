@@ -152,6 +152,7 @@ func newDevCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			nodeConf = append(envNodeConf(), nodeConf...)
 			for _, kv := range nodeConf {
 				if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(kv, "\n\r") {
 					return fmt.Errorf("%w: --node-conf %q: want KEY=VALUE", errDevConfig, kv)

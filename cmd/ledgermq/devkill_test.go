@@ -133,3 +133,36 @@ func TestDevLeaderSIGTERMHandsOver(t *testing.T) {
 	}
 	t.Logf("leader process stopped by SIGTERM; new leader %s acknowledged a send %v later", next, after)
 }
+
+// TestDevOneLogLeaderKill9 is TestDevLeaderKill9 with the CommitLog as the
+// raft log (raft.log=commitlog): the nodes keep no separate raft log, a new
+// leader serves what the killed one acknowledged, and the killed node,
+// restarted by dev, recovers its log from the CommitLog alone and serves
+// every acknowledged message again.
+func TestDevOneLogLeaderKill9(t *testing.T) {
+	lc := beforeLeaderStop(t, "--node-conf", "raft.log=commitlog", "--restart")
+	for _, n := range lc.d.File.Nodes {
+		if _, err := os.Stat(filepath.Join(n.Dir, "raft", "wal")); !os.IsNotExist(err) {
+			t.Fatalf("%s has a separate raft log (%v)", n.ID, err)
+		}
+		if _, err := os.Stat(filepath.Join(n.Dir, "store", "onelog")); err != nil {
+			t.Fatalf("%s's store is not the raft log: %v", n.ID, err)
+		}
+	}
+	if err := lc.d.Kill9(lc.leader.PID); err != nil {
+		t.Fatal(err)
+	}
+	next, after := lc.afterLeaderStop(t, time.Now())
+	t.Logf("leader process killed; new leader %s acknowledged a send %v later", next, after)
+	waitFor(t, 60*time.Second, "the killed node, restarted, to serve every acknowledged message", func() bool {
+		for _, id := range lc.acked {
+			rctx, rcancel := context.WithTimeout(lc.ctx, time.Second)
+			resp, err := lc.client.Invoke(rctx, lc.leader.Addr, viewByIDRequest(t, id))
+			rcancel()
+			if err != nil || resp.Code != remoting.Success {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -178,6 +178,7 @@ func printJSONPlan(cmd *cobra.Command, plan jepsen.Plan) error {
 }
 
 func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
+	f.nodeConf = append(envNodeConf(), f.nodeConf...)
 	for _, kv := range f.nodeConf {
 		if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(kv, "\n\r") {
 			return fmt.Errorf("jepsen: --node-conf %q: want KEY=VALUE", kv)

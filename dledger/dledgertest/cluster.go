@@ -49,6 +49,9 @@ func (n *Node) Group() *dledger.Group { return n.group.Load() }
 // ClusterOption adjusts every node's Config before it starts.
 type ClusterOption func(i int, c *dledger.Config)
 
+// OneLog makes the CommitLog every node's raft log (dledger.Config.OneLog).
+func OneLog(_ int, c *dledger.Config) { c.OneLog = true }
+
 // StoreConfig is a store configuration with small files for tests.
 func StoreConfig() store.Config {
 	c := store.DefaultConfig("")
@@ -130,6 +133,9 @@ func (c *Cluster) make(n int, timing dledger.Timing, opts []ClusterOption) {
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
 			Store:     StoreConfig(),
 			Logger:    logger.With("node", peers[i].ID),
+			// LEDGERMQ_TEST_ONE_LOG=1 runs every group test with the
+			// CommitLog as the raft log.
+			OneLog: os.Getenv("LEDGERMQ_TEST_ONE_LOG") == "1",
 		}
 		for _, o := range opts {
 			o(i, &cfg)
