@@ -157,24 +157,8 @@ func (c *Cluster) EnsureMembers(ctx context.Context, h *History) error {
 // StopNode stops a node as an operator would (SIGINT; SIGKILL after
 // grace) and waits for it to exit.
 func (c *Cluster) StopNode(id string, grace time.Duration) error {
-	p := c.procOf(id)
-	_ = p.signal(syscall.SIGCONT)
-	if err := p.signal(syscall.SIGINT); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
+	if _, err := c.procOf(id).Stop(syscall.SIGINT, grace); err != nil {
+		return fmt.Errorf("%w: %w", ErrCluster, err)
 	}
 	return nil
 }
