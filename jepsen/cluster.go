@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,14 +27,18 @@ var (
 	ErrCluster = errors.New("jepsen: cluster")
 )
 
-// GroupName is the broker group the harness runs.
+// GroupName is the broker group of a one-group run (the first of a run
+// of more).
 const GroupName = devcluster.GroupName
 
 // ClusterConfig is the cluster a run starts.
 type ClusterConfig struct {
 	Bin   string // the ledgermq binary
 	Dir   string // the run directory
-	Nodes int    // nodes in the group (3 or 5)
+	Nodes int    // nodes in each group (3 or 5)
+	// Groups is the number of broker groups (0: one), broker-a, broker-b,
+	// …, their nodes n0…, b0…, … (procs.NodeID).
+	Groups int
 	// LogLevel of every process; NodeConf are extra KEY=VALUE lines of
 	// every node's config.
 	LogLevel string
@@ -52,6 +57,8 @@ type ClusterConfig struct {
 // (the address of the node in the group's raft configuration).
 type Node struct {
 	ID, Addr, Raft, HTTP, Advertised, RaftProxy, Dir, Conf string
+	// Group is the node's broker group (brokerName, raft group).
+	Group string
 	// Disk is the mount point of the node's own file system (OwnDisks),
 	// Dir a directory in it: a wiped node's data is moved aside within
 	// it (a mount point cannot be renamed).
@@ -59,12 +66,14 @@ type Node struct {
 	proc *procs.Proc
 }
 
-// Cluster is a name server and one broker group, each a process of Bin,
-// every link between them and to the clients through Net.
+// Cluster is a name server and one or more broker groups, each node a
+// process of Bin, every link between them and to the clients through Net.
 type Cluster struct {
 	cfg   ClusterConfig
 	Net   *Net
-	Nodes []*Node
+	Nodes []*Node // group by group
+	// Groups are the broker groups' names in order.
+	Groups []string
 	// NamesrvAddr is where the name server listens; ClientNamesrv the
 	// proxy the clients use.
 	NamesrvAddr, ClientNamesrv string
@@ -85,22 +94,27 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "warn"
 	}
-	c := &Cluster{cfg: cfg, Net: n, sec: security{Security: cfg.Security}}
+	cfg.Groups = max(cfg.Groups, 1)
+	if cfg.Groups > procs.MaxGroups {
+		return nil, fmt.Errorf("%w: %d groups: want 1..%d", ErrCluster, cfg.Groups, procs.MaxGroups)
+	}
+	c := &Cluster{cfg: cfg, Net: n, sec: security{Security: cfg.Security}, Groups: procs.GroupNames(cfg.Groups)}
 	if err := c.sec.setUp(cfg.Dir); err != nil {
 		return nil, err
 	}
 	c.status = remoting.NewClient(c.sec.remoting(remoting.ClientConfig{DialTimeout: time.Second}))
 	// The nodes' and name server's ports stay held until every proxy has
 	// its own, so that no proxy takes one of them.
-	ports, hold, err := procs.FreePorts(1+3*cfg.Nodes, nil)
+	ports, hold, err := procs.FreePorts(1+3*cfg.Nodes*cfg.Groups, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer hold()
 	c.NamesrvAddr = procs.Loopback(ports[0])
-	for i := range cfg.Nodes {
-		id := fmt.Sprintf("n%d", i)
-		nd := &Node{ID: id, Addr: procs.Loopback(ports[1+3*i]), Raft: procs.Loopback(ports[2+3*i]), HTTP: procs.Loopback(ports[3+3*i]),
+	for k := range cfg.Nodes * cfg.Groups {
+		g, i := k/cfg.Nodes, k%cfg.Nodes
+		id := procs.NodeID(g, i)
+		nd := &Node{ID: id, Group: c.Groups[g], Addr: procs.Loopback(ports[1+3*k]), Raft: procs.Loopback(ports[2+3*k]), HTTP: procs.Loopback(ports[3+3*k]),
 			Dir: filepath.Join(cfg.Dir, id), Conf: filepath.Join(cfg.Dir, id+".conf")}
 		if cfg.OwnDisks {
 			nd.Disk = filepath.Join(cfg.Dir, id+".disk")
@@ -153,6 +167,9 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 	var peers, clients []string
 	for _, o := range c.Nodes {
+		if o.Group != nd.Group {
+			continue
+		}
 		peers = append(peers, o.ID+"-"+o.RaftProxy)
 		if o == nd {
 			clients = append(clients, o.ID+"-"+o.Advertised)
@@ -171,7 +188,7 @@ func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 	extra := []string{fmt.Sprintf("raft.segment_size=%d", 4<<20), fmt.Sprintf("store.segment_size=%d", 64<<20), "cluster_secret=" + secret}
 	return procs.NodeConfig{
 		Header: "Written by `ledgermq jepsen run`; every link goes through a harness proxy.",
-		Group:  GroupName, ID: nd.ID, Advertised: nd.Advertised, Listen: nd.Addr, Namesrv: ns, StoreDir: nd.Dir,
+		Group:  nd.Group, ID: nd.ID, Advertised: nd.Advertised, Listen: nd.Addr, Namesrv: ns, StoreDir: nd.Dir,
 		// A name server that restarts learns the routes again within this.
 		RegisterPeriodMS: 2000,
 		Peers:            peers, RaftBind: nd.Raft, ClientAddrs: clients, Timing: "lan", HTTP: nd.HTTP,
@@ -214,18 +231,31 @@ func (c *Cluster) WaitServing(ctx context.Context) error {
 }
 
 func (c *Cluster) serving(ctx context.Context) error {
+	for _, g := range c.Groups {
+		if err := c.groupServing(ctx, g); err != nil {
+			if len(c.Groups) > 1 {
+				return fmt.Errorf("%s: %w", g, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) groupServing(ctx context.Context, g string) error {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, err := devcluster.Serving(rctx, c.status, c.File())
+	f := c.GroupFile(g)
+	st, err := devcluster.Serving(rctx, c.status, f)
 	if err != nil {
 		return err
 	}
-	leader, ok := devcluster.LeaderOf(c.File(), st)
+	leader, ok := devcluster.LeaderOf(f, st)
 	if !ok {
 		return errors.New("no leader")
 	}
 	adv := c.node(leader.ID).Advertised
-	got, err := devcluster.Leader(rctx, c.status, c.NamesrvAddr, GroupName)
+	got, err := devcluster.Leader(rctx, c.status, c.NamesrvAddr, g)
 	if err != nil {
 		return err
 	}
@@ -256,7 +286,7 @@ func (c *Cluster) File() devcluster.File {
 		if nd.proc.Pid() == 0 {
 			role = devcluster.RoleDown
 		}
-		f.Nodes = append(f.Nodes, devcluster.Node{ID: nd.ID, PID: nd.proc.Pid(), Addr: nd.Addr, Raft: nd.Raft,
+		f.Nodes = append(f.Nodes, devcluster.Node{ID: nd.ID, Group: nd.Group, PID: nd.proc.Pid(), Addr: nd.Addr, Raft: nd.Raft,
 			HTTP: nd.HTTP, Role: role, Dir: nd.Dir})
 	}
 	return f
@@ -286,6 +316,62 @@ func (c *Cluster) node(id string) *Node {
 			return nd
 		}
 	}
+	return nil
+}
+
+// GroupFile is File with only group g's nodes.
+func (c *Cluster) GroupFile(g string) devcluster.File {
+	f := c.File()
+	f.Nodes = slices.DeleteFunc(f.Nodes, func(n devcluster.Node) bool { return n.Group != g })
+	return f
+}
+
+// GroupNodes lists group g's node ids in order.
+func (c *Cluster) GroupNodes(g string) []string {
+	var ids []string
+	for _, nd := range c.Nodes {
+		if nd.Group == g {
+			ids = append(ids, nd.ID)
+		}
+	}
+	return ids
+}
+
+// GroupOf is node id's group ("" for none).
+func (c *Cluster) GroupOf(id string) string {
+	if nd := c.node(id); nd != nil {
+		return nd.Group
+	}
+	return ""
+}
+
+// eventGroup is the Group of an event about node id: its group in a run
+// of two or more groups, "" in a one-group run (whose history keeps the
+// one-group shape).
+func (c *Cluster) eventGroup(id string) string {
+	if !c.Multi() {
+		return ""
+	}
+	return c.GroupOf(id)
+}
+
+// Multi reports whether the cluster has more than one group.
+func (c *Cluster) Multi() bool { return len(c.Groups) > 1 }
+
+// StopGroup stops every node of group g as an operator stops a whole
+// group (SIGINT to all at once, no leadership hand-over; SIGKILL after
+// grace). The exits are expected: no supervisor restarts them.
+func (c *Cluster) StopGroup(g string, grace time.Duration) error {
+	var ps []*procs.Proc
+	for _, nd := range c.Nodes {
+		if nd.Group == g {
+			ps = append(ps, nd.proc)
+		}
+	}
+	if len(ps) == 0 {
+		return fmt.Errorf("%w: no group %q", ErrCluster, g)
+	}
+	procs.StopAll(ps, syscall.SIGINT, grace)
 	return nil
 }
 
