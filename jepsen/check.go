@@ -55,7 +55,12 @@ type Result struct {
 	// consumer-offset register's (register.go).
 	Txn      TxnResult
 	Register RegisterResult
-	Problems []string // why the verdict is FAIL
+	// Groups is each broker group's finding and GroupDown the sends
+	// during group-down faults (runs of two or more groups,
+	// check_groups.go).
+	Groups    []GroupResult   `json:",omitempty"`
+	GroupDown GroupDownResult `json:",omitzero"`
+	Problems  []string        // why the verdict is FAIL
 }
 
 // Valid is the verdict: no problem found.
@@ -68,13 +73,26 @@ func (r *Result) VerdictLine() string {
 		v = "FAIL"
 	}
 	return fmt.Sprintf("verdict: %s acked=%d lost=%d unexpected=%d duplicates=%d divergent=%d max-unavailable-ms=%d",
-		v, r.Acked, r.Lost, r.Unexpected, r.Duplicates, r.Divergent, int64(math.Round(r.MaxUnavailableMS)))
+		v, r.Acked, r.Lost, r.Unexpected, r.Duplicates, r.Divergent, int64(math.Round(r.MaxUnavailableMS))) + r.groupsVerdict()
 }
 
-// pos is one queue offset.
+// pos is one queue offset (g the queue's broker group in a run of two or
+// more groups, where queue ids repeat in every group).
 type pos struct {
+	g   string
 	q   int32
 	off int64
+}
+
+// cmpPos orders positions by group, queue, offset.
+func cmpPos(a, b pos) int {
+	if a.g != b.g {
+		return strings.Compare(a.g, b.g)
+	}
+	if a.q != b.q {
+		return int(a.q - b.q)
+	}
+	return int(a.off - b.off)
 }
 
 // CheckInput is what Check needs besides the history.
@@ -85,6 +103,18 @@ type CheckInput struct {
 	ReplicaCompare string
 	// NoFinalRead: the final read failed; loss cannot be judged.
 	NoFinalRead string
+	// Groups are the nodes of each broker group in a run of two or more
+	// (nil: one group, every node of Nodes): replicas are compared within
+	// their group, and events carry their Group.
+	Groups map[string][]string
+}
+
+// replicas are the nodes holding group g's queues.
+func (in CheckInput) replicas(all []string, g string) []string {
+	if in.Groups == nil {
+		return all
+	}
+	return in.Groups[g]
 }
 
 // Check runs every checker over a history.
@@ -111,7 +141,7 @@ func Check(evs []Event, in CheckInput) *Result {
 			if reads[e.Node] == nil {
 				reads[e.Node] = map[pos]string{}
 			}
-			reads[e.Node][pos{e.Queue, e.Offset}] = e.Value
+			reads[e.Node][pos{e.Group, e.Queue, e.Offset}] = e.Value
 		case EvRecv:
 			recvs = append(recvs, e)
 		case EvFault:
@@ -145,7 +175,7 @@ func Check(evs []Event, in CheckInput) *Result {
 	}
 	for p := range allPos {
 		var vals []string
-		for _, n := range nodes {
+		for _, n := range in.replicas(nodes, p.g) {
 			vals = append(vals, reads[n][p])
 		}
 		for _, v := range vals {
@@ -169,12 +199,7 @@ func Check(evs []Event, in CheckInput) *Result {
 		stored[v] = append(stored[v], p)
 	}
 	for v := range stored {
-		slices.SortFunc(stored[v], func(a, b pos) int {
-			if a.q != b.q {
-				return int(a.q - b.q)
-			}
-			return int(a.off - b.off)
-		})
+		slices.SortFunc(stored[v], cmpPos)
 	}
 
 	// Delivery: lost, unexpected, recovered, duplicates.
@@ -183,7 +208,7 @@ func Check(evs []Event, in CheckInput) *Result {
 	recvAt := map[pos]int{}
 	for _, e := range recvs {
 		delivered[e.Value] = true
-		p := pos{e.Queue, e.Offset}
+		p := pos{e.Group, e.Queue, e.Offset}
 		recvAt[p]++
 		if recvAt[p] == 2 {
 			r.Redelivered++
@@ -238,7 +263,7 @@ func Check(evs []Event, in CheckInput) *Result {
 		if s.Outcome != OK || in.NoFinalRead != "" {
 			continue
 		}
-		for _, n := range nodes {
+		for _, n := range in.replicas(nodes, s.Group) {
 			if !slices.ContainsFunc(ps, func(p pos) bool { return reads[n][p] == s.Value }) {
 				r.LostOnNode[n]++
 			}
@@ -281,11 +306,12 @@ func Check(evs []Event, in CheckInput) *Result {
 		var ackedMax *firstAt
 		for i := range fs {
 			f := fs[i]
-			if ackedMax != nil && f.p.q == ackedMax.p.q && f.p.off < ackedMax.p.off {
+			sameQueue := ackedMax != nil && f.p.g == ackedMax.p.g && f.p.q == ackedMax.p.q
+			if sameQueue && f.p.off < ackedMax.p.off {
 				r.Reorders++
 			}
 			if s, ok := sends[prod+"-"+fmt.Sprint(f.seq)]; ok && s.Outcome == OK {
-				if ackedMax == nil || f.p.q != ackedMax.p.q || f.p.off > ackedMax.p.off {
+				if !sameQueue || f.p.off > ackedMax.p.off {
 					ackedMax = &fs[i]
 				}
 			}
@@ -301,14 +327,19 @@ func Check(evs []Event, in CheckInput) *Result {
 	}
 	// Committed offsets, as each node reported them while the group ran,
 	// and once more after the replicas converged.
+	type groupQueue struct {
+		g string
+		q int32
+	}
 	lastOff := map[string]int64{}
-	finalOff := map[int32]map[string]int64{}
+	finalOff := map[groupQueue]map[string]int64{}
 	for _, e := range offsets {
 		if e.Kind == "final" {
-			if finalOff[e.Queue] == nil {
-				finalOff[e.Queue] = map[string]int64{}
+			gq := groupQueue{e.Group, e.Queue}
+			if finalOff[gq] == nil {
+				finalOff[gq] = map[string]int64{}
 			}
-			finalOff[e.Queue][e.Node] = e.Offset
+			finalOff[gq][e.Node] = e.Offset
 			continue
 		}
 		key := fmt.Sprintf("%s/%d", e.Node, e.Queue)
@@ -317,9 +348,9 @@ func Check(evs []Event, in CheckInput) *Result {
 		}
 		lastOff[key] = e.Offset
 	}
-	for _, byNode := range finalOff {
+	for gq, byNode := range finalOff {
 		var vals []int64
-		for _, n := range nodes {
+		for _, n := range in.replicas(nodes, gq.g) {
 			v, ok := byNode[n]
 			if !ok {
 				v = -1 // did not answer
@@ -502,6 +533,7 @@ func (r *Result) Summary() string {
 	fmt.Fprintf(&b, "latency  ok sends p50=%.1fms p95=%.1fms p99=%.1fms max=%.1fms\n", r.LatencyP50, r.LatencyP95, r.LatencyP99, r.LatencyMax)
 	b.WriteString(r.Txn.summary())
 	b.WriteString(r.Register.summary())
+	b.WriteString(r.groupsSummary())
 	if len(r.LostValues) > 0 {
 		fmt.Fprintf(&b, "lost     %s\n", strings.Join(r.LostValues, " "))
 	}

@@ -7,11 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,6 +17,7 @@ import (
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/procs"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -29,14 +27,18 @@ var (
 	ErrCluster = errors.New("jepsen: cluster")
 )
 
-// GroupName is the broker group the harness runs.
+// GroupName is the broker group of a one-group run (the first of a run
+// of more).
 const GroupName = devcluster.GroupName
 
 // ClusterConfig is the cluster a run starts.
 type ClusterConfig struct {
 	Bin   string // the ledgermq binary
 	Dir   string // the run directory
-	Nodes int    // nodes in the group (3 or 5)
+	Nodes int    // nodes in each group (3 or 5)
+	// Groups is the number of broker groups (0: one), broker-a, broker-b,
+	// …, their nodes n0…, b0…, … (procs.NodeID).
+	Groups int
 	// LogLevel of every process; NodeConf are extra KEY=VALUE lines of
 	// every node's config.
 	LogLevel string
@@ -55,23 +57,27 @@ type ClusterConfig struct {
 // (the address of the node in the group's raft configuration).
 type Node struct {
 	ID, Addr, Raft, HTTP, Advertised, RaftProxy, Dir, Conf string
+	// Group is the node's broker group (brokerName, raft group).
+	Group string
 	// Disk is the mount point of the node's own file system (OwnDisks),
 	// Dir a directory in it: a wiped node's data is moved aside within
 	// it (a mount point cannot be renamed).
 	Disk string
-	proc *proc
+	proc *procs.Proc
 }
 
-// Cluster is a name server and one broker group, each a process of Bin,
-// every link between them and to the clients through Net.
+// Cluster is a name server and one or more broker groups, each node a
+// process of Bin, every link between them and to the clients through Net.
 type Cluster struct {
 	cfg   ClusterConfig
 	Net   *Net
-	Nodes []*Node
+	Nodes []*Node // group by group
+	// Groups are the broker groups' names in order.
+	Groups []string
 	// NamesrvAddr is where the name server listens; ClientNamesrv the
 	// proxy the clients use.
 	NamesrvAddr, ClientNamesrv string
-	namesrv                    *proc
+	namesrv                    *procs.Proc
 	secretPath                 string
 	status                     *remoting.Client
 	sec                        security
@@ -88,22 +94,27 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "warn"
 	}
-	c := &Cluster{cfg: cfg, Net: n, sec: security{Security: cfg.Security}}
+	cfg.Groups = max(cfg.Groups, 1)
+	if cfg.Groups > procs.MaxGroups {
+		return nil, fmt.Errorf("%w: %d groups: want 1..%d", ErrCluster, cfg.Groups, procs.MaxGroups)
+	}
+	c := &Cluster{cfg: cfg, Net: n, sec: security{Security: cfg.Security}, Groups: procs.GroupNames(cfg.Groups)}
 	if err := c.sec.setUp(cfg.Dir); err != nil {
 		return nil, err
 	}
 	c.status = remoting.NewClient(c.sec.remoting(remoting.ClientConfig{DialTimeout: time.Second}))
 	// The nodes' and name server's ports stay held until every proxy has
 	// its own, so that no proxy takes one of them.
-	ports, hold, err := freePorts(1 + 3*cfg.Nodes)
+	ports, hold, err := procs.FreePorts(1+3*cfg.Nodes*cfg.Groups, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer hold()
-	c.NamesrvAddr = ports[0]
-	for i := range cfg.Nodes {
-		id := fmt.Sprintf("n%d", i)
-		nd := &Node{ID: id, Addr: ports[1+3*i], Raft: ports[2+3*i], HTTP: ports[3+3*i],
+	c.NamesrvAddr = procs.Loopback(ports[0])
+	for k := range cfg.Nodes * cfg.Groups {
+		g, i := k/cfg.Nodes, k%cfg.Nodes
+		id := procs.NodeID(g, i)
+		nd := &Node{ID: id, Group: c.Groups[g], Addr: procs.Loopback(ports[1+3*k]), Raft: procs.Loopback(ports[2+3*k]), HTTP: procs.Loopback(ports[3+3*k]),
 			Dir: filepath.Join(cfg.Dir, id), Conf: filepath.Join(cfg.Dir, id+".conf")}
 		if cfg.OwnDisks {
 			nd.Disk = filepath.Join(cfg.Dir, id+".disk")
@@ -138,12 +149,12 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 		if err := fsutil.WriteFileAtomic(nd.Conf, conf); err != nil {
 			return nil, err
 		}
-		nd.proc = &proc{name: nd.ID, bin: cfg.Bin, logPath: filepath.Join(cfg.Dir, nd.ID+".log"),
-			args: []string{"broker", "--config", nd.Conf, "--log-level", cfg.LogLevel}}
+		nd.proc = newProc(nd.ID, cfg.Bin, filepath.Join(cfg.Dir, nd.ID+".log"),
+			"broker", "--config", nd.Conf, "--log-level", cfg.LogLevel)
 	}
-	c.namesrv = &proc{name: Namesrv, bin: cfg.Bin, logPath: filepath.Join(cfg.Dir, "namesrv.log"),
-		args: append([]string{"namesrv", "--listen", c.NamesrvAddr, "--log-level", cfg.LogLevel, "--cluster-secret-file", c.secretPath},
-			c.sec.namesrvArgs()...)}
+	c.namesrv = newProc(Namesrv, cfg.Bin, filepath.Join(cfg.Dir, "namesrv.log"),
+		append([]string{"namesrv", "--listen", c.NamesrvAddr, "--log-level", cfg.LogLevel, "--cluster-secret-file", c.secretPath},
+			c.sec.namesrvArgs()...)...)
 	return c, nil
 }
 
@@ -156,6 +167,9 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 	var peers, clients []string
 	for _, o := range c.Nodes {
+		if o.Group != nd.Group {
+			continue
+		}
 		peers = append(peers, o.ID+"-"+o.RaftProxy)
 		if o == nd {
 			clients = append(clients, o.ID+"-"+o.Advertised)
@@ -171,38 +185,29 @@ func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, advPort, _ := net.SplitHostPort(nd.Advertised)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by `ledgermq jepsen run`; every link goes through a harness proxy.\n")
-	fmt.Fprintf(&b, "brokerClusterName=DefaultCluster\nbrokerName=%s\n", GroupName)
-	fmt.Fprintf(&b, "brokerIP1=127.0.0.1\nlistenPort=%s\nlisten_addr=%s\n", advPort, nd.Addr)
-	fmt.Fprintf(&b, "namesrvAddr=%s\nstorePathRootDir=%s\n", ns, strings.ReplaceAll(nd.Dir, `\`, `\\`))
-	// A name server that restarts learns the routes again within this.
-	fmt.Fprintf(&b, "registerNameServerPeriod=2000\n")
-	fmt.Fprintf(&b, "enableDLegerCommitLog=true\ndLegerGroup=%s\ndLegerSelfId=%s\n", GroupName, nd.ID)
-	fmt.Fprintf(&b, "dLegerPeers=%s\nraft.bind=%s\n", strings.Join(peers, ";"), nd.Raft)
-	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=lan\n", strings.Join(clients, ";"))
-	fmt.Fprintf(&b, "http_addr=%s\n", nd.HTTP)
-	fmt.Fprintf(&b, "raft.segment_size=%d\nstore.segment_size=%d\n", 4<<20, 64<<20)
-	fmt.Fprintf(&b, "cluster_secret=%s\n", secret)
-	for _, kv := range append(c.sec.nodeLines(), c.cfg.NodeConf...) {
-		fmt.Fprintf(&b, "%s\n", kv)
-	}
-	return []byte(b.String()), nil
+	extra := []string{fmt.Sprintf("raft.segment_size=%d", 4<<20), fmt.Sprintf("store.segment_size=%d", 64<<20), "cluster_secret=" + secret}
+	return procs.NodeConfig{
+		Header: "Written by `ledgermq jepsen run`; every link goes through a harness proxy.",
+		Group:  nd.Group, ID: nd.ID, Advertised: nd.Advertised, Listen: nd.Addr, Namesrv: ns, StoreDir: nd.Dir,
+		// A name server that restarts learns the routes again within this.
+		RegisterPeriodMS: 2000,
+		Peers:            peers, RaftBind: nd.Raft, ClientAddrs: clients, Timing: "lan", HTTP: nd.HTTP,
+		Extra: append(append(extra, c.sec.nodeLines()...), c.cfg.NodeConf...),
+	}.Text(), nil
 }
 
 // Start starts the name server and every node and waits (bounded by ctx)
 // until the group serves: one leader, every other node its follower.
 func (c *Cluster) Start(ctx context.Context) error {
-	if err := c.namesrv.start(); err != nil {
-		return err
+	if err := c.namesrv.Start(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCluster, err)
 	}
-	if err := waitListening(ctx, c.NamesrvAddr, c.namesrv); err != nil {
-		return err
+	if err := procs.WaitListening(ctx, c.NamesrvAddr, c.namesrv.Done(), 0); err != nil {
+		return fmt.Errorf("%w: %s on %s: %w; see %s", ErrCluster, Namesrv, c.NamesrvAddr, err, c.namesrv.LogPath())
 	}
 	for _, nd := range c.Nodes {
-		if err := nd.proc.start(); err != nil {
-			return err
+		if err := nd.proc.Start(); err != nil {
+			return fmt.Errorf("%w: %w", ErrCluster, err)
 		}
 	}
 	return c.WaitServing(ctx)
@@ -226,18 +231,31 @@ func (c *Cluster) WaitServing(ctx context.Context) error {
 }
 
 func (c *Cluster) serving(ctx context.Context) error {
+	for _, g := range c.Groups {
+		if err := c.groupServing(ctx, g); err != nil {
+			if len(c.Groups) > 1 {
+				return fmt.Errorf("%s: %w", g, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) groupServing(ctx context.Context, g string) error {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, err := devcluster.Serving(rctx, c.status, c.File())
+	f := c.GroupFile(g)
+	st, err := devcluster.Serving(rctx, c.status, f)
 	if err != nil {
 		return err
 	}
-	leader, ok := devcluster.LeaderOf(c.File(), st)
+	leader, ok := devcluster.LeaderOf(f, st)
 	if !ok {
 		return errors.New("no leader")
 	}
 	adv := c.node(leader.ID).Advertised
-	got, err := devcluster.Leader(rctx, c.status, c.NamesrvAddr, GroupName)
+	got, err := devcluster.Leader(rctx, c.status, c.NamesrvAddr, g)
 	if err != nil {
 		return err
 	}
@@ -252,7 +270,7 @@ func (c *Cluster) serving(ctx context.Context) error {
 func (c *Cluster) nodePIDs() map[int]string {
 	out := make(map[int]string, len(c.Nodes))
 	for _, nd := range c.Nodes {
-		if pid := nd.proc.pid(); pid != 0 {
+		if pid := nd.proc.Pid(); pid != 0 {
 			out[pid] = nd.ID
 		}
 	}
@@ -265,10 +283,10 @@ func (c *Cluster) File() devcluster.File {
 	f := devcluster.File{Namesrv: c.NamesrvAddr}
 	for _, nd := range c.Nodes {
 		role := devcluster.RoleFollower
-		if nd.proc.pid() == 0 {
+		if nd.proc.Pid() == 0 {
 			role = devcluster.RoleDown
 		}
-		f.Nodes = append(f.Nodes, devcluster.Node{ID: nd.ID, PID: nd.proc.pid(), Addr: nd.Addr, Raft: nd.Raft,
+		f.Nodes = append(f.Nodes, devcluster.Node{ID: nd.ID, Group: nd.Group, PID: nd.proc.Pid(), Addr: nd.Addr, Raft: nd.Raft,
 			HTTP: nd.HTTP, Role: role, Dir: nd.Dir})
 	}
 	return f
@@ -301,6 +319,62 @@ func (c *Cluster) node(id string) *Node {
 	return nil
 }
 
+// GroupFile is File with only group g's nodes.
+func (c *Cluster) GroupFile(g string) devcluster.File {
+	f := c.File()
+	f.Nodes = slices.DeleteFunc(f.Nodes, func(n devcluster.Node) bool { return n.Group != g })
+	return f
+}
+
+// GroupNodes lists group g's node ids in order.
+func (c *Cluster) GroupNodes(g string) []string {
+	var ids []string
+	for _, nd := range c.Nodes {
+		if nd.Group == g {
+			ids = append(ids, nd.ID)
+		}
+	}
+	return ids
+}
+
+// GroupOf is node id's group ("" for none).
+func (c *Cluster) GroupOf(id string) string {
+	if nd := c.node(id); nd != nil {
+		return nd.Group
+	}
+	return ""
+}
+
+// eventGroup is the Group of an event about node id: its group in a run
+// of two or more groups, "" in a one-group run (whose history keeps the
+// one-group shape).
+func (c *Cluster) eventGroup(id string) string {
+	if !c.Multi() {
+		return ""
+	}
+	return c.GroupOf(id)
+}
+
+// Multi reports whether the cluster has more than one group.
+func (c *Cluster) Multi() bool { return len(c.Groups) > 1 }
+
+// StopGroup stops every node of group g as an operator stops a whole
+// group (SIGINT to all at once, no leadership hand-over; SIGKILL after
+// grace). The exits are expected: no supervisor restarts them.
+func (c *Cluster) StopGroup(g string, grace time.Duration) error {
+	var ps []*procs.Proc
+	for _, nd := range c.Nodes {
+		if nd.Group == g {
+			ps = append(ps, nd.proc)
+		}
+	}
+	if len(ps) == 0 {
+		return fmt.Errorf("%w: no group %q", ErrCluster, g)
+	}
+	procs.StopAll(ps, syscall.SIGINT, grace)
+	return nil
+}
+
 // NodeIDs lists the nodes' ids in order.
 func (c *Cluster) NodeIDs() []string {
 	ids := make([]string, len(c.Nodes))
@@ -322,32 +396,42 @@ func (c *Cluster) NodeByAdvertised(addr string) string {
 
 // Kill sends SIGKILL to a node (or the name server) and waits for it to
 // exit. A paused process is killed too.
-func (c *Cluster) Kill(id string) error { return c.procOf(id).kill() }
+func (c *Cluster) Kill(id string) error { return c.procOf(id).Kill() }
 
 // Restart starts a killed node (or name server) again.
 func (c *Cluster) Restart(id string) error {
 	p := c.procOf(id)
-	if p.pid() != 0 {
+	if p.Running() {
 		return nil
 	}
-	return p.start()
+	if err := p.Start(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCluster, err)
+	}
+	return nil
 }
 
 // Pause sends SIGSTOP; Resume SIGCONT.
-func (c *Cluster) Pause(id string) error  { return c.procOf(id).signal(syscall.SIGSTOP) }
-func (c *Cluster) Resume(id string) error { return c.procOf(id).signal(syscall.SIGCONT) }
+func (c *Cluster) Pause(id string) error  { return c.signal(id, syscall.SIGSTOP) }
+func (c *Cluster) Resume(id string) error { return c.signal(id, syscall.SIGCONT) }
+
+func (c *Cluster) signal(id string, sig syscall.Signal) error {
+	if err := c.procOf(id).Signal(sig); err != nil {
+		return fmt.Errorf("%w: %w", ErrCluster, err)
+	}
+	return nil
+}
 
 // Running reports whether id's process runs (paused counts as running).
-func (c *Cluster) Running(id string) bool { return c.procOf(id).pid() != 0 }
+func (c *Cluster) Running(id string) bool { return c.procOf(id).Running() }
 
-func (c *Cluster) procOf(id string) *proc {
+func (c *Cluster) procOf(id string) *procs.Proc {
 	if id == Namesrv {
 		return c.namesrv
 	}
 	if nd := c.node(id); nd != nil {
 		return nd.proc
 	}
-	return &proc{name: id} // unknown: every operation is a no-op error
+	return procs.New(procs.Spec{Name: id}) // unknown: nothing runs, nothing starts
 }
 
 // Stop stops every process: SIGCONT (a paused node cannot stop), then
@@ -355,19 +439,12 @@ func (c *Cluster) procOf(id string) *proc {
 // server, SIGKILL to whatever has not exited within grace.
 func (c *Cluster) Stop(grace time.Duration) {
 	c.stopping.Store(true)
-	for _, nd := range c.Nodes {
-		nd.proc.expect()
+	nodes := make([]*procs.Proc, len(c.Nodes))
+	for i, nd := range c.Nodes {
+		nodes[i] = nd.proc
 	}
-	for _, nd := range c.Nodes {
-		_ = nd.proc.signal(syscall.SIGCONT)
-		_ = nd.proc.signal(syscall.SIGINT)
-	}
-	for _, nd := range c.Nodes {
-		nd.proc.waitOrKill(grace)
-	}
-	_ = c.namesrv.signal(syscall.SIGCONT)
-	_ = c.namesrv.signal(syscall.SIGTERM)
-	c.namesrv.waitOrKill(grace)
+	procs.StopAll(nodes, syscall.SIGINT, grace)
+	procs.StopAll([]*procs.Proc{c.namesrv}, syscall.SIGTERM, grace)
 	c.status.Close()
 }
 
@@ -435,173 +512,8 @@ func (c *Cluster) Status(ctx context.Context, timeout time.Duration) []devcluste
 	return out
 }
 
-// freePorts picks n distinct free loopback ports, held open until
-// release is called.
-func freePorts(n int) (ports []string, release func(), err error) {
-	var ls []net.Listener
-	release = func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			release()
-			return nil, nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().String())
-	}
-	return ports, release, nil
-}
-
-// waitListening waits until addr accepts connections or p exits.
-func waitListening(ctx context.Context, addr string, p *proc) error {
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			return conn.Close()
-		}
-		if p.pid() == 0 {
-			return fmt.Errorf("%w: %s exited at start-up; see %s", ErrCluster, p.name, p.logPath)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %s not listening on %s: %w", ErrCluster, p.name, addr, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// proc is one process of the cluster, restartable. Its methods are safe
-// from any goroutine.
-type proc struct {
-	name, bin, logPath string
-	args               []string
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the current run exits
-	wg   sync.WaitGroup
-	// expected: the harness signalled the current run to end (kill,
-	// stop); onExit, if set, hears of every other exit (supervise.go).
-	expected bool
-	onExit   func(error)
-}
-
-func (p *proc) start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bin == "" {
-		return fmt.Errorf("%w: no process %q", ErrCluster, p.name)
-	}
-	if p.cmd != nil {
-		return nil // running
-	}
-	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = childEnv()
-	cmd.SysProcAttr = childSysProcAttr()
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: start %s: %w", ErrCluster, p.name, err)
-	}
-	done := make(chan struct{})
-	p.cmd, p.done, p.expected = cmd, done, false
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		werr := cmd.Wait()
-		f.Close()
-		p.mu.Lock()
-		if p.cmd == cmd {
-			p.cmd = nil
-		}
-		onExit := p.onExit
-		if p.expected {
-			onExit = nil
-		}
-		p.mu.Unlock()
-		close(done)
-		if onExit != nil {
-			onExit(werr)
-		}
-	}()
-	return nil
-}
-
-// expect marks the current run's end as the harness's doing.
-func (p *proc) expect() {
-	p.mu.Lock()
-	p.expected = true
-	p.mu.Unlock()
-}
-
-// pid is the running process's pid, 0 when none runs.
-func (p *proc) pid() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
-func (p *proc) signal(sig syscall.Signal) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return fmt.Errorf("%w: %s is not running", ErrCluster, p.name)
-	}
-	return p.cmd.Process.Signal(sig)
-}
-
-// kill sends SIGKILL and waits for the exit.
-func (p *proc) kill() error {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	p.expect()
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	<-done
-	return nil
-}
-
-// waitOrKill waits up to grace for the exit, then kills.
-func (p *proc) waitOrKill(grace time.Duration) {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd != nil {
-		t := time.NewTimer(grace)
-		select {
-		case <-done:
-		case <-t.C:
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-		}
-		t.Stop()
-	}
-	p.wg.Wait()
-}
-
-// childEnv is the harness's environment without the variables that
-// would give every child the same broker settings.
-func childEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "LEDGERMQ_") || strings.HasPrefix(kv, "NAMESRV_ADDR=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
+// newProc is a process of the cluster: bin with args, its output in
+// logPath, killed if the harness dies (so nothing outlives a run).
+func newProc(name, bin, logPath string, args ...string) *procs.Proc {
+	return procs.New(procs.Spec{Name: name, Bin: bin, Args: args, LogPath: logPath, Env: procs.ChildEnv(), DeathSignal: syscall.SIGKILL})
 }

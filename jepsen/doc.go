@@ -1,6 +1,6 @@
 // Package jepsen is ledgermq's chaos harness (`ledgermq jepsen run`,
 // `ledgermq jepsen replay PLAN`, `ledgermq jepsen check DIR`): it starts a name server and one broker
-// group as real processes of the ledgermq binary, runs producers and a
+// group (or several, --groups) as real processes of the ledgermq binary, runs producers and a
 // consumer group through our client while a fault plan drawn from a seed
 // is applied, heals, drains, reads every replica, checks the history and
 // writes a report. Nothing here imports package testing: the command
@@ -107,6 +107,28 @@
 //	                                  closes dials again. Heal: close them (a "step"
 //	                                  event counts those the servers closed). Not a
 //	                                  leader fault: sends must go on during it
+//	group-down all (--groups 2+)      SIGINT to every node of the fault's group at once
+//	                                  (a whole-group stop); start them all again
+//
+// # Two or more broker groups (--groups N)
+//
+// The cluster has N groups of --nodes nodes (broker-a: n0…, broker-b:
+// b0…, as `ledgermq dev --groups` lays them out), one name server, every
+// link through the proxies as above. The topic is created on every group
+// and routed to all of them before the load; the producers send without a
+// sharding key, so our client spreads them over every group's queues by
+// the name server's route and sends around a group that is down. The plan
+// is one timeline per group (plan_groups.go; broker-a's is the one-group
+// plan of the same seed), every fault naming its "group" and acting
+// there ("leader" and "all" resolve in it), the timelines run at once.
+// While a group-down fault lasts no other group has a fault, so sends
+// must keep being acknowledged by the others. Every event of the history
+// carries its "group". The checkers run on the whole topic (positions are
+// group, queue, offset; replicas compared within their group) and on each
+// group's narrowed history (check_groups.go); the verdict line adds
+// " broker-a(acked=N lost=N duplicates=N divergent=N) …" and the summary a
+// line per group and the sends made while a group was down. The txn and
+// register workloads run on one group only.
 //
 // power: with a power fault in the plan every node runs with
 // store.sync_report=true and records, after each fsync, how much of each

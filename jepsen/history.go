@@ -39,16 +39,19 @@ type Event struct {
 	Value   string `json:"value,omitempty"`   // a message's unique payload p<producer>-<seq>
 	Seq     int64  `json:"seq,omitempty"`     // the payload's sequence number
 
-	Invoke   float64 `json:"invoke,omitempty"` // a send's invocation time
-	Outcome  string  `json:"outcome,omitempty"`
-	Queue    int32   `json:"queue"` // -1 when not known
-	Offset   int64   `json:"offset"`
-	Node     string  `json:"node,omitempty"` // the node that acknowledged, delivered or was read
-	MsgID    string  `json:"msgid,omitempty"`
-	Attempts int     `json:"attempts,omitempty"`
-	MaybeDup bool    `json:"maybe_dup,omitempty"` // an earlier attempt's outcome was unknown
-	Error    string  `json:"error,omitempty"`
-	Redeliv  int32   `json:"reconsume,omitempty"`
+	Invoke  float64 `json:"invoke,omitempty"` // a send's invocation time
+	Outcome string  `json:"outcome,omitempty"`
+	Queue   int32   `json:"queue"` // -1 when not known
+	Offset  int64   `json:"offset"`
+	Node    string  `json:"node,omitempty"` // the node that acknowledged, delivered or was read
+	// Group is the broker group of the event's queue, node or fault (runs
+	// of two or more groups only).
+	Group    string `json:"group,omitempty"`
+	MsgID    string `json:"msgid,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	MaybeDup bool   `json:"maybe_dup,omitempty"` // an earlier attempt's outcome was unknown
+	Error    string `json:"error,omitempty"`
+	Redeliv  int32  `json:"reconsume,omitempty"`
 
 	Kind    string   `json:"kind,omitempty"`  // fault kind; phase name
 	Phase   string   `json:"phase,omitempty"` // fault: start or end

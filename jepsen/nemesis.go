@@ -8,49 +8,76 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 )
 
 // nemesis runs a plan's faults against a cluster, recording each start
 // and end in the history.
 type nemesis struct {
-	c      *Cluster
-	h      *History
-	leader func() string // the leader as the monitor last saw it ("" none)
-	rng    *rand.Rand    // transfer storms' picks
+	c *Cluster
+	h *History
+	// leader is a group's leader as the monitor last saw it ("" none;
+	// group "" is the one group of a one-group run).
+	leader func(group string) string
+	rng    *rand.Rand // transfer storms' picks
+	rngMu  sync.Mutex
 	log    func(format string, args ...any)
-	// active is the fault being applied, for the progress line.
-	active func(string)
+	// active is the fault being applied in a group ("" none), for the
+	// progress line.
+	active func(group, fault string)
 	// sup restarts nodes that stop themselves (disk-full runs; nil: none).
 	sup *supervisor
 }
 
 // run applies every fault of p at its time after began, healing each one
 // after its duration; it returns early (healing what is applied) when
-// ctx ends.
+// ctx ends. Each group's faults (p.Faults by Group) run in a goroutine
+// of their own, owned and waited for here, so groups are under faults
+// at once.
 func (n *nemesis) run(ctx context.Context, p Plan, began time.Time) {
+	byGroup := map[string][]Fault{}
 	for _, f := range p.Faults {
-		if !sleepUntil(ctx, began.Add(time.Duration(f.At))) {
-			return
-		}
-		n.one(ctx, f)
-		if ctx.Err() != nil {
-			return
-		}
+		byGroup[f.Group] = append(byGroup[f.Group], f)
 	}
+	var wg sync.WaitGroup
+	for _, faults := range byGroup {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, f := range faults {
+				if !sleepUntil(ctx, began.Add(time.Duration(f.At))) {
+					return
+				}
+				n.one(ctx, f)
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// ids are group g's nodes (every node for "").
+func (n *nemesis) ids(g string) []string {
+	if g == "" {
+		return n.c.NodeIDs()
+	}
+	return n.c.GroupNodes(g)
 }
 
 // one applies f, waits its duration and heals it.
 func (n *nemesis) one(ctx context.Context, f Fault) {
-	leader := n.leader()
-	targets := n.resolve(f.Targets, leader)
-	start := Event{Type: EvFault, Process: "nemesis", Kind: f.Kind, Phase: "start", Targets: targets, Leader: leader, Detail: f.String()}
+	leader := n.leader(f.Group)
+	targets := n.resolve(f.Targets, leader, f.Group)
+	start := Event{Type: EvFault, Process: "nemesis", Kind: f.Kind, Phase: "start", Targets: targets, Leader: leader, Detail: f.String(), Group: f.Group}
 	heal, err := n.apply(ctx, f, targets)
 	if err != nil {
 		start.Error = err.Error()
 	}
 	n.h.Add(start)
-	n.active(f.String())
+	n.active(f.Group, f.String())
 	n.log("nemesis: %s on %v (leader %s)%s", f, targets, leader, errText(err))
 	if f.Kind == NemTransfer {
 		n.storm(ctx, f)
@@ -58,8 +85,8 @@ func (n *nemesis) one(ctx context.Context, f Fault) {
 		sleepUntil(ctx, time.Now().Add(time.Duration(f.Duration)))
 	}
 	herr := heal()
-	n.active("")
-	end := Event{Type: EvFault, Process: "nemesis", Kind: f.Kind, Phase: "end", Targets: targets, Detail: f.String()}
+	n.active(f.Group, "")
+	end := Event{Type: EvFault, Process: "nemesis", Kind: f.Kind, Phase: "end", Targets: targets, Detail: f.String(), Group: f.Group}
 	if herr != nil {
 		end.Error = herr.Error()
 	}
@@ -76,9 +103,10 @@ func errText(err error) string {
 	return ": " + err.Error()
 }
 
-// resolve turns selectors into node ids ("leader" with no leader known
-// resolves to nothing: the fault then has no target, as recorded).
-func (n *nemesis) resolve(sel []string, leader string) []string {
+// resolve turns selectors into node ids of group g ("leader" with no
+// leader known resolves to nothing: the fault then has no target, as
+// recorded).
+func (n *nemesis) resolve(sel []string, leader, g string) []string {
 	var out []string
 	for _, s := range sel {
 		if s == TargetLeader {
@@ -88,7 +116,7 @@ func (n *nemesis) resolve(sel []string, leader string) []string {
 			continue
 		}
 		if s == TargetAll {
-			out = append(out, n.c.NodeIDs()...)
+			out = append(out, n.ids(g)...)
 			continue
 		}
 		out = append(out, s)
@@ -112,8 +140,11 @@ func (n *nemesis) restarter(targets []string) func() error {
 // apply starts f on targets and returns how to heal it.
 func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() error, error) {
 	noop := func() error { return nil }
-	ids := n.c.NodeIDs()
+	ids := n.ids(f.Group)
 	switch f.Kind {
+	case NemGroupDown:
+		err := n.c.StopGroup(f.Group, stopGrace)
+		return n.restarter(targets), err
 	case NemKill, NemNamesrv:
 		var errs []error
 		for _, t := range targets {
@@ -215,20 +246,22 @@ func (n *nemesis) storm(ctx context.Context, f Fault) {
 	end := time.Now().Add(time.Duration(f.Duration))
 	every := max(time.Duration(f.Every), 100*time.Millisecond)
 	for time.Now().Before(end) {
-		leader := n.leader()
+		leader := n.leader(f.Group)
 		if leader != "" {
 			var others []string
-			for _, id := range n.c.NodeIDs() {
+			for _, id := range n.ids(f.Group) {
 				if id != leader {
 					others = append(others, id)
 				}
 			}
 			if len(others) > 0 {
+				n.rngMu.Lock()
 				to := others[n.rng.IntN(len(others))]
+				n.rngMu.Unlock()
 				tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 				err := n.c.TransferLeader(tctx, leader, to)
 				cancel()
-				ev := Event{Type: EvFault, Process: "nemesis", Kind: NemTransfer, Phase: "step", Targets: []string{to}, Leader: leader}
+				ev := Event{Type: EvFault, Process: "nemesis", Kind: NemTransfer, Phase: "step", Targets: []string{to}, Leader: leader, Group: f.Group}
 				if err != nil {
 					ev.Error = err.Error()
 				}

@@ -54,7 +54,7 @@ func (n *nemesis) member(ctx context.Context, f Fault, targets []string) (func()
 	}
 	removed := false
 	rerr := retry(ctx, memberBound, func(rctx context.Context) (bool, error) {
-		_, ls, err := a.GroupLeader(rctx, GroupName)
+		_, ls, err := a.GroupLeader(rctx, nd.Group)
 		if err != nil {
 			return false, err
 		}
@@ -63,11 +63,11 @@ func (n *nemesis) member(ctx context.Context, f Fault, targets []string) (func()
 		}
 		if ls.Node == nd.ID {
 			to := n.otherThan(nd.ID)
-			_, _, err := a.TransferLeader(rctx, GroupName, to)
+			_, _, err := a.TransferLeader(rctx, nd.Group, to)
 			step("transfer leadership to "+to+" before removing "+nd.ID, err)
 			return false, err
 		}
-		err = a.RemoveNode(rctx, GroupName, nd.ID)
+		err = a.RemoveNode(rctx, nd.Group, nd.ID)
 		step("remove "+nd.ID, err)
 		return false, err
 	})
@@ -105,7 +105,7 @@ func (n *nemesis) member(ctx context.Context, f Fault, targets []string) (func()
 
 // otherThan is a node other than id (the first in order).
 func (n *nemesis) otherThan(id string) string {
-	for _, o := range n.c.NodeIDs() {
+	for _, o := range n.c.GroupNodes(n.c.GroupOf(id)) {
 		if o != id {
 			return o
 		}
@@ -117,7 +117,7 @@ func (n *nemesis) otherThan(id string) string {
 // retried until memberBound has passed.
 func (c *Cluster) ensureMember(ctx context.Context, a *client.Admin, nd *Node, step func(string, error)) error {
 	return retry(ctx, memberBound, func(rctx context.Context) (bool, error) {
-		_, ls, err := a.GroupLeader(rctx, GroupName)
+		_, ls, err := a.GroupLeader(rctx, nd.Group)
 		if err != nil {
 			return false, err
 		}
@@ -125,7 +125,7 @@ func (c *Cluster) ensureMember(ctx context.Context, a *client.Admin, nd *Node, s
 			return true, nil
 		}
 		actx, cancel := context.WithTimeout(rctx, time.Minute)
-		_, err = a.AddNode(actx, GroupName, protocol.RaftMember{ID: nd.ID, RaftAddr: nd.RaftProxy, ClientAddr: nd.Advertised}, client.AddNodeOptions{})
+		_, err = a.AddNode(actx, nd.Group, protocol.RaftMember{ID: nd.ID, RaftAddr: nd.RaftProxy, ClientAddr: nd.Advertised}, client.AddNodeOptions{})
 		cancel()
 		step("add "+nd.ID+" back (non-voter, caught up, voter)", err)
 		return false, err
@@ -157,24 +157,8 @@ func (c *Cluster) EnsureMembers(ctx context.Context, h *History) error {
 // StopNode stops a node as an operator would (SIGINT; SIGKILL after
 // grace) and waits for it to exit.
 func (c *Cluster) StopNode(id string, grace time.Duration) error {
-	p := c.procOf(id)
-	_ = p.signal(syscall.SIGCONT)
-	if err := p.signal(syscall.SIGINT); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
+	if _, err := c.procOf(id).Stop(syscall.SIGINT, grace); err != nil {
+		return fmt.Errorf("%w: %w", ErrCluster, err)
 	}
 	return nil
 }

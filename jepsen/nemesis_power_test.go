@@ -45,7 +45,7 @@ func TestPlanPowerAndDiskFull(t *testing.T) {
 		t.Fatal("a power fault on n7 of 3 nodes validated")
 	}
 	n := &nemesis{c: &Cluster{Nodes: []*Node{{ID: "n0"}, {ID: "n1"}, {ID: "n2"}}}}
-	if got := n.resolve([]string{TargetAll}, "n1"); !slices.Equal(got, []string{"n0", "n1", "n2"}) {
+	if got := n.resolve([]string{TargetAll}, "n1", ""); !slices.Equal(got, []string{"n0", "n1", "n2"}) {
 		t.Fatalf("all resolved to %v", got)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ledgermq/ledgermq/internal/procs"
 )
 
 // ErrPlan is a fault plan that cannot run.
@@ -28,6 +30,10 @@ const (
 	NemDiskFull  = "disk-full" // a node's file system filled until ENOSPC, then freed
 	NemMember    = "member"    // a node removed from the raft group, added back (wiped or not)
 	NemHostile   = "hostile"   // stalled partial frames against the name server and nodes' client ports
+	// NemGroupDown stops every node of one broker group (SIGINT, as an
+	// operator stops a group) and starts them again; runs of two or more
+	// groups only (plan_groups.go).
+	NemGroupDown = "group-down"
 )
 
 // AllNemeses is every nemesis, the order --nemesis all expands to.
@@ -92,10 +98,16 @@ type Fault struct {
 	// (its data moved aside, as an operator rebuilding it); otherwise the
 	// node keeps running, removed, and rejoins with its own files.
 	Wipe bool `json:"wipe,omitempty"`
+	// Group is the broker group the fault acts in (plans of two or more
+	// groups; "" in a one-group plan): "leader" and "all" resolve there.
+	Group string `json:"group,omitempty"`
 }
 
 func (f Fault) String() string {
 	var b strings.Builder
+	if f.Group != "" {
+		b.WriteString(f.Group + ":")
+	}
 	b.WriteString(f.Kind)
 	if f.Shape != "" {
 		b.WriteString("/" + f.Shape)
@@ -112,8 +124,10 @@ func (f Fault) String() string {
 // Plan is a whole run's fault schedule, generated before the run from
 // Seed (plan.json in the run directory; `replay PLAN` runs it again).
 type Plan struct {
-	Seed    int64    `json:"seed"`
-	Nodes   int      `json:"nodes"`
+	Seed  int64 `json:"seed"`
+	Nodes int   `json:"nodes"` // in each group
+	// Groups is the number of broker groups (0 or 1: one, broker-a).
+	Groups  int      `json:"groups,omitempty"`
 	Time    Duration `json:"time"`
 	Nemeses []string `json:"nemeses"`
 	Faults  []Fault  `json:"faults"`
@@ -140,7 +154,7 @@ func ParseNemeses(s string) ([]string, error) {
 		case n == "":
 		case n == "all":
 			out = append(out, AllNemeses...)
-		case slices.Contains(AllNemeses, n):
+		case slices.Contains(AllNemeses, n) || n == NemGroupDown:
 			out = append(out, n)
 		case n == "none":
 		default:
@@ -157,10 +171,15 @@ func ParseNemeses(s string) ([]string, error) {
 func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) Plan {
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x6a657073656e))
 	p := Plan{Seed: seed, Nodes: nodes, Time: Duration(total), Nemeses: nemeses}
-	ids := make([]string, nodes)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("n%d", i)
-	}
+	p.Faults = timeline(rng, groupIDs(0, nodes), total, nemeses)
+	return p
+}
+
+// timeline draws one group's faults (ids are its nodes) one after the
+// other over total.
+func timeline(rng *rand.Rand, ids []string, total time.Duration, nemeses []string) []Fault {
+	var faults []Fault
+	nodes := len(ids)
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo)+1)) }
 	at := planQuiet
 	for len(nemeses) > 0 {
@@ -234,11 +253,13 @@ func GeneratePlan(seed int64, nodes int, total time.Duration, nemeses []string) 
 			if rng.IntN(2) == 0 {
 				f.Targets = []string{Namesrv, TargetAll}
 			}
+		case NemGroupDown:
+			f.Targets = []string{TargetAll}
 		}
-		p.Faults = append(p.Faults, f)
+		faults = append(faults, f)
 		at += dur + between(planMinGap, planMaxGap)
 	}
-	return p
+	return faults
 }
 
 // leaderOneOr draws, one in three each, the leader, the first of
@@ -269,14 +290,25 @@ func (p Plan) Validate() error {
 	if p.Time <= 0 {
 		return fmt.Errorf("%w: time %v", ErrPlan, time.Duration(p.Time))
 	}
-	known := func(id string) bool {
-		var n int
-		_, err := fmt.Sscanf(id, "n%d", &n)
-		return id == TargetLeader || id == TargetAll || id == Namesrv || (err == nil && n >= 0 && n < p.Nodes && id == fmt.Sprintf("n%d", n))
+	if p.Groups < 0 || p.Groups > procs.MaxGroups {
+		return fmt.Errorf("%w: %d groups", ErrPlan, p.Groups)
 	}
+	names := procs.GroupNames(p.groups())
 	for i, f := range p.Faults {
-		if !slices.Contains(AllNemeses, f.Kind) {
+		// A node id of the fault's group (any group when it names none).
+		known := func(id string) bool {
+			g, n, ok := procs.ParseNodeID(id)
+			inGroup := ok && g < p.groups() && n < p.Nodes && (f.Group == "" || names[g] == f.Group)
+			return id == TargetLeader || id == TargetAll || id == Namesrv || inGroup
+		}
+		if !slices.Contains(AllNemeses, f.Kind) && f.Kind != NemGroupDown {
 			return fmt.Errorf("%w: fault %d: unknown kind %q", ErrPlan, i, f.Kind)
+		}
+		if f.Group != "" && !slices.Contains(names, f.Group) {
+			return fmt.Errorf("%w: fault %d (%s): no group %q in a plan of %d", ErrPlan, i, f, f.Group, p.groups())
+		}
+		if f.Kind == NemGroupDown && (p.groups() < 2 || f.Group == "") {
+			return fmt.Errorf("%w: fault %d: group-down needs a plan of two or more groups and the fault's group", ErrPlan, i)
 		}
 		if f.At < 0 || f.Duration <= 0 || f.Loss < 0 || f.Loss > 1 {
 			return fmt.Errorf("%w: fault %d (%s): bad time, duration or loss", ErrPlan, i, f)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/ledgermq/ledgermq/internal/procs"
 )
 
 // faultColor is each nemesis's colour in the timeline.
@@ -16,6 +18,7 @@ var faultColor = map[string]string{
 	NemKill: "#d62728", NemPause: "#9467bd", NemPartition: "#ff7f0e", NemOneWay: "#e377c2",
 	NemLoss: "#8c564b", NemDelay: "#bcbd22", NemNamesrv: "#17becf", NemTransfer: "#1f77b4",
 	NemPower: "#000000", NemDiskFull: "#7f7f7f", NemMember: "#8c564b", NemHostile: "#e7ba52",
+	NemGroupDown: "#393b79",
 }
 
 var roleColor = map[string]string{
@@ -38,8 +41,12 @@ func WriteReport(path string, p Plan, evs []Event, res *RunResult) error {
 		cls = "fail"
 	}
 	fmt.Fprintf(&b, "<h1 class=%q>%s</h1>\n", cls, html.EscapeString(verdict))
-	fmt.Fprintf(&b, "<p>seed %d, %d nodes, %v, nemeses %s; network faults by %s; %s.</p>\n",
-		p.Seed, p.Nodes, p.Time, html.EscapeString(strings.Join(p.Nemeses, ",")), html.EscapeString(res.Mechanism),
+	shape := fmt.Sprintf("%d nodes", p.Nodes)
+	if p.groups() > 1 {
+		shape = fmt.Sprintf("%d broker groups (%s) of %d nodes", p.groups(), strings.Join(procs.GroupNames(p.groups()), ", "), p.Nodes)
+	}
+	fmt.Fprintf(&b, "<p>seed %d, %s, %v, nemeses %s; network faults by %s; %s.</p>\n",
+		p.Seed, shape, p.Time, html.EscapeString(strings.Join(p.Nemeses, ",")), html.EscapeString(res.Mechanism),
 		html.EscapeString(res.Security.String()))
 	fmt.Fprintf(&b, "<pre>%s</pre>\n", html.EscapeString(res.Summary()))
 	b.WriteString(timelineSVG(p, evs, res))
@@ -66,8 +73,15 @@ func timelineSVG(p Plan, evs []Event, res *RunResult) string {
 	)
 	x := func(t float64) float64 { return left + width*t/tmax }
 	var nodes []string
-	for i := range p.Nodes {
-		nodes = append(nodes, fmt.Sprintf("n%d", i))
+	for g := range p.groups() {
+		nodes = append(nodes, groupIDs(g, p.Nodes)...)
+	}
+	// One fault lane per group ("" in a one-group run).
+	var lanes []string
+	if p.groups() > 1 {
+		lanes = procs.GroupNames(p.groups())
+	} else {
+		lanes = []string{""}
 	}
 	var s strings.Builder
 	y := 20.0
@@ -79,26 +93,14 @@ func timelineSVG(p Plan, evs []Event, res *RunResult) string {
 		fmt.Fprintf(&s, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"10\" y2=\"100%%\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"10\">%.0fs</text>\n", x(sec*1000), x(sec*1000), x(sec*1000)+2, sec)
 	}
 	// Faults.
-	lane("faults")
-	open := map[string]Event{}
-	for _, e := range evs {
-		if e.Type != EvFault || (e.Phase != "start" && e.Phase != "end") {
-			continue
+	for _, g := range lanes {
+		if g == "" {
+			lane("faults")
+		} else {
+			lane("faults " + strings.TrimPrefix(g, "broker-"))
 		}
-		if e.Phase == "start" {
-			open[e.Detail] = e
-			continue
-		}
-		st, ok := open[e.Detail]
-		if !ok {
-			continue
-		}
-		delete(open, e.Detail)
-		fmt.Fprintf(&s, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" opacity=\"0.8\"><title>%s on %s (leader %s) %.1fs–%.1fs</title></rect>\n",
-			x(st.T), y, max(1, x(e.T)-x(st.T)), laneH, faultColor[st.Kind], html.EscapeString(st.Detail),
-			html.EscapeString(strings.Join(st.Targets, ",")), html.EscapeString(st.Leader), st.T/1000, e.T/1000)
+		y = faultLane(&s, evs, g, x, y, laneH)
 	}
-	y += laneH + 6
 	y = memberLanes(&s, evs, x, y, tmax)
 	// Roles per node.
 	for _, n := range nodes {
@@ -180,6 +182,30 @@ func timelineSVG(p Plan, evs []Event, res *RunResult) string {
 		left, y+4, strings.Join(legend, " "))
 	y += 14
 	return fmt.Sprintf("<h2>Timeline</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n%s</svg>\n", left+width+10, y+10, s.String())
+}
+
+// faultLane draws group g's faults ("" every fault) in a lane at y and
+// returns the next lane's y.
+func faultLane(s *strings.Builder, evs []Event, g string, x func(float64) float64, y, laneH float64) float64 {
+	open := map[string]Event{}
+	for _, e := range evs {
+		if e.Type != EvFault || (e.Phase != "start" && e.Phase != "end") || (g != "" && e.Group != g) {
+			continue
+		}
+		if e.Phase == "start" {
+			open[e.Detail] = e
+			continue
+		}
+		st, ok := open[e.Detail]
+		if !ok {
+			continue
+		}
+		delete(open, e.Detail)
+		fmt.Fprintf(s, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" opacity=\"0.8\"><title>%s on %s (leader %s) %.1fs–%.1fs</title></rect>\n",
+			x(st.T), y, max(1, x(e.T)-x(st.T)), laneH, faultColor[st.Kind], html.EscapeString(st.Detail),
+			html.EscapeString(strings.Join(st.Targets, ",")), html.EscapeString(st.Leader), st.T/1000, e.T/1000)
+	}
+	return y + laneH + 6
 }
 
 func roleColorOf(role string) string {

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +73,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if err := cfg.Plan.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Plan.groups() > 1 && (cfg.Workload.Txn > 0 || cfg.Workload.Register > 0) {
+		return nil, fmt.Errorf("%w: the txn and register workloads run on one group only", ErrPlan)
+	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
@@ -105,8 +110,12 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(cfg.Out, "jepsen: "+format+"\n", args...) }
-	say("run directory %s; %d nodes; %d faults over %v; seed %d; network faults by %s; %s",
-		dir, cfg.Plan.Nodes, len(cfg.Plan.Faults), time.Duration(cfg.Plan.Time), cfg.Plan.Seed, MechanismProxy, cfg.Security)
+	shape := fmt.Sprintf("%d nodes", cfg.Plan.Nodes)
+	if cfg.Plan.groups() > 1 {
+		shape = fmt.Sprintf("%d groups of %d nodes", cfg.Plan.groups(), cfg.Plan.Nodes)
+	}
+	say("run directory %s; %s; %d faults over %v; seed %d; network faults by %s; %s",
+		dir, shape, len(cfg.Plan.Faults), time.Duration(cfg.Plan.Time), cfg.Plan.Seed, MechanismProxy, cfg.Security)
 
 	net := NewNet(uint64(cfg.Plan.Seed))
 	defer net.Close()
@@ -114,7 +123,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if needsSyncReport(cfg.Plan) {
 		nodeConf = append(slices.Clone(nodeConf), "store.sync_report=true")
 	}
-	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, LogLevel: cfg.LogLevel, NodeConf: nodeConf,
+	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, Groups: cfg.Plan.groups(), LogLevel: cfg.LogLevel, NodeConf: nodeConf,
 		Security: cfg.Security, OwnDisks: needsOwnDisks(cfg.Plan)}, net)
 	if err != nil {
 		return nil, err
@@ -185,10 +194,10 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	defer w.stopProducers()
 
 	var activeMu sync.Mutex
-	active := ""
+	active := map[string]string{} // group → fault
 	nctx, stopNem := context.WithCancel(ctx)
 	nem := &nemesis{c: c, h: h, leader: mon.leader, rng: rand.New(rand.NewPCG(uint64(cfg.Plan.Seed), 0x73746f726d)),
-		log: say, active: func(s string) { activeMu.Lock(); active = s; activeMu.Unlock() }, sup: sup}
+		log: say, active: func(g, s string) { activeMu.Lock(); active[g] = s; activeMu.Unlock() }, sup: sup}
 	var nemWG sync.WaitGroup
 	nemWG.Add(1)
 	go func() { defer nemWG.Done(); nem.run(nctx, cfg.Plan, began) }()
@@ -203,12 +212,16 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			waiting = false
 		case <-tick.C:
 			activeMu.Lock()
-			a := active
+			var faults []string
+			for _, g := range slices.Sorted(maps.Keys(active)) {
+				if active[g] != "" {
+					faults = append(faults, active[g])
+				}
+			}
 			activeMu.Unlock()
-			leader, term := mon.view()
-			say("%3.0fs/%v acked=%d failed=%d unknown=%d delivered=%d leader=%s term=%d fault=%s",
+			say("%3.0fs/%v acked=%d failed=%d unknown=%d delivered=%d %s fault=%s",
 				time.Since(began).Seconds(), time.Duration(cfg.Plan.Time), w.counts.ok.Load(), w.counts.failed.Load(),
-				w.counts.unknown.Load(), w.counts.recv.Load(), orNone(leader), term, orNone(a))
+				w.counts.unknown.Load(), w.counts.recv.Load(), mon.viewText(), orNone(strings.Join(faults, ",")))
 		}
 	}
 	tick.Stop()
@@ -271,12 +284,18 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	// Final read of every replica once they have applied the same entries.
 	h.Add(Event{Type: EvPhase, Kind: "final-read"})
 	cctx, cancel := context.WithTimeout(ctx, convergeBound)
-	for !devcluster.Converged(c.Status(cctx, 2*time.Second)) && cctx.Err() == nil {
+	for !converged(c.Status(cctx, 2*time.Second), c) && cctx.Err() == nil {
 		sleepUntil(cctx, time.Now().Add(250*time.Millisecond))
 	}
 	notConverged := cctx.Err() != nil
 	cancel()
 	in := CheckInput{Nodes: c.NodeIDs()}
+	if c.Multi() {
+		in.Groups = map[string][]string{}
+		for _, g := range c.Groups {
+			in.Groups[g] = c.GroupNodes(g)
+		}
+	}
 	if err := finalRead(ctx, c, h); err != nil {
 		in.NoFinalRead = err.Error()
 	}
@@ -287,13 +306,21 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if notConverged {
 		say("replicas had not converged after %v", convergeBound)
 	}
-	if _, err := devcluster.CompareCommitLogs(c.File().Nodes); err != nil {
-		in.ReplicaCompare = err.Error()
+	groupCompare := map[string]string{}
+	for _, g := range c.Groups {
+		if _, err := devcluster.CompareCommitLogs(c.GroupFile(g).Nodes); err != nil {
+			groupCompare[g] = err.Error()
+		}
 	}
 	if err := h.Close(); err != nil {
 		return nil, err
 	}
-	res.Result = Check(h.Events(), in)
+	if c.Multi() {
+		res.Result = CheckGroups(h.Events(), in, groupCompare)
+	} else {
+		in.ReplicaCompare = groupCompare[GroupName]
+		res.Result = Check(h.Events(), in)
+	}
 	if res.Unidentified = net.Unidentified(); res.Unidentified > 0 {
 		say("raft proxies refused %d connections whose sending node could not be named", res.Unidentified)
 	}
@@ -340,8 +367,8 @@ type monitor struct {
 	c       *Cluster
 	h       *History
 	mu      sync.Mutex
-	lead    string
-	term    uint64
+	lead    map[string]string // group → leader
+	term    map[string]uint64 // group → the highest term seen
 	latest  map[string]devcluster.NodeStatus
 	offsets map[string]int64 // node/queue → the committed offset last recorded
 	rounds  int
@@ -352,6 +379,9 @@ const monitorEvery = 250 * time.Millisecond
 func (m *monitor) run(ctx context.Context) {
 	m.latest = map[string]devcluster.NodeStatus{}
 	m.offsets = map[string]int64{}
+	m.mu.Lock()
+	m.lead, m.term = map[string]string{}, map[string]uint64{}
+	m.mu.Unlock()
 	tick := time.NewTicker(monitorEvery)
 	defer tick.Stop()
 	for {
@@ -359,21 +389,25 @@ func (m *monitor) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		lead, term := "", uint64(0)
+		lead, term := map[string]string{}, map[string]uint64{}
 		for _, s := range st {
-			if s.Role == devcluster.RoleLeader && s.Term >= term {
-				lead, term = s.ID, s.Term
+			g := m.c.GroupOf(s.ID)
+			if s.Role == devcluster.RoleLeader && s.Term >= term[g] {
+				lead[g], term[g] = s.ID, s.Term
 			}
 			prev, seen := m.latest[s.ID]
 			if !seen || prev.Role != s.Role || (s.Term != 0 && prev.Term != s.Term) {
-				m.h.Add(Event{Type: EvStatus, Node: s.ID, Role: s.Role, Term: s.Term, Leader: s.LeaderID})
+				m.h.Add(Event{Type: EvStatus, Node: s.ID, Role: s.Role, Term: s.Term, Leader: s.LeaderID, Group: m.c.eventGroup(s.ID)})
 			}
 			if s.Term != 0 || !seen || s.Role != prev.Role {
 				m.latest[s.ID] = s
 			}
 		}
 		m.mu.Lock()
-		m.lead, m.term = lead, max(term, m.term)
+		m.lead = lead
+		for g, t := range term {
+			m.term[g] = max(t, m.term[g])
+		}
 		m.mu.Unlock()
 		if m.rounds++; m.rounds%2 == 0 {
 			m.pollOffsets(ctx, st)
@@ -406,7 +440,7 @@ func (m *monitor) pollOffsets(ctx context.Context, st []devcluster.NodeStatus) {
 			key := fmt.Sprintf("%s/%d", s.ID, q)
 			if prev, ok := m.offsets[key]; !ok || prev != v {
 				m.offsets[key] = v
-				m.h.Add(Event{Type: EvOffset, Node: s.ID, Queue: q, Offset: v})
+				m.h.Add(Event{Type: EvOffset, Node: s.ID, Queue: q, Offset: v, Group: m.c.eventGroup(s.ID)})
 			}
 		}
 	}
@@ -422,22 +456,51 @@ func finalOffsets(ctx context.Context, c *Cluster, h *History) {
 			if err != nil || !ok {
 				v = -1
 			}
-			h.Add(Event{Type: EvOffset, Kind: "final", Node: nd.ID, Queue: q, Offset: v})
+			h.Add(Event{Type: EvOffset, Kind: "final", Node: nd.ID, Queue: q, Offset: v, Group: c.eventGroup(nd.ID)})
 		}
 	}
 }
 
-// leader is the leader of the last poll ("" none).
-func (m *monitor) leader() string {
+// leader is group g's leader of the last poll ("" none; g "" is a
+// one-group run's group).
+func (m *monitor) leader(g string) string {
+	if g == "" {
+		g = GroupName
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.lead
+	return m.lead[g]
 }
 
-func (m *monitor) view() (string, uint64) {
+// viewText is the progress line's leader and term of every group.
+func (m *monitor) viewText() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.lead, m.term
+	if !m.c.Multi() {
+		return fmt.Sprintf("leader=%s term=%d", orNone(m.lead[GroupName]), m.term[GroupName])
+	}
+	var parts []string
+	for _, g := range m.c.Groups {
+		parts = append(parts, fmt.Sprintf("%s:%s/%d", g, orNone(m.lead[g]), m.term[g]))
+	}
+	return "leaders=" + strings.Join(parts, ",")
+}
+
+// converged reports whether every group's replicas have applied the
+// same entries.
+func converged(st []devcluster.NodeStatus, c *Cluster) bool {
+	for _, g := range c.Groups {
+		var gs []devcluster.NodeStatus
+		for _, s := range st {
+			if c.GroupOf(s.ID) == g {
+				gs = append(gs, s)
+			}
+		}
+		if !devcluster.Converged(gs) {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrVerdictFail is what the command returns for a FAIL verdict.

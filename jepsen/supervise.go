@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ledgermq/ledgermq/internal/procs"
 )
 
 // superviseDelay is how long after a node exits on its own it is started
@@ -37,10 +39,12 @@ type supervisor struct {
 func supervise(ctx context.Context, c *Cluster, h *History, log func(string, ...any)) *supervisor {
 	s := &supervisor{ctx: ctx, c: c, h: h, log: log, full: map[string]bool{}, waiting: map[string]bool{}}
 	for _, nd := range c.Nodes {
-		id, p := nd.ID, nd.proc
-		p.mu.Lock()
-		p.onExit = func(werr error) { s.exited(id, werr) }
-		p.mu.Unlock()
+		id := nd.ID
+		nd.proc.OnExit(func(e procs.Exit) {
+			if !e.Expected {
+				s.exited(id, e.Err)
+			}
+		})
 	}
 	return s
 }

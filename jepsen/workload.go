@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // Workload names.
@@ -84,8 +86,9 @@ func newWorkload(cfg WorkloadConfig, c *Cluster, h *History) *workload {
 // queues is the topic's queue count.
 const queues = 8
 
-// createTopic creates the topic on the group before the load, with
-// queues queues (through the proxies, as any admin would).
+// createTopic creates the topic on every group before the load, with
+// queues queues each (through the proxies, as any admin would), and
+// waits until the name server routes it to every group.
 func (w *workload) createTopic(ctx context.Context) error {
 	a, err := client.NewAdmin(w.c.AdminOptions()...)
 	if err != nil {
@@ -97,9 +100,18 @@ func (w *workload) createTopic(ctx context.Context) error {
 	var last error
 	for range 40 {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, last = a.CreateTopic(cctx, client.TopicConfig{Topic: Topic, ReadQueues: queues, WriteQueues: queues}, client.Target{BrokerName: GroupName})
+		last = nil
+		for _, g := range w.c.Groups {
+			if _, err := a.CreateTopic(cctx, client.TopicConfig{Topic: Topic, ReadQueues: queues, WriteQueues: queues}, client.Target{BrokerName: g}); err != nil {
+				last = err
+				break
+			}
+		}
 		if last == nil {
-			_, last = a.TopicRoute(cctx, Topic)
+			var route *protocol.TopicRouteData
+			if route, last = a.TopicRoute(cctx, Topic); last == nil {
+				last = routesEvery(route, w.c.Groups)
+			}
 		}
 		cancel()
 		if last == nil || ctx.Err() != nil {
@@ -109,6 +121,16 @@ func (w *workload) createTopic(ctx context.Context) error {
 	}
 	if last != nil {
 		return fmt.Errorf("jepsen: create topic %s: %w", Topic, last)
+	}
+	return nil
+}
+
+// routesEvery checks that route has queues of every group of groups.
+func routesEvery(route *protocol.TopicRouteData, groups []string) error {
+	for _, g := range groups {
+		if !slices.ContainsFunc(route.QueueDatas, func(q protocol.QueueData) bool { return q.BrokerName == g }) {
+			return fmt.Errorf("jepsen: the route of %s has no queues of %s yet", Topic, g)
+		}
 	}
 	return nil
 }
@@ -144,8 +166,12 @@ func (w *workload) startConsumers() error {
 func (w *workload) received(name string, m *client.MessageExt) {
 	v := string(m.Body)
 	seq, _ := parseValue(v)
-	w.h.Add(Event{Type: EvRecv, Process: name, Value: v, Seq: seq, Queue: m.Queue.QueueID, Offset: m.QueueOffset,
-		MsgID: m.MsgID, Redeliv: m.ReconsumeTimes})
+	e := Event{Type: EvRecv, Process: name, Value: v, Seq: seq, Queue: m.Queue.QueueID, Offset: m.QueueOffset,
+		MsgID: m.MsgID, Redeliv: m.ReconsumeTimes}
+	if w.c.Multi() {
+		e.Group = m.Queue.BrokerName
+	}
+	w.h.Add(e)
 	w.counts.recv.Add(1)
 	w.recvMu.Lock()
 	w.recvSet[v] = true
@@ -186,12 +212,19 @@ func (w *workload) startProducers() error {
 	return w.startTxnProducers(ctx, w.cfg.Txn)
 }
 
-// produce sends p<id>-1, p<id>-2, … one at a time, every one with the
-// producer's id as its sharding key (so one producer's messages share a
-// queue and their order there is checkable).
+// produce sends p<id>-1, p<id>-2, … one at a time. In a one-group run
+// every one has the producer's id as its sharding key (so one producer's
+// messages share a queue and their order there is checkable); with two
+// or more groups none has, so that the client spreads them over every
+// group's queues by the name server's route and sends around a group
+// that is down (order is still checked within each queue).
 func (w *workload) produce(ctx context.Context, id string, p *client.Producer) {
+	key := id
+	if w.c.Multi() {
+		key = ""
+	}
 	paced(ctx, w.cfg.Interval, id, func(seq int64, v string) {
-		m := &client.Message{Topic: Topic, Body: []byte(v), Keys: []string{v}, ShardingKey: id}
+		m := &client.Message{Topic: Topic, Body: []byte(v), Keys: []string{v}, ShardingKey: key}
 		invoke := w.h.Now()
 		// The send's own timeout bounds it; a send in flight when the load
 		// stops is waited for, so its outcome is recorded.
@@ -234,6 +267,9 @@ func (w *workload) noteOutcome(e *Event, res client.SendResult, err error) {
 		e.Outcome = OK
 		e.Queue, e.MsgID = res.Queue.QueueID, res.MsgID
 		e.Node = w.c.NodeByAdvertised(res.Addr)
+		if w.c.Multi() {
+			e.Group = res.Queue.BrokerName
+		}
 		e.Attempts, e.MaybeDup = res.Attempts, res.MaybeDuplicated()
 	case client.OutcomeUnknown:
 		e.Outcome = Unknown
@@ -304,7 +340,7 @@ func finalRead(ctx context.Context, c *Cluster, h *History) error {
 		for _, m := range ms {
 			v := string(m.Body)
 			seq, _ := parseValue(v)
-			h.Add(Event{Type: EvRead, Node: nd.ID, Value: v, Seq: seq, Queue: m.QueueID, Offset: m.QueueOffset, MsgID: m.MsgID()})
+			h.Add(Event{Type: EvRead, Node: nd.ID, Value: v, Seq: seq, Queue: m.QueueID, Offset: m.QueueOffset, MsgID: m.MsgID(), Group: c.eventGroup(nd.ID)})
 		}
 	}
 	return errors.Join(errs...)

@@ -70,14 +70,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -87,6 +85,7 @@ import (
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/procs"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -238,7 +237,7 @@ func (d *devRun) run(ctx context.Context) error {
 	if d.layout, err = planLayout(d.dir, d.groups, d.nodes, d.namesrv); err != nil {
 		return err
 	}
-	if err := checkFree(d.namesrv); err != nil {
+	if err := procs.CheckFree(d.namesrv); err != nil {
 		return fmt.Errorf("%w: name server address %s: %w", errDevConfig, d.namesrv, err)
 	}
 	secretPath, secret, err := devSecret(d.dir)
@@ -271,7 +270,7 @@ func (d *devRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.sup = newSupervisor(exe, childEnv(), d.log)
+	d.sup = newSupervisor(exe, procs.ChildEnv(), d.log)
 	defer d.stopAll()
 
 	// The name server's http address is the last run's (cluster.json)
@@ -306,7 +305,13 @@ func (d *devRun) run(ctx context.Context) error {
 	if err := d.sup.start(d.nsChild); err != nil {
 		return err
 	}
-	if err := waitListening(ctx, d.namesrv, d.nsChild, 15*time.Second); err != nil {
+	if err := procs.WaitListening(ctx, d.namesrv, d.nsChild.proc.Done(), 15*time.Second); err != nil {
+		switch {
+		case errors.Is(err, procs.ErrExited):
+			return fmt.Errorf("%w: namesrv exited at start-up; see %s", errDevChild, d.nsChild.logPath)
+		case errors.Is(err, procs.ErrNotListening):
+			return fmt.Errorf("%w: namesrv %w; see %s", errDevChild, err, d.nsChild.logPath)
+		}
 		return err
 	}
 	for _, n := range d.layout {
@@ -341,14 +346,14 @@ const devProxyAddr = "127.0.0.1:8081"
 func (d *devRun) startProxy(skip map[int]bool) error {
 	d.proxy = devProxyAddr
 	for _, n := range d.layout {
-		skip[portOf(n.grpc)] = true
+		skip[procs.PortOf(n.grpc)] = true
 	}
-	if skip[portOf(d.proxy)] || checkFree(d.proxy) != nil {
+	if skip[procs.PortOf(d.proxy)] || procs.CheckFree(d.proxy) != nil {
 		ports, err := freePorts(1, skip)
 		if err != nil {
 			return fmt.Errorf("%w: a port for the proxy: %w", errDevConfig, err)
 		}
-		d.proxy = fmt.Sprintf("127.0.0.1:%d", ports[0])
+		d.proxy = procs.Loopback(ports[0])
 	}
 	c := &child{name: "proxy", logPath: filepath.Join(d.dir, "proxy.log"),
 		args: []string{"proxy", "--namesrv", d.namesrv, "--listen", d.proxy, "--log-level", d.logLevel, "--log-format", d.logFormat}}
@@ -360,15 +365,6 @@ func (d *devRun) startProxy(skip map[int]bool) error {
 	}
 	d.proxyChild = c
 	return nil
-}
-
-// portOf is addr's port, 0 when it has none.
-func portOf(addr string) int {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return 0
-	}
-	return int(ap.Port())
 }
 
 // loop supervises the children until ctx ends.
@@ -386,10 +382,10 @@ func (d *devRun) loop(ctx context.Context) error {
 			fmt.Fprintln(d.out, "dev: stopping")
 			return nil
 		case ev := <-d.sup.exits:
-			if ev.cmd != ev.c.cmd {
+			if ev.run != ev.c.proc.Run() {
 				continue // an earlier generation
 			}
-			fmt.Fprintf(d.out, "dev: %s (pid %d) exited: %v; log %s\n", ev.c.name, ev.cmd.Process.Pid, exitText(ev.err), ev.c.logPath)
+			fmt.Fprintf(d.out, "dev: %s (pid %d) exited: %v; log %s\n", ev.c.name, ev.pid, procs.ExitText(ev.err), ev.c.logPath)
 			if d.restart {
 				delay := ev.c.exited(time.Now())
 				d.reportFailing(ev)
@@ -411,7 +407,7 @@ func (d *devRun) loop(ctx context.Context) error {
 					pending[c] = now.Add(5 * time.Second)
 					continue
 				}
-				fmt.Fprintf(d.out, "dev: restarted %s (pid %d)\n", c.name, c.cmd.Process.Pid)
+				fmt.Fprintf(d.out, "dev: restarted %s (pid %d)\n", c.name, c.proc.Pid())
 				d.stale = true
 			}
 			// Poll after a restart, and every second to keep the roles in
@@ -493,7 +489,7 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 	if d.leaders == nil {
 		d.leaders = map[string]string{}
 	}
-	for _, g := range devGroupNames(d.groups) {
+	for _, g := range procs.GroupNames(d.groups) {
 		leader, err := devcluster.Leader(rctx, client, d.namesrv, g)
 		if err != nil || leader == "" {
 			return
@@ -513,8 +509,8 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		return
 	}
 	d.announced = true
-	fmt.Fprintf(d.out, "dev: cluster %s is up (%s)\n", strings.Join(devGroupNames(d.groups), ", "), path)
-	fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d %-26s http %-21s log %s\n", "namesrv", d.namesrv, d.nsChild.cmd.Process.Pid, "", d.namesrvHTTP, d.nsChild.logPath)
+	fmt.Fprintf(d.out, "dev: cluster %s is up (%s)\n", strings.Join(procs.GroupNames(d.groups), ", "), path)
+	fmt.Fprintf(d.out, "  %-8s %-21s pid %-7d %-26s http %-21s log %s\n", "namesrv", d.namesrv, d.nsChild.proc.Pid(), "", d.namesrvHTTP, d.nsChild.logPath)
 	for i, n := range cf.Nodes {
 		group := ""
 		if d.groups > 1 {
@@ -581,7 +577,7 @@ func (d *devRun) clusterFile(stopped bool) devcluster.File {
 	for i, n := range d.layout {
 		pid, role := 0, devcluster.RoleDown
 		if c := d.nodeChildren[i]; c.alive() {
-			pid, role = c.cmd.Process.Pid, devcluster.RoleFollower
+			pid, role = c.proc.Pid(), devcluster.RoleFollower
 			if n.addr == d.leaders[n.group] {
 				role = devcluster.RoleLeader
 			}
@@ -627,7 +623,6 @@ func (d *devRun) stopAll() {
 	if d.nsChild != nil {
 		d.sup.stop([]*child{d.nsChild}, syscall.SIGTERM, d.out)
 	}
-	d.sup.wg.Wait()
 	if d.announced {
 		d.writeClusterFile(d.clusterFile(true))
 	}
@@ -673,7 +668,7 @@ func devSecret(dir string) (path, secret string, err error) {
 func namesrvHTTPAddr(dir string, skip map[int]bool) (addr, last string, err error) {
 	if f, err := devcluster.ReadFile(dir); err == nil && f.NamesrvHTTP != "" {
 		last = f.NamesrvHTTP
-		if ap, err := netip.ParseAddrPort(last); err == nil && ap.Addr().IsLoopback() && !skip[int(ap.Port())] && checkFree(last) == nil {
+		if ap, err := netip.ParseAddrPort(last); err == nil && ap.Addr().IsLoopback() && !skip[int(ap.Port())] && procs.CheckFree(last) == nil {
 			return last, last, nil
 		}
 	}
@@ -684,91 +679,19 @@ func namesrvHTTPAddr(dir string, skip map[int]bool) (addr, last string, err erro
 	return fmt.Sprintf("127.0.0.1:%d", ports[0]), last, nil
 }
 
-// freePorts picks n distinct free loopback ports, none of skip (all held
-// open until all are picked).
+// freePorts picks n distinct free loopback ports, none of skip.
 func freePorts(n int, skip map[int]bool) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		if p := l.Addr().(*net.TCPAddr).Port; !skip[p] {
-			ports = append(ports, p)
-		}
-	}
-	return ports, nil
+	ports, release, err := procs.FreePorts(n, skip)
+	release()
+	return ports, err
 }
 
-// checkFree reports whether addr can be listened on.
-func checkFree(addr string) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	return l.Close()
-}
-
-// childEnv is dev's environment without the variables that would give
-// every child the same broker settings.
-func childEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, envPrefix) || strings.HasPrefix(kv, "NAMESRV_ADDR=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
-// waitListening waits until addr accepts connections, c exits, ctx ends or
-// timeout passes.
-func waitListening(ctx context.Context, addr string, c *child, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %s not listening on %s after %v; see %s", errDevChild, c.name, addr, timeout, c.logPath)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.done:
-			return fmt.Errorf("%w: %s exited at start-up; see %s", errDevChild, c.name, c.logPath)
-		case <-tick.C:
-		}
-	}
-}
-
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
-}
-
-// child is one supervised process. Its fields belong to the supervision
-// loop; the waiter goroutine of each run writes only that run's err, before
-// closing its done.
+// child is one supervised process: its procs.Proc and dev's restart
+// bookkeeping, which belongs to the supervision loop.
 type child struct {
 	name, logPath string
 	args          []string
-	cmd           *exec.Cmd     // the current run
-	done          chan struct{} // closed when the current run has exited
-	err           *error        // the current run's exit error, set before done closes
+	proc          *procs.Proc
 	restarts      int
 	started       time.Time     // when the current run started
 	quickFails    int           // runs in a row that ended within stableUptime
@@ -790,23 +713,13 @@ func (c *child) exited(now time.Time) time.Duration {
 	return c.delay
 }
 
-func (c *child) alive() bool {
-	if c.done == nil {
-		return false
-	}
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
+func (c *child) alive() bool { return c.proc != nil && c.proc.Running() }
 
-// exitEvent reports that one run of a child exited.
+// exitEvent reports that one run (run) of a child exited.
 type exitEvent struct {
-	c   *child
-	cmd *exec.Cmd
-	err error
+	c        *child
+	run, pid int
+	err      error
 }
 
 // supervisor starts children and reports their exits.
@@ -815,73 +728,47 @@ type supervisor struct {
 	env   []string
 	log   hclog.Logger
 	exits chan exitEvent
-	wg    sync.WaitGroup
 }
 
 func newSupervisor(exe string, env []string, log hclog.Logger) *supervisor {
 	return &supervisor{exe: exe, env: env, log: log, exits: make(chan exitEvent, 64)}
 }
 
-// start runs c again, its output appended to its log.
+// start runs c again, its output appended to its log; its exit is sent to
+// s.exits (dropped once nobody listens any more).
 func (s *supervisor) start(c *child) error {
-	f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
+	if c.proc == nil {
+		c.proc = procs.New(procs.Spec{Name: c.name, Bin: s.exe, Args: c.args, LogPath: c.logPath, Env: s.env, DeathSignal: syscall.SIGTERM})
+		c.proc.OnExit(func(e procs.Exit) {
+			select {
+			case s.exits <- exitEvent{c: c, run: e.Run, pid: e.Pid, err: e.Err}:
+			default: // nobody is listening any more (shutting down)
+			}
+		})
 	}
-	cmd := exec.Command(s.exe, c.args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = s.env
-	cmd.SysProcAttr = childSysProcAttr()
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: start %s: %w", errDevChild, c.name, err)
+	if err := c.proc.Start(); err != nil {
+		return fmt.Errorf("%w: %w", errDevChild, err)
 	}
-	done := make(chan struct{})
-	exitErr := new(error)
-	c.cmd, c.done, c.err, c.started = cmd, done, exitErr, time.Now()
-	s.log.Debug("started", "process", c.name, "pid", cmd.Process.Pid)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		err := cmd.Wait()
-		f.Close()
-		*exitErr = err
-		close(done)
-		select {
-		case s.exits <- exitEvent{c: c, cmd: cmd, err: err}:
-		default: // nobody is listening any more (shutting down)
-		}
-	}()
+	c.started = c.proc.Started()
+	s.log.Debug("started", "process", c.name, "pid", c.proc.Pid())
 	return nil
 }
 
-// stop sends sig to every running child of cs, waits up to stopGrace for
-// them, kills the rest and reports how each stopped to out. The nodes of a
-// whole-group stop get SIGINT (no leadership hand-over: every peer is
-// stopping too).
+// stop sends sig to every running child of cs (SIGCONT first, for one
+// paused), waits up to stopGrace for them, kills the rest and reports how
+// each stopped to out. The nodes of a whole-group stop get SIGINT (no
+// leadership hand-over: every peer is stopping too).
 func (s *supervisor) stop(cs []*child, sig syscall.Signal, out io.Writer) {
-	var stopping []*child
+	var ps []*procs.Proc
 	for _, c := range cs {
-		if c.alive() {
-			_ = c.cmd.Process.Signal(sig)
-			stopping = append(stopping, c)
+		if c.proc != nil {
+			ps = append(ps, c.proc)
 		}
 	}
-	defer func() {
-		for _, c := range stopping {
-			fmt.Fprintf(out, "dev: %s (pid %d) stopped: %s\n", c.name, c.cmd.Process.Pid, exitText(*c.err))
+	for _, st := range procs.StopAll(ps, sig, stopGrace) {
+		if st.Killed {
+			s.log.Warn("process did not stop in time; killed it", "process", st.Name, "pid", st.Pid)
 		}
-	}()
-	deadline := time.NewTimer(stopGrace)
-	defer deadline.Stop()
-	for _, c := range stopping {
-		select {
-		case <-c.done:
-		case <-deadline.C:
-			deadline.Reset(0)
-			s.log.Warn("process did not stop in time; killing it", "process", c.name, "pid", c.cmd.Process.Pid)
-			_ = c.cmd.Process.Kill()
-			<-c.done
-		}
+		fmt.Fprintf(out, "dev: %s (pid %d) stopped: %s\n", st.Name, st.Pid, procs.ExitText(st.Err))
 	}
 }

@@ -9,36 +9,16 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/ledgermq/ledgermq/internal/procs"
 )
 
 // maxDevGroups bounds dev's --groups (broker-a … broker-e).
-const maxDevGroups = 5
+const maxDevGroups = procs.MaxGroups
 
 // devNode is one node's fixed layout.
 type devNode struct {
 	id, group, addr, raft, http, grpc, dir, conf string
-}
-
-// devGroupNames are the brokerNames of n dev groups: broker-a (the one
-// group of a plain dev), broker-b, ….
-func devGroupNames(n int) []string {
-	names := make([]string, n)
-	for g := range names {
-		names[g] = fmt.Sprintf("broker-%c", 'a'+g)
-	}
-	names[0] = devBrokerName
-	return names
-}
-
-// devNodeID is the id of node i of group g: n0, n1, … in the first group
-// (as dev has always named them), b0, b1, … in broker-b, and so on. Ids
-// are unique across groups, so files, logs and admin commands name a
-// node by its id alone.
-func devNodeID(g, i int) string {
-	if g == 0 {
-		return fmt.Sprintf("n%d", i)
-	}
-	return fmt.Sprintf("%c%d", 'a'+g, i)
 }
 
 // planLayout returns every node's group, addresses and paths, group by
@@ -57,22 +37,22 @@ func planLayout(dir string, groups, n int, avoid ...string) ([]devNode, error) {
 		_, err := os.Stat(filepath.Join(dir, id+".conf"))
 		return err == nil
 	}
-	if exists(devNodeID(groups, 0)) {
+	if exists(procs.NodeID(groups, 0)) {
 		return nil, fmt.Errorf("%w: %s holds more than %d groups; use its --groups or another --dir", errDevConfig, dir, groups)
 	}
 	var out []devNode
 	var fresh []int // indexes in out of the nodes of new groups
-	for g, name := range devGroupNames(groups) {
+	for g, name := range procs.GroupNames(groups) {
 		nodes := make([]devNode, n)
 		existing := 0
 		for i := range nodes {
-			id := devNodeID(g, i)
+			id := procs.NodeID(g, i)
 			nodes[i] = devNode{id: id, group: name, dir: filepath.Join(dir, id), conf: filepath.Join(dir, id+".conf")}
 			if exists(id) {
 				existing++
 			}
 		}
-		if exists(devNodeID(g, n)) || (existing > 0 && existing < n) {
+		if exists(procs.NodeID(g, n)) || (existing > 0 && existing < n) {
 			return nil, fmt.Errorf("%w: %s holds a group of a different size; use its --nodes or another --dir", errDevConfig, dir)
 		}
 		for i := range nodes {
@@ -117,11 +97,11 @@ func readNodeLayout(n *devNode, skip map[int]bool) error {
 				return err
 			}
 			skip[ports[0]] = true
-			*a = fmt.Sprintf("127.0.0.1:%d", ports[0])
+			*a = procs.Loopback(ports[0])
 		}
 	}
 	for _, a := range []string{n.addr, n.raft, n.http, n.grpc} {
-		if err := checkFree(a); err != nil {
+		if err := procs.CheckFree(a); err != nil {
 			return fmt.Errorf("%w: %s keeps address %s from an earlier run, but: %w", errDevConfig, n.id, a, err)
 		}
 		if ap, err := netip.ParseAddrPort(a); err == nil {
@@ -145,25 +125,16 @@ func nodeConfText(n devNode, all []devNode, namesrv, timing string, extra []stri
 		clients = append(clients, o.id+"-"+o.addr)
 		grpcs = append(grpcs, o.id+"-"+o.grpc)
 	}
-	ap := netip.MustParseAddrPort(n.addr)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by `ledgermq dev` on every run; edits are lost.\n")
-	fmt.Fprintf(&b, "brokerClusterName=DefaultCluster\nbrokerName=%s\n", n.group)
-	fmt.Fprintf(&b, "brokerIP1=%s\nlistenPort=%d\n", ap.Addr(), ap.Port())
-	fmt.Fprintf(&b, "namesrvAddr=%s\nstorePathRootDir=%s\n", namesrv, escapeProperty(n.dir, false))
-	fmt.Fprintf(&b, "registerNameServerPeriod=10000\n")
-	fmt.Fprintf(&b, "enableDLegerCommitLog=true\ndLegerGroup=%s\ndLegerSelfId=%s\n", n.group, n.id)
-	fmt.Fprintf(&b, "dLegerPeers=%s\n", strings.Join(peers, ";"))
-	fmt.Fprintf(&b, "raft.client_addrs=%s\nraft.timing=%s\n", strings.Join(clients, ";"), timing)
-	fmt.Fprintf(&b, "http_addr=%s\n", n.http)
-	fmt.Fprintf(&b, "grpc_listen=%s\ngrpc_addrs=%s\n", n.grpc, strings.Join(grpcs, ";"))
 	// A small raft log segment (raft-wal allocates each one whole), unless
 	// --node-conf sets it.
+	var lines []string
 	if !slices.ContainsFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "raft.segment_size=") }) {
-		fmt.Fprintf(&b, "raft.segment_size=%d\n", devRaftSegmentSize)
+		lines = append(lines, fmt.Sprintf("raft.segment_size=%d", devRaftSegmentSize))
 	}
-	for _, kv := range extra {
-		fmt.Fprintf(&b, "%s\n", kv)
-	}
-	return []byte(b.String())
+	return procs.NodeConfig{
+		Header: "Written by `ledgermq dev` on every run; edits are lost.",
+		Group:  n.group, ID: n.id, Advertised: n.addr, Namesrv: namesrv, StoreDir: n.dir,
+		RegisterPeriodMS: 10000, Peers: peers, ClientAddrs: clients, Timing: timing, HTTP: n.http,
+		GRPCListen: n.grpc, GRPCAddrs: grpcs, Extra: append(lines, extra...),
+	}.Text()
 }

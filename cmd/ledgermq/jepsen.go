@@ -18,12 +18,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ledgermq/ledgermq/internal/procs"
 	"github.com/ledgermq/ledgermq/jepsen"
 )
 
@@ -73,6 +75,7 @@ func newJepsenRunCmd() *cobra.Command {
 		total    time.Duration
 		seed     int64
 		nodes    int
+		groups   int
 		planOnly bool
 	)
 	cmd := &cobra.Command{
@@ -87,7 +90,13 @@ func newJepsenRunCmd() *cobra.Command {
 			if !cmd.Flags().Changed("seed") {
 				seed = time.Now().UnixNano() % 1_000_000_000
 			}
-			plan := jepsen.GeneratePlan(seed, nodes, total, ns)
+			if groups < 1 || groups > procs.MaxGroups {
+				return fmt.Errorf("jepsen: --groups %d: want 1..%d", groups, procs.MaxGroups)
+			}
+			if groups == 1 && slices.Contains(ns, jepsen.NemGroupDown) {
+				return fmt.Errorf("jepsen: --nemesis %s needs --groups 2 or more", jepsen.NemGroupDown)
+			}
+			plan := jepsen.GeneratePlanGroups(seed, groups, nodes, total, ns)
 			if err := plan.Validate(); err != nil {
 				return err
 			}
@@ -99,10 +108,11 @@ func newJepsenRunCmd() *cobra.Command {
 	}
 	f.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&nemeses, "nemesis", "kill,pause,partition", "faults to draw from: "+strings.Join(jepsen.AllNemeses, ",")+", all or none")
+	fl.StringVar(&nemeses, "nemesis", "kill,pause,partition", "faults to draw from: "+strings.Join(jepsen.AllNemeses, ",")+", all or none; with --groups 2 or more also "+jepsen.NemGroupDown+" (a whole group stopped, then started)")
 	fl.DurationVar(&total, "time", 60*time.Second, "length of the load (faults within it)")
 	fl.Int64Var(&seed, "seed", 0, "seed of the fault plan (default: from the clock, printed)")
-	fl.IntVar(&nodes, "nodes", 3, "nodes in the group (3 or 5)")
+	fl.IntVar(&nodes, "nodes", 3, "nodes in each group (3 or 5)")
+	fl.IntVar(&groups, "groups", 1, "broker groups of the cluster (broker-a, broker-b, …); the topic is on every group, each fault acts in one")
 	fl.BoolVar(&planOnly, "plan-only", false, "print the plan as JSON and exit")
 	return cmd
 }
@@ -145,18 +155,39 @@ func newJepsenCheckCmd() *cobra.Command {
 				return err
 			}
 			in := jepsen.CheckInput{}
-			for i := range plan.Nodes {
-				in.Nodes = append(in.Nodes, fmt.Sprintf("n%d", i))
+			groups := procs.GroupNames(max(plan.Groups, 1))
+			if len(groups) > 1 {
+				in.Groups = map[string][]string{}
+			}
+			for g, name := range groups {
+				for i := range plan.Nodes {
+					in.Nodes = append(in.Nodes, procs.NodeID(g, i))
+					if in.Groups != nil {
+						in.Groups[name] = append(in.Groups[name], procs.NodeID(g, i))
+					}
+				}
 			}
 			// The CommitLog comparison needs the stopped nodes' files: take
 			// the run's own finding.
+			var prev struct{ Result *jepsen.Result }
 			if data, err := os.ReadFile(filepath.Join(args[0], "results.json")); err == nil {
-				var prev struct{ Result *jepsen.Result }
-				if json.Unmarshal(data, &prev) == nil && prev.Result != nil {
+				_ = json.Unmarshal(data, &prev)
+			}
+			var res *jepsen.Result
+			if in.Groups == nil {
+				if prev.Result != nil {
 					in.ReplicaCompare = prev.Result.ReplicaCompare
 				}
+				res = jepsen.Check(evs, in)
+			} else {
+				cmp := map[string]string{}
+				if prev.Result != nil {
+					for _, g := range prev.Result.Groups {
+						cmp[g.Name] = g.ReplicaCompare
+					}
+				}
+				res = jepsen.CheckGroups(evs, in, cmp)
 			}
-			res := jepsen.Check(evs, in)
 			out := cmd.OutOrStdout()
 			fmt.Fprint(out, res.Summary())
 			fmt.Fprintln(out, res.VerdictLine())
@@ -185,13 +216,19 @@ func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
 		}
 	}
 	wl := jepsen.WorkloadConfig{Producers: f.producers, Consumers: f.consumers, Interval: f.interval, Seed: plan.Seed}
+	multi := plan.Groups > 1
 	for _, w := range strings.Split(f.workload, ",") {
 		switch strings.TrimSpace(w) {
 		case "", "queue":
-		case "txn":
-			wl.Txn = 2
-		case "register":
-			wl.Register = 3
+		case "txn", "register":
+			if multi {
+				return fmt.Errorf("jepsen: --workload %s runs on one group only, not with --groups %d", w, plan.Groups)
+			}
+			if strings.TrimSpace(w) == "txn" {
+				wl.Txn = 2
+			} else {
+				wl.Register = 3
+			}
 		default:
 			return fmt.Errorf("jepsen: --workload %q: want queue, txn, register", w)
 		}
