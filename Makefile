@@ -88,7 +88,8 @@ bench:
 # CHAOS_DIR/verdicts.txt and any FAIL fails the target; then once more
 # under kill,partition with the transactions and consumer-offset register
 # workloads beside the queue (CHAOS_WORKLOADS), and every nemesis on 5
-# nodes with TLS and the ACL on. Before them, the broken
+# nodes with TLS and the ACL on, and kills, pauses, partitions and a whole
+# group down on two groups of 3 (jepsen run --groups 2). Before them, the broken
 # broker builds (tag jepsenbroken) must each fail a jepsen run.
 # make test runs a one-minute jepsen smoke run (TestJepsenSmoke).
 CHAOS_TIME    ?= 5m
@@ -117,6 +118,9 @@ chaos: build
 	d=$(CHAOS_DIR)/secure-5; \
 	$(BIN) jepsen run --nemesis all --nodes 5 --tls --acl --workload $(CHAOS_WORKLOADS) --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
 	echo "all, TLS and ACL + $(CHAOS_WORKLOADS) (5 nodes): $$(grep -h '^register ' $$d.out) $$(tail -1 $$d.out)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
+	d=$(CHAOS_DIR)/groups-2x3; \
+	$(BIN) jepsen run --groups 2 --nemesis kill,pause,partition,group-down --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
+	echo "kill, pause, partition, group-down (2 groups of 3): $$(grep -h '^group-down ' $$d.out) $$(grep -h '^verdict' $$d.out | tail -1)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
 	exit $$fail
 
 # A name server on 127.0.0.1:9876 and a 3-node broker group, each its own
