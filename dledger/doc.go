@@ -30,6 +30,22 @@
 // raft's pipeline can deadlock after a follower rejects a request, and
 // with few, large entries in flight it gains nothing measurable.
 //
+// # One log (Config.OneLog, raft.log = commitlog)
+//
+// The CommitLog can be the raft log itself: commitLogRaftLog (onelog.go)
+// is raft's LogStore over the store's entry methods, and raft's term and
+// vote live in raft/state.json (fileStable). StoreLogs splits an entry
+// that carries records into its header and records, which the store writes
+// once, with their queue and physical offsets, and fsyncs once per append;
+// the FSM then dispatches committed entries (fsm_onelog.go) instead of
+// writing them. Every entry the FSM sees is dispatched, so the store's
+// LastSeq is the FSM's applied index; a local snapshot's manifest ends at
+// the snapshot's raft index (snapshotSink.coverIndex: raft counts the
+// no-ops and barriers the FSM never sees). Group settings that change the
+// geometry stop a node whose store differs instead of re-creating it (its
+// CommitLog holds raft entries from the first one on). A node's data keeps
+// the layout it was created with; every node of a group uses the same.
+//
 // # Entry format
 //
 //	offset size field

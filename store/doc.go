@@ -37,6 +37,21 @@
 // message), so replicas applying the same batches hold byte-identical
 // CommitLogs.
 //
+// # One log
+//
+// With Config.OneLog the CommitLog is the raft log (entries.go): each raft
+// entry is its records followed by a version-2 marker holding the entry's
+// term, type and non-record bytes; AppendEntries writes and fsyncs them
+// (raft's StoreLogs), Entry reads one back, TruncateEntries removes an
+// uncommitted suffix and CompactEntries forgets a prefix. Queue offsets
+// are fixed at append from the append-time queue heads (which a truncation
+// rolls back), so the bytes never change after they are written; readers
+// see a record only once DispatchEntry has made its committed entry
+// visible. Recovery lists the entries from Config.EntriesFrom, dispatches
+// up to the checkpoint (or Config.CommittedSeq) and keeps the rest pending.
+// Retention keeps every segment from the first entry raft may still read.
+// A store keeps the layout it was created with (the "onelog" file).
+//
 // # Invariants
 //
 //   - A ConsumeQueue unit never points at a record that cannot be read:
