@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // binaryFixedLength is the size of a ROCKETMQ header without its remark and
@@ -14,23 +13,28 @@ const binaryFixedLength = 21
 
 // appendBinaryHeader appends c's header in the ROCKETMQ binary layout, with
 // the given opaque and flag. Ext entries are written in ascending key
-// order. The language name is written as its byte code (OTHER when the
-// name is not in the table).
+// order (ExtList's in their own order). The language name is written as
+// its byte code (OTHER when the name is not in the table).
 func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
-	extLen := 0
-	var small [24]string
-	keys := small[:0]
-	for k, v := range c.ExtFields {
-		if len(k) > math.MaxInt16 {
-			return dst, fmt.Errorf("%w: ext key of %d bytes exceeds %d", ErrBadHeader, len(k), math.MaxInt16)
+	var small [24]ExtField
+	pairs := c.ExtList
+	if c.ExtFields != nil {
+		pairs = small[:0]
+		for k, v := range c.ExtFields {
+			pairs = append(pairs, ExtField{k, v})
 		}
-		extLen += 2 + len(k) + 4 + len(v)
-		keys = append(keys, k)
+		sortPairs(pairs)
+	}
+	extLen := 0
+	for _, p := range pairs {
+		if len(p.Key) > math.MaxInt16 {
+			return dst, fmt.Errorf("%w: ext key of %d bytes exceeds %d", ErrBadHeader, len(p.Key), math.MaxInt16)
+		}
+		extLen += 2 + len(p.Key) + 4 + len(p.Value)
 	}
 	if len(c.Remark) > maxHeaderLength || extLen > maxHeaderLength {
 		return dst, fmt.Errorf("%w: header exceeds %d bytes", ErrBadHeader, maxHeaderLength)
 	}
-	slices.Sort(keys)
 	lang, _ := LanguageCode(c.Language)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(c.Code))
 	dst = append(dst, lang)
@@ -40,12 +44,11 @@ func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, err
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(c.Remark)))
 	dst = append(dst, c.Remark...)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(extLen))
-	for _, k := range keys {
-		v := c.ExtFields[k]
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
-		dst = append(dst, v...)
+	for _, p := range pairs {
+		dst = binary.BigEndian.AppendUint16(dst, uint16(len(p.Key)))
+		dst = append(dst, p.Key...)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(p.Value)))
+		dst = append(dst, p.Value...)
 	}
 	return dst, nil
 }

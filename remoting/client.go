@@ -129,9 +129,13 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 	return conn.Request(ctx, req)
 }
 
-// sign applies the config's Sign to req.
+// sign applies the config's Sign to req. A signer works on ExtFields, so
+// a request built with ExtList has its fields moved there first.
 func (c *Client) sign(req *Command) {
 	if c.cfg.Sign != nil {
+		if req.ExtFields == nil && len(req.ExtList) > 0 {
+			req.ExtFields, req.ExtList = req.ExtMap(), nil
+		}
 		c.cfg.Sign(req)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // The JSON header codec. Encoding writes a fixed key order and sorted ext
-// keys. Decoding is a small strict parser for the one object shape a header
+// keys (ExtList's fields in their own order). Decoding is a small strict parser for the one object shape a header
 // has; it accepts exactly what encoding/json accepts when unmarshalling
 // into the Go client's RemotingCommand struct (keys matched
 // case-insensitively, numbers for the int fields, null for anything, ext
@@ -41,32 +41,42 @@ func appendJSONHeader(dst []byte, c *Command, opaque, flag int32) []byte {
 		dst = appendJSONString(dst, c.Remark)
 	}
 	dst = append(dst, `,"extFields":{`...)
-	var small [24]extPair
-	pairs := small[:0]
-	for k, v := range c.ExtFields {
-		pairs = append(pairs, extPair{k, v})
-	}
-	sortPairs(pairs)
-	for i, p := range pairs {
-		if i > 0 {
-			dst = append(dst, ',')
+	if c.ExtFields == nil {
+		dst = appendJSONExt(dst, c.ExtList)
+	} else {
+		var small [24]ExtField
+		pairs := small[:0]
+		for k, v := range c.ExtFields {
+			pairs = append(pairs, ExtField{k, v})
 		}
-		dst = appendJSONString(dst, p.k)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, p.v)
+		sortPairs(pairs)
+		dst = appendJSONExt(dst, pairs)
 	}
 	return append(dst, "}}"...)
 }
 
+// appendJSONExt appends the members of the extFields object.
+func appendJSONExt(dst []byte, pairs []ExtField) []byte {
+	for i, p := range pairs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, p.Key)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, p.Value)
+	}
+	return dst
+}
+
 // sortPairs sorts ext fields by key: by insertion for the handful a header
 // has, which needs no second map lookup per key nor a comparison func.
-func sortPairs(pairs []extPair) {
+func sortPairs(pairs []ExtField) {
 	if len(pairs) > 16 {
-		slices.SortFunc(pairs, func(a, b extPair) int { return strings.Compare(a.k, b.k) })
+		slices.SortFunc(pairs, func(a, b ExtField) int { return strings.Compare(a.Key, b.Key) })
 		return
 	}
 	for i := 1; i < len(pairs); i++ {
-		for j := i; j > 0 && pairs[j].k < pairs[j-1].k; j-- {
+		for j := i; j > 0 && pairs[j].Key < pairs[j-1].Key; j-- {
 			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
 		}
 	}
@@ -179,9 +189,6 @@ func headerField(key []byte) int {
 	return fieldOther
 }
 
-// extPair is one decoded ext field.
-type extPair struct{ k, v string }
-
 // decodeJSONHeader parses a JSON header into c within lim (whose fields
 // are set).
 //
@@ -193,7 +200,7 @@ type extPair struct{ k, v string }
 // grown entry by entry.
 func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 	own := bytes.Clone(h)
-	var small [24]extPair
+	var small [24]ExtField
 	pairs := small[:0]
 	r := jsonReader{b: h, own: own, extLeft: lim.MaxExtFields, maxDepth: min(lim.MaxDepth, maxJSONDepth)}
 	if len(own) > 0 {
@@ -259,7 +266,7 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 	if len(pairs) > 0 {
 		c.ExtFields = make(map[string]string, len(pairs))
 		for _, p := range pairs {
-			c.ExtFields[p.k] = p.v
+			c.ExtFields[p.Key] = p.Value
 		}
 	}
 	return nil
@@ -442,7 +449,7 @@ func (r *jsonReader) readStringField(dst *string) error {
 // with
 // encoding/json, null clears the fields, a second object adds to the first
 // (a repeated key keeps its last value), and a null value is stored as "".
-func (r *jsonReader) readExt(pairs []extPair) ([]extPair, error) {
+func (r *jsonReader) readExt(pairs []ExtField) ([]ExtField, error) {
 	switch r.peek() {
 	case 'n':
 		return pairs[:0], r.literal("null")
@@ -493,7 +500,7 @@ func (r *jsonReader) readExt(pairs []extPair) ([]extPair, error) {
 			}
 			v = r.s[start:r.i]
 		}
-		pairs = append(pairs, extPair{k, v})
+		pairs = append(pairs, ExtField{k, v})
 		more, err := r.next('}')
 		if err != nil || !more {
 			return pairs, err
