@@ -40,7 +40,12 @@ func (c *rpcClient) sign(req *remoting.Command) {
 		return
 	}
 	if req.ExtFields == nil {
-		req.ExtFields = map[string]string{}
+		// The signature covers every field, so a request built with
+		// ExtList is signed (and sent) from a map of its fields.
+		req.ExtFields, req.ExtList = req.ExtMap(), nil
+		if req.ExtFields == nil {
+			req.ExtFields = map[string]string{}
+		}
 	}
 	auth.Sign(req.ExtFields, req.Body, c.creds)
 }
