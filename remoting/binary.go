@@ -53,14 +53,16 @@ func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, err
 	return dst, nil
 }
 
-// decodeBinaryHeader parses a ROCKETMQ binary header into c. Every length is
+// decodeBinaryHeader parses a ROCKETMQ binary header into c, returning its
+// ext fields appended to pairs (the caller puts them in a map or a list;
+// a later duplicate key wins there). Every length is
 // checked against the bytes that remain; negative lengths, a header that
 // ends early, bytes left over after the ext entries and more entries than
 // lim.MaxExtFields all fail with ErrBadHeader. Strings are taken as raw
 // bytes, without UTF-8 validation.
-func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
+func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) ([]ExtField, error) {
 	if len(h) < binaryFixedLength {
-		return fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
+		return nil, fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
 	}
 	c.Code = int16(binary.BigEndian.Uint16(h[0:]))
 	c.Language = LanguageName(h[2])
@@ -75,7 +77,7 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
 	pos += 4
 	// The ext length field must still fit after the remark.
 	if int64(remarkLen) > int64(len(h)-pos-4) {
-		return fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
+		return nil, fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
 	}
 	// Strings are cut from one copy of the header: one allocation of its
 	// size, whatever the number of fields.
@@ -87,24 +89,15 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
 	extLen := max(int32(binary.BigEndian.Uint32(h[pos:])), 0)
 	pos += 4
 	if int64(extLen) > int64(len(h)-pos) {
-		return fmt.Errorf("%w: ext length %d with %d header bytes left", ErrBadHeader, extLen, len(h)-pos)
+		return nil, fmt.Errorf("%w: ext length %d with %d header bytes left", ErrBadHeader, extLen, len(h)-pos)
 	}
-	ext, err := decodeBinaryExt(hs[pos:pos+int(extLen)], lim.MaxExtFields)
-	if err != nil {
-		return err
-	}
-	c.ExtFields = ext
-	return nil
+	return decodeBinaryExt(hs[pos:pos+int(extLen)], lim.MaxExtFields, pairs)
 }
 
-// decodeBinaryExt parses the ext entries: repeated key length (int16), key,
-// value length (int32), value. A later duplicate key wins; at most maxExt
-// entries are read, duplicates included.
-func decodeBinaryExt(b string, maxExt int) (map[string]string, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	m := make(map[string]string, 16)
+// decodeBinaryExt parses the ext entries, appending them to pairs:
+// repeated key length (int16), key, value length (int32), value. At most
+// maxExt entries are read, duplicates included.
+func decodeBinaryExt(b string, maxExt int, pairs []ExtField) ([]ExtField, error) {
 	for pos, n := 0, 0; pos < len(b); n++ {
 		if n == maxExt {
 			return nil, fmt.Errorf("%w: more than %d ext fields", ErrBadHeader, maxExt)
@@ -127,8 +120,8 @@ func decodeBinaryExt(b string, maxExt int) (map[string]string, error) {
 		if vl < 0 || int64(vl) > int64(len(b)-pos) {
 			return nil, fmt.Errorf("%w: ext value length %d of %q with %d bytes left", ErrBadHeader, vl, k, len(b)-pos)
 		}
-		m[k] = b[pos : pos+int(vl)]
+		pairs = append(pairs, ExtField{k, b[pos : pos+int(vl)]})
 		pos += int(vl)
 	}
-	return m, nil
+	return pairs, nil
 }

@@ -56,3 +56,55 @@ func TestExtListEncodesAsMap(t *testing.T) {
 		t.Fatal("ExtMap of no fields is not nil")
 	}
 }
+
+// FuzzDecodeListResponse: a connection decodes a response's fields into a
+// list; for any frame that list holds what Decode's map holds (the last
+// value of a repeated key), both decoders fail alike, and everything else
+// is the same.
+func FuzzDecodeListResponse(f *testing.F) {
+	for _, c := range []*Command{
+		{Code: Success, Flag: FlagResponse, ExtFields: map[string]string{"msgId": "A", "queueId": "1", "queueOffset": "7"}},
+		{Code: Success, Flag: FlagResponse, ExtFields: map[string]string{"k": "v"}, SerializeType: SerializeRocketMQ, Body: []byte("b")},
+		{Code: SystemError, Flag: FlagResponse, Remark: "r"},
+		{Code: SendMessage, ExtFields: map[string]string{"a": "1"}},
+	} {
+		frame, err := Encode(nil, c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(frame[4:])
+	}
+	f.Add([]byte("\x00\x00\x00\x3c{\"flag\":1,\"extFields\":{\"a\":\"1\",\"a\":\"2\"},\"extFields\":{\"b\":3}}"))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		byMap, errMap := Decode(frame)
+		byList, errList := decodeFrame(frame, DefaultHeaderLimits, true)
+		if (errMap == nil) != (errList == nil) {
+			t.Fatalf("errors differ: map %v, list %v", errMap, errList)
+		}
+		if errMap != nil {
+			if errMap.Error() != errList.Error() {
+				t.Fatalf("errors differ: map %v, list %v", errMap, errList)
+			}
+			return
+		}
+		if !byList.IsResponse() {
+			if byList.ExtList != nil || !sameCommand(byMap, byList) {
+				t.Fatalf("request decoded differently: %v, %v", byMap, byList)
+			}
+			return
+		}
+		if byList.ExtFields != nil {
+			t.Fatalf("response fields in a map: %v", byList.ExtFields)
+		}
+		asMap := *byList
+		asMap.ExtFields, asMap.ExtList = byList.ExtMap(), nil
+		if !sameCommand(byMap, &asMap) {
+			t.Fatalf("map decode %v, list decode %v", byMap, byList)
+		}
+		for k, v := range byMap.ExtFields {
+			if got, ok := byList.Ext(k); !ok || got != v {
+				t.Fatalf("Ext(%q) = %q, %v; map %q", k, got, ok, v)
+			}
+		}
+	})
+}

@@ -190,25 +190,22 @@ func headerField(key []byte) int {
 }
 
 // decodeJSONHeader parses a JSON header into c within lim (whose fields
-// are set).
+// are set), returning its ext fields appended to pairs (the caller puts
+// them in a map or a list).
 //
 // It allocates one copy of the header, which every decoded string is a
 // view of: a string with escapes is unescaped within its own bytes of the
 // copy (unescaping only shortens JSON text, except for invalid UTF-8,
-// which then takes a buffer of its own). Ext fields are gathered first and
-// put into a map of exactly their number, which costs about half of a map
-// grown entry by entry.
-func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
+// which then takes a buffer of its own).
+func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) ([]ExtField, error) {
 	own := bytes.Clone(h)
-	var small [24]ExtField
-	pairs := small[:0]
 	r := jsonReader{b: h, own: own, extLeft: lim.MaxExtFields, maxDepth: min(lim.MaxDepth, maxJSONDepth)}
 	if len(own) > 0 {
 		r.s = unsafe.String(&own[0], len(own))
 	}
 	r.ws()
 	if r.peek() != '{' {
-		return r.fail("header is not a JSON object")
+		return nil, r.fail("header is not a JSON object")
 	}
 	r.i++
 	r.ws()
@@ -219,14 +216,14 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 		for {
 			r.ws()
 			if r.peek() != '"' {
-				return r.fail("expected a key")
+				return nil, r.fail("expected a key")
 			}
 			key, err := r.readStringBytes(scratch[:0])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := r.colon(); err != nil {
-				return err
+				return nil, err
 			}
 			switch headerField(key) {
 			case fieldCode:
@@ -247,11 +244,11 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 				err = r.skipValue(1)
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			more, err := r.next('}')
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !more {
 				break
@@ -260,16 +257,9 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 	}
 	r.ws()
 	if r.i != len(r.b) {
-		return r.fail("data after the header object")
+		return nil, r.fail("data after the header object")
 	}
-	c.ExtFields = nil
-	if len(pairs) > 0 {
-		c.ExtFields = make(map[string]string, len(pairs))
-		for _, p := range pairs {
-			c.ExtFields[p.Key] = p.Value
-		}
-	}
-	return nil
+	return pairs, nil
 }
 
 // jsonReader is a cursor over JSON text. Its methods fail with errors that
