@@ -56,6 +56,12 @@ func (c *rpcClient) Invoke(ctx context.Context, addr string, req *remoting.Comma
 	return c.Client.Invoke(ctx, addr, req)
 }
 
+// InvokeWith signs req and sends it with the call's options.
+func (c *rpcClient) InvokeWith(ctx context.Context, addr string, req *remoting.Command, o remoting.CallOptions) (*remoting.Command, error) {
+	c.sign(req)
+	return c.Client.InvokeWith(ctx, addr, req, o)
+}
+
 // InvokeOneway signs req and sends it without waiting for an answer.
 func (c *rpcClient) InvokeOneway(ctx context.Context, addr string, req *remoting.Command) error {
 	c.sign(req)

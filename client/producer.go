@@ -224,6 +224,7 @@ type outgoing struct {
 	msg     *Message  // what a selector sees (a batch's first message)
 	ordered bool      // the queue comes from a selector
 	id      [1]string // ids' backing array for a single message
+	offID   [1]string // the offset message id's of a single message's result
 }
 
 // newHeader is the send header of topic with what every send shares.
