@@ -86,7 +86,7 @@ func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (S
 
 // deliverOnce is deliver without the trace.
 func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
-	ctx, sctx := withSendTimeout(ctx, p.opts.sendTimeout)
+	ctx, sctx := withSendTimeout(ctx, p.opts.sendTimeout, &out.sctx)
 	defer sctx.stop()
 	// attempts lists the failed attempts: most sends succeed at once and
 	// need no list.

@@ -28,15 +28,20 @@ type sendContext struct {
 }
 
 // withSendTimeout bounds ctx by the send timeout, returning the send
-// context to stop once the send is over. When ctx's own deadline comes
-// first, the timeout changes nothing and ctx is used as it is (and the
-// send context is nil, stopping which does nothing).
-func withSendTimeout(ctx context.Context, timeout time.Duration) (context.Context, *sendContext) {
+// context to stop once the send is over: s, unused until then (a send's
+// outgoing holds one, sparing an allocation), or a new one when s is nil.
+// When ctx's own deadline comes first, the timeout changes nothing and
+// ctx is used as it is (and the send context is nil, stopping which does
+// nothing).
+func withSendTimeout(ctx context.Context, timeout time.Duration, s *sendContext) (context.Context, *sendContext) {
 	dl := time.Now().Add(timeout)
 	if cdl, ok := ctx.Deadline(); ok && !cdl.After(dl) {
 		return ctx, nil
 	}
-	s := &sendContext{Context: ctx, deadline: dl}
+	if s == nil {
+		s = new(sendContext)
+	}
+	s.Context, s.deadline = ctx, dl
 	return s, s
 }
 
