@@ -40,7 +40,12 @@ func (c *rpcClient) sign(req *remoting.Command) {
 		return
 	}
 	if req.ExtFields == nil {
-		req.ExtFields = map[string]string{}
+		// The signature covers every field, so a request built with
+		// ExtList is signed (and sent) from a map of its fields.
+		req.ExtFields, req.ExtList = req.ExtMap(), nil
+		if req.ExtFields == nil {
+			req.ExtFields = map[string]string{}
+		}
 	}
 	auth.Sign(req.ExtFields, req.Body, c.creds)
 }
@@ -49,6 +54,12 @@ func (c *rpcClient) sign(req *remoting.Command) {
 func (c *rpcClient) Invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
 	c.sign(req)
 	return c.Client.Invoke(ctx, addr, req)
+}
+
+// InvokeWith signs req and sends it with the call's options.
+func (c *rpcClient) InvokeWith(ctx context.Context, addr string, req *remoting.Command, o remoting.CallOptions) (*remoting.Command, error) {
+	c.sign(req)
+	return c.Client.InvokeWith(ctx, addr, req, o)
 }
 
 // InvokeOneway signs req and sends it without waiting for an answer.

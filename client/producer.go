@@ -224,6 +224,10 @@ type outgoing struct {
 	msg     *Message  // what a selector sees (a batch's first message)
 	ordered bool      // the queue comes from a selector
 	id      [1]string // ids' backing array for a single message
+	offID   [1]string // the offset message id's of a single message's result
+	// sctx is the send's context (withSendTimeout), in the allocation
+	// every send makes anyway. deliver runs once per outgoing.
+	sctx sendContext
 }
 
 // newHeader is the send header of topic with what every send shares.

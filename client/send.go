@@ -86,8 +86,8 @@ func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (S
 
 // deliverOnce is deliver without the trace.
 func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
-	ctx, cancel := withSendTimeout(ctx, p.opts.sendTimeout)
-	defer cancel()
+	ctx, sctx := withSendTimeout(ctx, p.opts.sendTimeout, &out.sctx)
+	defer sctx.stop()
 	// attempts lists the failed attempts: most sends succeed at once and
 	// need no list.
 	var attempts []Attempt
@@ -150,16 +150,6 @@ func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind
 		failed := r // only a retry keeps its attempt past the loop
 		last = &failed
 	}
-}
-
-// withSendTimeout bounds ctx by the send timeout. When ctx's own deadline
-// comes first, the timeout changes nothing and ctx is used as it is,
-// which spares a timer and a child registered with ctx per send.
-func withSendTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= timeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, timeout)
 }
 
 // sendError builds the error of a failed send: unknown as soon as one
@@ -303,7 +293,9 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 		}
 		return r
 	}
-	resp, err := p.core.rc.Invoke(ctx, addr, req)
+	cctx, copts := callContext(ctx)
+	copts.ExtList = true // read by decodeSendResponse
+	resp, err := p.core.rc.InvokeWith(cctx, addr, req, copts)
 	r.Latency = time.Since(start)
 	if err != nil {
 		r.Outcome, r.retry, r.transport, r.certain = classifyTransport(err)
@@ -317,14 +309,14 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 		return r
 	}
 	var h protocol.SendMessageResponseHeader
-	if err := h.Decode(resp.ExtFields); err != nil {
+	if err := decodeSendResponse(resp, &h); err != nil {
 		// Stored, says the code, but we cannot tell where: report the
 		// outcome as unknown rather than invent a result, and do not retry.
 		r.Outcome, r.retry = OutcomeUnknown, false
 		r.Err = fmt.Errorf("client: broker %s acknowledged the send with a malformed header: %w", addr, err)
 		return r
 	}
-	offIDs := h.MsgIDs()
+	offIDs := offsetMsgIDs(&h, &out.offID)
 	r.result = SendResult{
 		Status:        cls.status,
 		MsgID:         out.ids[0],

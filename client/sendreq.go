@@ -10,40 +10,34 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-// sendRequest is the command of one send attempt and the map of its ext
+// sendRequest is the command of one send attempt and the list of its ext
 // fields. Both are recycled once the attempt is over: the remoting client
 // encodes a request into its frame while it writes it and keeps nothing of
-// the command afterwards, so the next send can refill the same map rather
-// than build a new one of 14 fields.
+// the command afterwards, so the next send can refill the same list. A
+// list rather than a map: filling it costs no hashing, and the frame is
+// encoded in its order without sorting 14 keys (a broker reads the fields
+// into a map, whatever their order).
 type sendRequest struct {
-	cmd   remoting.Command
-	ext   map[string]string
-	short bool // ext holds the one-letter names
+	cmd remoting.Command
+	ext [sendExtFields]remoting.ExtField
 }
 
-// sendExtFields is the number of ext fields of a send request header; 2
-// more leave room for a signature's.
+// sendExtFields is the number of ext fields of a send request header.
 const sendExtFields = 14
 
-var sendRequests = sync.Pool{New: func() any {
-	return &sendRequest{ext: make(map[string]string, sendExtFields+2)}
-}}
+var sendRequests = sync.Pool{New: func() any { return new(sendRequest) }}
 
-// release returns r for another send; r must not be used after. The
-// next fill overwrites every field of the same names, so ext is only
-// emptied when it holds more (a signature's).
+// release returns r for another send; r must not be used after. Signing
+// moves the fields to a map of the command's own, which goes with it.
 func (r *sendRequest) release() {
-	if len(r.ext) != sendExtFields {
-		clear(r.ext)
-	}
 	r.cmd = remoting.Command{}
 	sendRequests.Put(r)
 }
 
 // request builds the attempt's command for q: SEND_MESSAGE with the long
 // ext names, SEND_REPLY_MESSAGE for a reply, SEND_BATCH_MESSAGE with the
-// one-letter names for a batch (what protocol.SendMessageRequestHeader and
-// SendMessageRequestHeaderV2 build). The caller releases it once the
+// one-letter names for a batch (the fields protocol.SendMessageRequestHeader
+// and SendMessageRequestHeaderV2 build). The caller releases it once the
 // attempt is over.
 func (o *outgoing) request(q Queue) *sendRequest {
 	h := o.header
@@ -60,12 +54,9 @@ func (o *outgoing) request(q Queue) *sendRequest {
 	case o.reply:
 		code = remoting.SendReplyMessage
 	}
-	if r.short != o.batch {
-		clear(r.ext) // the other names'
-		r.short = o.batch
-	}
-	fillSendExt(r.ext, &h, o.batch)
-	r.cmd = *remoting.NewRequest(code, r.ext, o.body)
+	fillSendExt(&r.ext, &h, o.batch)
+	r.cmd = remoting.Command{Code: code, Language: remoting.LanguageGo, Version: remoting.Version,
+		ExtList: r.ext[:], Body: o.body}
 	return r
 }
 
@@ -80,25 +71,28 @@ var sendExtNames = [2][sendExtFields]string{
 
 // fillSendExt writes h into ext as protocol's Encode does: every field,
 // under the one-letter names when short.
-func fillSendExt(ext map[string]string, h *protocol.SendMessageRequestHeader, short bool) {
+func fillSendExt(ext *[sendExtFields]remoting.ExtField, h *protocol.SendMessageRequestHeader, short bool) {
 	names := &sendExtNames[0]
 	if short {
 		names = &sendExtNames[1]
 	}
-	ext[names[0]] = h.ProducerGroup
-	ext[names[1]] = h.Topic
-	ext[names[2]] = h.DefaultTopic
-	ext[names[3]] = strconv.FormatInt(int64(h.DefaultTopicQueueNums), 10)
-	ext[names[4]] = strconv.FormatInt(int64(h.QueueID), 10)
-	ext[names[5]] = strconv.FormatInt(int64(h.SysFlag), 10)
-	ext[names[6]] = strconv.FormatInt(h.BornTimestamp, 10)
-	ext[names[7]] = strconv.FormatInt(int64(h.Flag), 10)
-	ext[names[8]] = h.Properties
-	ext[names[9]] = strconv.FormatInt(int64(h.ReconsumeTimes), 10)
-	ext[names[10]] = strconv.FormatBool(h.UnitMode)
-	ext[names[11]] = strconv.FormatInt(int64(h.MaxReconsumeTimes), 10)
-	ext[names[12]] = strconv.FormatBool(h.Batch)
-	ext[names[13]] = h.BrokerName
+	for i := range ext {
+		ext[i].Key = names[i]
+	}
+	ext[0].Value = h.ProducerGroup
+	ext[1].Value = h.Topic
+	ext[2].Value = h.DefaultTopic
+	ext[3].Value = strconv.FormatInt(int64(h.DefaultTopicQueueNums), 10)
+	ext[4].Value = strconv.FormatInt(int64(h.QueueID), 10)
+	ext[5].Value = strconv.FormatInt(int64(h.SysFlag), 10)
+	ext[6].Value = strconv.FormatInt(h.BornTimestamp, 10)
+	ext[7].Value = strconv.FormatInt(int64(h.Flag), 10)
+	ext[8].Value = h.Properties
+	ext[9].Value = strconv.FormatInt(int64(h.ReconsumeTimes), 10)
+	ext[10].Value = strconv.FormatBool(h.UnitMode)
+	ext[11].Value = strconv.FormatInt(int64(h.MaxReconsumeTimes), 10)
+	ext[12].Value = strconv.FormatBool(h.Batch)
+	ext[13].Value = h.BrokerName
 }
 
 // systemProperties encodes the properties of a message that has no user

@@ -1,8 +1,8 @@
 package client
 
 import (
-	"bytes"
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,10 +11,10 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-// TestSendRequestFrames checks that a recycled send request encodes to the
-// very frame protocol's headers build, for single messages, replies and
-// batches, and after the map held another request's fields (a signature
-// among them).
+// TestSendRequestFrames checks that a recycled send request encodes to a
+// frame that decodes to the command protocol's headers build, for single
+// messages, replies and batches, and after the request was signed (its
+// fields moved to a map with a signature's).
 func TestSendRequestFrames(t *testing.T) {
 	h := protocol.SendMessageRequestHeader{
 		ProducerGroup: "pg", Topic: "T", DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
@@ -44,10 +44,14 @@ func TestSendRequestFrames(t *testing.T) {
 	} {
 		for range 2 {
 			r := o.request(q)
-			if !maps.Equal(r.ext, want(o).ExtFields) {
-				t.Fatalf("ext fields %v, protocol's %v", r.ext, want(o).ExtFields)
+			if got := r.cmd.ExtMap(); !maps.Equal(got, want(o).ExtFields) {
+				t.Fatalf("ext fields %v, protocol's %v", got, want(o).ExtFields)
 			}
-			got, err := remoting.Encode(nil, &r.cmd)
+			frame, err := remoting.Encode(nil, &r.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := remoting.Decode(frame[4:])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,10 +59,16 @@ func TestSendRequestFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got, exp) {
-				t.Fatalf("frame\n%q\nprotocol's\n%q", got, exp)
+			wantCmd, err := remoting.Decode(exp[4:])
+			if err != nil {
+				t.Fatal(err)
 			}
-			r.ext["AccessKey"], r.ext["Signature"] = "ak", "sig" // as signing leaves it
+			if !reflect.DeepEqual(got, wantCmd) {
+				t.Fatalf("frame decodes to\n%v\nprotocol's to\n%v", got, wantCmd)
+			}
+			r.cmd.ExtFields = r.cmd.ExtMap() // as signing leaves it
+			r.cmd.ExtFields["AccessKey"], r.cmd.ExtFields["Signature"] = "ak", "sig"
+			r.cmd.ExtList = nil
 			r.release()
 		}
 	}

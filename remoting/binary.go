@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // binaryFixedLength is the size of a ROCKETMQ header without its remark and
@@ -14,23 +13,28 @@ const binaryFixedLength = 21
 
 // appendBinaryHeader appends c's header in the ROCKETMQ binary layout, with
 // the given opaque and flag. Ext entries are written in ascending key
-// order. The language name is written as its byte code (OTHER when the
-// name is not in the table).
+// order (ExtList's in their own order). The language name is written as
+// its byte code (OTHER when the name is not in the table).
 func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
-	extLen := 0
-	var small [24]string
-	keys := small[:0]
-	for k, v := range c.ExtFields {
-		if len(k) > math.MaxInt16 {
-			return dst, fmt.Errorf("%w: ext key of %d bytes exceeds %d", ErrBadHeader, len(k), math.MaxInt16)
+	var small [24]ExtField
+	pairs := c.ExtList
+	if c.ExtFields != nil {
+		pairs = small[:0]
+		for k, v := range c.ExtFields {
+			pairs = append(pairs, ExtField{k, v})
 		}
-		extLen += 2 + len(k) + 4 + len(v)
-		keys = append(keys, k)
+		sortPairs(pairs)
+	}
+	extLen := 0
+	for _, p := range pairs {
+		if len(p.Key) > math.MaxInt16 {
+			return dst, fmt.Errorf("%w: ext key of %d bytes exceeds %d", ErrBadHeader, len(p.Key), math.MaxInt16)
+		}
+		extLen += 2 + len(p.Key) + 4 + len(p.Value)
 	}
 	if len(c.Remark) > maxHeaderLength || extLen > maxHeaderLength {
 		return dst, fmt.Errorf("%w: header exceeds %d bytes", ErrBadHeader, maxHeaderLength)
 	}
-	slices.Sort(keys)
 	lang, _ := LanguageCode(c.Language)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(c.Code))
 	dst = append(dst, lang)
@@ -40,24 +44,25 @@ func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, err
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(c.Remark)))
 	dst = append(dst, c.Remark...)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(extLen))
-	for _, k := range keys {
-		v := c.ExtFields[k]
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
-		dst = append(dst, v...)
+	for _, p := range pairs {
+		dst = binary.BigEndian.AppendUint16(dst, uint16(len(p.Key)))
+		dst = append(dst, p.Key...)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(p.Value)))
+		dst = append(dst, p.Value...)
 	}
 	return dst, nil
 }
 
-// decodeBinaryHeader parses a ROCKETMQ binary header into c. Every length is
+// decodeBinaryHeader parses a ROCKETMQ binary header into c, returning its
+// ext fields appended to pairs (the caller puts them in a map or a list;
+// a later duplicate key wins there). Every length is
 // checked against the bytes that remain; negative lengths, a header that
 // ends early, bytes left over after the ext entries and more entries than
 // lim.MaxExtFields all fail with ErrBadHeader. Strings are taken as raw
 // bytes, without UTF-8 validation.
-func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
+func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) ([]ExtField, error) {
 	if len(h) < binaryFixedLength {
-		return fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
+		return nil, fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
 	}
 	c.Code = int16(binary.BigEndian.Uint16(h[0:]))
 	c.Language = LanguageName(h[2])
@@ -72,7 +77,7 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
 	pos += 4
 	// The ext length field must still fit after the remark.
 	if int64(remarkLen) > int64(len(h)-pos-4) {
-		return fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
+		return nil, fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
 	}
 	// Strings are cut from one copy of the header: one allocation of its
 	// size, whatever the number of fields.
@@ -84,24 +89,15 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits) error {
 	extLen := max(int32(binary.BigEndian.Uint32(h[pos:])), 0)
 	pos += 4
 	if int64(extLen) > int64(len(h)-pos) {
-		return fmt.Errorf("%w: ext length %d with %d header bytes left", ErrBadHeader, extLen, len(h)-pos)
+		return nil, fmt.Errorf("%w: ext length %d with %d header bytes left", ErrBadHeader, extLen, len(h)-pos)
 	}
-	ext, err := decodeBinaryExt(hs[pos:pos+int(extLen)], lim.MaxExtFields)
-	if err != nil {
-		return err
-	}
-	c.ExtFields = ext
-	return nil
+	return decodeBinaryExt(hs[pos:pos+int(extLen)], lim.MaxExtFields, pairs)
 }
 
-// decodeBinaryExt parses the ext entries: repeated key length (int16), key,
-// value length (int32), value. A later duplicate key wins; at most maxExt
-// entries are read, duplicates included.
-func decodeBinaryExt(b string, maxExt int) (map[string]string, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	m := make(map[string]string, 16)
+// decodeBinaryExt parses the ext entries, appending them to pairs:
+// repeated key length (int16), key, value length (int32), value. At most
+// maxExt entries are read, duplicates included.
+func decodeBinaryExt(b string, maxExt int, pairs []ExtField) ([]ExtField, error) {
 	for pos, n := 0, 0; pos < len(b); n++ {
 		if n == maxExt {
 			return nil, fmt.Errorf("%w: more than %d ext fields", ErrBadHeader, maxExt)
@@ -124,8 +120,8 @@ func decodeBinaryExt(b string, maxExt int) (map[string]string, error) {
 		if vl < 0 || int64(vl) > int64(len(b)-pos) {
 			return nil, fmt.Errorf("%w: ext value length %d of %q with %d bytes left", ErrBadHeader, vl, k, len(b)-pos)
 		}
-		m[k] = b[pos : pos+int(vl)]
+		pairs = append(pairs, ExtField{k, b[pos : pos+int(vl)]})
 		pos += int(vl)
 	}
-	return m, nil
+	return pairs, nil
 }

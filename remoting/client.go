@@ -118,6 +118,14 @@ func NewClient(cfg ClientConfig) *Client {
 // returned as a response, not an error (see CheckResponse). req is not
 // modified: the opaque is assigned while encoding.
 func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Command, error) {
+	return c.InvokeWith(ctx, addr, req, CallOptions{})
+}
+
+// InvokeWith is Invoke with options: a deadline kept by the connection
+// rather than a timer of the caller's context, and the response's fields
+// as a list. A dial waits for ctx only: a deadline bounds the call once it
+// is on a connection (and is checked before).
+func (c *Client) InvokeWith(ctx context.Context, addr string, req *Command, o CallOptions) (*Command, error) {
 	if ctx.Err() != nil {
 		return nil, contextError(ctx, fmt.Sprintf("%s to %s", RequestCodeName(req.Code), addr))
 	}
@@ -126,12 +134,16 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 		return nil, err
 	}
 	c.sign(req)
-	return conn.Request(ctx, req)
+	return conn.request(ctx, req, o)
 }
 
-// sign applies the config's Sign to req.
+// sign applies the config's Sign to req. A signer works on ExtFields, so
+// a request built with ExtList has its fields moved there first.
 func (c *Client) sign(req *Command) {
 	if c.cfg.Sign != nil {
+		if req.ExtFields == nil && len(req.ExtList) > 0 {
+			req.ExtFields, req.ExtList = req.ExtMap(), nil
+		}
 		c.cfg.Sign(req)
 	}
 }

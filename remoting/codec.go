@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // DefaultMaxFrameSize is the largest frame, length prefix included, that a
@@ -88,6 +89,13 @@ func Decode(frame []byte) (*Command, error) {
 // lim.MaxExtFields ext entries or nested deeper than lim.MaxDepth as soon
 // as the parser gets there.
 func DecodeLimited(frame []byte, lim HeaderLimits) (*Command, error) {
+	return decodeFrame(frame, lim, false)
+}
+
+// decodeFrame is DecodeLimited; with listResponses a response's ext fields
+// are left in ExtList (a connection decodes responses so, and gives the
+// map to the calls that want one).
+func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool) (*Command, error) {
 	lim = lim.withDefaults()
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least the 4-byte header-length word", ErrBadFrame, len(frame))
@@ -104,20 +112,58 @@ func DecodeLimited(frame []byte, lim HeaderLimits) (*Command, error) {
 		return nil, fmt.Errorf("%w: header of %d bytes exceeds the limit of %d", ErrBadHeader, hlen, lim.MaxBytes)
 	}
 	header, body := frame[4:4+hlen], frame[4+hlen:]
-	c := &Command{SerializeType: typ}
+	// The header is decoded into a Command on the stack, which is then
+	// copied into the allocation it needs: a listed response's holds its
+	// fields too.
+	dc := Command{SerializeType: typ}
+	var small [24]ExtField
+	var pairs []ExtField
 	var err error
 	if typ == SerializeJSON {
-		err = decodeJSONHeader(header, c, lim)
+		pairs, err = decodeJSONHeader(header, &dc, lim, small[:0])
 	} else {
-		err = decodeBinaryHeader(header, c, lim)
+		pairs, err = decodeBinaryHeader(header, &dc, lim, small[:0])
 	}
 	if err != nil {
 		return nil, err
+	}
+	var c *Command
+	switch {
+	case len(pairs) == 0:
+		c = new(Command)
+		*c = dc
+	case listResponses && dc.IsResponse():
+		if len(pairs) <= len(listedCommand{}.ext) {
+			lc := &listedCommand{Command: dc}
+			n := copy(lc.ext[:], pairs)
+			lc.ExtList = lc.ext[:n:n]
+			c = &lc.Command
+		} else {
+			c = new(Command)
+			*c = dc
+			c.ExtList = slices.Clone(pairs)
+		}
+	default:
+		c = new(Command)
+		*c = dc
+		// A map of exactly the fields' number costs about half of one
+		// grown entry by entry. A repeated key keeps its last value.
+		c.ExtFields = make(map[string]string, len(pairs))
+		for _, p := range pairs {
+			c.ExtFields[p.Key] = p.Value
+		}
 	}
 	if len(body) > 0 {
 		c.Body = body[:len(body):len(body)]
 	}
 	return c, nil
+}
+
+// listedCommand is a decoded response and the fields of its ExtList in one
+// allocation: a send's response has six.
+type listedCommand struct {
+	Command
+	ext [8]ExtField
 }
 
 // checkLength validates a frame's length prefix n against maxSize, which

@@ -102,11 +102,50 @@ type Command struct {
 	Remark string
 	// ExtFields is the custom header; nil when the frame had none.
 	ExtFields map[string]string
+	// ExtList is the custom header as a list, for the hot paths that
+	// build or read a header of known fields without a map. A command
+	// whose ExtFields is nil is encoded with ExtList's fields in their
+	// order (the peer reads them into a map, so the order means nothing
+	// to it; keys should be distinct). A response goes here instead of
+	// ExtFields only for a call that asked for it (see Client.InvokeList).
+	ExtList []ExtField
 	// Body is the opaque payload after the header.
 	Body []byte
 	// SerializeType selects the header encoding: SerializeJSON or
 	// SerializeRocketMQ.
 	SerializeType byte
+}
+
+// ExtField is one custom-header field of Command.ExtList.
+type ExtField struct{ Key, Value string }
+
+// Ext returns the value of the custom-header field key, from ExtFields or,
+// when that is nil, from ExtList.
+func (c *Command) Ext(key string) (string, bool) {
+	if c.ExtFields != nil {
+		v, ok := c.ExtFields[key]
+		return v, ok
+	}
+	for i := len(c.ExtList) - 1; i >= 0; i-- {
+		if c.ExtList[i].Key == key {
+			return c.ExtList[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// ExtMap returns the custom header as a map: ExtFields when set,
+// otherwise a new map of ExtList's fields (nil when it is empty; a
+// repeated key keeps its last value).
+func (c *Command) ExtMap() map[string]string {
+	if c.ExtFields != nil || len(c.ExtList) == 0 {
+		return c.ExtFields
+	}
+	m := make(map[string]string, len(c.ExtList))
+	for _, f := range c.ExtList {
+		m[f.Key] = f.Value
+	}
+	return m
 }
 
 // IsResponse reports whether FlagResponse is set.
@@ -156,5 +195,5 @@ func (c *Command) String() string {
 		kind, name = "response", ResponseCodeName(c.Code)
 	}
 	return fmt.Sprintf("%s{code=%s opaque=%d flag=%d remark=%q ext=%v body=%dB}",
-		kind, name, c.Opaque, c.Flag, c.Remark, c.ExtFields, len(c.Body))
+		kind, name, c.Opaque, c.Flag, c.Remark, c.ExtMap(), len(c.Body))
 }

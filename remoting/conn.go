@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -118,13 +119,31 @@ type Conn struct {
 	closeErr   error
 	pending    map[int32]*call
 	nextOpaque int32
+	// deadlines orders the pending calls that have a deadline; sweeper,
+	// armed for sweepAt (zero: not armed), fails those whose deadline
+	// passed (see watchDeadline).
+	deadlines callDeadlines
+	sweeper   *time.Timer
+	sweepAt   time.Time
 }
 
 // call is a request waiting for its response.
 type call struct {
 	opaque int32
-	// done receives the outcome exactly once; it must not block.
-	done func(*Command, error)
+	code   int16 // the request's, for a timeout's error
+	// list: the response's ext fields stay in ExtList (CallOptions).
+	list bool
+	// deadline, if not zero, is when the sweep fails the call; index is
+	// its place in the deadline heap (-1: not there).
+	deadline time.Time
+	index    int
+	// done, if set, receives the outcome exactly once; it must not
+	// block. Without it the outcome goes to resp and err and ready is
+	// signalled (a synchronous request's waiter; see waitCalls).
+	done  func(*Command, error)
+	resp  *Command
+	err   error
+	ready chan struct{}
 }
 
 func newConn(nc net.Conn, cfg connConfig) *Conn {
@@ -190,32 +209,43 @@ func (c *Conn) Oneway(cmd *Command) error {
 // or the connection dies (ErrConnClosed). A server handler uses it for
 // server-to-client calls. cmd is not modified.
 func (c *Conn) Request(ctx context.Context, cmd *Command) (*Command, error) {
+	return c.request(ctx, cmd, CallOptions{})
+}
+
+// request is Request with options. The waiter sleeps on its recycled
+// call's channel, which the read goroutine (or the sweep, or the close)
+// signals: one hand-off per response, nothing allocated for it.
+func (c *Conn) request(ctx context.Context, cmd *Command, o CallOptions) (*Command, error) {
 	if ctx.Err() != nil {
 		return nil, contextError(ctx, c.describe(cmd))
 	}
-	type result struct {
-		resp *Command
-		err  error
+	if !o.Deadline.IsZero() && !time.Now().Before(o.Deadline) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrTimeout, c.describe(cmd), context.DeadlineExceeded)
 	}
-	ch := make(chan result, 1)
-	cl, err := c.start(cmd, func(resp *Command, err error) { ch <- result{resp, err} })
-	if err != nil {
+	cl := waitCalls.Get().(*call)
+	cl.deadline, cl.list = o.Deadline, o.ExtList
+	if err := c.startCall(cmd, cl); err != nil {
+		putWaitCall(cl)
 		return nil, err
 	}
 	select {
-	case res := <-ch:
-		return res.resp, res.err
+	case <-cl.ready:
 	case <-ctx.Done():
 		if c.forget(cl) {
+			putWaitCall(cl)
 			return nil, contextError(ctx, c.describe(cmd))
 		}
-		res := <-ch // completed while the deadline passed
-		return res.resp, res.err
+		<-cl.ready // completed while the context ended
 	}
+	resp, err := cl.resp, cl.err
+	putWaitCall(cl)
+	return resp, err
 }
 
-func (c *Conn) describe(cmd *Command) string {
-	return fmt.Sprintf("%s to %s", RequestCodeName(cmd.Code), c.nc.RemoteAddr())
+func (c *Conn) describe(cmd *Command) string { return c.describeCode(cmd.Code) }
+
+func (c *Conn) describeCode(code int16) string {
+	return fmt.Sprintf("%s to %s", RequestCodeName(code), c.nc.RemoteAddr())
 }
 
 // allocOpaque returns the next opaque of this connection (not registered).
@@ -230,11 +260,21 @@ func (c *Conn) allocOpaque() int32 {
 // error, done is never called; otherwise done is called exactly once, with
 // the response or with the error that ended the call.
 func (c *Conn) start(cmd *Command, done func(*Command, error)) (*call, error) {
+	cl := &call{done: done, index: -1}
+	if err := c.startCall(cmd, cl); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// startCall is start with the call given: if it returns an error the call
+// was never pending; otherwise it finishes exactly once.
+func (c *Conn) startCall(cmd *Command, cl *call) error {
 	c.mu.Lock()
 	if c.closed {
 		err := connClosedError(c.closeErr)
 		c.mu.Unlock()
-		return nil, err
+		return err
 	}
 	for {
 		c.nextOpaque++
@@ -242,18 +282,21 @@ func (c *Conn) start(cmd *Command, done func(*Command, error)) (*call, error) {
 			break
 		}
 	}
-	cl := &call{opaque: c.nextOpaque, done: done}
+	cl.opaque, cl.code = c.nextOpaque, cmd.Code
 	c.pending[cl.opaque] = cl
+	if !cl.deadline.IsZero() {
+		c.watchDeadline(cl)
+	}
 	c.mu.Unlock()
 
 	if err := c.write(cmd, cl.opaque, cmd.Flag&^(FlagResponse|FlagOneway)); err != nil {
 		if c.forget(cl) {
-			return nil, err
+			return err
 		}
 		// The write error closed the connection, which already failed the
-		// call through done.
+		// call.
 	}
-	return cl, nil
+	return nil
 }
 
 // forget removes a pending call. It reports whether the call was still
@@ -263,6 +306,7 @@ func (c *Conn) forget(cl *call) bool {
 	defer c.mu.Unlock()
 	if c.pending[cl.opaque] == cl {
 		delete(c.pending, cl.opaque)
+		c.unwatchDeadline(cl)
 		return true
 	}
 	return false
@@ -275,6 +319,7 @@ func (c *Conn) complete(resp *Command) {
 	cl := c.pending[resp.Opaque]
 	if cl != nil {
 		delete(c.pending, resp.Opaque)
+		c.unwatchDeadline(cl)
 	}
 	c.mu.Unlock()
 	if cl == nil {
@@ -282,7 +327,12 @@ func (c *Conn) complete(resp *Command) {
 			"peer", c.nc.RemoteAddr(), "opaque", resp.Opaque, "code", resp.Code)
 		return
 	}
-	cl.done(resp, nil)
+	if !cl.list && resp.ExtFields == nil && resp.ExtList != nil {
+		// Responses are decoded with their fields listed; this caller
+		// reads them from the map.
+		resp.ExtFields, resp.ExtList = resp.ExtMap(), nil
+	}
+	cl.finish(resp, nil)
 }
 
 // reply writes the response to req: the request's opaque, FlagResponse
@@ -446,6 +496,7 @@ func (c *Conn) closeWith(reason error) {
 	c.closeErr = reason
 	pending := c.pending
 	c.pending = nil
+	c.stopSweeper()
 	c.mu.Unlock()
 
 	c.cancel()
@@ -455,7 +506,7 @@ func (c *Conn) closeWith(reason error) {
 	c.wmu.Unlock()
 	err := connClosedError(reason)
 	for _, cl := range pending {
-		cl.done(nil, err)
+		cl.finish(nil, err)
 	}
 }
 
@@ -528,6 +579,9 @@ var errUndecodable = errors.New("undecodable frame")
 func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 	b := c.cfg.budget
 	if b == nil {
+		if cmd, ok, err := c.decodeBuffered(br); ok {
+			return cmd, 0, err
+		}
 		frame, err := readFrameBuffered(br, c.cfg.maxFrame)
 		if err != nil {
 			return nil, 0, err
@@ -603,10 +657,37 @@ func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 	return cmd, fr.done(0), nil
 }
 
+// decodeBuffered decodes the next frame where it lies when br holds it
+// whole, which under pipelined load is most frames: the decoded strings
+// are copies anyway, so only a body needs bytes of its own, and a
+// response without one (a send's) costs no frame buffer. ok is false when
+// the frame is not all there (or its length is out of bounds, which the
+// read reports).
+func (c *Conn) decodeBuffered(br *bufio.Reader) (cmd *Command, ok bool, err error) {
+	if !frameBuffered(br) {
+		return nil, false, nil
+	}
+	p, _ := br.Peek(4)
+	n := int32(binary.BigEndian.Uint32(p))
+	if checkLength(n, c.cfg.maxFrame) != nil {
+		return nil, false, nil
+	}
+	p, err = br.Peek(4 + int(n))
+	if err != nil {
+		return nil, false, nil
+	}
+	cmd, _, err = c.decode(p[4:])
+	if err == nil && cmd.Body != nil {
+		cmd.Body = bytes.Clone(cmd.Body)
+	}
+	_, _ = br.Discard(4 + int(n))
+	return cmd, true, err
+}
+
 // decode decodes a complete frame; an error is errUndecodable or
 // ErrBadHeader.
 func (c *Conn) decode(frame []byte) (*Command, int64, error) {
-	cmd, err := DecodeLimited(frame, c.cfg.header)
+	cmd, err := decodeFrame(frame, c.cfg.header, true)
 	if err != nil && !errors.Is(err, ErrBadHeader) {
 		err = fmt.Errorf("%w: %w", errUndecodable, err)
 	}

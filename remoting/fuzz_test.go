@@ -208,7 +208,9 @@ func FuzzJSONHeader(f *testing.F) {
 	f.Add([]byte(`{"extFields":{"a":"1","a":"2"},"EXTFIELDS":{"b":"\ud83d\ude00\ud800x"}}`))
 	f.Fuzz(func(t *testing.T, header []byte) {
 		var c Command
-		err := decodeJSONHeader(header, &c, unlimitedHeader)
+		pairs, err := decodeJSONHeader(header, &c, unlimitedHeader, nil)
+		c.ExtList = pairs
+		c.ExtFields = c.ExtMap()
 		var ref refCommand
 		refErr := json.Unmarshal(header, &ref)
 		if bytes.Equal(bytes.TrimSpace(header), []byte("null")) {

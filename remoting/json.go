@@ -12,7 +12,7 @@ import (
 )
 
 // The JSON header codec. Encoding writes a fixed key order and sorted ext
-// keys. Decoding is a small strict parser for the one object shape a header
+// keys (ExtList's fields in their own order). Decoding is a small strict parser for the one object shape a header
 // has; it accepts exactly what encoding/json accepts when unmarshalling
 // into the Go client's RemotingCommand struct (keys matched
 // case-insensitively, numbers for the int fields, null for anything, ext
@@ -41,32 +41,42 @@ func appendJSONHeader(dst []byte, c *Command, opaque, flag int32) []byte {
 		dst = appendJSONString(dst, c.Remark)
 	}
 	dst = append(dst, `,"extFields":{`...)
-	var small [24]extPair
-	pairs := small[:0]
-	for k, v := range c.ExtFields {
-		pairs = append(pairs, extPair{k, v})
-	}
-	sortPairs(pairs)
-	for i, p := range pairs {
-		if i > 0 {
-			dst = append(dst, ',')
+	if c.ExtFields == nil {
+		dst = appendJSONExt(dst, c.ExtList)
+	} else {
+		var small [24]ExtField
+		pairs := small[:0]
+		for k, v := range c.ExtFields {
+			pairs = append(pairs, ExtField{k, v})
 		}
-		dst = appendJSONString(dst, p.k)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, p.v)
+		sortPairs(pairs)
+		dst = appendJSONExt(dst, pairs)
 	}
 	return append(dst, "}}"...)
 }
 
+// appendJSONExt appends the members of the extFields object.
+func appendJSONExt(dst []byte, pairs []ExtField) []byte {
+	for i, p := range pairs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, p.Key)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, p.Value)
+	}
+	return dst
+}
+
 // sortPairs sorts ext fields by key: by insertion for the handful a header
 // has, which needs no second map lookup per key nor a comparison func.
-func sortPairs(pairs []extPair) {
+func sortPairs(pairs []ExtField) {
 	if len(pairs) > 16 {
-		slices.SortFunc(pairs, func(a, b extPair) int { return strings.Compare(a.k, b.k) })
+		slices.SortFunc(pairs, func(a, b ExtField) int { return strings.Compare(a.Key, b.Key) })
 		return
 	}
 	for i := 1; i < len(pairs); i++ {
-		for j := i; j > 0 && pairs[j].k < pairs[j-1].k; j-- {
+		for j := i; j > 0 && pairs[j].Key < pairs[j-1].Key; j-- {
 			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
 		}
 	}
@@ -179,29 +189,23 @@ func headerField(key []byte) int {
 	return fieldOther
 }
 
-// extPair is one decoded ext field.
-type extPair struct{ k, v string }
-
 // decodeJSONHeader parses a JSON header into c within lim (whose fields
-// are set).
+// are set), returning its ext fields appended to pairs (the caller puts
+// them in a map or a list).
 //
 // It allocates one copy of the header, which every decoded string is a
 // view of: a string with escapes is unescaped within its own bytes of the
 // copy (unescaping only shortens JSON text, except for invalid UTF-8,
-// which then takes a buffer of its own). Ext fields are gathered first and
-// put into a map of exactly their number, which costs about half of a map
-// grown entry by entry.
-func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
+// which then takes a buffer of its own).
+func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) ([]ExtField, error) {
 	own := bytes.Clone(h)
-	var small [24]extPair
-	pairs := small[:0]
 	r := jsonReader{b: h, own: own, extLeft: lim.MaxExtFields, maxDepth: min(lim.MaxDepth, maxJSONDepth)}
 	if len(own) > 0 {
 		r.s = unsafe.String(&own[0], len(own))
 	}
 	r.ws()
 	if r.peek() != '{' {
-		return r.fail("header is not a JSON object")
+		return nil, r.fail("header is not a JSON object")
 	}
 	r.i++
 	r.ws()
@@ -212,14 +216,14 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 		for {
 			r.ws()
 			if r.peek() != '"' {
-				return r.fail("expected a key")
+				return nil, r.fail("expected a key")
 			}
 			key, err := r.readStringBytes(scratch[:0])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := r.colon(); err != nil {
-				return err
+				return nil, err
 			}
 			switch headerField(key) {
 			case fieldCode:
@@ -240,11 +244,11 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 				err = r.skipValue(1)
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			more, err := r.next('}')
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !more {
 				break
@@ -253,16 +257,9 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits) error {
 	}
 	r.ws()
 	if r.i != len(r.b) {
-		return r.fail("data after the header object")
+		return nil, r.fail("data after the header object")
 	}
-	c.ExtFields = nil
-	if len(pairs) > 0 {
-		c.ExtFields = make(map[string]string, len(pairs))
-		for _, p := range pairs {
-			c.ExtFields[p.k] = p.v
-		}
-	}
-	return nil
+	return pairs, nil
 }
 
 // jsonReader is a cursor over JSON text. Its methods fail with errors that
@@ -442,7 +439,7 @@ func (r *jsonReader) readStringField(dst *string) error {
 // with
 // encoding/json, null clears the fields, a second object adds to the first
 // (a repeated key keeps its last value), and a null value is stored as "".
-func (r *jsonReader) readExt(pairs []extPair) ([]extPair, error) {
+func (r *jsonReader) readExt(pairs []ExtField) ([]ExtField, error) {
 	switch r.peek() {
 	case 'n':
 		return pairs[:0], r.literal("null")
@@ -493,7 +490,7 @@ func (r *jsonReader) readExt(pairs []extPair) ([]extPair, error) {
 			}
 			v = r.s[start:r.i]
 		}
-		pairs = append(pairs, extPair{k, v})
+		pairs = append(pairs, ExtField{k, v})
 		more, err := r.next('}')
 		if err != nil || !more {
 			return pairs, err

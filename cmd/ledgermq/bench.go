@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -45,6 +46,7 @@ type benchFlags struct {
 	output      string
 	tls         tlsFlags
 	cpuProfile  string // write the run's CPU profile here (produce modes)
+	memProfile  string // write the run's allocation profile here (produce modes)
 }
 
 func newBenchCmd() *cobra.Command {
@@ -208,6 +210,8 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 	f.StringVarP(&bf.output, "output", "o", "text", "summary format: "+strings.TrimPrefix(outputUsage, "output format: "))
 	f.StringVar(&bf.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (the client's own cost) to this file")
 	_ = f.MarkHidden("cpuprofile")
+	f.StringVar(&bf.memProfile, "memprofile", "", "write an allocation profile of the run (every allocation sampled) to this file")
+	_ = f.MarkHidden("memprofile")
 	bf.tls.add(f)
 	return cmd
 }
@@ -225,7 +229,10 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 	}
 	cfg := bench.ProduceConfig{
 		Topic: bf.topic, Producers: bf.producers, Inflight: bf.inflight, Size: bf.size,
-		Count: bf.count, Duration: bf.duration, Rate: bf.rate, SendTimeout: bf.sendTimeout,
+		// The client's WithSendTimeout bounds each send: a per-send
+		// context of the bench's own would cost a timer per send, and the
+		// client keeps that deadline with none.
+		Count: bf.count, Duration: bf.duration, Rate: bf.rate,
 		NewSender: func(i int) (bench.Sender, error) {
 			return client.NewProducer(append(opts, client.WithGroup(fmt.Sprintf("bench-producer-%d", i)))...)
 		},
@@ -236,11 +243,23 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 	if err != nil {
 		return err
 	}
+	stopMem := startMemProfile(bf.memProfile)
+	cpu0 := processCPU()
 	res, err := bench.Produce(ctx, cfg)
+	cpu := processCPU() - cpu0
 	stopProfile()
 	live.done()
 	if err != nil {
 		return err
+	}
+	if err := stopMem(); err != nil {
+		return err
+	}
+	if res.Summary.Acked > 0 && cpu > 0 {
+		// The process is the client: its CPU per acknowledged send is the
+		// client's cost of a message, the figure the client is tuned by.
+		fmt.Fprintf(progress, "client cpu: %.1fs, %.1f µs per acked send\n",
+			cpu.Seconds(), float64(cpu.Microseconds())/float64(res.Summary.Acked))
 	}
 
 	var v *bench.Verification
@@ -306,6 +325,43 @@ func startCPUProfile(path string) (func(), error) {
 		pprof.StopCPUProfile()
 		_ = f.Close()
 	}, nil
+}
+
+// startMemProfile samples every allocation from now on and returns what
+// writes the profile to path ("": no profile, nothing sampled).
+func startMemProfile(path string) func() error {
+	if path == "" {
+		return func() error { return nil }
+	}
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	return func() error {
+		// The rate stays 1 until the profile is written: pprof scales each
+		// sample by the rate in force then.
+		defer func() { runtime.MemProfileRate = old }()
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("memory profile: %w", err)
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("memory profile: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("memory profile: %w", err)
+		}
+		return nil
+	}
+}
+
+// processCPU is the CPU time (user and system) this process has used; 0
+// when the system does not tell.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchOutcome is the run's exit: an error when a broker refused sends or
