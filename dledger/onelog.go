@@ -26,6 +26,7 @@ type entryStore interface {
 	LastEntry() uint64
 	TruncateEntries(seq uint64) error
 	CompactEntries(seq uint64) error
+	LastSeq() uint64
 }
 
 // commitLogRaftLog is raft's LogStore over the message store's CommitLog
@@ -109,13 +110,15 @@ func (l *commitLogRaftLog) StoreLogs(logs []*raft.Log) error {
 	return nil
 }
 
-// DeleteRange is raft's: from the head it compacts (after a snapshot),
-// otherwise it removes a suffix that conflicts with the leader's log.
+// DeleteRange is raft's. A range above the last applied entry is a suffix
+// that conflicts with the leader's log (raft never removes a committed
+// entry) and is removed; any other is a compaction after a snapshot (which
+// covers only applied entries), even when it reaches the log's end.
 func (l *commitLogRaftLog) DeleteRange(min, max uint64) error {
-	if first := l.st.FirstEntry(); first == 0 || min <= first {
-		return l.st.CompactEntries(max)
+	if min > l.st.LastSeq() {
+		return l.st.TruncateEntries(min)
 	}
-	return l.st.TruncateEntries(min)
+	return l.st.CompactEntries(max)
 }
 
 // splitRecords splits a messages entry (types 1 and 3) into its header

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/internal/canary"
@@ -98,6 +99,8 @@ type entryTable struct {
 	resets  map[string]uint64  // topic → seq of its pending deletion
 	pending map[uint64]*pendingEntry
 	applied int64 // end of the last dispatched entry
+	// visible is applied, read without Store.mu (readers by offset).
+	visible atomic.Int64
 }
 
 func (t *entryTable) reset(from int64) {
@@ -107,7 +110,14 @@ func (t *entryTable) reset(from int64) {
 	t.heads = map[queueKey]int64{}
 	t.resets = map[string]uint64{}
 	t.pending = map[uint64]*pendingEntry{}
-	t.applied = from
+	t.setApplied(from)
+}
+
+// setApplied moves the end of the dispatched entries. Called with
+// Store.mu held (or before the store is shared).
+func (t *entryTable) setApplied(end int64) {
+	t.applied = end
+	t.visible.Store(end)
 }
 
 // add records an entry appended (or found by recovery) at p.
@@ -560,7 +570,7 @@ func (s *Store) DispatchEntry(seq uint64) ([]PutResult, error) {
 		delete(t.resets, p.deletes)
 	}
 	delete(t.pending, seq)
-	t.applied = pos.end
+	t.setApplied(pos.end)
 	s.lastSeq.Store(seq)
 	s.dirty = true
 	var nexts []int64
@@ -660,7 +670,7 @@ func (s *Store) MarkApplied(seq uint64) error {
 	if !ok {
 		return fmt.Errorf("store: raft entry %d: not in the log", seq)
 	}
-	s.ents.applied = p.end
+	s.ents.setApplied(p.end)
 	s.lastSeq.Store(seq)
 	s.dirty = true
 	return nil

@@ -55,6 +55,14 @@ func TestEntriesAppendReadDispatch(t *testing.T) {
 	if _, err := s.Entry(4); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("entry 4: %v", err)
 	}
+	first, _ := s.Entry(1)
+	phy := int64(0)
+	if m, err := message.ParseView(first.Records[0]); err == nil {
+		phy = m.PhysicalOffset()
+	}
+	if _, err := s.MessageAt(phy); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a record not dispatched is served: %v", err)
+	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		res, err := s.DispatchEntry(seq)
 		if err != nil {
@@ -66,6 +74,9 @@ func TestEntriesAppendReadDispatch(t *testing.T) {
 	}
 	if _, err := s.DispatchEntry(3); !errors.Is(err, ErrSeqApplied) {
 		t.Fatalf("second dispatch: %v", err)
+	}
+	if _, err := s.MessageAt(phy); err != nil {
+		t.Fatalf("a dispatched record is not served: %v", err)
 	}
 	if max, _ := s.MaxOffset("T", 0); max != 5 {
 		t.Fatalf("max offset %d, want 5", max)

@@ -339,6 +339,10 @@ func (s *Store) MessageAt(phy int64) (*message.Ext, error) {
 
 // messageAt is MessageAt for callers holding rw.
 func (s *Store) messageAt(phy int64) (*message.Ext, error) {
+	if s.cfg.OneLog && phy >= s.ents.visible.Load() {
+		// Appended but not known to be committed.
+		return nil, fmt.Errorf("%w: offset %d", ErrNotFound, phy)
+	}
 	size, err := s.cl.EntrySize(phy)
 	if err != nil {
 		return nil, fmt.Errorf("%w: offset %d: %v", ErrNotFound, phy, err)

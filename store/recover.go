@@ -245,7 +245,7 @@ func (s *Store) recover() error {
 		if err := s.trimQueuesLocked(r.applied); err != nil {
 			return err
 		}
-		s.ents.applied = r.applied
+		s.ents.setApplied(r.applied)
 		s.adoptRecovered(r.found)
 	} else if !rep.Clean || rep.TruncatedBytes > 0 || r.rebuildAll {
 		if err := s.trimQueuesLocked(end); err != nil {
