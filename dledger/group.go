@@ -167,6 +167,7 @@ func (g *Group) open() error {
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
 		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own}
 	g.fsm.verifier.lastTo.Store(-1)
+	g.fsm.recent.skipOffsets = cfg.OneLog
 	walDir := filepath.Join(raftDir, "wal")
 	var counter *snapshotCounter
 	if cfg.OneLog {

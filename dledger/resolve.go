@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/ledgermq/ledgermq/message"
 )
 
 // Resolving proposals whose leader stepped down.
@@ -46,6 +48,9 @@ type appliedRing struct {
 	mu   sync.Mutex
 	seed maphash.Seed
 	ents [recentApplied]appliedEntry
+	// skipOffsets: with one log, compare entries without their records'
+	// offsets (see sum).
+	skipOffsets bool
 }
 
 type appliedEntry struct {
@@ -57,9 +62,35 @@ type appliedEntry struct {
 
 func newAppliedRing() *appliedRing { return &appliedRing{seed: maphash.MakeSeed()} }
 
+// sum is the hash an entry is compared by. With one log the records of an
+// entry read back from the log carry the queue and physical offsets the
+// store gave them, where the proposal has none, so their offset bytes are
+// left out (they are not what makes a proposal unique).
+func (r *appliedRing) sum(data []byte) uint64 {
+	if !r.skipOffsets {
+		return maphash.Bytes(r.seed, data)
+	}
+	h, recs, ok := splitRecords(data)
+	if !ok {
+		return maphash.Bytes(r.seed, data)
+	}
+	var m maphash.Hash
+	m.SetSeed(r.seed)
+	m.Write(h)
+	for _, rec := range recs {
+		if len(rec) < message.PosSysFlag {
+			m.Write(rec)
+			continue
+		}
+		m.Write(rec[:message.PosQueueOffset])
+		m.Write(rec[message.PosSysFlag:])
+	}
+	return m.Sum64()
+}
+
 // record keeps the entry at index with its result.
 func (r *appliedRing) record(index uint64, data []byte, res applyResult) {
-	sum := maphash.Bytes(r.seed, data)
+	sum := r.sum(data)
 	r.mu.Lock()
 	r.ents[index%recentApplied] = appliedEntry{index: index, sum: sum, size: len(data), res: res}
 	r.mu.Unlock()
@@ -68,7 +99,7 @@ func (r *appliedRing) record(index uint64, data []byte, res applyResult) {
 // lookup says what was applied at index: found is false when the ring no
 // longer (or never) held it; same whether it was data.
 func (r *appliedRing) lookup(index uint64, data []byte) (res applyResult, same, found bool) {
-	sum := maphash.Bytes(r.seed, data)
+	sum := r.sum(data)
 	r.mu.Lock()
 	e := r.ents[index%recentApplied]
 	r.mu.Unlock()
