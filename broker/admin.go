@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/netip"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,8 +248,8 @@ func (b *Broker) configSettings() map[string]string {
 		"dLegerGroup":                 c.BrokerName,
 		"dLegerSelfId":                c.NodeID,
 	}
-	if ap, err := netip.ParseAddrPort(c.AdvertiseAddr); err == nil {
-		out["brokerIP1"], out["listenPort"] = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+	if host, port, err := net.SplitHostPort(c.AdvertiseAddr); err == nil {
+		out["brokerIP1"], out["listenPort"] = host, port
 	}
 	return out
 }

@@ -33,10 +33,16 @@ type Config struct {
 	NodeID string
 	Peers  map[string]string
 	// Addr is where the remoting server listens; AdvertiseAddr what
-	// clients dial (default Addr). It must equal the raft group's
-	// StoreHost, which offset message ids name.
+	// clients dial and name servers route (default Addr): ip:port, or
+	// host:port with a host name that stays the node's across restarts
+	// (a Kubernetes pod's DNS name, whose IP changes).
 	Addr          string
 	AdvertiseAddr string
+	// StoreHost is the ip:port offset message ids of this node name; it
+	// must equal the raft group's StoreHost. Default: AdvertiseAddr when
+	// that is ip:port; required when AdvertiseAddr is a host name, since
+	// an offset message id holds an IP, never a name.
+	StoreHost netip.AddrPort
 	// NamesrvAddrs are the name servers this node registers with.
 	NamesrvAddrs []string
 	// RegisterInterval is the heartbeat to the name servers. Default 30 s.
@@ -133,6 +139,11 @@ func (c *Config) setDefaults() {
 	if c.AdvertiseAddr == "" {
 		c.AdvertiseAddr = c.Addr
 	}
+	if !c.StoreHost.IsValid() {
+		if ap, err := netip.ParseAddrPort(c.AdvertiseAddr); err == nil {
+			c.StoreHost = ap
+		}
+	}
 	if c.RegisterInterval == 0 {
 		c.RegisterInterval = 30 * time.Second
 	}
@@ -186,8 +197,10 @@ func (c Config) Validate() error {
 	if c.ACLEnable && len(c.Peers) > 1 && c.ClusterSecret == "" {
 		errs = append(errs, errors.New("broker: ACLEnable in a group of several nodes needs ClusterSecret (the nodes sign what they forward to each other)"))
 	}
-	if _, err := netip.ParseAddrPort(c.AdvertiseAddr); err != nil {
-		errs = append(errs, fmt.Errorf("broker: AdvertiseAddr %q must be ip:port: %v", c.AdvertiseAddr, err))
+	if _, _, err := net.SplitHostPort(c.AdvertiseAddr); err != nil {
+		errs = append(errs, fmt.Errorf("broker: AdvertiseAddr %q must be host:port: %v", c.AdvertiseAddr, err))
+	} else if !c.StoreHost.IsValid() {
+		errs = append(errs, fmt.Errorf("broker: AdvertiseAddr %q is not ip:port, so StoreHost (the ip:port offset message ids name) is required", c.AdvertiseAddr))
 	}
 	return errors.Join(errs...)
 }

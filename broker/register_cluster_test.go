@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 	"github.com/ledgermq/ledgermq/routing"
@@ -262,5 +265,47 @@ func TestSignedRegistration(t *testing.T) {
 		if _, ok := members()[addr]; ok {
 			t.Fatalf("%s still registered after Close", id)
 		}
+	}
+}
+
+// TestAdvertisedHostName: a node whose client address is a host name (as a
+// Kubernetes pod's stable DNS name) registers with the name server under
+// that name, as given, while the offset message ids it answers name its
+// StoreHost, an ip:port (an id holds an IP, never a name).
+func TestAdvertisedHostName(t *testing.T) {
+	var storeHost netip.AddrPort
+	var named string
+	tc := brokertest.StartNode(t, func(_ int, c *broker.Config) {
+		storeHost = netip.MustParseAddrPort(c.Addr)
+		named = net.JoinHostPort("localhost", strconv.Itoa(int(storeHost.Port())))
+		c.AdvertiseAddr, c.StoreHost = named, storeHost
+		c.Peers = map[string]string{c.NodeID: named}
+	})
+	broker.WaitUntil(t, 10*time.Second, "registered under its host name", func() bool { return memberID(tc, named) == 0 })
+	for _, m := range tc.Namesrv.Table().Members() {
+		if m.Addr != named {
+			t.Fatalf("member %+v, want only %s", m, named)
+		}
+	}
+	c := newProdClient(t)
+	resp := invoke(t, c, named, broker.SendRequest("HostNameTopic", 0, nil, "x"))
+	mustOK(t, resp)
+	host, _, err := message.ParseOffsetMsgID(resp.ExtFields["msgId"])
+	if err != nil || host != storeHost {
+		t.Fatalf("offset message id %s names %v (%v), want %v", resp.ExtFields["msgId"], host, err, storeHost)
+	}
+}
+
+// TestAdvertisedHostNameNeedsStoreHost: a host name alone leaves offset
+// message ids without an address, so the configuration is refused.
+func TestAdvertisedHostNameNeedsStoreHost(t *testing.T) {
+	c := broker.Config{BrokerName: "broker-a", NodeID: "n0", Addr: "0.0.0.0:10911", AdvertiseAddr: "broker-a-0.broker-a:10911",
+		Peers: map[string]string{"n0": "broker-a-0.broker-a:10911"}}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "StoreHost") {
+		t.Fatalf("Validate: %v, want StoreHost required", err)
+	}
+	c.StoreHost = netip.MustParseAddrPort("10.1.2.3:10911")
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -140,7 +140,7 @@ func (b *Broker) pushReply(ctx context.Context, h *sendHeader, born netip.AddrPo
 		DefaultTopicQueueNums: h.DefaultTopicQueueNums, QueueID: h.QueueID, SysFlag: h.SysFlag,
 		BornTimestamp: h.BornTimestamp, Flag: h.Flag, Properties: string(message.EncodeProperties(pushed)),
 		ReconsumeTimes: h.ReconsumeTimes, UnitMode: h.UnitMode,
-		BornHost: "/" + born.String(), StoreHost: "/" + b.cfg.AdvertiseAddr, StoreTimestamp: now.UnixMilli(),
+		BornHost: "/" + born.String(), StoreHost: "/" + b.cfg.StoreHost.String(), StoreTimestamp: now.UnixMilli(),
 	}
 	cctx, cancel := context.WithTimeout(ctx, replyPushTimeout)
 	defer cancel()

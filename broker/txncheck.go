@@ -247,7 +247,4 @@ func (b *Broker) askProducer(half *message.Ext, queueOffset, phy int64, offsetMs
 }
 
 // storeHost is the address offset message ids of this node name.
-func (b *Broker) storeHost() netip.AddrPort {
-	ap, _ := netip.ParseAddrPort(b.cfg.AdvertiseAddr) // checked by Validate
-	return ap
-}
+func (b *Broker) storeHost() netip.AddrPort { return b.cfg.StoreHost }

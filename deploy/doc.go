@@ -8,6 +8,9 @@
 //	deploy/guide/                  the three-machine guide's files: on each
 //	                               machine a name server and one node of each
 //	                               of two broker groups (README, "Deployment")
+//	deploy/kubernetes/             plain manifests with a kustomization: the
+//	                               name servers and broker group broker-a as
+//	                               StatefulSets (README, "Deployment")
 //
 // The tests: systemd-analyze verify on the units (it warns rather than
 // fails on a bad key, so any output fails the test); the Dockerfile's rules
@@ -16,5 +19,10 @@
 // binary reads it (--check-config); and the guide's whole cluster started on
 // one machine, its three machines' addresses stood in by 127.0.1.1-3: both
 // groups elect leaders, register with all three name servers and store
-// messages.
+// messages. The Kubernetes manifests are decoded as kubectl apply -k would
+// apply them, with the README's second group added, and every object is
+// checked (Services, PodDisruptionBudgets, anti-affinity, probes, volumes,
+// Secret mounts, preStop); every broker pod's config, from its ConfigMap
+// and the environment its pod fields make, passes --check-config, as do the
+// name servers' arguments.
 package deploy

@@ -77,7 +77,8 @@ type keySpec struct {
 var brokerKeys = []keySpec{
 	{key: "cluster_name", aliases: []string{"brokerClusterName"}, def: "DefaultCluster", usage: "cluster name in routes"},
 	{key: "broker_name", aliases: []string{"brokerName"}, def: "broker-a", usage: "broker group name (the raft group)"},
-	{key: "broker_ip", aliases: []string{"brokerIP1"}, def: "127.0.0.1", usage: "IP clients dial; with listen_port the node's client address"},
+	{key: "broker_ip", aliases: []string{"brokerIP1"}, def: "127.0.0.1", usage: "IP clients dial; with listen_port the node's client address and the store host offset message ids name"},
+	{key: "advertise_host", def: "", usage: "host name clients dial instead of broker_ip (one that stays the node's across restarts: a Kubernetes pod's DNS name); broker_ip then names only the store host in offset message ids"},
 	{key: "listen_port", aliases: []string{"listenPort"}, def: "10911", usage: "client port"},
 	{key: "listen_addr", def: "", usage: "address to listen on (default broker_ip:listen_port; e.g. 0.0.0.0:10911)"},
 	{key: "http_addr", def: "", usage: "address of the operator HTTP endpoints /livez /readyz /status /metrics (empty: off; port 0 picks one, logged)"},
@@ -186,27 +187,30 @@ type setting struct {
 // nodeConfig is the resolved configuration of one broker node.
 type nodeConfig struct {
 	ClusterName, BrokerName string
-	ClientAddr              string // advertised, broker_ip:listen_port
-	ListenAddr              string
-	HTTPAddr                string
-	GRPCListen              string            // grpc_listen ("" off)
-	GRPCAddrs               map[string]string // grpc_addrs, this node's included when on
-	HTTPProfiling           bool
-	NamesrvAddrs            []string
-	DataDir                 string
-	AutoCreateTopic         bool
-	TraceTopic              string // trace_topic_name when trace_topic_enable, else ""
-	AutoCreateSubGroup      bool
-	PropertyFilter          bool
-	DelayLevels             []time.Duration
-	TimerMaxDelay           time.Duration
-	DefaultTopicQueueNums   int32
-	MaxMessageSize          int
-	Limits                  remoting.Limits // remoting.read_budget, max_conns, max_inflight_per_conn
-	RegisterInterval        time.Duration
-	ClusterSecret           string
-	ACLEnable               bool   // acl_enable
-	ACLFile                 string // acl_file
+	ClientAddr              string // advertised: advertise_host or broker_ip, and listen_port
+	// StoreHost is broker_ip:listen_port, the address offset message ids
+	// name (an id holds an IP, so a host name cannot be one).
+	StoreHost             netip.AddrPort
+	ListenAddr            string
+	HTTPAddr              string
+	GRPCListen            string            // grpc_listen ("" off)
+	GRPCAddrs             map[string]string // grpc_addrs, this node's included when on
+	HTTPProfiling         bool
+	NamesrvAddrs          []string
+	DataDir               string
+	AutoCreateTopic       bool
+	TraceTopic            string // trace_topic_name when trace_topic_enable, else ""
+	AutoCreateSubGroup    bool
+	PropertyFilter        bool
+	DelayLevels           []time.Duration
+	TimerMaxDelay         time.Duration
+	DefaultTopicQueueNums int32
+	MaxMessageSize        int
+	Limits                remoting.Limits // remoting.read_budget, max_conns, max_inflight_per_conn
+	RegisterInterval      time.Duration
+	ClusterSecret         string
+	ACLEnable             bool   // acl_enable
+	ACLFile               string // acl_file
 	// NamesrvCredentials sign registrations (namesrv.access_key, secret_key).
 	NamesrvCredentials auth.Credentials
 	// TLS is the node's certificate material when tls.enable is set.
@@ -626,7 +630,22 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		bad("broker_ip", "%q is not an IP address", raw["broker_ip"])
 	}
 	port := integer("listen_port", 1, 65535)
-	c.ClientAddr = netip.AddrPortFrom(ip, uint16(port)).String()
+	// The client address clients dial and name servers route may be a
+	// host name (advertise_host), since a Kubernetes pod keeps its DNS
+	// name across restarts but not its IP. The store host stays
+	// broker_ip:listen_port: offset message ids hold an IP and a port, so
+	// they cannot name a host; with advertise_host, broker_ip may be the
+	// pod's current IP, and an id written before a restart then names an
+	// address the node no longer has (read it through another node, or by
+	// its unique key).
+	c.StoreHost = netip.AddrPortFrom(ip, uint16(port))
+	c.ClientAddr = c.StoreHost.String()
+	if h := str("advertise_host"); h != "" {
+		if !validHost(h) {
+			bad("advertise_host", "%q is not a host name or an IP address", raw["advertise_host"])
+		}
+		c.ClientAddr = net.JoinHostPort(h, strconv.Itoa(int(port)))
+	}
 	c.HTTPAddr = str("http_addr")
 	c.GRPCListen = str("grpc_listen")
 	if c.GRPCListen != "" {
@@ -645,7 +664,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	c.HTTPProfiling = boolean("http_pprof")
 	c.ListenAddr = str("listen_addr")
 	if c.ListenAddr == "" {
-		c.ListenAddr = c.ClientAddr
+		c.ListenAddr = c.StoreHost.String()
 	} else if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		bad("listen_addr", "%q is not host:port", c.ListenAddr)
 	}
@@ -705,7 +724,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		c.ClientAddrs[p.ID] = p.Addr
 	}
 	if a, ok := c.ClientAddrs[c.NodeID]; ok && a != c.ClientAddr {
-		bad("raft.client_addrs", "this node's entry %s differs from broker_ip:listen_port %s", a, c.ClientAddr)
+		bad("raft.client_addrs", "this node's entry %s differs from its client address %s (advertise_host or broker_ip, and listen_port)", a, c.ClientAddr)
 	}
 	c.ClientAddrs[c.NodeID] = c.ClientAddr
 	for _, p := range peers {
@@ -749,6 +768,29 @@ func parsePeers(s string) ([]dledger.Peer, error) {
 		out = append(out, dledger.Peer{ID: id, Addr: addr})
 	}
 	return out, nil
+}
+
+// validHost reports whether h is an IP address or a DNS host name
+// (dot-separated labels of letters, digits and inner hyphens).
+func validHost(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func containsPeer(peers []dledger.Peer, id string) bool {
@@ -805,7 +847,7 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		AdvertiseAddr:   advertise,
 		DataDir:         c.DataDir,
 		Timing:          c.Timing,
-		StoreHost:       netip.MustParseAddrPort(c.ClientAddr),
+		StoreHost:       c.StoreHost,
 		Store:           c.storeConfig(nil),
 		PreferredLeader: c.PreferredLeader,
 
@@ -857,6 +899,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		Peers:                       c.ClientAddrs,
 		Addr:                        c.ListenAddr,
 		AdvertiseAddr:               c.ClientAddr,
+		StoreHost:                   c.StoreHost,
 		NamesrvAddrs:                c.NamesrvAddrs,
 		RegisterInterval:            c.RegisterInterval,
 		ClusterSecret:               c.ClusterSecret,
@@ -909,6 +952,9 @@ func (c *nodeConfig) writeSettings(w io.Writer) error {
 	}
 	if _, err := fmt.Fprintf(w, "# effective: client address %s, listening on %s, raft bind %s\n# effective: raft peers %s; client addresses %s; timing %s\n",
 		c.ClientAddr, c.ListenAddr, c.RaftBind, formatPeers(c.Peers), strings.Join(clients, ";"), c.Timing.Name); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "# effective: store host %s (offset message ids)\n", c.StoreHost); err != nil {
 		return err
 	}
 	for _, ig := range c.Ignored {

@@ -438,3 +438,53 @@ func TestBrokerCheckConfigTimerMaxDelay(t *testing.T) {
 		t.Errorf("durationText(90m) = %s", got)
 	}
 }
+
+// TestConfigAdvertiseHost: advertise_host makes a host name the client
+// address (registered with name servers, the node's raft.client_addrs
+// entry, what followers forward to) while broker_ip:listen_port stays the
+// store host of offset message ids and the default listen address.
+func TestConfigAdvertiseHost(t *testing.T) {
+	const host = "broker-a-1.broker-a.mq.svc.cluster.local"
+	file := "brokerName=broker-a\nbrokerIP1=10.244.1.7\nlistenPort=10911\nadvertise_host=" + host + "\n" +
+		"dLegerSelfId=a1\ndLegerPeers=a0-broker-a-0.broker-a:40911;a1-broker-a-1.broker-a:40911\n" +
+		"raft.bind=0.0.0.0:40911\n" +
+		"raft.client_addrs=a0-broker-a-0.broker-a.mq.svc.cluster.local:10911;a1-" + host + ":10911\n"
+	c, err := loadWith(t, "n.conf", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := host + ":10911"
+	if c.ClientAddr != want || c.StoreHost.String() != "10.244.1.7:10911" || c.ListenAddr != "10.244.1.7:10911" {
+		t.Fatalf("client %s store host %s listen %s", c.ClientAddr, c.StoreHost, c.ListenAddr)
+	}
+	bc := c.brokerConfig()
+	if bc.AdvertiseAddr != want || bc.StoreHost != c.StoreHost || bc.Peers["a1"] != want {
+		t.Fatalf("broker config: advertise %s store host %s peers %v", bc.AdvertiseAddr, bc.StoreHost, bc.Peers)
+	}
+	if dc := c.dledgerConfig(nil); dc.StoreHost != c.StoreHost || dc.AdvertiseAddr != "broker-a-1.broker-a:40911" {
+		t.Fatalf("raft config: store host %s advertise %s", dc.StoreHost, dc.AdvertiseAddr)
+	}
+	var out strings.Builder
+	if err := c.writeSettings(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "client address "+want) || !strings.Contains(out.String(), "store host 10.244.1.7:10911") {
+		t.Fatalf("settings:\n%s", out.String())
+	}
+
+	// Without advertise_host the client address is broker_ip's, as before.
+	c, err = loadWith(t, "n.conf", "brokerIP1=10.0.0.1\n")
+	if err != nil || c.ClientAddr != "10.0.0.1:10911" || c.StoreHost.String() != "10.0.0.1:10911" {
+		t.Fatalf("%+v %v", c, err)
+	}
+
+	for _, bad := range []string{"-bad.example", "a..b", "has space", "host:10911", strings.Repeat("x", 64) + ".example"} {
+		if _, err := loadWith(t, "n.conf", "advertise_host="+bad+"\n"); !errors.Is(err, errBadValue) || !strings.Contains(err.Error(), "advertise_host") {
+			t.Errorf("advertise_host=%q: %v", bad, err)
+		}
+	}
+	// The node's raft.client_addrs entry must be the advertised name.
+	if _, err := loadWith(t, "n.conf", "brokerIP1=10.0.0.1\nadvertise_host=n0.example\nraft.client_addrs=n0-10.0.0.1:10911\n"); err == nil || !strings.Contains(err.Error(), "raft.client_addrs") {
+		t.Errorf("client_addrs entry by IP with a host name advertised: %v", err)
+	}
+}
