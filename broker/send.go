@@ -348,7 +348,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		msgs = []*message.Ext{b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)}
 	}
 
-	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	pctx, cancel := b.bounds.get(ctx, conn, start)
 	defer cancel()
 	if half {
 		// No rebuild of the transaction view between this proposal and
