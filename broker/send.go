@@ -374,17 +374,21 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		b.halfStored(msgs[0].UniqKey(), results[0].QueueOffset)
 	}
 
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	ids := make([]string, len(results))
-	keys := make([]string, len(msgs))
-	for i, r := range results {
-		ids[i] = r.MsgID
-		keys[i] = msgs[i].UniqKey()
+	rh := protocol.SendMessageResponseHeader{QueueID: answerQueue, QueueOffset: results[0].QueueOffset,
+		Region: defaultRegion, TraceOn: true}
+	if len(results) == 1 {
+		// strings.Join of one would do the same, after two slices.
+		rh.MsgID, rh.TransactionID = results[0].MsgID, msgs[0].UniqKey()
+	} else {
+		ids := make([]string, len(results))
+		keys := make([]string, len(msgs))
+		for i, r := range results {
+			ids[i] = r.MsgID
+			keys[i] = msgs[i].UniqKey()
+		}
+		rh.MsgID, rh.TransactionID = strings.Join(ids, ","), strings.Join(keys, ",")
 	}
-	rh := protocol.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: answerQueue,
-		QueueOffset: results[0].QueueOffset, TransactionID: strings.Join(keys, ","), Region: defaultRegion, TraceOn: true}
-	resp.ExtFields = rh.Encode()
-	return resp, nil
+	return newSendResponse(req, &rh), nil
 }
 
 // newExt builds one message to propose; the leader's Propose stamps the
