@@ -241,7 +241,7 @@ func (b *Broker) readSendRequest(req *remoting.Command) (protocol.SendMessageReq
 	if len(h.Properties) > message.MaxPropertiesLength {
 		return h, nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
 	}
-	props, err := message.DecodeProperties([]byte(h.Properties))
+	props, err := decodeProperties(h.Properties)
 	if err != nil {
 		return h, nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
 	}
