@@ -28,7 +28,8 @@ const (
 	// defaultMaxReconsumeTimes is RocketMQ's retryMaxTimes of a group.
 	defaultMaxReconsumeTimes = 16
 	defaultRegion            = "DefaultRegion"
-	// proposeTimeout bounds one send's replication on the leader.
+	// proposeTimeout bounds one send's replication on the leader (a
+	// send's bound may be up to proposeBoundGrain longer: sendbound.go).
 	proposeTimeout = 10 * time.Second
 	// forwardTimeout bounds a follower's forwarding of a request to the
 	// leader; the Go client's send timeout is 3 s.
