@@ -49,9 +49,19 @@ func (p *proposeBounds) get(ctx context.Context, conn *remoting.Conn, now time.T
 // shared is the bound of the connection id, whose context is ctx, for a
 // send that arrived at now.
 func (p *proposeBounds) shared(ctx context.Context, id uint64, now time.Time) context.Context {
+	if ctx.Err() != nil {
+		// A closed connection's send ends its wait at once either way.
+		return ctx
+	}
 	v, ok := p.conns.Load(id)
 	if !ok {
 		v, _ = p.conns.LoadOrStore(id, new(atomic.Pointer[proposeBound]))
+		if ctx.Err() != nil {
+			// The connection closed meanwhile, and forget may have run
+			// before the store: no entry is left behind for it.
+			p.conns.CompareAndDelete(id, v)
+			return ctx
+		}
 	}
 	slot := v.(*atomic.Pointer[proposeBound])
 	if cur := slot.Load(); cur != nil && now.Before(cur.until) {

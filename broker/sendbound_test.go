@@ -47,6 +47,16 @@ func TestProposeBoundsShared(t *testing.T) {
 	if a.Err() == nil {
 		t.Fatal("a bound outlives its connection's context")
 	}
+	// A send of a closed connection leaves nothing behind.
+	p.forgetID(1)
+	p.forgetID(2)
+	if got := p.shared(parent, 3, later); got != parent {
+		t.Fatal("a closed connection's send got a bound")
+	}
+	p.conns.Range(func(k, _ any) bool {
+		t.Fatalf("connection %v left an entry", k)
+		return false
+	})
 }
 
 // A send whose context is not its connection's (or has no connection)
