@@ -254,6 +254,8 @@ type Broker struct {
 	// stats is RocketMQ's broker statistics (statsbook.go); it owns its
 	// sampler's Start and Stop.
 	stats *statsBook
+	// bounds bounds each connection's send proposals (sendbound.go).
+	bounds proposeBounds
 
 	// The long-running parts, each with its own Start and Stop (parts.go;
 	// doc.go lists their order). Consumer side: the client registry

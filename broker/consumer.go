@@ -703,9 +703,10 @@ func (b *Broker) initConsumerSide() {
 }
 
 // onConnClose drops the connection's clients (notifying their groups) and
-// its held pulls. It runs on the connection's read goroutine and does not
+// its held pulls, and the bound its sends shared. It runs on the connection's read goroutine and does not
 // block: notifications are sent by the manager's goroutine.
 func (b *Broker) onConnClose(c *remoting.Conn) {
 	b.consumers.notifyGroups(b.consumers.dropConn(c), "")
 	b.pulls.dropConn(c)
+	b.bounds.forget(c)
 }

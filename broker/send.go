@@ -28,7 +28,8 @@ const (
 	// defaultMaxReconsumeTimes is RocketMQ's retryMaxTimes of a group.
 	defaultMaxReconsumeTimes = 16
 	defaultRegion            = "DefaultRegion"
-	// proposeTimeout bounds one send's replication on the leader.
+	// proposeTimeout bounds one send's replication on the leader (a
+	// send's bound may be up to proposeBoundGrain longer: sendbound.go).
 	proposeTimeout = 10 * time.Second
 	// forwardTimeout bounds a follower's forwarding of a request to the
 	// leader; the Go client's send timeout is 3 s.
@@ -241,7 +242,7 @@ func (b *Broker) readSendRequest(req *remoting.Command) (protocol.SendMessageReq
 	if len(h.Properties) > message.MaxPropertiesLength {
 		return h, nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
 	}
-	props, err := message.DecodeProperties([]byte(h.Properties))
+	props, err := decodeProperties(h.Properties)
 	if err != nil {
 		return h, nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
 	}
@@ -348,7 +349,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		msgs = []*message.Ext{b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)}
 	}
 
-	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	pctx, cancel := b.bounds.get(ctx, conn, start)
 	defer cancel()
 	if half {
 		// No rebuild of the transaction view between this proposal and
@@ -374,17 +375,21 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		b.halfStored(msgs[0].UniqKey(), results[0].QueueOffset)
 	}
 
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	ids := make([]string, len(results))
-	keys := make([]string, len(msgs))
-	for i, r := range results {
-		ids[i] = r.MsgID
-		keys[i] = msgs[i].UniqKey()
+	rh := protocol.SendMessageResponseHeader{QueueID: answerQueue, QueueOffset: results[0].QueueOffset,
+		Region: defaultRegion, TraceOn: true}
+	if len(results) == 1 {
+		// strings.Join of one would do the same, after two slices.
+		rh.MsgID, rh.TransactionID = results[0].MsgID, msgs[0].UniqKey()
+	} else {
+		ids := make([]string, len(results))
+		keys := make([]string, len(msgs))
+		for i, r := range results {
+			ids[i] = r.MsgID
+			keys[i] = msgs[i].UniqKey()
+		}
+		rh.MsgID, rh.TransactionID = strings.Join(ids, ","), strings.Join(keys, ",")
 	}
-	rh := protocol.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: answerQueue,
-		QueueOffset: results[0].QueueOffset, TransactionID: strings.Join(keys, ","), Region: defaultRegion, TraceOn: true}
-	resp.ExtFields = rh.Encode()
-	return resp, nil
+	return newSendResponse(req, &rh), nil
 }
 
 // newExt builds one message to propose; the leader's Propose stamps the

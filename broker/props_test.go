@@ -1,0 +1,59 @@
+package broker
+
+import (
+	"maps"
+	"net/netip"
+	"testing"
+
+	"github.com/ledgermq/ledgermq/message"
+)
+
+// decodeProperties agrees with message.DecodeProperties on every input:
+// the same map, or an error where it has one (the same error).
+func FuzzDecodeProperties(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"TAGS\x01a\x02",
+		"UNIQ_KEY\x01AC11\x02KEYS\x01k1 k2\x02WAIT\x01true\x02",
+		"A\x01\x02A\x012\x02", // a repeated name keeps its last value
+		"A\x011",              // not terminated
+		"\x01v\x02",           // empty name
+		"A\x02",               // no \x01
+		"A\x01b\x01c\x02",     // a second \x01
+		"\x02",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := decodeProperties(s)
+		want, werr := message.DecodeProperties([]byte(s))
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, DecodeProperties' %v", s, err, werr)
+		}
+		if err != nil {
+			if err.Error() != werr.Error() {
+				t.Fatalf("%q: error %v, DecodeProperties' %v", s, err, werr)
+			}
+			return
+		}
+		if !maps.Equal(got, want) || got == nil {
+			t.Fatalf("%q: %v, DecodeProperties' %v", s, got, want)
+		}
+	})
+}
+
+// Properties that need no rewrite reach the proposal as the producer sent
+// them, and the broker adds only the cluster's name.
+func TestSendPropertiesKept(t *testing.T) {
+	b := &Broker{cfg: Config{ClusterName: "C1"}}
+	sent := message.EncodeProperties(map[string]string{"TAGS": "t", "UNIQ_KEY": "AC11", "KEYS": "a b", "x": ""})
+	props, err := decodeProperties(string(sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := b.newExt(&sendHeader{}, "T", 0, netip.AddrPort{}, 0, nil, props)
+	want := map[string]string{"TAGS": "t", "UNIQ_KEY": "AC11", "KEYS": "a b", "x": "", message.PropertyCluster: "C1"}
+	if !maps.Equal(m.Properties, want) {
+		t.Fatalf("properties %v, want %v", m.Properties, want)
+	}
+}

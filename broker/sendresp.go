@@ -1,0 +1,35 @@
+package broker
+
+import (
+	"strconv"
+
+	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
+)
+
+// sendResponse is a send's success answer and its header's fields in one
+// allocation. The header goes out as remoting.Command.ExtList: the answer
+// is only encoded, so the map protocol's Encode builds (and the command
+// and fields allocated apart) would be made for nothing on every send.
+type sendResponse struct {
+	remoting.Command
+	ext [6]remoting.ExtField
+}
+
+// newSendResponse answers req with SUCCESS and h's fields, the fields and
+// values of h.Encode (TestSendResponseMatchesEncode keeps them so).
+func newSendResponse(req *remoting.Command, h *protocol.SendMessageResponseHeader) *remoting.Command {
+	r := &sendResponse{Command: *remoting.NewResponse(req, remoting.Success, "")}
+	r.ext[0] = remoting.ExtField{Key: "msgId", Value: h.MsgID}
+	r.ext[1] = remoting.ExtField{Key: "queueId", Value: strconv.FormatInt(int64(h.QueueID), 10)}
+	r.ext[2] = remoting.ExtField{Key: "queueOffset", Value: strconv.FormatInt(h.QueueOffset, 10)}
+	r.ext[3] = remoting.ExtField{Key: "transactionId", Value: h.TransactionID}
+	r.ext[4] = remoting.ExtField{Key: "TRACE_ON", Value: strconv.FormatBool(h.TraceOn)}
+	n := 5
+	if h.Region != "" {
+		r.ext[5] = remoting.ExtField{Key: "MSG_REGION", Value: h.Region}
+		n = 6
+	}
+	r.ExtList = r.ext[:n:n]
+	return &r.Command
+}
