@@ -22,6 +22,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/ledgermq/ledgermq/internal/procs"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,40 +188,7 @@ func encodeProperties(flat map[string]string) []byte {
 
 // escapeProperty escapes s as a key (every separator and whitespace) or a
 // value (control characters, and whitespace at either end).
-func escapeProperty(s string, key bool) string {
-	lead := len(s) - len(strings.TrimLeft(s, " \t\f"))
-	trail := len(strings.TrimRight(s, " \t\f"))
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\f':
-			b.WriteString(`\f`)
-		case ' ':
-			if key || i < lead || i >= trail {
-				b.WriteString(`\ `)
-			} else {
-				b.WriteByte(' ')
-			}
-		case '=', ':', '#', '!':
-			if key {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+func escapeProperty(s string, key bool) string { return procs.Escape(s, key) }
 
 // nestKeys stores every dotted key of flat as nested maps in v. A key that
 // is both a value and a section, or has an empty part, is an error.

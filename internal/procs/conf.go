@@ -70,9 +70,13 @@ func (c NodeConfig) Text() []byte {
 	return []byte(b.String())
 }
 
-// EscapeValue escapes s as a properties value: backslashes, control
-// characters, and whitespace at either end.
-func EscapeValue(s string) string {
+// EscapeValue escapes a value for a Java properties file (see Escape).
+func EscapeValue(s string) string { return Escape(s, false) }
+
+// Escape escapes s for a Java properties file as a value, or as a key
+// (key: also '=', ':', '#', '!' and every space), so that
+// java.util.Properties reads back exactly s.
+func Escape(s string, key bool) string {
 	lead := len(s) - len(strings.TrimLeft(s, " \t\f"))
 	trail := len(strings.TrimRight(s, " \t\f"))
 	var b strings.Builder
@@ -89,11 +93,16 @@ func EscapeValue(s string) string {
 		case '\f':
 			b.WriteString(`\f`)
 		case ' ':
-			if i < lead || i >= trail {
+			if key || i < lead || i >= trail {
 				b.WriteString(`\ `)
 			} else {
 				b.WriteByte(' ')
 			}
+		case '=', ':', '#', '!':
+			if key {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
 		default:
 			b.WriteByte(c)
 		}
