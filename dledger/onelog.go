@@ -94,11 +94,18 @@ func (l *commitLogRaftLog) StoreLogs(logs []*raft.Log) error {
 		n += len(log.Data)
 	}
 	if err := l.st.AppendEntries(ents); err != nil {
-		if errors.Is(err, store.ErrBadMessage) || errors.Is(err, store.ErrBatchTooLarge) {
-			// Every replica receives the same bytes: an entry this node
-			// cannot store is one it would apply differently. Stop.
-			if l.fail != nil {
+		if l.fail != nil {
+			switch {
+			case errors.Is(err, store.ErrBadMessage), errors.Is(err, store.ErrBatchTooLarge):
+				// Every replica receives the same bytes: an entry this
+				// node cannot store is one it would apply differently.
 				l.fail(fmt.Errorf("%w: raft log: %w", ErrBadEntry, err))
+			case errors.Is(err, store.ErrWriteFailed):
+				// A failed write (a full disk) leaves the store refusing
+				// every later one: only a restart, once the cause is gone,
+				// lets this node take entries again (as a failed apply
+				// does with two logs).
+				l.fail(fmt.Errorf("raft log: %w", err))
 			}
 		}
 		return err

@@ -2,6 +2,8 @@ package dledger
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/store"
 )
 
 func TestSplitJoinRecords(t *testing.T) {
@@ -121,4 +124,35 @@ func FuzzFileStable(f *testing.F) {
 		_, _ = s.GetUint64([]byte("CurrentTerm"))
 		_, _ = s.Get([]byte("LastVoteCand"))
 	})
+}
+
+// failingEntries is an entry store whose appends fail with err.
+type failingEntries struct {
+	entryStore
+	err error
+}
+
+func (f failingEntries) AppendEntries([]store.Entry) error { return f.err }
+
+// TestOneLogStopsOnFailedWrite: a write the store refuses (a full disk)
+// stops the node, which its supervisor restarts once the disk has space;
+// otherwise a follower would refuse every entry from then on.
+func TestOneLogStopsOnFailedWrite(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		stop bool
+	}{
+		{fmt.Errorf("%w: no space left on device", store.ErrWriteFailed), true},
+		{fmt.Errorf("%w: record 0", store.ErrBadMessage), true},
+		{store.ErrClosed, false},
+	} {
+		var stopped error
+		l := &commitLogRaftLog{st: failingEntries{err: tc.err}, fail: func(err error) { stopped = err }}
+		if err := l.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Type: raft.LogNoop}}); !errors.Is(err, tc.err) {
+			t.Fatalf("%v: StoreLogs returned %v", tc.err, err)
+		}
+		if (stopped != nil) != tc.stop {
+			t.Fatalf("%v: stopped=%v, want a stop: %v", tc.err, stopped, tc.stop)
+		}
+	}
 }
