@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Restart after a crash of the whole group: fills a `ledgermq dev` group with
-# GIB GiB of messages, kill -9s every process, starts dev again on the same
+# MIB MiB of messages, kill -9s every process, starts dev again on the same
 # directory and measures the seconds from that start to the first
 # acknowledged send, then each node's resident memory. Run from the project
 # root after `make build`.
-# Usage: scripts/restart.sh [GIB=1] [NODE_CONF...]   e.g. scripts/restart.sh 1 raft.log=commitlog
+# Usage: scripts/restart.sh [MIB=1024] [NODE_CONF...]   e.g. scripts/restart.sh 1024 raft.log=commitlog
 # Loopback only; every wait is bounded; the processes it starts are stopped.
 set -u
-gib=${1:-1}; shift || true
+mib=${1:-1024}; shift || true
 conf=(); for kv in "$@"; do conf+=(--node-conf "$kv"); done
 [ -x bin/ledgermq ] || { echo "run make build first"; exit 1; }
 ns=127.0.0.1:19878 D=$(mktemp -d) pid=
-cleanup() { [ -n "$pid" ] && kill -9 -- "-$pid" 2>/dev/null; sleep 1; rm -rf "$D"; }
+cleanup() {
+  [ -f "$D/dev/cluster.json" ] && kill -9 $(python3 -c 'import json,sys; print(" ".join(str(n["pid"]) for n in json.load(open(sys.argv[1]))["nodes"]))' "$D/dev/cluster.json") 2>/dev/null
+  [ -n "$pid" ] && kill -9 -- "-$pid" 2>/dev/null; pkill -9 -f "namesrv --listen $ns"; sleep 1; rm -rf "$D"
+}
 trap cleanup EXIT
 start() {
   setsid bin/ledgermq dev --dir "$D/dev" --namesrv $ns "${conf[@]}" >>"$D/dev.out" 2>&1 </dev/null & pid=$!
@@ -19,12 +22,16 @@ start() {
 now() { date +%s.%N; }
 start
 for i in $(seq 1 120); do grep -q 'Ctrl-C' "$D/dev.out" 2>/dev/null && break; sleep 0.5; done
-size=16384 count=$((gib * 1024 * 1024 * 1024 / 16384))
+size=16384 count=$((mib * 1024 * 1024 / 16384))
 echo "filling: $count sends of $size bytes"
 timeout 1200 bin/ledgermq bench produce --namesrv $ns --topic RestartT --producers 4 --inflight 32 --size $size --count $count |
   grep '^summary:'
 du -sh "$D"/dev/n0/store/commitlog | sed 's/^/commitlog of n0: /'
-kill -9 -- "-$pid"; sleep 1
+# Every process at once, as a power cut would (dev starts each node in a
+# process group of its own).
+pids=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(str(n["pid"]) for n in d["nodes"]))' "$D/dev/cluster.json")
+kill -9 $pids; kill -9 -- "-$pid"; pkill -9 -f "namesrv --listen $ns"
+for i in $(seq 1 100); do alive=; for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done; [ -z "$alive" ] && break; sleep 0.1; done
 t0=$(now); : >"$D/dev.out"
 start
 ok=
