@@ -82,7 +82,13 @@ func (b *Broker) ServeLocal(ctx context.Context, peer netip.AddrPort, req *remot
 			req.ExtFields[extForwardedFrom] = peer.String()
 		}
 	}
-	return h(ctx, nil, req)
+	resp := h(ctx, nil, req)
+	if resp != nil && resp.ExtFields == nil && len(resp.ExtList) > 0 {
+		// A send's answer is built as a list for the remoting port's
+		// encoder; in-process callers read the header as a map.
+		resp.ExtFields, resp.ExtList = resp.ExtMap(), nil
+	}
+	return resp
 }
 
 // Topic returns the topic's configuration in this node's replica.

@@ -114,3 +114,20 @@ func TestFIFOGroupRefusedBelowVersion5(t *testing.T) {
 		t.Fatalf("a plain group at version 4: %d %q", resp.Code, resp.Remark)
 	}
 }
+
+// TestServeLocalSendAnswerIsAMap: the remoting port writes a send's answer
+// from a list; an in-process caller (the gRPC port) reads its header as a
+// map, as it reads every other answer.
+func TestServeLocalSendAnswerIsAMap(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	_, b := popReady(t, tc)
+	createTestTopic(t, tc, "LocalSend", 1)
+	resp := b.ServeLocal(testCtx(t), netipLoopback, broker.SendRequest("LocalSend", 0, nil, "body"))
+	if resp.Code != remoting.Success {
+		t.Fatalf("send: %d %s", resp.Code, resp.Remark)
+	}
+	var h protocol.SendMessageResponseHeader
+	if err := h.Decode(resp.ExtFields); err != nil || h.MsgID == "" {
+		t.Fatalf("the answer's header as a map: %+v %v", h, err)
+	}
+}
