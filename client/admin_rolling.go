@@ -47,15 +47,7 @@ var ErrRollingRestart = errors.New("client: rolling restart")
 // returns once another node leads. While the group elects a leader it
 // waits for one (until ctx ends).
 func (a *Admin) Drain(ctx context.Context, group, node string, drain bool) error {
-	_, ls, err := a.GroupLeader(ctx, group)
-	for errors.Is(err, ErrLeaderNotFound) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (waited for one until %w)", err, ctx.Err())
-		case <-time.After(leaderPoll):
-		}
-		_, ls, err = a.GroupLeader(ctx, group)
-	}
+	_, ls, err := a.WaitGroupLeader(ctx, group)
 	if err != nil {
 		return err
 	}
@@ -64,6 +56,22 @@ func (a *Admin) Drain(ctx context.Context, group, node string, drain bool) error
 		return err
 	}
 	return a.drainAt(ctx, addr, protocol.RaftDrainHeader{Node: node, Drain: drain})
+}
+
+// WaitGroupLeader is GroupLeader, waiting while the group elects a leader
+// (until ctx ends): right after a drain of the leader, or a failover,
+// there is none for a moment.
+func (a *Admin) WaitGroupLeader(ctx context.Context, group string) (string, protocol.RaftStatus, error) {
+	g, ls, err := a.GroupLeader(ctx, group)
+	for errors.Is(err, ErrLeaderNotFound) {
+		select {
+		case <-ctx.Done():
+			return g, ls, fmt.Errorf("%w (waited for one until %w)", err, ctx.Err())
+		case <-time.After(leaderPoll):
+		}
+		g, ls, err = a.GroupLeader(ctx, group)
+	}
+	return g, ls, err
 }
 
 // memberAddr is the client-facing address of member node in ls.

@@ -2,6 +2,7 @@ package jepsen
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,21 @@ func TestCheckGroups(t *testing.T) {
 	r = CheckGroups(evs[:6], in, nil)
 	if r.Lost != 1 || r.Groups[0].Lost != 0 || r.Groups[1].Lost != 1 || r.Valid() {
 		t.Fatalf("lost: %s", r.Summary())
+	}
+	// p0-3 acknowledged by broker-b on its second attempt; the first,
+	// given up on, stored it in broker-a too: a copy of a sent value, not
+	// an unexpected one in broker-a.
+	retried := send("p0-3", "broker-b", "b0", 40)
+	retried.Attempts, retried.Offset = 2, 1
+	copied := append(slices.Clone(evs), retried,
+		Event{Type: EvRead, Node: "b0", Value: "p0-3", Queue: 0, Offset: 1, Group: "broker-b"},
+		Event{Type: EvRead, Node: "b1", Value: "p0-3", Queue: 0, Offset: 1, Group: "broker-b"},
+		Event{Type: EvRead, Node: "n0", Value: "p0-3", Queue: 0, Offset: 1, Group: "broker-a"},
+		Event{Type: EvRead, Node: "n1", Value: "p0-3", Queue: 0, Offset: 1, Group: "broker-a"},
+		Event{Type: EvRecv, Value: "p0-3", Queue: 0, Offset: 1, Group: "broker-b"},
+		Event{Type: EvRecv, Value: "p0-3", Queue: 0, Offset: 1, Group: "broker-a"})
+	r = CheckGroups(copied, in, nil)
+	if r.Groups[0].Unexpected != 0 || r.Unexpected != 0 {
+		t.Fatalf("a retried send's copy in the other group: %s; broker-a: %s", r.Summary(), r.Groups[0].Summary())
 	}
 }

@@ -44,7 +44,9 @@ func newAdminBrokerCmd(af *adminFlags) *cobra.Command {
 				if err := a.c.Drain(ctx, group, args[0], drain); err != nil {
 					return err
 				}
-				g, ls, err := a.c.GroupLeader(ctx, group)
+				// A drained leader hands over: the next one may still be
+				// being elected.
+				g, ls, err := a.c.WaitGroupLeader(ctx, group)
 				if err != nil {
 					return err
 				}
