@@ -95,10 +95,20 @@ func (g *Group) watchRoles() {
 	// observation, and none follows while the leader stays the same. The
 	// role is read once now, after registering, so it is not missed.
 	g.setRole(g.currentRole())
+	// raft's observation of a lost leader can come before its state turns
+	// candidate, and none follows while the node campaigns: the role is
+	// read again every heartbeat timeout, and taken when it (not just the
+	// term) changed.
+	recheck := time.NewTicker(max(g.cfg.Timing.HeartbeatTimeout, 50*time.Millisecond))
+	defer recheck.Stop()
 	for {
 		select {
 		case <-g.ctx.Done():
 			return
+		case <-recheck.C:
+			if ev, cur := g.currentRole(), g.role.Load(); cur == nil || ev.Role != cur.Role || ev.LeaderID != cur.LeaderID {
+				g.setRole(ev)
+			}
 		case leader := <-g.notifyCh:
 			if !leader {
 				g.ready.Store(false)
