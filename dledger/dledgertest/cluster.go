@@ -3,7 +3,9 @@ package dledgertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -302,7 +304,14 @@ func (c *Cluster) CompareReplicas() error {
 		return nil
 	}
 	ref := up[0]
-	refLog, err := commitLogBytes(ref.Group().Store())
+	// With one log a node's CommitLog also holds entries appended and not
+	// yet applied, which the others may not have received yet: compare
+	// the applied bytes, which every converged node has.
+	limit := int64(math.MaxInt64)
+	for _, n := range up {
+		limit = min(limit, n.Group().Store().AppliedEnd())
+	}
+	refLog, err := commitLogBytes(ref.Group().Store(), limit)
 	if err != nil {
 		return err
 	}
@@ -311,7 +320,7 @@ func (c *Cluster) CompareReplicas() error {
 		return err
 	}
 	for _, n := range up[1:] {
-		b, err := commitLogBytes(n.Group().Store())
+		b, err := commitLogBytes(n.Group().Store(), limit)
 		if err != nil {
 			return err
 		}
@@ -334,14 +343,23 @@ func (c *Cluster) CompareReplicas() error {
 	return nil
 }
 
-// commitLogBytes reads a store's whole CommitLog through its API.
-func commitLogBytes(s *store.Store) ([]byte, error) {
+// errScanDone ends a scan at its limit.
+var errScanDone = errors.New("dledgertest: scan limit reached")
+
+// commitLogBytes reads a store's CommitLog below limit through its API.
+func commitLogBytes(s *store.Store, limit int64) ([]byte, error) {
 	var out []byte
 	err := s.ScanCommitLog(s.MinPhysicalOffset(), func(off int64, payload []byte) error {
+		if off >= limit {
+			return errScanDone
+		}
 		out = fmt.Appendf(out, "%d:", off)
 		out = append(out, payload...)
 		return nil
 	})
+	if errors.Is(err, errScanDone) {
+		err = nil
+	}
 	return out, err
 }
 
