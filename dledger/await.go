@@ -23,8 +23,9 @@ func (g *Group) shutdownRaft() error {
 // proposal's outcome is to them.
 //
 // The goroutine waiting on f is left blocked when raft never answers: at
-// most one per entry in flight (MaxInFlight) and one barrier per shutdown,
-// each holding only its future.
+// most one per entry in flight (MaxInFlight), one barrier and one
+// leadership transfer per shutdown (a transfer still queued when raft shuts
+// down is never answered either), each holding only its future.
 func (g *Group) awaitRaft(f raft.Future) error {
 	ch := make(chan error, 1)
 	go func() { ch <- f.Error() }()

@@ -105,9 +105,12 @@ type Config struct {
 	// of a restart to a quarter of a second.
 	SnapshotBytes int64
 	// OneLog makes the CommitLog the raft log: each message is written and
-	// fsynced once per node (onelog.go, store/entries.go). A node's data
-	// keeps the layout it was created with; every node of a group must
-	// use the same one.
+	// fsynced once per node (onelog.go, store/entries.go). A new node's
+	// data is created so; a node of a group in the two-log layout says
+	// that it wants one log, and once every member does, the leader
+	// switches the group and each node converts its data in place
+	// (convert.go). A node whose data is in the one-log layout runs it
+	// whatever this says.
 	OneLog bool
 	// RaftSegmentSize is the size of the raft log's segment files (0:
 	// raft-wal's default, 64 MiB). Entries compacted after a snapshot stay
@@ -150,6 +153,10 @@ type Config struct {
 	// Clock stamps store times on the leader. Default time.Now.
 	Clock  func() time.Time
 	Logger hclog.Logger
+
+	// convertStop, set by tests, stops a conversion to one log after the
+	// step it returns true for (a crash there; convert.go).
+	convertStop func(convertStep) bool
 }
 
 func (c *Config) setDefaults() {

@@ -43,8 +43,13 @@
 // the snapshot's raft index (snapshotSink.coverIndex: raft counts the
 // no-ops and barriers the FSM never sees). Group settings that change the
 // geometry stop a node whose store differs instead of re-creating it (its
-// CommitLog holds raft entries from the first one on). A node's data keeps
-// the layout it was created with; every node of a group uses the same.
+// CommitLog holds raft entries from the first one on). Every node of a
+// group uses the same layout: a new node takes Config.OneLog, and a group
+// created with two logs switches in place once every member is configured
+// for one (convert.go: a replicated op at format version 6, one restart
+// of each node, which converts its data before raft starts; the
+// CommitLog written beside raft-wal stays as the prefix a snapshot
+// covers). A node's data, once one-log, stays so.
 //
 // # Entry format
 //

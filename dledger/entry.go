@@ -111,6 +111,8 @@ func metadataEntryVersion(op metadata.Op) byte {
 		return aclVersion
 	case metadata.OpPop:
 		return popVersion
+	case metadata.OpRaftLog:
+		return raftLogVersion
 	case metadata.OpPutGroup:
 		if op.Group != nil && op.Group.ConsumeMessageOrderly {
 			return fifoVersion
@@ -157,7 +159,7 @@ func decodeEntryChecked(b []byte, checked bool) (entry, error) {
 	if e.typ == entryTypeCheckpoint {
 		want = checkpointVersion
 	}
-	if e.typ == entryTypeMetadata && (b[0] == aclVersion || b[0] == popVersion || b[0] == fifoVersion) {
+	if e.typ == entryTypeMetadata && (b[0] == aclVersion || b[0] == popVersion || b[0] == fifoVersion || b[0] == raftLogVersion) {
 		want = b[0]
 	}
 	if b[0] != want {

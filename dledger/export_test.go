@@ -75,3 +75,15 @@ func SetBeforeObserveForTest(tb testing.TB, hook func(nodeID string, r *raft.Raf
 	beforeObserve.Store(&hook)
 	tb.Cleanup(func() { beforeObserve.Store(nil) })
 }
+
+// ConvertStep and its values name the steps of a conversion to one log.
+type ConvertStep = convertStep
+
+const (
+	ConvertSnapshot = convertSnapshot
+	ConvertDone     = convertDone
+)
+
+// SetConvertStopForTest makes a conversion to one log stop (as a crash
+// would) after each step stop returns true for.
+func SetConvertStopForTest(cfg *Config, stop func(ConvertStep) bool) { cfg.convertStop = stop }

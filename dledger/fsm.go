@@ -107,7 +107,7 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 		return applyResult{}
 	}
 	if f.failed.Load() {
-		return applyResult{err: ErrFailed}
+		return f.notApplied(l.Index)
 	}
 	if len(l.Data) > 0 && uint32(l.Data[0]) > f.maxVersion() {
 		return f.stop(l.Index, fmt.Errorf("%w: an entry of format version %d, this node applies up to %d; run a newer binary",
@@ -176,6 +176,8 @@ func (f *fsm) applyMetadata(index uint64, op metadata.Op, afterDelete func() err
 		return f.applySettings(index, op)
 	case metadata.OpFormatVersion:
 		return f.applyFormatVersion(index, op)
+	case metadata.OpRaftLog:
+		return f.applyRaftLog(index, op)
 	}
 	applied, err := f.meta.Apply(index, op)
 	if err != nil {
@@ -207,6 +209,15 @@ func (f *fsm) stop(index uint64, err error) applyResult {
 		f.fail(e)
 	}
 	return applyResult{err: fmt.Errorf("%w: %w", ErrFailed, e)}
+}
+
+// notApplied answers an entry that raft committed after this node stopped
+// itself: it is applied when the node starts again (raft hands it over
+// again from the log), so its proposer cannot be told it failed, nor
+// where it went.
+func (f *fsm) notApplied(index uint64) applyResult {
+	return applyResult{err: fmt.Errorf("%w: entry %d is committed; this node stopped before applying it and applies it as it starts again",
+		ErrOutcomeUnknown, index)}
 }
 
 // putMessages stores the records of entry index.
@@ -254,6 +265,16 @@ var ErrSnapshotNeedsData = errors.New("dledger: snapshot is ahead of the local c
 // Snapshot forces the CommitLog, queues and index to disk, saves the
 // metadata, and captures the manifest. Runs on the FSM goroutine.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if f.converting() {
+		// raft counts entries after the switch as applied that this store
+		// never took: a snapshot past it would lose them.
+		return nil, fmt.Errorf("dledger: snapshot: %w: the group switched to one log at entry %d", ErrRestartNeeded, f.meta.OneLogSince())
+	}
+	return f.snapshot()
+}
+
+// snapshot is Snapshot without the check (the conversion's own snapshot).
+func (f *fsm) snapshot() (raft.FSMSnapshot, error) {
 	if err := f.store.Flush(); err != nil {
 		return nil, fmt.Errorf("dledger: snapshot: %w", err)
 	}
@@ -313,6 +334,7 @@ func (f *fsm) Restore(rc io.ReadCloser) (err error) {
 		if err := f.install(dir, m, idx); err != nil {
 			return err
 		}
+		f.restartIfSwitched(idx)
 		if f.store.OneLog() && last > idx && f.snaps != nil && f.snaps.restored.Load() != restoredBefore && f.fail != nil {
 			// The CommitLog, and so the raft log, now ends at the snapshot,
 			// while raft still counts the entries it held after it: only a
@@ -346,7 +368,11 @@ func (f *fsm) Restore(rc io.ReadCloser) (err error) {
 	if err != nil {
 		return err
 	}
-	return f.install(dir, m, 0)
+	if err := f.install(dir, m, 0); err != nil {
+		return err
+	}
+	f.restartIfSwitched(0)
+	return nil
 }
 
 type fsmSnapshot struct{ m manifest }

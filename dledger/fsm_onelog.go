@@ -17,7 +17,7 @@ import (
 // same entry).
 func (f *fsm) applyOneLog(l *raft.Log) applyResult {
 	if f.failed.Load() {
-		return applyResult{err: ErrFailed}
+		return f.notApplied(l.Index)
 	}
 	if l.Type != raft.LogCommand {
 		return f.dispatchOnly(l.Index)

@@ -70,8 +70,9 @@ type Group struct {
 	// after that (see awaitRaft).
 	raftDone     chan struct{}
 	raftDoneOnce sync.Once
-	// failedCh is closed when the node stops itself (fail).
-	failedCh chan struct{}
+	// failedCh is closed when the node stops itself (fail), failDone once
+	// fail's hand-over and raft's shutdown are over.
+	failedCh, failDone chan struct{}
 
 	ready atomic.Bool // leader and caught up with its term (Barrier done)
 	role  atomic.Pointer[RoleEvent]
@@ -88,6 +89,11 @@ type Group struct {
 	// drained: the node hands leadership away and does not campaign
 	// (drain.go).
 	drained atomic.Bool
+	// wantOneLog is Config.OneLog as configured; cfg.OneLog is the layout
+	// the node runs (chooseLayout).
+	wantOneLog bool
+	// switching: this leader proposed the switch to one log (convert.go).
+	switching atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -110,6 +116,7 @@ func Open(cfg Config) (*Group, error) {
 		notifyCh: make(chan bool, 16),
 		raftDone: make(chan struct{}),
 		failedCh: make(chan struct{}),
+		failDone: make(chan struct{}),
 		obsCh:    make(chan raft.Observation, 64),
 	}
 	g.ids = message.NewUniqIDGenerator(cfg.StoreHost.Addr(), os.Getpid(), cfg.Clock)
@@ -123,8 +130,30 @@ func Open(cfg Config) (*Group, error) {
 }
 
 func (g *Group) open() error {
+	raftDir := filepath.Join(g.cfg.DataDir, "raft")
+	// The metadata first: once the group has recorded its settings, the
+	// store is opened with them, whatever this node's configuration says
+	// (its files were written with them).
+	metaPath := filepath.Join(g.cfg.DataDir, "metadata.json")
+	if err := g.meta.Load(metaPath); err != nil {
+		return fmt.Errorf("dledger: %w", err)
+	}
+	scfg := g.cfg.Store
+	scfg.Dir = filepath.Join(g.cfg.DataDir, "store")
+	scfg.Logger = g.log
+	if err := os.RemoveAll(filepath.Join(raftDir, walConvertedName)); err != nil {
+		return fmt.Errorf("dledger: %w", err)
+	}
+	g.wantOneLog = g.cfg.OneLog
+	oneLog, convert, err := chooseLayout(g.cfg, g.meta, scfg.Dir, filepath.Join(raftDir, "wal"))
+	if err != nil {
+		return &StartError{NodeID: g.cfg.NodeID, DataDir: g.cfg.DataDir, Part: "raft log", Path: raftDir, Err: err}
+	}
+	if oneLog != g.cfg.OneLog {
+		g.log.Info("the node's data decides its layout", "one_log", oneLog, "configured", g.cfg.OneLog)
+	}
+	g.cfg.OneLog = oneLog
 	cfg := g.cfg
-	raftDir := filepath.Join(cfg.DataDir, "raft")
 	mk := filepath.Join(raftDir, "wal")
 	if cfg.OneLog {
 		mk = raftDir
@@ -132,16 +161,17 @@ func (g *Group) open() error {
 	if err := fsutil.MkdirAll(mk); err != nil {
 		return err
 	}
-	// The metadata first: once the group has recorded its settings, the
-	// store is opened with them, whatever this node's configuration says
-	// (its files were written with them).
-	metaPath := filepath.Join(cfg.DataDir, "metadata.json")
-	if err := g.meta.Load(metaPath); err != nil {
-		return fmt.Errorf("dledger: %w", err)
+	if gs, ok := g.meta.Settings(); ok {
+		scfg, g.cfg.DelayLevels = adoptOnStart(g.log, gs, scfg, cfg.DelayLevels)
 	}
-	scfg := cfg.Store
-	scfg.Dir = filepath.Join(cfg.DataDir, "store")
-	scfg.Logger = g.log
+	if err := scfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	if convert {
+		if err := g.convertToOneLog(scfg, raftDir, metaPath); err != nil {
+			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "conversion to one log", Path: raftDir, Err: err}
+		}
+	}
 	if cfg.OneLog {
 		if err := noRaftWAL(filepath.Join(raftDir, "wal")); err != nil {
 			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: filepath.Join(raftDir, "wal"), Err: err}
@@ -150,13 +180,6 @@ func (g *Group) open() error {
 		scfg.CommittedSeq, scfg.EntriesFrom = newestSnapshotBounds(filepath.Join(raftDir, snapshotsDirName))
 		scfg.EntryDeletes = deletesTopic
 	}
-	if gs, ok := g.meta.Settings(); ok {
-		scfg, g.cfg.DelayLevels = adoptOnStart(g.log, gs, scfg, cfg.DelayLevels)
-	}
-	if err := scfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadConfig, err)
-	}
-	var err error
 	if g.store, err = store.Open(scfg); err != nil {
 		if errors.Is(err, fsutil.ErrLocked) {
 			return fmt.Errorf("dledger: %w", err)
@@ -297,7 +320,10 @@ func (g *Group) open() error {
 	if cfg.PreferredLeader != "" {
 		g.whileLeading(2*cfg.Timing.ElectionTimeout, g.preferLeader)
 	}
-	g.whileLeading(2*cfg.Timing.ElectionTimeout, g.raiseVersion)
+	g.whileLeading(2*cfg.Timing.ElectionTimeout, func() {
+		g.raiseVersion()
+		g.switchToOneLog()
+	})
 	if err := g.restoreDrain(); err != nil {
 		return err
 	}
@@ -351,8 +377,9 @@ func (g *Group) fail(err error) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
+		defer close(g.failDone)
 		if g.raft.State() == raft.Leader {
-			_ = g.raft.LeadershipTransfer().Error()
+			_ = g.awaitRaft(g.raft.LeadershipTransfer())
 		}
 		_ = g.shutdownRaft()
 		g.setRole(RoleEvent{Role: RoleShutdown, Term: g.raft.CurrentTerm()})
@@ -390,7 +417,7 @@ func (g *Group) close(handOver bool) error {
 	}
 	g.ready.Store(false)
 	if handOver && g.raft.State() == raft.Leader && len(g.raft.GetConfiguration().Configuration().Servers) > 1 {
-		if err := g.raft.LeadershipTransfer().Error(); err != nil {
+		if err := g.awaitRaft(g.raft.LeadershipTransfer()); err != nil {
 			g.log.Warn("leadership transfer before shutdown failed", "error", err)
 		}
 	}
@@ -411,6 +438,14 @@ func (g *Group) Kill() error {
 }
 
 func (g *Group) closeParts(clean bool) error {
+	select {
+	case <-g.failedCh:
+		// fail's hand-over first: raft answers a transfer it has taken
+		// only while it runs (it times out after an election timeout), so
+		// shutting it down under one would leave fail waiting for ever.
+		<-g.failDone
+	default:
+	}
 	var errs []error
 	if g.raft != nil {
 		g.raft.DeregisterObserver(g.observer)

@@ -41,6 +41,10 @@ type nodeInfo struct {
 	// Drained: the node is drained (drain.go) and must not be made leader.
 	// Older binaries leave it out.
 	Drained bool `json:"drained,omitempty"`
+	// OneLog: the node runs, or is configured for, the one-log layout
+	// (Config.OneLog); the leader switches a two-log group only when every
+	// member says so (convert.go). Older binaries leave it out.
+	OneLog bool `json:"oneLog,omitempty"`
 }
 
 // errBadNodeInfo: a node-info answer that is not one.

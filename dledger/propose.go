@@ -421,7 +421,7 @@ func (g *Group) ProposeMetadata(ctx context.Context, op metadata.Op) error {
 	if v := g.meta.FormatVersion(); uint32(data[0]) > v {
 		return fmt.Errorf("%w: version %d, a %s op needs %d", ErrFormatVersion, v, op.Kind, data[0])
 	}
-	if err := g.writable(); err != nil {
+	if err := g.writable(); err != nil && !(op.Kind == metadata.OpRaftLog && errors.Is(err, errSwitching)) {
 		return err
 	}
 	_, err = g.await(ctx, &proposal{entry: data, size: len(data), done: make(chan proposalResult, 1)})
@@ -468,6 +468,9 @@ func (g *Group) writable() error {
 	if err := g.failure(); err != nil {
 		return err
 	}
+	if g.switching.Load() {
+		return errSwitching
+	}
 	if !g.ready.Load() {
 		if g.raft.State() == raft.Leader {
 			return ErrNotReady
@@ -499,7 +502,7 @@ func (g *Group) stepDown(reason error) {
 		if g.raft.State() != raft.Leader {
 			return
 		}
-		if err := g.raft.LeadershipTransfer().Error(); err != nil {
+		if err := g.awaitRaft(g.raft.LeadershipTransfer()); err != nil {
 			g.log.Warn("leadership transfer away from a broken store failed", "error", err)
 		}
 	}()

@@ -185,7 +185,7 @@ func (g *Group) TransferLeadership(ctx context.Context, to string) error {
 		}
 		f = g.raft.LeadershipTransferToServer(raft.ServerID(to), raft.ServerAddress(addr))
 	}
-	if err := f.Error(); err != nil {
+	if err := g.awaitRaft(f); err != nil {
 		return fmt.Errorf("%w: %w", ErrTransfer, err)
 	}
 	t := time.NewTicker(10 * time.Millisecond)

@@ -24,9 +24,11 @@ import (
 //	5        FIFO subscription groups (a metadata op "putGroup" whose group
 //	         sets consumeMessageOrderly, carried in a type-2 entry whose
 //	         version byte is 5)
+//	6        the switch to one log (metadata op "raftLog", carried in a
+//	         type-2 entry whose version byte is 6; convert.go)
 const (
 	formatVersionMin = 1
-	formatVersionMax = 5
+	formatVersionMax = 6
 	// aclVersion is the format version of the metadata op that replaces
 	// the group's access-control rules (metadata.OpACL).
 	aclVersion = 3
@@ -37,6 +39,10 @@ const (
 	// FIFO group (metadata.SubscriptionGroup.ConsumeMessageOrderly): a
 	// binary before it would drop the field and serve the group unordered.
 	fifoVersion = 5
+	// raftLogVersion is the format version of the metadata op that makes
+	// the CommitLog the group's raft log (metadata.OpRaftLog): a binary
+	// before it would go on writing two logs, at other offsets.
+	raftLogVersion = 6
 )
 
 // applyFormatVersion applies an OpFormatVersion entry. A version above
@@ -63,7 +69,8 @@ func (f *fsm) maxVersion() uint32 {
 
 // nodeInfo is this node's answer to the node-info request.
 func (g *Group) nodeInfo() nodeInfo {
-	return nodeInfo{Node: g.cfg.NodeID, MinVersion: formatVersionMin, MaxVersion: g.fsm.maxVersion(), Drained: g.drained.Load()}
+	return nodeInfo{Node: g.cfg.NodeID, MinVersion: formatVersionMin, MaxVersion: g.fsm.maxVersion(), Drained: g.drained.Load(),
+		OneLog: g.wantOneLog || g.store.OneLog()}
 }
 
 // FormatVersion is the group's format version as this node has applied it.

@@ -30,8 +30,11 @@
 // at apply; OpSettings records them (a bootstrap op that finds settings
 // changes nothing, so racing first leaders agree on the first).
 // OpFormatVersion raises the group's format version (FormatVersion, 1
-// until raised; an op at or below it changes nothing). settings and
-// formatVersion are absent from files of groups that never recorded them.
+// until raised; an op at or below it changes nothing). OpRaftLog records
+// the index from which the group's raft log is the CommitLog
+// (OneLogSince, "oneLogSince": dledger converts each node's data when it
+// has applied it). settings, formatVersion and oneLogSince are absent
+// from files of groups that never recorded them.
 //
 // # Access-control rules (acl.go)
 //

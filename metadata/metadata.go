@@ -141,6 +141,7 @@ func (op Op) validate() error {
 		if op.Version < 1 {
 			return fmt.Errorf("%w: format version %d", ErrBadOp, op.Version)
 		}
+	case OpRaftLog:
 	case OpACL:
 		return op.ACL.validate()
 	case OpPop:
@@ -162,6 +163,8 @@ type State struct {
 	// formatVersion the group's format version (0 reads as 1).
 	settings      *Settings
 	formatVersion uint32
+	// oneLogSince: see OneLogSince.
+	oneLogSince uint64
 	// acl are the access-control rules in force (nil until recorded),
 	// aclIndex their raft index for lock-free readers (acl.go).
 	acl      *ACLRules
@@ -245,6 +248,11 @@ func (s *State) Apply(index uint64, op Op) (bool, error) {
 			return false, nil
 		}
 		s.formatVersion = op.Version
+	case OpRaftLog:
+		if s.oneLogSince != 0 {
+			return false, nil
+		}
+		s.oneLogSince = index
 	case OpACL:
 		return s.applyACL(index, op.ACL), nil
 	case OpPop:
@@ -385,6 +393,8 @@ type file struct {
 	// the fields they do not know).
 	Settings      *Settings `json:"settings,omitempty"`
 	FormatVersion uint32    `json:"formatVersion,omitempty"`
+	// OneLogSince is absent until the group switches to one log.
+	OneLogSince uint64 `json:"oneLogSince,omitempty"`
 	// ACL is absent until the group records rules.
 	ACL *ACLRules `json:"acl,omitempty"`
 	// Pop is absent until a group pops (pop.go).
@@ -396,7 +406,7 @@ func (s *State) Marshal() ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	f := file{Version: 1, AppliedIndex: s.applied, Topics: s.topics, Groups: s.groups, Offsets: map[string]map[string]int64{},
-		Settings: s.settings, FormatVersion: s.formatVersion, ACL: s.acl, Pop: s.marshalPop()}
+		Settings: s.settings, FormatVersion: s.formatVersion, OneLogSince: s.oneLogSince, ACL: s.acl, Pop: s.marshalPop()}
 	for k, m := range s.offsets {
 		q := make(map[string]int64, len(m))
 		for id, o := range m {
@@ -449,7 +459,7 @@ func (s *State) Unmarshal(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.applied, s.topics, s.groups, s.offsets = f.AppliedIndex, f.Topics, f.Groups, offsets
-	s.settings, s.formatVersion = f.Settings, f.FormatVersion
+	s.settings, s.formatVersion, s.oneLogSince = f.Settings, f.FormatVersion, f.OneLogSince
 	s.acl = f.ACL
 	s.pop = pop
 	idx := uint64(0)

@@ -105,6 +105,7 @@ func FuzzDecodeOp(f *testing.F) {
 	f.Add([]byte(`{"kind":"putTopic","topic":{"topicName":"x"}}`))
 	f.Add([]byte(`{"kind":"settings","bootstrap":true,"settings":{"segmentSize":65536,"maxMessageSize":1024,"unitsPerQueueFile":1,"indexSlots":1,"indexEntries":2}}`))
 	f.Add([]byte(`{"kind":"formatVersion","version":2}`))
+	f.Add([]byte(`{"kind":"raftLog"}`))
 	f.Add([]byte(`{"kind":"acl","acl":{"content":"YWNjb3VudHM6IFtdCg==","modified":5,"ifNewer":true,"node":"n0"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		op, err := DecodeOp(b)
@@ -142,21 +143,23 @@ func TestSettingsOps(t *testing.T) {
 		{Kind: OpSettings, Bootstrap: true, Settings: &b}, // a second bootstrap changes nothing
 		{Kind: OpFormatVersion, Version: 3},
 		{Kind: OpFormatVersion, Version: 2}, // never lowered
+		{Kind: OpRaftLog},
+		{Kind: OpRaftLog}, // a group switches once
 	} {
 		if _, err := s.Apply(uint64(i+1), op); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, ok := s.Settings(); !ok || got != a || s.FormatVersion() != 3 {
-		t.Fatalf("settings %+v %v, version %d", got, ok, s.FormatVersion())
+	if got, ok := s.Settings(); !ok || got != a || s.FormatVersion() != 3 || s.OneLogSince() != 5 {
+		t.Fatalf("settings %+v %v, version %d, one log since %d", got, ok, s.FormatVersion(), s.OneLogSince())
 	}
 	raw, _ := s.Marshal()
 	again := New()
 	if err := again.Unmarshal(raw); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := again.Settings(); got != a || again.FormatVersion() != 3 {
-		t.Fatalf("after a round trip: %+v, version %d", got, again.FormatVersion())
+	if got, _ := again.Settings(); got != a || again.FormatVersion() != 3 || again.OneLogSince() != 5 {
+		t.Fatalf("after a round trip: %+v, version %d, one log since %d", got, again.FormatVersion(), again.OneLogSince())
 	}
 	if d := a.Diff(b); len(d) != 1 || d[0].Key != "segmentSize" || d[0].Group != "1048576" || d[0].Node != "2097152" {
 		t.Fatalf("diff %+v", d)

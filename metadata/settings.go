@@ -15,6 +15,11 @@ const (
 	// OpFormatVersion raises the group's format version to Op.Version; an
 	// op at or below the current version changes nothing.
 	OpFormatVersion = "formatVersion"
+	// OpRaftLog makes the CommitLog the group's raft log from the entry
+	// that carries it on (OneLogSince): the entries after it are written
+	// once, where consumers read them. An op in a group that switched
+	// already changes nothing.
+	OpRaftLog = "raftLog"
 )
 
 // Settings are the settings that change what a replica writes when it
@@ -97,6 +102,16 @@ func (s *State) Settings() (Settings, bool) {
 		return Settings{}, false
 	}
 	return *s.settings, true
+}
+
+// OneLogSince is the raft index of the OpRaftLog entry from which the
+// group's raft log is the CommitLog, or 0 when the group never switched
+// (a group created in the two-log layout, or in the one-log layout from
+// its start).
+func (s *State) OneLogSince() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.oneLogSince
 }
 
 // FormatVersion is the group's format version: 1 until raised.

@@ -622,11 +622,9 @@ const oneLogMarkerName = "onelog"
 // checkLayout refuses to open a store in the other layout than the one it
 // was created with, and records the one-log layout of a new store.
 func checkLayout(cfg Config) error {
-	marker := filepath.Join(cfg.Dir, oneLogMarkerName)
-	_, err := os.Stat(marker)
-	has := err == nil
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("store: %w", err)
+	has, err := HasOneLog(cfg.Dir)
+	if err != nil {
+		return err
 	}
 	if has == cfg.OneLog {
 		return nil
@@ -634,14 +632,47 @@ func checkLayout(cfg Config) error {
 	if has {
 		return fmt.Errorf("%w: the commitlog in %s is the raft log (it was created so); start the node with the one-log layout", ErrLayout, cfg.Dir)
 	}
-	segs, err := filepath.Glob(filepath.Join(cfg.Dir, commitLogDirName, "[0-9]*"))
+	segs, err := HasCommitLog(cfg.Dir)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return err
 	}
-	if len(segs) > 0 {
-		return fmt.Errorf("%w: the commitlog in %s was written beside a separate raft log; it cannot become the raft log in place", ErrLayout, cfg.Dir)
+	if segs {
+		return fmt.Errorf("%w: the commitlog in %s was written beside a separate raft log; it becomes the raft log only through the group's switch (dledger)", ErrLayout, cfg.Dir)
 	}
-	if err := fsutil.WriteFileAtomic(marker, []byte("the commitlog is the raft log\n")); err != nil {
+	return ConvertToOneLog(cfg.Dir)
+}
+
+// HasOneLog reports whether the store in dir was created in the one-log
+// layout or converted to it (ConvertToOneLog).
+func HasOneLog(dir string) (bool, error) {
+	_, err := os.Stat(filepath.Join(dir, oneLogMarkerName))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("store: %w", err)
+}
+
+// HasCommitLog reports whether the store in dir holds CommitLog segments.
+func HasCommitLog(dir string) (bool, error) {
+	segs, err := filepath.Glob(filepath.Join(dir, commitLogDirName, "[0-9]*"))
+	if err != nil {
+		return false, fmt.Errorf("store: %w", err)
+	}
+	return len(segs) > 0, nil
+}
+
+// ConvertToOneLog makes the closed two-log store in dir a one-log store:
+// its CommitLog, written beside a separate raft log, becomes the prefix
+// of the raft log that raft no longer reads (a snapshot covers it), and
+// the entries after it are appended in the one-log layout. The bytes stay
+// as they are: every replica applied the same entries, so every replica
+// holds the same prefix. The caller has made a snapshot at the store's
+// last entry durable first (dledger's conversion).
+func ConvertToOneLog(dir string) error {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, oneLogMarkerName), []byte("the commitlog is the raft log\n")); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil

@@ -54,7 +54,11 @@ func buildAt(t *testing.T, rev string) string {
 // rolling-restart --dev` under load: old and new nodes serve side by side
 // during the upgrade, no send fails, nothing acknowledged is lost, and
 // every node runs the new build afterwards (it answers RAFT_DRAIN, which
-// the old one does not know).
+// the old one does not know). Then, still under the same load, every node
+// is configured `raft.log = commitlog` and restarted once more: the group
+// switches to one log, each node converts the data the old build wrote
+// as it starts again (raft-wal goes), and the messages sent before,
+// during and after are all read back.
 func TestRollingUpgradeFromPreviousBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two versions and runs them as processes")
@@ -81,7 +85,7 @@ func TestRollingUpgradeFromPreviousBuild(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		benchOut, benchErrOut, benchErr = runCLI(t, "bench", "produce", "-n", d.Namesrv, "--topic", "Upgrade", "--producers", "2",
-			"--rate", "200", "--duration", "30s", "--send-timeout", "10s", "--verify")
+			"--rate", "200", "--duration", "60s", "--send-timeout", "10s", "--verify")
 	}()
 	defer wg.Wait()
 
@@ -104,6 +108,9 @@ func TestRollingUpgradeFromPreviousBuild(t *testing.T) {
 			t.Fatalf("%s does not run the new build after the upgrade: %v", n, err)
 		}
 	}
+	switchStart := time.Now()
+	switchToOneLog(t, d)
+	switchTook := time.Since(switchStart)
 	wg.Wait()
 	if benchErr != nil {
 		t.Fatalf("bench: %v\n%s\n%s", benchErr, benchOut, benchErrOut)
@@ -112,8 +119,51 @@ func TestRollingUpgradeFromPreviousBuild(t *testing.T) {
 	if !strings.Contains(benchOut, "verify: lost=0 ") || !strings.Contains(summary, " failed=0 ") {
 		t.Fatalf("the upgrade lost messages or failed sends:\n%s", benchOut)
 	}
-	t.Logf("rolling upgrade from %s: %s; %s; steps %+v", previousBuild[:8], summary,
-		regexp.MustCompile(`(?m)^verify: .*$`).FindString(benchOut), steps)
+	t.Logf("rolling upgrade from %s, then the switch to one log (%v): %s; %s; steps %+v", previousBuild[:8],
+		switchTook.Round(time.Millisecond), summary, regexp.MustCompile(`(?m)^verify: .*$`).FindString(benchOut), steps)
+}
+
+// switchToOneLog configures every node of a dev group `raft.log =
+// commitlog`, restarts them one by one, and waits until each one's data is
+// in the one-log layout (store/onelog written, raft/wal gone) and the
+// group takes sends again.
+func switchToOneLog(t *testing.T, d *devcluster.Process) {
+	t.Helper()
+	confs, err := filepath.Glob(filepath.Join(d.Dir, "n[0-9]*.conf"))
+	if err != nil || len(confs) != 3 {
+		t.Fatalf("node configs: %v %v", confs, err)
+	}
+	for _, conf := range confs {
+		f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteString("\nraft.log = commitlog\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, errOut, err := runCLI(t, "admin", "-n", d.Namesrv, "cluster", "rolling-restart", "--dev", d.Dir, "--route-wait", "0"); err != nil {
+		t.Fatalf("rolling-restart into raft.log = commitlog: %v\n%s\n%s", err, out, errOut)
+	}
+	waitFor(t, 90*time.Second, "every node's data in the one-log layout", func() bool {
+		for _, n := range []string{"n0", "n1", "n2"} {
+			if _, err := os.Stat(filepath.Join(d.Dir, n, "store", "onelog")); err != nil {
+				return false
+			}
+			if _, err := os.Stat(filepath.Join(d.Dir, n, "raft", "wal")); err == nil {
+				return false
+			}
+		}
+		return true
+	})
+	waitFor(t, 60*time.Second, "an acknowledged send after the switch", func() bool {
+		out, _, err := runCLI(t, "bench", "produce", "-n", d.Namesrv, "--topic", "Upgrade", "--count", "1", "--inflight", "1")
+		return err == nil && strings.Contains(out, "acked=1 ")
+	})
 }
 
 // copyFile copies an executable.
