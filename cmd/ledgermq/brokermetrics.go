@@ -21,6 +21,9 @@ import (
 //	rocketmq_consumer_lag_messages{topic,consumer_group} gauge     stored beyond the committed offsets
 //	rocketmq_topic_number, rocketmq_consumer_group_number gauges
 //	rocketmq_producer_connections, rocketmq_consumer_connections gauges
+//	ledgermq_pop_inflight_messages{topic,consumer_group} gauge     POP messages handed out, not acknowledged
+//	ledgermq_pop_due_messages{topic,consumer_group}     gauge      of those, invisible time over (redelivery or DLQ next)
+//	ledgermq_pop_oldest_invisible_until_seconds{topic,consumer_group} gauge  earliest invisible-until (Unix s)
 //	ledgermq_send_latency_seconds                       histogram  a send's arrival to its answer (leader)
 //	ledgermq_pull_latency_seconds                       histogram  a pull's arrival to its answer with messages
 //	ledgermq_raft_log_append_seconds                    histogram  one raft log write, fsync included
@@ -120,6 +123,7 @@ func (m *brokerMetrics) roleChanged(ev dledger.RoleEvent) {
 type brokerCollector struct {
 	b                                     *broker.Broker
 	lag, topics, groups, prods, consumers *prometheus.Desc
+	popInflight, popDue, popOldest        *prometheus.Desc
 }
 
 func newBrokerCollector(b *broker.Broker, labels prometheus.Labels) *brokerCollector {
@@ -133,12 +137,18 @@ func newBrokerCollector(b *broker.Broker, labels prometheus.Labels) *brokerColle
 		groups:    d("rocketmq_consumer_group_number", "Subscription groups of this broker group."),
 		prods:     d("rocketmq_producer_connections", "Producer clients heard from by this node."),
 		consumers: d("rocketmq_consumer_connections", "Consumer clients heard from by this node."),
+		popInflight: d("ledgermq_pop_inflight_messages", "POP messages handed out to a consumer group and not acknowledged, per topic.",
+			"topic", "consumer_group"),
+		popDue: d("ledgermq_pop_due_messages", "POP messages in flight whose invisible time is over (to be delivered again, or to the DLQ), per topic.",
+			"topic", "consumer_group"),
+		popOldest: d("ledgermq_pop_oldest_invisible_until_seconds", "The earliest invisible-until (Unix seconds) of a consumer group's POP messages in flight, per topic.",
+			"topic", "consumer_group"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.lag, c.topics, c.groups, c.prods, c.consumers} {
+	for _, d := range []*prometheus.Desc{c.lag, c.topics, c.groups, c.prods, c.consumers, c.popInflight, c.popDue, c.popOldest} {
 		ch <- d
 	}
 }
@@ -147,6 +157,13 @@ func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range c.b.Lags() {
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(l.Lag), l.Topic, l.Group)
+	}
+	for _, p := range c.b.PopState() {
+		ch <- prometheus.MustNewConstMetric(c.popInflight, prometheus.GaugeValue, float64(p.Inflight), p.Topic, p.Group)
+		ch <- prometheus.MustNewConstMetric(c.popDue, prometheus.GaugeValue, float64(p.Due), p.Topic, p.Group)
+		if !p.OldestUntil.IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.popOldest, prometheus.GaugeValue, float64(p.OldestUntil.UnixMilli())/1000, p.Topic, p.Group)
+		}
 	}
 	n := c.b.Counts()
 	for d, v := range map[*prometheus.Desc]int{c.topics: n.Topics, c.groups: n.Groups, c.prods: n.Producers, c.consumers: n.Consumers} {

@@ -27,7 +27,8 @@ import (
 // call by method, gRPC code and RocketMQ status code in the series its
 // /metrics serves: a send (OK), a route of an unknown topic
 // (TOPIC_NOT_FOUND) and a receive of the message (a stream: OK), each
-// with its duration observed.
+// with its duration observed; the node's collector shows the received
+// message in flight for its group, not yet due.
 func TestGRPCCallMetrics(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -38,7 +39,9 @@ func TestGRPCCallMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	metrics := newBrokerMetrics(reg, prometheus.Labels{"cluster": "DefaultCluster", "group": "broker-a", "node": "n0"})
+	labels := prometheus.Labels{"cluster": "DefaultCluster", "group": "broker-a", "node": "n0"}
+	metrics := newBrokerMetrics(reg, labels)
+	reg.MustRegister(newBrokerCollector(tc.Broker("n0"), labels))
 	nc := &nodeConfig{BrokerName: "broker-a", NodeID: "n0", GRPCListen: "127.0.0.1:0", ClientAddr: tc.Peers["n0"], MaxMessageSize: 4 << 20}
 	srv, err := nc.grpcServer(tc.Broker("n0"), hclog.NewNullLogger(), metrics)
 	if err != nil {
@@ -97,6 +100,9 @@ func TestGRPCCallMetrics(t *testing.T) {
 		regexp.MustCompile(`ledgermq_grpc_calls_total\{[^}]*code="OK",[^}]*grpc_code="OK",method="ReceiveMessage"[^}]*\} 1\n`),
 		regexp.MustCompile(`ledgermq_grpc_call_seconds_count\{[^}]*method="SendMessage"[^}]*\} 1\n`),
 		regexp.MustCompile(`ledgermq_grpc_call_seconds_count\{[^}]*method="ReceiveMessage"[^}]*\} 1\n`),
+		regexp.MustCompile(`ledgermq_pop_inflight_messages\{[^}]*consumer_group="cg_gm",[^}]*topic="GMetrics"\} 1\n`),
+		regexp.MustCompile(`ledgermq_pop_due_messages\{[^}]*consumer_group="cg_gm",[^}]*topic="GMetrics"\} 0\n`),
+		regexp.MustCompile(`ledgermq_pop_oldest_invisible_until_seconds\{[^}]*consumer_group="cg_gm",[^}]*topic="GMetrics"\} \d`),
 	}
 	var body string
 	waitFor(t, 20*time.Second, "the calls in /metrics", func() bool {
