@@ -109,8 +109,11 @@ func TestPopReviveFailoverOnce(t *testing.T) {
 	})
 	for _, n := range tc.Raft.Up() {
 		ng := n.Group()
-		// The receipt's deletion follows the copy in the log.
-		broker.WaitFor(t, "the receipt deleted on "+n.ID, func() bool { return ng.Metadata().PopInflight("cg_ft", "PopReviveFT", 0) == 0 })
+		// The copy follows the receipt's creation in the log, its deletion
+		// follows the copy (a lagging node has neither receipt nor copy).
+		broker.WaitFor(t, "the copy on "+n.ID+" and the receipt deleted", func() bool {
+			return dlqDepth(ng, "cg_ft") >= 1 && ng.Metadata().PopInflight("cg_ft", "PopReviveFT", 0) == 0
+		})
 		if d := dlqDepth(ng, "cg_ft"); d != 1 {
 			t.Fatalf("%s: %d dead letters of one message", n.ID, d)
 		}
