@@ -130,6 +130,10 @@ type Config struct {
 	// un-acknowledged in one queue through POP (pop.go): a queue at the
 	// cap hands out nothing new. Default 4096.
 	PopMaxInflight int
+	// PopReviveInterval is the period of the leader's sweep that sends POP
+	// messages whose deliveries are used up to the dead-letter queue
+	// without waiting for a receive (pop_revive.go). Default 1 s.
+	PopReviveInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -356,6 +360,7 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	b.timers = timers
 	b.initConsumerSide()
 	b.pop = newPopService(cfg.PopMaxInflight, g.ProposeMetadata)
+	b.pop.revive = b.newPopReviver(cfg.PopReviveInterval)
 	b.locks = newLockTable(cfg.Clock, LockLease)
 	b.delay = newDelayScheduler(g, b.log, cfg.DelayLevels, cfg.Clock)
 	b.txn = &txnState{}
@@ -383,6 +388,7 @@ func (b *Broker) Start() error {
 	b.delay.Start()
 	b.timers.start()
 	b.txnCheck.Start()
+	b.pop.revive.Start()
 	b.locks.Start(lockSweepInterval)
 	b.stats.Start()
 	b.wg.Add(1)
@@ -413,7 +419,7 @@ func (b *Broker) Addr() net.Addr { return b.srv.Addr() }
 //     the requests already queued (remoting.Server.Close; their answers
 //     are not delivered, their effects happen);
 //  4. the loops stop (the delay scheduler, the transaction check-back,
-//     the consumer manager, the timer index and scheduler, whose wheel
+//     the POP revive sweep, the consumer manager, the timer index and scheduler, whose wheel
 //     closes with a checkpoint, the statistics' sampler);
 //  5. last, the offset committer flushes every commit accepted in 1–3
 //     (proposed through raft on the leader, forwarded on a follower) and
@@ -440,6 +446,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.delay.Stop()
 	timerErr := b.timers.stop()
 	b.txnCheck.Stop()
+	b.pop.revive.Stop()
 	b.consumers.Stop()
 	b.locks.Stop()
 	b.stats.Stop()

@@ -140,10 +140,13 @@
 // POP consumption (pop*.go; the gRPC port's SimpleConsumer): the leader
 // hands out messages across a topic's queues, each invisible to the group
 // until acknowledged or its invisible time ends, then delivered again
-// (attempt+1), and after the group's retry max sent to %DLQ%<group>. The
-// positions and receipts are metadata (OpPop, format version 4) proposed
-// in shared entries; pop.go has the design. popService runs no goroutine:
-// receives long-poll on their own callers' goroutines.
+// (attempt+1), and after the group's retry max sent to %DLQ%<group>, by
+// the next receive or by the leader's revive sweep (pop_revive.go),
+// whichever comes first, exactly once. The positions and receipts are
+// metadata (OpPop, format version 4) proposed in shared entries; pop.go
+// has the design. popService's one goroutine is the revive sweep's,
+// started and stopped with the broker; receives long-poll on their own
+// callers' goroutines.
 //
 // Filters (msgfilter.go): a pull delivers what its subscription selects —
 // the request's own (pull consumers) or the one the group's heartbeat

@@ -6,6 +6,7 @@ package broker
 // shared by the internal and the external tests.
 
 import (
+	"context"
 	"encoding/binary"
 	"slices"
 	"strconv"
@@ -204,3 +205,14 @@ func HandlerCodesForTest() []int16 {
 
 // PopWaitingForTest is the number of POP receives waiting now.
 func (b *Broker) PopWaitingForTest() int64 { return b.pop.waiting.Load() }
+
+// PopReviveRoundsForTest is the number of revive rounds this node ended
+// as the leader.
+func (b *Broker) PopReviveRoundsForTest() uint64 { return b.pop.reviveRounds.Load() }
+
+// SetPopDeadLetterHookForTest has hook run after each POP dead letter is
+// stored, before its receipt is deleted; when it answers true the leader
+// stops there (as one that fails between the two raft entries).
+func (b *Broker) SetPopDeadLetterHookForTest(hook func(ctx context.Context) bool) {
+	b.pop.deadLetterHook.Store(&hook)
+}

@@ -52,8 +52,9 @@ func (l *lifecycle) halt() {
 }
 
 // leaderLoop calls round every interval while this node is the writable
-// leader and topic exists: the shape of the broker's schedulers (delayed
-// delivery, transaction check-back). It owns its goroutine (Start, Stop).
+// leader and topic exists (any time when topic is ""): the shape of the
+// broker's schedulers (delayed delivery, transaction check-back, the POP
+// revive sweep). It owns its goroutine (Start, Stop).
 type leaderLoop struct {
 	lifecycle
 	group groupView
@@ -73,7 +74,7 @@ func (l *leaderLoop) loop(ctx context.Context) {
 		if !l.group.IsLeader() {
 			return
 		}
-		if _, ok := l.group.Metadata().Topic(l.topic); !ok {
+		if _, ok := l.group.Metadata().Topic(l.topic); l.topic != "" && !ok {
 			return
 		}
 		l.round(ctx)

@@ -21,6 +21,9 @@ package broker
 //	                receipt (attempt 1, epoch 1); one OpPop for it all
 //	AckPopped    ─▶ the receipt is deleted (if the handle's epoch is its)
 //	ChangeInvisible ▶ the receipt gets a new time and epoch: a new handle
+//	revive sweep ─▶ on the leader, every PopReviveInterval: expired receipts
+//	                past the retry max to %DLQ%<group> without a receive
+//	                (pop_revive.go)
 //
 // The leader serves POP; a follower answers ErrNoLeader. The group's
 // format version must be 4 (dledger's popVersion) before any of it:
@@ -88,14 +91,24 @@ const (
 )
 
 // popService is the leader's POP bookkeeping: the locks receives take,
-// the batcher of their changes and the long-poll waiters. It runs no
-// goroutine: receives wait on their own.
+// the batcher of their changes, the long-poll waiters and the revive
+// sweep. Its one goroutine is the sweep's (Start, Stop); receives wait on
+// their own.
 type popService struct {
 	maxInflight int
 	seed        maphash.Seed
 	locks       [popLockStripes]sync.Mutex
 	batch       popBatcher
 	rr          atomic.Uint32 // where the next receive starts among the queues
+
+	// revive is the sweep of used-up messages (pop_revive.go); reviveAfter
+	// the queue its last round ended on (its goroutine's alone).
+	revive       *leaderLoop
+	reviveAfter  metadata.PopQueue
+	reviveRounds atomic.Uint64 // rounds ended (tests wait on it)
+	// deadLetterHook, when set (tests), runs after a dead letter is
+	// stored, before its receipt is deleted; true stops there.
+	deadLetterHook atomic.Pointer[func(context.Context) bool]
 
 	waiting atomic.Int64 // receives waiting now (a lock-free fast path for notify)
 	wmu     sync.Mutex

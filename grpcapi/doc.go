@@ -113,6 +113,12 @@
 // as RocketMQ's proxy does not: TLS keeps the signature from being
 // replayed.
 //
+// Metrics: with Config.Observer, an interceptor (the first in the chain,
+// so the ACL's refusals count) reports each call's method, gRPC status
+// code, RocketMQ status code (the answer's Status; a stream's first) and
+// duration when it ends (observe.go); the binary counts them in Prometheus
+// series (cmd/ledgermq/brokermetrics.go).
+//
 // Goroutines: Start runs the gRPC server on one goroutine; each telemetry
 // stream's reader runs on one goroutine owned by the stream's handler.
 // A long poll waits on its handler's goroutine. Stop ends them all (long

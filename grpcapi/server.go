@@ -80,7 +80,9 @@ type Config struct {
 	// Access, if set, checks every call (auth.go): its signature, then
 	// what it amounts to against the broker's ACL.
 	Access Access
-	Logger hclog.Logger
+	// Observer, if set, hears every call answered (metrics, observe.go).
+	Observer CallObserver
+	Logger   hclog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -146,6 +148,10 @@ func New(cfg Config) (*Server, error) {
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxBodySize + 1<<20)}
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	if cfg.Observer != nil {
+		// First in the chain: calls the ACL refuses are counted too.
+		opts = append(opts, grpc.ChainUnaryInterceptor(s.unaryObserve), grpc.ChainStreamInterceptor(s.streamObserve))
 	}
 	if cfg.Access != nil {
 		opts = append(opts, grpc.ChainUnaryInterceptor(s.unaryAccess), grpc.ChainStreamInterceptor(s.streamAccess))

@@ -270,3 +270,69 @@ func unmarshalPop(fs []popFile) (map[popKey]*popQueue, error) {
 	}
 	return out, nil
 }
+
+// PopQueue names one queue's POP state of a group.
+type PopQueue struct {
+	Group   string `json:"group"`
+	Topic   string `json:"topic"`
+	QueueID int32  `json:"queueId"`
+}
+
+// PopQueueStat is one queue's POP state at a time: the position, the
+// receipts held, how many of them are due (their invisible time over:
+// waiting to be delivered again or sent to the dead-letter queue) and
+// the earliest Until of them all (0 when none is held).
+type PopQueueStat struct {
+	PopQueue
+	Position    int64 `json:"position"`
+	Inflight    int   `json:"inflight"`
+	Due         int   `json:"due"`
+	OldestUntil int64 `json:"oldestUntil,omitempty"`
+}
+
+// PopStats lists the POP state of every queue at now (Unix ms), sorted by
+// group, topic and queue; match, when set, picks the groups and topics.
+func (s *State) PopStats(now int64, match func(group, topic string) bool) []PopQueueStat {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []PopQueueStat
+	for k, q := range s.pop {
+		if match != nil && !match(k.group, k.topic) {
+			continue
+		}
+		st := PopQueueStat{PopQueue: PopQueue{Group: k.group, Topic: k.topic, QueueID: k.queueID}, Position: q.pos, Inflight: len(q.receipts)}
+		for _, r := range q.receipts {
+			if r.Until <= now {
+				st.Due++
+			}
+			if st.OldestUntil == 0 || r.Until < st.OldestUntil {
+				st.OldestUntil = r.Until
+			}
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b PopQueueStat) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.QueueID, b.QueueID))
+	})
+	return out
+}
+
+// PopDue returns up to max receipts of a queue whose invisible time has
+// ended at now (Unix ms) and whose attempt is at least minAttempt, in
+// offset order: the messages whose deliveries are used up.
+func (s *State) PopDue(group, topic string, queueID int32, now int64, minAttempt int32, max int) []PopReceipt {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	q := s.pop[popKey{group, topic, queueID}]
+	if q == nil || max <= 0 {
+		return nil
+	}
+	var out []PopReceipt
+	for _, r := range q.receipts {
+		if r.Until <= now && r.Attempt >= minAttempt {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b PopReceipt) int { return cmp.Compare(a.Offset, b.Offset) })
+	return out[:min(len(out), max)]
+}

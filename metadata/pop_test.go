@@ -50,6 +50,21 @@ func TestPopChangesApplyConditionally(t *testing.T) {
 	if len(exp) != 1 || exp[0].Offset != 2 || next != 200 {
 		t.Fatalf("expired %+v next %d", exp, next)
 	}
+	if st := s.PopStats(150, nil); len(st) != 1 || st[0].Inflight != 2 || st[0].Due != 1 || st[0].OldestUntil != 100 || st[0].Position != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+	if st := s.PopStats(150, func(group, _ string) bool { return group != g }); len(st) != 0 {
+		t.Fatalf("stats of other groups %+v", st)
+	}
+	if due := s.PopDue(g, tp, 1, 150, 1, 10); len(due) != 1 || due[0].Offset != 2 {
+		t.Fatalf("due %+v", due)
+	}
+	if due := s.PopDue(g, tp, 1, 250, 2, 10); len(due) != 1 || due[0].Offset != 0 {
+		t.Fatalf("due at attempt 2 %+v", due)
+	}
+	if due := s.PopDue(g, tp, 1, 250, 1, 1); len(due) != 1 || due[0].Offset != 0 {
+		t.Fatalf("due, one at most %+v", due)
+	}
 	apply(PopChange{Group: g, Topic: tp, QueueID: 1, Del: []PopDel{{Offset: 2, Epoch: 1}}})
 	if _, ok := s.PopReceipt(g, tp, 1, 2); ok {
 		t.Fatal("acked receipt kept")

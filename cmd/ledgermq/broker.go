@@ -113,7 +113,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	if err != nil {
 		return errors.Join(err, closeGroup(group))
 	}
-	grpcSrv, err := cfg.grpcServer(b, base)
+	grpcSrv, err := cfg.grpcServer(b, base, metrics)
 	if err != nil {
 		return errors.Join(err, closeGroup(group))
 	}
@@ -190,7 +190,8 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 // off. It advertises broker_ip with the port it listens on; routes name
 // the leader's address from grpc_addrs. With tls.enable it serves TLS with
 // the node's certificates; with the ACL on, every call is checked by it.
-func (c *nodeConfig) grpcServer(b *broker.Broker, log hclog.Logger) (*grpcapi.Server, error) {
+// obs hears every call (the node's metrics).
+func (c *nodeConfig) grpcServer(b *broker.Broker, log hclog.Logger, obs grpcapi.CallObserver) (*grpcapi.Server, error) {
 	if c.GRPCListen == "" {
 		return nil, nil
 	}
@@ -207,6 +208,7 @@ func (c *nodeConfig) grpcServer(b *broker.Broker, log hclog.Logger) (*grpcapi.Se
 		Peers:       c.GRPCAddrs,
 		Broker:      b,
 		MaxBodySize: c.MaxMessageSize,
+		Observer:    obs,
 		Logger:      log,
 	}
 	if c.TLS != nil {

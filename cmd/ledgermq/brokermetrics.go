@@ -21,11 +21,17 @@ import (
 //	rocketmq_consumer_lag_messages{topic,consumer_group} gauge     stored beyond the committed offsets
 //	rocketmq_topic_number, rocketmq_consumer_group_number gauges
 //	rocketmq_producer_connections, rocketmq_consumer_connections gauges
+//	ledgermq_pop_inflight_messages{topic,consumer_group} gauge     POP messages handed out, not acknowledged
+//	ledgermq_pop_due_messages{topic,consumer_group}     gauge      of those, invisible time over (redelivery or DLQ next)
+//	ledgermq_pop_oldest_invisible_until_seconds{topic,consumer_group} gauge  earliest invisible-until (Unix s)
 //	ledgermq_send_latency_seconds                       histogram  a send's arrival to its answer (leader)
 //	ledgermq_pull_latency_seconds                       histogram  a pull's arrival to its answer with messages
 //	ledgermq_raft_log_append_seconds                    histogram  one raft log write, fsync included
 //	ledgermq_raft_log_append_bytes                      histogram  bytes of one raft log write
 //	ledgermq_raft_leader_changes_total                  counter    leaders or terms this node has seen
+//	ledgermq_grpc_calls_total{method,grpc_code,code}    counter    RocketMQ 5 gRPC calls answered (code: the
+//	                                                               answer's RocketMQ status, "" if none)
+//	ledgermq_grpc_call_seconds{method}                  histogram  a gRPC call's duration (a stream's, to its end)
 //
 // Every series carries the node's constant labels (cluster, group, node).
 type brokerMetrics struct {
@@ -33,6 +39,8 @@ type brokerMetrics struct {
 	msgSize, sendLat, pullLat          prometheus.Histogram
 	appendLat, appendBytes             prometheus.Histogram
 	leaderChanges                      prometheus.Counter
+	grpcCalls                          *prometheus.CounterVec
+	grpcLat                            *prometheus.HistogramVec
 	lastLeader                         string
 	lastTerm                           uint64
 }
@@ -60,8 +68,13 @@ func newBrokerMetrics(reg prometheus.Registerer, labels prometheus.Labels) *brok
 		appendBytes: hist("ledgermq_raft_log_append_bytes", "Bytes of one write to this node's raft log.", prometheus.ExponentialBuckets(256, 4, 9)),
 		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledgermq_raft_leader_changes_total",
 			Help: "Changes of the group's leader or term seen by this node.", ConstLabels: labels}),
+		grpcCalls: counter("ledgermq_grpc_calls_total", "RocketMQ 5 gRPC calls answered by this node, by method, gRPC status code and the answer's RocketMQ status code.",
+			"method", "grpc_code", "code"),
+		grpcLat: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ledgermq_grpc_call_seconds",
+			Help: "Duration of a RocketMQ 5 gRPC call (a stream's, until it ends).", ConstLabels: labels, Buckets: latencyBuckets}, []string{"method"}),
 	}
-	reg.MustRegister(m.inMsgs, m.inBytes, m.outMsgs, m.outBytes, m.msgSize, m.sendLat, m.pullLat, m.appendLat, m.appendBytes, m.leaderChanges)
+	reg.MustRegister(m.inMsgs, m.inBytes, m.outMsgs, m.outBytes, m.msgSize, m.sendLat, m.pullLat, m.appendLat, m.appendBytes, m.leaderChanges,
+		m.grpcCalls, m.grpcLat)
 	return m
 }
 
@@ -85,6 +98,12 @@ func (m *brokerMetrics) Served(topic, group string, msgs, bytes int, took time.D
 	m.pullLat.Observe(took.Seconds())
 }
 
+// Call implements grpcapi.CallObserver.
+func (m *brokerMetrics) Call(method, grpcCode, code string, took time.Duration) {
+	m.grpcCalls.WithLabelValues(method, grpcCode, code).Inc()
+	m.grpcLat.WithLabelValues(method).Observe(took.Seconds())
+}
+
 // LogStored implements dledger.LogObserver.
 func (m *brokerMetrics) LogStored(_, bytes int, took time.Duration) {
 	m.appendLat.Observe(took.Seconds())
@@ -104,6 +123,7 @@ func (m *brokerMetrics) roleChanged(ev dledger.RoleEvent) {
 type brokerCollector struct {
 	b                                     *broker.Broker
 	lag, topics, groups, prods, consumers *prometheus.Desc
+	popInflight, popDue, popOldest        *prometheus.Desc
 }
 
 func newBrokerCollector(b *broker.Broker, labels prometheus.Labels) *brokerCollector {
@@ -117,12 +137,18 @@ func newBrokerCollector(b *broker.Broker, labels prometheus.Labels) *brokerColle
 		groups:    d("rocketmq_consumer_group_number", "Subscription groups of this broker group."),
 		prods:     d("rocketmq_producer_connections", "Producer clients heard from by this node."),
 		consumers: d("rocketmq_consumer_connections", "Consumer clients heard from by this node."),
+		popInflight: d("ledgermq_pop_inflight_messages", "POP messages handed out to a consumer group and not acknowledged, per topic.",
+			"topic", "consumer_group"),
+		popDue: d("ledgermq_pop_due_messages", "POP messages in flight whose invisible time is over (to be delivered again, or to the DLQ), per topic.",
+			"topic", "consumer_group"),
+		popOldest: d("ledgermq_pop_oldest_invisible_until_seconds", "The earliest invisible-until (Unix seconds) of a consumer group's POP messages in flight, per topic.",
+			"topic", "consumer_group"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.lag, c.topics, c.groups, c.prods, c.consumers} {
+	for _, d := range []*prometheus.Desc{c.lag, c.topics, c.groups, c.prods, c.consumers, c.popInflight, c.popDue, c.popOldest} {
 		ch <- d
 	}
 }
@@ -131,6 +157,13 @@ func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range c.b.Lags() {
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(l.Lag), l.Topic, l.Group)
+	}
+	for _, p := range c.b.PopState() {
+		ch <- prometheus.MustNewConstMetric(c.popInflight, prometheus.GaugeValue, float64(p.Inflight), p.Topic, p.Group)
+		ch <- prometheus.MustNewConstMetric(c.popDue, prometheus.GaugeValue, float64(p.Due), p.Topic, p.Group)
+		if !p.OldestUntil.IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.popOldest, prometheus.GaugeValue, float64(p.OldestUntil.UnixMilli())/1000, p.Topic, p.Group)
+		}
 	}
 	n := c.b.Counts()
 	for d, v := range map[*prometheus.Desc]int{c.topics: n.Topics, c.groups: n.Groups, c.prods: n.Producers, c.consumers: n.Consumers} {
