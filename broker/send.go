@@ -299,14 +299,19 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	answerQueue := queueID
 	// A delayed message waits in the schedule topic (delay.go); a delayed
 	// batch was refused above rather than delivered early.
+	// Parking rewrites props; a message that is not parked keeps the
+	// producer's properties, and their encoding (newExt).
+	parked := false
 	if level := b.delayLevelOf(props, h.SysFlag); !batch && !deadLettered && level > 0 {
 		if topic, queueID, err = b.park(ctx, level, topic, queueID, props); err != nil {
 			return nil, err
 		}
+		parked = true
 	} else if timed && !deadLettered {
 		if topic, queueID, err = b.parkTimer(ctx, due, topic, queueID, props); err != nil {
 			return nil, err
 		}
+		parked = true
 	}
 	// A half message waits in the half topic for its END_TRANSACTION
 	// (transaction.go).
@@ -318,6 +323,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		if topic, queueID, err = b.parkHalf(ctx, &h, topic, queueID, props); err != nil {
 			return nil, err
 		}
+		parked = true
 	}
 
 	born := bornHost(conn, req)
@@ -346,7 +352,16 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 			msgs[i] = b.newExt(&h, topic, queueID, born, it.Flag, it.Body, p)
 		}
 	} else {
-		msgs = []*message.Ext{b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)}
+		m := b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)
+		if !parked {
+			// Propose stores the producer's properties string with the
+			// cluster's name spliced in, rather than encoding the map
+			// again, when the two are the same bytes.
+			if enc, ok := withProperty(h.Properties, message.PropertyCluster, b.cfg.ClusterName); ok {
+				m.SetEncodedProperties(enc)
+			}
+		}
+		msgs = []*message.Ext{m}
 	}
 
 	pctx, cancel := b.bounds.get(ctx, conn, start)
