@@ -89,13 +89,14 @@ func Decode(frame []byte) (*Command, error) {
 // lim.MaxExtFields ext entries or nested deeper than lim.MaxDepth as soon
 // as the parser gets there.
 func DecodeLimited(frame []byte, lim HeaderLimits) (*Command, error) {
-	return decodeFrame(frame, lim, false)
+	return decodeFrame(frame, lim, false, nil)
 }
 
 // decodeFrame is DecodeLimited; with listResponses a response's ext fields
 // are left in ExtList (a connection decodes responses so, and gives the
-// map to the calls that want one).
-func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool) (*Command, error) {
+// map to the calls that want one), and so are those of a request whose
+// code is in listCodes (ServerConfig.ListCodes).
+func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes []int16) (*Command, error) {
 	lim = lim.withDefaults()
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least the 4-byte header-length word", ErrBadFrame, len(frame))
@@ -139,9 +140,16 @@ func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool) (*Command, 
 			lc.ExtList = lc.ext[:n:n]
 			c = &lc.Command
 		} else {
-			c = new(Command)
-			*c = dc
-			c.ExtList = slices.Clone(pairs)
+			c = listed(&dc, pairs)
+		}
+	case !dc.IsResponse() && slices.Contains(listCodes, dc.Code):
+		if len(pairs) <= len(listedRequest{}.ext) {
+			lr := &listedRequest{Command: dc}
+			n := copy(lr.ext[:], pairs)
+			lr.ExtList = lr.ext[:n:n]
+			c = &lr.Command
+		} else {
+			c = listed(&dc, pairs)
 		}
 	default:
 		c = new(Command)
@@ -164,6 +172,21 @@ func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool) (*Command, 
 type listedCommand struct {
 	Command
 	ext [8]ExtField
+}
+
+// listedRequest is listedCommand for a listed request: a send's header
+// has up to fourteen fields.
+type listedRequest struct {
+	Command
+	ext [16]ExtField
+}
+
+// listed is a decoded command with its ext fields in their own ExtList.
+func listed(dc *Command, pairs []ExtField) *Command {
+	c := new(Command)
+	*c = *dc
+	c.ExtList = slices.Clone(pairs)
+	return c
 }
 
 // checkLength validates a frame's length prefix n against maxSize, which
