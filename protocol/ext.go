@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,9 +27,24 @@ type extReader struct {
 	header string // names the header in errors: "SEND_MESSAGE request header"
 	ext    map[string]string
 	// list, when not nil, holds the fields instead of ext (a repeated key
-	// reads as its last value, as in the map a decoder builds).
-	list []remoting.ExtField
-	err  error
+	// reads as its last value, as in the map a decoder builds); sorted
+	// says its keys are strictly ascending (as encoders write them), so
+	// a key is found by binary search.
+	list   []remoting.ExtField
+	sorted bool
+	err    error
+}
+
+// listReader is an extReader of list.
+func listReader(list []remoting.ExtField) extReader {
+	if list == nil {
+		list = []remoting.ExtField{}
+	}
+	sorted := true
+	for i := 1; i < len(list) && sorted; i++ {
+		sorted = list[i-1].Key < list[i].Key
+	}
+	return extReader{list: list, sorted: sorted}
 }
 
 // get returns the field's value and whether it is present.
@@ -36,6 +52,13 @@ func (r *extReader) get(key string) (string, bool) {
 	if r.list == nil {
 		v, ok := r.ext[key]
 		return v, ok
+	}
+	if r.sorted {
+		i, ok := slices.BinarySearchFunc(r.list, key, func(f remoting.ExtField, k string) int { return strings.Compare(f.Key, k) })
+		if !ok {
+			return "", false
+		}
+		return r.list[i].Value, true
 	}
 	for i := len(r.list) - 1; i >= 0; i-- {
 		if r.list[i].Key == key {

@@ -135,10 +135,7 @@ func DecodeSendRequestHeader(code int16, ext map[string]string) (SendMessageRequ
 // of a header decoded into a list (remoting.Command.ExtList), with the
 // same result and error as of the map of those fields.
 func DecodeSendRequestHeaderList(code int16, ext []remoting.ExtField) (SendMessageRequestHeader, error) {
-	if ext == nil {
-		ext = []remoting.ExtField{}
-	}
-	return decodeSendRequestHeader(code, extReader{list: ext})
+	return decodeSendRequestHeader(code, listReader(ext))
 }
 
 func decodeSendRequestHeader(code int16, r extReader) (SendMessageRequestHeader, error) {
