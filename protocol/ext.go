@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +31,7 @@ type extReader struct {
 	// a key is found by binary search.
 	list   []remoting.ExtField
 	sorted bool
+	next   int // in a sorted list, the index after the last field found
 	err    error
 }
 
@@ -54,11 +54,25 @@ func (r *extReader) get(key string) (string, bool) {
 		return v, ok
 	}
 	if r.sorted {
-		i, ok := slices.BinarySearchFunc(r.list, key, func(f remoting.ExtField, k string) int { return strings.Compare(f.Key, k) })
-		if !ok {
-			return "", false
+		// Decoders ask for fields mostly in the order encoders sort them:
+		// look on from the last one found first.
+		lo, hi := r.next, len(r.list)
+		if lo >= hi || r.list[lo].Key > key {
+			lo = 0
 		}
-		return r.list[i].Value, true
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if r.list[mid].Key < key {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		if lo < len(r.list) && r.list[lo].Key == key {
+			r.next = lo + 1
+			return r.list[lo].Value, true
+		}
+		return "", false
 	}
 	for i := len(r.list) - 1; i >= 0; i-- {
 		if r.list[i].Key == key {
