@@ -25,59 +25,41 @@ const maxQuoted = 64
 type extReader struct {
 	header string // names the header in errors: "SEND_MESSAGE request header"
 	ext    map[string]string
-	// list, when not nil, holds the fields instead of ext (a repeated key
-	// reads as its last value, as in the map a decoder builds); sorted
-	// says its keys are strictly ascending (as encoders write them), so
-	// a key is found by binary search.
-	list   []remoting.ExtField
-	sorted bool
-	next   int // in a sorted list, the index after the last field found
-	err    error
+	// slot, when set, gives a field's slot in slots, which then holds
+	// the fields instead of ext (slotReader), or -1.
+	slot  func(key string) int
+	slots extSlots
+	err   error
 }
 
-// listReader is an extReader of list.
-func listReader(list []remoting.ExtField) extReader {
-	if list == nil {
-		list = []remoting.ExtField{}
+// extSlots are the values of a header's fields by slot, and which were
+// present.
+type extSlots struct {
+	val [16]string
+	has [16]bool
+}
+
+// slotReader is an extReader of the fields of list, read in one pass: a
+// key slot gives no slot is ignored, and a repeated key keeps its last
+// value, as in the map of list.
+func slotReader(list []remoting.ExtField, slot func(key string) int) extReader {
+	r := extReader{slot: slot}
+	for _, f := range list {
+		if i := slot(f.Key); i >= 0 {
+			r.slots.val[i], r.slots.has[i] = f.Value, true
+		}
 	}
-	sorted := true
-	for i := 1; i < len(list) && sorted; i++ {
-		sorted = list[i-1].Key < list[i].Key
-	}
-	return extReader{list: list, sorted: sorted}
+	return r
 }
 
 // get returns the field's value and whether it is present.
 func (r *extReader) get(key string) (string, bool) {
-	if r.list == nil {
+	if r.slot == nil {
 		v, ok := r.ext[key]
 		return v, ok
 	}
-	if r.sorted {
-		// Decoders ask for fields mostly in the order encoders sort them:
-		// look on from the last one found first.
-		lo, hi := r.next, len(r.list)
-		if lo >= hi || r.list[lo].Key > key {
-			lo = 0
-		}
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if r.list[mid].Key < key {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		if lo < len(r.list) && r.list[lo].Key == key {
-			r.next = lo + 1
-			return r.list[lo].Value, true
-		}
-		return "", false
-	}
-	for i := len(r.list) - 1; i >= 0; i-- {
-		if r.list[i].Key == key {
-			return r.list[i].Value, true
-		}
+	if i := r.slot(key); i >= 0 && r.slots.has[i] {
+		return r.slots.val[i], true
 	}
 	return "", false
 }

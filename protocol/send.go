@@ -135,7 +135,60 @@ func DecodeSendRequestHeader(code int16, ext map[string]string) (SendMessageRequ
 // of a header decoded into a list (remoting.Command.ExtList), with the
 // same result and error as of the map of those fields.
 func DecodeSendRequestHeaderList(code int16, ext []remoting.ExtField) (SendMessageRequestHeader, error) {
-	return decodeSendRequestHeader(code, listReader(ext))
+	slot := sendSlotLong
+	if sendShortNames(code) {
+		slot = sendSlotShort
+	}
+	return decodeSendRequestHeader(code, slotReader(ext, slot))
+}
+
+// sendShortNames: code's header has the one-letter names.
+func sendShortNames(code int16) bool {
+	return code == remoting.SendMessageV2 || code == remoting.SendBatchMessage || code == remoting.SendReplyMessageV2
+}
+
+// sendSlotLong and sendSlotShort give a send header field's slot by its
+// long or one-letter name (the table of SendMessageRequestHeader, in
+// order), -1 for other keys. TestSendSlots holds them to the names.
+func sendSlotLong(key string) int {
+	switch key {
+	case "producerGroup":
+		return 0
+	case "topic":
+		return 1
+	case "defaultTopic":
+		return 2
+	case "defaultTopicQueueNums":
+		return 3
+	case "queueId":
+		return 4
+	case "sysFlag":
+		return 5
+	case "bornTimestamp":
+		return 6
+	case "flag":
+		return 7
+	case "properties":
+		return 8
+	case "reconsumeTimes":
+		return 9
+	case "unitMode":
+		return 10
+	case "maxReconsumeTimes":
+		return 11
+	case "batch":
+		return 12
+	case "bname":
+		return 13
+	}
+	return -1
+}
+
+func sendSlotShort(key string) int {
+	if len(key) == 1 && key[0] >= 'a' && key[0] <= 'n' {
+		return int(key[0] - 'a')
+	}
+	return -1
 }
 
 func decodeSendRequestHeader(code int16, r extReader) (SendMessageRequestHeader, error) {
