@@ -133,24 +133,8 @@ func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes [
 	case len(pairs) == 0:
 		c = new(Command)
 		*c = dc
-	case listResponses && dc.IsResponse():
-		if len(pairs) <= len(listedCommand{}.ext) {
-			lc := &listedCommand{Command: dc}
-			n := copy(lc.ext[:], pairs)
-			lc.ExtList = lc.ext[:n:n]
-			c = &lc.Command
-		} else {
-			c = listed(&dc, pairs)
-		}
-	case !dc.IsResponse() && slices.Contains(listCodes, dc.Code):
-		if len(pairs) <= len(listedRequest{}.ext) {
-			lr := &listedRequest{Command: dc}
-			n := copy(lr.ext[:], pairs)
-			lr.ExtList = lr.ext[:n:n]
-			c = &lr.Command
-		} else {
-			c = listed(&dc, pairs)
-		}
+	case listResponses && dc.IsResponse(), !dc.IsResponse() && slices.Contains(listCodes, dc.Code):
+		c = listed(&dc, pairs)
 	default:
 		c = new(Command)
 		*c = dc
@@ -167,22 +151,33 @@ func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes [
 	return c, nil
 }
 
-// listedCommand is a decoded response and the fields of its ExtList in one
-// allocation: a send's response has six.
+// listedCommand is a decoded command and the fields of its ExtList in one
+// allocation: a send's response has six; listedLong is for up to sixteen
+// (a send's request has fourteen).
 type listedCommand struct {
 	Command
 	ext [8]ExtField
 }
 
-// listedRequest is listedCommand for a listed request: a send's header
-// has up to fourteen fields.
-type listedRequest struct {
+type listedLong struct {
 	Command
 	ext [16]ExtField
 }
 
-// listed is a decoded command with its ext fields in their own ExtList.
+// listed is a decoded command with its ext fields in an ExtList of its
+// own.
 func listed(dc *Command, pairs []ExtField) *Command {
+	n := len(pairs)
+	switch {
+	case n <= len(listedCommand{}.ext):
+		lc := &listedCommand{Command: *dc}
+		lc.ExtList = lc.ext[:copy(lc.ext[:], pairs):n]
+		return &lc.Command
+	case n <= len(listedLong{}.ext):
+		ll := &listedLong{Command: *dc}
+		ll.ExtList = ll.ext[:copy(ll.ext[:], pairs):n]
+		return &ll.Command
+	}
 	c := new(Command)
 	*c = *dc
 	c.ExtList = slices.Clone(pairs)
