@@ -348,6 +348,7 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 		// signature is refused a large body before it is read.
 		LargeBodyCodes: LargeBodyCodes,
 		LargeBodyField: largeBodyField(cfg),
+		ListCodes:      listCodes(cfg),
 		Logger:         b.log.Named("remoting"),
 		Pools:          pools,
 		OnConnClose:    b.onConnClose,

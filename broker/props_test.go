@@ -57,3 +57,40 @@ func TestSendPropertiesKept(t *testing.T) {
 		t.Fatalf("properties %v, want %v", m.Properties, want)
 	}
 }
+
+// withProperty, when it answers, gives exactly what encoding the decoded
+// map with the property set gives; and it answers for every map encoding
+// that lacks the name.
+func FuzzWithProperty(f *testing.F) {
+	for _, c := range [][3]string{
+		{"", message.PropertyCluster, "C1"},
+		{"KEYS\x01a b\x02TAGS\x01t\x02UNIQ_KEY\x01AC11\x02", message.PropertyCluster, "C1"},
+		{"A\x011\x02", message.PropertyCluster, "C1"},
+		{"Z\x011\x02", message.PropertyCluster, ""},
+		{"CLUSTER\x01x\x02", message.PropertyCluster, "C1"},
+		{"B\x011\x02A\x012\x02", message.PropertyCluster, "C1"}, // not ascending
+		{"A\x011\x02A\x012\x02", "B", "C1"},                     // a repeated name
+		{"A\x011\x02", "B", "x\x02"},
+	} {
+		f.Add(c[0], c[1], c[2])
+	}
+	f.Fuzz(func(t *testing.T, s, name, value string) {
+		props, err := decodeProperties(s)
+		if err != nil {
+			return
+		}
+		enc, ok := withProperty(s, name, value)
+		want := maps.Clone(props)
+		want[name] = value
+		if ok {
+			if got := string(enc); got != string(message.EncodeProperties(want)) {
+				t.Fatalf("withProperty(%q, %q, %q) = %q, encoding the map gives %q", s, name, value, got, message.EncodeProperties(want))
+			}
+			return
+		}
+		_, had := props[name]
+		if !had && message.ValidateProperties(want) == nil && s == string(message.EncodeProperties(props)) {
+			t.Fatalf("withProperty(%q, %q, %q) refused a map's own encoding", s, name, value)
+		}
+	})
+}

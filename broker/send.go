@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -48,10 +49,11 @@ const (
 
 // forwardHops is how many times req has been relayed.
 func forwardHops(req *remoting.Command) int {
-	if _, ok := req.ExtFields[extForwardedFrom]; !ok {
+	if _, ok := req.Ext(extForwardedFrom); !ok {
 		return 0
 	}
-	n, err := strconv.Atoi(req.ExtFields[extForwardHops])
+	v, _ := req.Ext(extForwardHops)
+	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
 		return 1
 	}
@@ -67,18 +69,40 @@ func validateTopic(topic string) error {
 	return nil
 }
 
+// sendListCodes are the sends whose ext fields the remoting server leaves
+// in a list (remoting.ServerConfig.ListCodes) where no ACL reads them: the
+// send path reads them with Ext and parseSendHeader, which saves building
+// a map of fourteen fields per message.
+var sendListCodes = []int16{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage}
+
+// listCodes is the server's ListCodes: sendListCodes, or none where the
+// ACL is on (it reads a request's fields as a map).
+func listCodes(cfg Config) []int16 {
+	if cfg.ACLEnable {
+		return nil
+	}
+	return sendListCodes
+}
+
 // sendHeader is a decoded send request header: protocol's, the one our
 // client encodes, so the two sides cannot drift. SEND_MESSAGE (10) uses
 // the long field names, SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320)
 // the one-letter names of SendMessageRequestHeaderV2.
 type sendHeader = protocol.SendMessageRequestHeader
 
-// parseSendHeader decodes the header of a send request of code. Required
-// (as Java's @CFNotNull): producerGroup, topic, defaultTopic,
-// defaultTopicQueueNums, queueId, sysFlag, bornTimestamp, flag. Errors
-// wrap ErrBadRequest and protocol's cause, and name the field.
-func parseSendHeader(code int16, ext map[string]string) (sendHeader, error) {
-	h, err := protocol.DecodeSendRequestHeader(code, ext)
+// parseSendHeader decodes the header of a send request, from its map or,
+// when it has none, its list (sendListCodes). Required (as Java's
+// @CFNotNull): producerGroup, topic, defaultTopic, defaultTopicQueueNums,
+// queueId, sysFlag, bornTimestamp, flag. Errors wrap ErrBadRequest and
+// protocol's cause, and name the field.
+func parseSendHeader(req *remoting.Command) (sendHeader, error) {
+	var h sendHeader
+	var err error
+	if req.ExtFields == nil && req.ExtList != nil {
+		h, err = protocol.DecodeSendRequestHeaderList(req.Code, req.ExtList)
+	} else {
+		h, err = protocol.DecodeSendRequestHeader(req.Code, req.ExtFields)
+	}
 	if err != nil {
 		return sendHeader{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
@@ -190,11 +214,11 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 		return errorResponse(req, fmt.Errorf("%w: node %s received a request forwarded %d times but is not the leader", ErrNoLeader, b.cfg.NodeID, hops))
 	}
 	fwd := *req
-	fwd.ExtFields = make(map[string]string, len(req.ExtFields)+1)
-	for k, v := range req.ExtFields {
-		fwd.ExtFields[k] = v
+	fwd.ExtFields, fwd.ExtList = maps.Clone(req.ExtMap()), nil
+	if fwd.ExtFields == nil {
+		fwd.ExtFields = make(map[string]string, 2)
 	}
-	if _, ok := req.ExtFields[extForwardedFrom]; !ok {
+	if _, ok := req.Ext(extForwardedFrom); !ok {
 		fwd.ExtFields[extForwardedFrom] = remoteString(conn)
 	}
 	fwd.ExtFields[extForwardHops] = strconv.Itoa(hops + 1)
@@ -226,7 +250,7 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 // checks what every send is checked for: the topic's name (not a reserved
 // one), the body's and the properties' sizes.
 func (b *Broker) readSendRequest(req *remoting.Command) (protocol.SendMessageRequestHeader, map[string]string, error) {
-	h, err := parseSendHeader(req.Code, req.ExtFields)
+	h, err := parseSendHeader(req)
 	if err != nil {
 		return h, nil, err
 	}
@@ -299,14 +323,19 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	answerQueue := queueID
 	// A delayed message waits in the schedule topic (delay.go); a delayed
 	// batch was refused above rather than delivered early.
+	// Parking rewrites props; a message that is not parked keeps the
+	// producer's properties, and their encoding (newExt).
+	parked := false
 	if level := b.delayLevelOf(props, h.SysFlag); !batch && !deadLettered && level > 0 {
 		if topic, queueID, err = b.park(ctx, level, topic, queueID, props); err != nil {
 			return nil, err
 		}
+		parked = true
 	} else if timed && !deadLettered {
 		if topic, queueID, err = b.parkTimer(ctx, due, topic, queueID, props); err != nil {
 			return nil, err
 		}
+		parked = true
 	}
 	// A half message waits in the half topic for its END_TRANSACTION
 	// (transaction.go).
@@ -318,6 +347,7 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		if topic, queueID, err = b.parkHalf(ctx, &h, topic, queueID, props); err != nil {
 			return nil, err
 		}
+		parked = true
 	}
 
 	born := bornHost(conn, req)
@@ -346,7 +376,16 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 			msgs[i] = b.newExt(&h, topic, queueID, born, it.Flag, it.Body, p)
 		}
 	} else {
-		msgs = []*message.Ext{b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)}
+		m := b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)
+		if !parked {
+			// Propose stores the producer's properties string with the
+			// cluster's name spliced in, rather than encoding the map
+			// again, when the two are the same bytes.
+			if enc, ok := withProperty(h.Properties, message.PropertyCluster, b.cfg.ClusterName); ok {
+				m.SetEncodedProperties(enc)
+			}
+		}
+		msgs = []*message.Ext{m}
 	}
 
 	pctx, cancel := b.bounds.get(ctx, conn, start)
@@ -513,7 +552,7 @@ func (b *Broker) maxReconsumeTimes(group string, requested int32) int32 {
 // bornHost is the producer's address: the connection's peer, or, for a
 // request a follower forwarded, the address the follower recorded.
 func bornHost(conn *remoting.Conn, req *remoting.Command) netip.AddrPort {
-	if v, ok := req.ExtFields[extForwardedFrom]; ok {
+	if v, ok := req.Ext(extForwardedFrom); ok {
 		if ap, err := netip.ParseAddrPort(v); err == nil {
 			return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}

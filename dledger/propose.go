@@ -376,10 +376,10 @@ func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 			m.SetProperty(message.PropertyUniqKey, g.ids.Next())
 		}
 		m.QueueOffset, m.PhysicalOffset = 0, 0
-		if err := message.ValidateProperties(m.Properties); err != nil {
+		props, err := m.EncodedProperties()
+		if err != nil {
 			return nil, fmt.Errorf("%w: %v", store.ErrBadMessage, err)
 		}
-		props := message.EncodeProperties(m.Properties)
 		if len(props) > message.MaxPropertiesLength {
 			return nil, fmt.Errorf("%w: %v: %d bytes", store.ErrBadMessage, message.ErrPropertiesTooLong, len(props))
 		}

@@ -16,6 +16,35 @@ type Message struct {
 	Flag       int32
 	Body       []byte
 	Properties map[string]string
+
+	// encoded is Properties' encoding when a caller recorded it
+	// (SetEncodedProperties), and encodedN the number of properties
+	// it holds.
+	encoded  []byte
+	encodedN int
+}
+
+// SetEncodedProperties records enc as EncodeProperties(m.Properties), made
+// by the caller from bytes it already held (a send request's properties),
+// so that EncodedProperties returns it instead of encoding the map again.
+// The caller guarantees the equality. SetProperty and ClearProperty forget
+// it, and so does EncodedProperties when the map's size changed; a caller
+// that otherwise changes Properties must call SetEncodedProperties(nil).
+func (m *Message) SetEncodedProperties(enc []byte) {
+	m.encoded, m.encodedN = enc, len(m.Properties)
+}
+
+// EncodedProperties returns EncodeProperties(m.Properties) after
+// ValidateProperties, or the encoding SetEncodedProperties recorded while
+// it still applies. The result must not be modified.
+func (m *Message) EncodedProperties() ([]byte, error) {
+	if m.encoded != nil && m.encodedN == len(m.Properties) {
+		return m.encoded, nil
+	}
+	if err := ValidateProperties(m.Properties); err != nil {
+		return nil, err
+	}
+	return EncodeProperties(m.Properties), nil
 }
 
 // Property returns the value of the named property, or "" if it is absent.
@@ -27,10 +56,14 @@ func (m *Message) SetProperty(name, value string) {
 		m.Properties = make(map[string]string)
 	}
 	m.Properties[name] = value
+	m.encoded = nil
 }
 
 // ClearProperty removes a property; it is a no-op if the property is absent.
-func (m *Message) ClearProperty(name string) { delete(m.Properties, name) }
+func (m *Message) ClearProperty(name string) {
+	delete(m.Properties, name)
+	m.encoded = nil
+}
 
 // Tags returns the TAGS property (a single tag, the filtering key).
 func (m *Message) Tags() string { return m.Properties[PropertyTags] }

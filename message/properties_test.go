@@ -162,3 +162,30 @@ func TestValidateProperties(t *testing.T) {
 		}
 	}
 }
+
+// EncodedProperties returns a recorded encoding only while the map it
+// was recorded for is unchanged by the setters or in size.
+func TestEncodedProperties(t *testing.T) {
+	m := Message{Properties: map[string]string{"A": "1"}}
+	m.SetEncodedProperties([]byte("recorded"))
+	if got, err := m.EncodedProperties(); err != nil || string(got) != "recorded" {
+		t.Fatalf("recorded: %q, %v", got, err)
+	}
+	for name, change := range map[string]func(*Message){
+		"SetProperty":   func(m *Message) { m.SetProperty("B", "2") },
+		"ClearProperty": func(m *Message) { m.ClearProperty("A") },
+		"map size":      func(m *Message) { m.Properties["C"] = "3" },
+	} {
+		c := Message{Properties: map[string]string{"A": "1"}}
+		c.SetEncodedProperties([]byte("recorded"))
+		change(&c)
+		got, err := c.EncodedProperties()
+		if err != nil || string(got) != string(EncodeProperties(c.Properties)) {
+			t.Errorf("after %s: %q, %v; want the map's encoding", name, got, err)
+		}
+	}
+	bad := Message{Properties: map[string]string{"A\x01": "1"}}
+	if _, err := bad.EncodedProperties(); !errors.Is(err, ErrBadProperties) {
+		t.Fatalf("invalid map: %v, want ErrBadProperties", err)
+	}
+}

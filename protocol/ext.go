@@ -25,7 +25,43 @@ const maxQuoted = 64
 type extReader struct {
 	header string // names the header in errors: "SEND_MESSAGE request header"
 	ext    map[string]string
-	err    error
+	// slot, when set, gives a field's slot in slots, which then holds
+	// the fields instead of ext (slotReader), or -1.
+	slot  func(key string) int
+	slots extSlots
+	err   error
+}
+
+// extSlots are the values of a header's fields by slot, and which were
+// present.
+type extSlots struct {
+	val [16]string
+	has [16]bool
+}
+
+// slotReader is an extReader of the fields of list, read in one pass: a
+// key slot gives no slot is ignored, and a repeated key keeps its last
+// value, as in the map of list.
+func slotReader(list []remoting.ExtField, slot func(key string) int) extReader {
+	r := extReader{slot: slot}
+	for _, f := range list {
+		if i := slot(f.Key); i >= 0 {
+			r.slots.val[i], r.slots.has[i] = f.Value, true
+		}
+	}
+	return r
+}
+
+// get returns the field's value and whether it is present.
+func (r *extReader) get(key string) (string, bool) {
+	if r.slot == nil {
+		v, ok := r.ext[key]
+		return v, ok
+	}
+	if i := r.slot(key); i >= 0 && r.slots.has[i] {
+		return r.slots.val[i], true
+	}
+	return "", false
 }
 
 func (r *extReader) fail(err error) {
@@ -40,7 +76,7 @@ func (r *extReader) missing(key string) {
 
 // str returns the field's value; a required field must be present.
 func (r *extReader) str(key string, required bool) string {
-	v, ok := r.ext[key]
+	v, ok := r.get(key)
 	if !ok && required {
 		r.missing(key)
 	}
@@ -49,7 +85,7 @@ func (r *extReader) str(key string, required bool) string {
 
 // num parses the field as a decimal integer of bits bits.
 func (r *extReader) num(key string, bits int, required bool) int64 {
-	v, ok := r.ext[key]
+	v, ok := r.get(key)
 	if !ok || v == "" {
 		if required {
 			r.missing(key)
@@ -68,13 +104,16 @@ func (r *extReader) int32(key string, required bool) int32 { return int32(r.num(
 
 // int32Or is an optional int32 that reads def, not 0, when absent or empty.
 func (r *extReader) int32Or(key string, def int32) int32 {
-	if r.ext[key] == "" {
+	if v, _ := r.get(key); v == "" {
 		return def
 	}
 	return r.int32(key, false)
 }
 func (r *extReader) int64(key string, required bool) int64 { return r.num(key, 64, required) }
-func (r *extReader) bool(key string) bool                  { return strings.EqualFold(r.ext[key], "true") }
+func (r *extReader) bool(key string) bool {
+	v, _ := r.get(key)
+	return strings.EqualFold(v, "true")
+}
 
 // quote quotes s for an error message, cut to maxQuoted bytes.
 func quote(s string) string {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // extFromBytes turns fuzz input into ext fields: NUL-separated key, value,
@@ -371,6 +373,38 @@ func FuzzPullMessageResponseHeader(f *testing.F) {
 		var again PullMessageResponseHeader
 		if err := again.Decode(got.Encode()); err != nil || again != got {
 			t.Fatalf("round trip: %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+// FuzzSendHeaderList: a send header decoded from a list of fields (a
+// server leaves a send's fields in remoting.Command.ExtList) is the one
+// decoded from the map of those fields, the last value of a repeated key
+// included, and so is the error.
+func FuzzSendHeaderList(f *testing.F) {
+	h := fullHeader()
+	f.Add(extBytes(capturedSend), int16(remoting.SendMessage))
+	f.Add(extBytes(h.Encode()), int16(remoting.SendMessage))
+	f.Add(extBytes((*SendMessageRequestHeaderV2)(&h).Encode()), int16(remoting.SendMessageV2))
+	f.Add(extBytes((*SendMessageRequestHeaderV2)(&h).Encode()), int16(remoting.SendBatchMessage))
+	f.Add([]byte("a\x00g\x00b\x00\x00c\x00TBW102\x00d\x00-4\x00e\x00+1\x00f\x000\x00g\x000\x00h\x00-0\x00a\x00h"), int16(remoting.SendMessageV2))
+	f.Add([]byte{}, int16(remoting.PullMessage))
+	f.Fuzz(func(t *testing.T, data []byte, code int16) {
+		var list []remoting.ExtField
+		m := map[string]string{}
+		parts := bytes.Split(data, []byte{0})
+		for i := 0; i < len(parts); i += 2 {
+			v := ""
+			if i+1 < len(parts) {
+				v = string(parts[i+1])
+			}
+			list = append(list, remoting.ExtField{Key: string(parts[i]), Value: v})
+			m[string(parts[i])] = v
+		}
+		byMap, errMap := DecodeSendRequestHeader(code, m)
+		byList, errList := DecodeSendRequestHeaderList(code, list)
+		if byMap != byList || (errMap == nil) != (errList == nil) || (errMap != nil && errMap.Error() != errList.Error()) {
+			t.Fatalf("map: %+v, %v; list: %+v, %v", byMap, errMap, byList, errList)
 		}
 	})
 }

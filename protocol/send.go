@@ -128,19 +128,83 @@ func (h *SendMessageRequestHeaderV2) Request(body []byte) *remoting.Command {
 // SEND_REPLY_MESSAGE_V2 (325). Other codes are
 // remoting.ErrBadHeader.
 func DecodeSendRequestHeader(code int16, ext map[string]string) (SendMessageRequestHeader, error) {
+	return decodeSendRequestHeader(code, extReader{ext: ext})
+}
+
+// DecodeSendRequestHeaderList is DecodeSendRequestHeader of the fields
+// of a header decoded into a list (remoting.Command.ExtList), with the
+// same result and error as of the map of those fields.
+func DecodeSendRequestHeaderList(code int16, ext []remoting.ExtField) (SendMessageRequestHeader, error) {
+	slot := sendSlotLong
+	if sendShortNames(code) {
+		slot = sendSlotShort
+	}
+	return decodeSendRequestHeader(code, slotReader(ext, slot))
+}
+
+// sendShortNames: code's header has the one-letter names.
+func sendShortNames(code int16) bool {
+	return code == remoting.SendMessageV2 || code == remoting.SendBatchMessage || code == remoting.SendReplyMessageV2
+}
+
+// sendSlotLong and sendSlotShort give a send header field's slot by its
+// long or one-letter name (the table of SendMessageRequestHeader, in
+// order), -1 for other keys. TestSendSlots holds them to the names.
+func sendSlotLong(key string) int {
+	switch key {
+	case "producerGroup":
+		return 0
+	case "topic":
+		return 1
+	case "defaultTopic":
+		return 2
+	case "defaultTopicQueueNums":
+		return 3
+	case "queueId":
+		return 4
+	case "sysFlag":
+		return 5
+	case "bornTimestamp":
+		return 6
+	case "flag":
+		return 7
+	case "properties":
+		return 8
+	case "reconsumeTimes":
+		return 9
+	case "unitMode":
+		return 10
+	case "maxReconsumeTimes":
+		return 11
+	case "batch":
+		return 12
+	case "bname":
+		return 13
+	}
+	return -1
+}
+
+func sendSlotShort(key string) int {
+	if len(key) == 1 && key[0] >= 'a' && key[0] <= 'n' {
+		return int(key[0] - 'a')
+	}
+	return -1
+}
+
+func decodeSendRequestHeader(code int16, r extReader) (SendMessageRequestHeader, error) {
 	var h SendMessageRequestHeader
 	var err error
 	switch code {
 	case remoting.SendMessage:
-		err = h.decode(ext, false, "SEND_MESSAGE request header")
+		err = h.decodeFrom(r, false, "SEND_MESSAGE request header")
 	case remoting.SendMessageV2:
-		err = h.decode(ext, true, "SEND_MESSAGE_V2 request header")
+		err = h.decodeFrom(r, true, "SEND_MESSAGE_V2 request header")
 	case remoting.SendBatchMessage:
-		err = h.decode(ext, true, "SEND_BATCH_MESSAGE request header")
+		err = h.decodeFrom(r, true, "SEND_BATCH_MESSAGE request header")
 	case remoting.SendReplyMessage:
-		err = h.decode(ext, false, "SEND_REPLY_MESSAGE request header")
+		err = h.decodeFrom(r, false, "SEND_REPLY_MESSAGE request header")
 	case remoting.SendReplyMessageV2:
-		err = h.decode(ext, true, "SEND_REPLY_MESSAGE_V2 request header")
+		err = h.decodeFrom(r, true, "SEND_REPLY_MESSAGE_V2 request header")
 	default:
 		return h, fmt.Errorf("%w: request code %s has no send header", remoting.ErrBadHeader, remoting.RequestCodeName(code))
 	}
@@ -176,13 +240,17 @@ func (h *SendMessageRequestHeader) encode(short bool) map[string]string {
 }
 
 func (h *SendMessageRequestHeader) decode(ext map[string]string, short bool, header string) error {
+	return h.decodeFrom(extReader{ext: ext}, short, header)
+}
+
+func (h *SendMessageRequestHeader) decodeFrom(r extReader, short bool, header string) error {
 	name := func(f sendField) string {
 		if short {
 			return f.short
 		}
 		return f.long
 	}
-	r := extReader{header: header, ext: ext}
+	r.header = header
 	out := SendMessageRequestHeader{
 		ProducerGroup:         r.str(name(fProducerGroup), true),
 		Topic:                 r.str(name(fTopic), true),

@@ -209,3 +209,17 @@ func TestSendResponseHeader(t *testing.T) {
 		t.Fatalf("hex offset: %v", err)
 	}
 }
+
+// TestSendSlots: the slots of the list decoding are the fields' names.
+func TestSendSlots(t *testing.T) {
+	fields := []sendField{fProducerGroup, fTopic, fDefaultTopic, fDefaultQueueNums, fQueueID, fSysFlag, fBornTimestamp,
+		fFlag, fProperties, fReconsumeTimes, fUnitMode, fMaxReconsumeTimes, fBatch, fBrokerName}
+	for i, f := range fields {
+		if sendSlotLong(f.long) != i || sendSlotShort(f.short) != i || sendSlotLong(f.short) != -1 || sendSlotShort(f.long) != -1 {
+			t.Errorf("%v: slots %d %d, want %d", f, sendSlotLong(f.long), sendSlotShort(f.short), i)
+		}
+	}
+	if sendSlotShort("o") != -1 || sendSlotLong("") != -1 {
+		t.Error("a key of no field has a slot")
+	}
+}

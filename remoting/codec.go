@@ -89,13 +89,14 @@ func Decode(frame []byte) (*Command, error) {
 // lim.MaxExtFields ext entries or nested deeper than lim.MaxDepth as soon
 // as the parser gets there.
 func DecodeLimited(frame []byte, lim HeaderLimits) (*Command, error) {
-	return decodeFrame(frame, lim, false)
+	return decodeFrame(frame, lim, false, nil)
 }
 
 // decodeFrame is DecodeLimited; with listResponses a response's ext fields
 // are left in ExtList (a connection decodes responses so, and gives the
-// map to the calls that want one).
-func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool) (*Command, error) {
+// map to the calls that want one), and so are those of a request whose
+// code is in listCodes (ServerConfig.ListCodes).
+func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes []int16) (*Command, error) {
 	lim = lim.withDefaults()
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least the 4-byte header-length word", ErrBadFrame, len(frame))
@@ -132,17 +133,8 @@ func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool) (*Command, 
 	case len(pairs) == 0:
 		c = new(Command)
 		*c = dc
-	case listResponses && dc.IsResponse():
-		if len(pairs) <= len(listedCommand{}.ext) {
-			lc := &listedCommand{Command: dc}
-			n := copy(lc.ext[:], pairs)
-			lc.ExtList = lc.ext[:n:n]
-			c = &lc.Command
-		} else {
-			c = new(Command)
-			*c = dc
-			c.ExtList = slices.Clone(pairs)
-		}
+	case listResponses && dc.IsResponse(), !dc.IsResponse() && slices.Contains(listCodes, dc.Code):
+		c = listed(&dc, pairs)
 	default:
 		c = new(Command)
 		*c = dc
@@ -159,11 +151,37 @@ func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool) (*Command, 
 	return c, nil
 }
 
-// listedCommand is a decoded response and the fields of its ExtList in one
-// allocation: a send's response has six.
+// listedCommand is a decoded command and the fields of its ExtList in one
+// allocation: a send's response has six; listedLong is for up to sixteen
+// (a send's request has fourteen).
 type listedCommand struct {
 	Command
 	ext [8]ExtField
+}
+
+type listedLong struct {
+	Command
+	ext [16]ExtField
+}
+
+// listed is a decoded command with its ext fields in an ExtList of its
+// own.
+func listed(dc *Command, pairs []ExtField) *Command {
+	n := len(pairs)
+	switch {
+	case n <= len(listedCommand{}.ext):
+		lc := &listedCommand{Command: *dc}
+		lc.ExtList = lc.ext[:copy(lc.ext[:], pairs):n]
+		return &lc.Command
+	case n <= len(listedLong{}.ext):
+		ll := &listedLong{Command: *dc}
+		ll.ExtList = ll.ext[:copy(ll.ext[:], pairs):n]
+		return &ll.Command
+	}
+	c := new(Command)
+	*c = *dc
+	c.ExtList = slices.Clone(pairs)
+	return c
 }
 
 // checkLength validates a frame's length prefix n against maxSize, which

@@ -41,6 +41,9 @@ type connConfig struct {
 	// header bounds the headers the connection decodes (zero fields:
 	// defaults).
 	header HeaderLimits
+	// listCodes are the request codes whose ext fields are decoded into
+	// ExtList (ServerConfig.ListCodes).
+	listCodes []int16
 	// budget, if set, is the owner's read budget: every frame is counted
 	// against it from its length prefix on (see Limits.ReadBudget).
 	budget *budget
@@ -687,7 +690,7 @@ func (c *Conn) decodeBuffered(br *bufio.Reader) (cmd *Command, ok bool, err erro
 // decode decodes a complete frame; an error is errUndecodable or
 // ErrBadHeader.
 func (c *Conn) decode(frame []byte) (*Command, int64, error) {
-	cmd, err := decodeFrame(frame, c.cfg.header, true)
+	cmd, err := decodeFrame(frame, c.cfg.header, true, c.cfg.listCodes)
 	if err != nil && !errors.Is(err, ErrBadHeader) {
 		err = fmt.Errorf("%w: %w", errUndecodable, err)
 	}

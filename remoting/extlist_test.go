@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"maps"
+	"slices"
 	"testing"
 )
 
@@ -77,34 +78,72 @@ func FuzzDecodeListResponse(f *testing.F) {
 	f.Add([]byte("\x00\x00\x00\x3c{\"flag\":1,\"extFields\":{\"a\":\"1\",\"a\":\"2\"},\"extFields\":{\"b\":3}}"))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		byMap, errMap := Decode(frame)
-		byList, errList := decodeFrame(frame, DefaultHeaderLimits, true)
-		if (errMap == nil) != (errList == nil) {
+		byList, errList := decodeFrame(frame, DefaultHeaderLimits, true, nil)
+		checkListed(t, byMap, errMap, byList, errList, (*Command).IsResponse)
+	})
+}
+
+// FuzzDecodeListRequest: a server's connection decodes the fields of a
+// request of ServerConfig.ListCodes into a list (the sends); for any frame
+// that list holds what Decode's map holds, both decoders fail alike, and
+// everything else is the same. Other requests keep their map.
+func FuzzDecodeListRequest(f *testing.F) {
+	for _, c := range []*Command{
+		{Code: SendMessageV2, ExtFields: map[string]string{"a": "PG", "b": "T", "c": "TBW102", "d": "4", "e": "1", "f": "0",
+			"g": "1700000000000", "h": "0", "i": "UNIQ_KEY\u0001AC11\u0002", "j": "0", "k": "false", "l": "0", "m": "false", "n": "broker-a"}},
+		{Code: SendMessage, ExtFields: map[string]string{"topic": "T", "queueId": "2"}, SerializeType: SerializeRocketMQ, Body: []byte("b")},
+		{Code: SendBatchMessage, ExtFields: map[string]string{"k01": "1", "k02": "2", "k03": "3", "k04": "4", "k05": "5", "k06": "6",
+			"k07": "7", "k08": "8", "k09": "9", "k10": "10", "k11": "11", "k12": "12", "k13": "13", "k14": "14", "k15": "15", "k16": "16", "k17": "17"}},
+		{Code: PullMessage, ExtFields: map[string]string{"a": "1"}},
+		{Code: Success, Flag: FlagResponse, ExtFields: map[string]string{"msgId": "A"}},
+	} {
+		frame, err := Encode(nil, c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(frame[4:])
+	}
+	f.Add([]byte("\x00\x00\x00\x3e{\"code\":310,\"extFields\":{\"a\":\"1\",\"a\":\"2\"},\"extFields\":{\"b\":3}}"))
+	codes := []int16{SendMessage, SendMessageV2, SendBatchMessage}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		byMap, errMap := Decode(frame)
+		byList, errList := decodeFrame(frame, DefaultHeaderLimits, false, codes)
+		checkListed(t, byMap, errMap, byList, errList, func(c *Command) bool {
+			return !c.IsResponse() && slices.Contains(codes, c.Code)
+		})
+	})
+}
+
+// checkListed compares a frame's Decode (byMap, errMap) with its decode
+// into lists where listed says so (byList, errList).
+func checkListed(t *testing.T, byMap *Command, errMap error, byList *Command, errList error, listed func(*Command) bool) {
+	t.Helper()
+	if (errMap == nil) != (errList == nil) {
+		t.Fatalf("errors differ: map %v, list %v", errMap, errList)
+	}
+	if errMap != nil {
+		if errMap.Error() != errList.Error() {
 			t.Fatalf("errors differ: map %v, list %v", errMap, errList)
 		}
-		if errMap != nil {
-			if errMap.Error() != errList.Error() {
-				t.Fatalf("errors differ: map %v, list %v", errMap, errList)
-			}
-			return
+		return
+	}
+	if !listed(byList) {
+		if byList.ExtList != nil || !sameCommand(byMap, byList) {
+			t.Fatalf("decoded differently: %v, %v", byMap, byList)
 		}
-		if !byList.IsResponse() {
-			if byList.ExtList != nil || !sameCommand(byMap, byList) {
-				t.Fatalf("request decoded differently: %v, %v", byMap, byList)
-			}
-			return
+		return
+	}
+	if byList.ExtFields != nil {
+		t.Fatalf("listed fields in a map: %v", byList.ExtFields)
+	}
+	asMap := *byList
+	asMap.ExtFields, asMap.ExtList = byList.ExtMap(), nil
+	if !sameCommand(byMap, &asMap) {
+		t.Fatalf("map decode %v, list decode %v", byMap, byList)
+	}
+	for k, v := range byMap.ExtFields {
+		if got, ok := byList.Ext(k); !ok || got != v {
+			t.Fatalf("Ext(%q) = %q, %v; map %q", k, got, ok, v)
 		}
-		if byList.ExtFields != nil {
-			t.Fatalf("response fields in a map: %v", byList.ExtFields)
-		}
-		asMap := *byList
-		asMap.ExtFields, asMap.ExtList = byList.ExtMap(), nil
-		if !sameCommand(byMap, &asMap) {
-			t.Fatalf("map decode %v, list decode %v", byMap, byList)
-		}
-		for k, v := range byMap.ExtFields {
-			if got, ok := byList.Ext(k); !ok || got != v {
-				t.Fatalf("Ext(%q) = %q, %v; map %q", k, got, ok, v)
-			}
-		}
-	})
+	}
 }

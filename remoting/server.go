@@ -72,6 +72,11 @@ type ServerConfig struct {
 	// LargeBodyCodes refuses one (the signature itself covers the body
 	// and is checked by the handler).
 	LargeBodyField string
+	// ListCodes are the request codes whose ext fields a connection
+	// decodes into ExtList and not ExtFields, for handlers of hot
+	// requests that read a known set of fields (Command.Ext, or ExtMap
+	// for a map; a repeated key reads as its last value either way).
+	ListCodes []int16
 	// Logger receives the server's logs (hclog.NewNullLogger() if nil).
 	Logger hclog.Logger
 	// OnConnClose, if set, is called once per accepted connection after it
@@ -164,7 +169,11 @@ func NewServer(cfg ServerConfig) *Server {
 		}
 		field := cfg.LargeBodyField
 		s.largeBody = func(req *Command) bool {
-			return (allowed == nil || allowed[req.Code]) && (field == "" || req.ExtFields[field] != "")
+			if allowed != nil && !allowed[req.Code] {
+				return false
+			}
+			v, _ := req.Ext(field)
+			return field == "" || v != ""
 		}
 	}
 	s.refusal = refusalLog{logger: cfg.Logger, now: time.Now}
@@ -440,6 +449,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		writeTimeout:  s.cfg.WriteTimeout,
 		logger:        s.logger,
 		header:        s.cfg.Limits.Header,
+		listCodes:     slices.Clone(s.cfg.ListCodes),
 		budget:        s.budget,
 		frameTimeout:  s.cfg.Limits.FrameTimeout,
 		minRate:       s.cfg.Limits.MinReadRate,
