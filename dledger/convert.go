@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -203,6 +204,7 @@ var errConvertStopped = errors.New("dledger: conversion stopped (test)")
 // convertToOneLog converts this node's two-log data in place (step 3
 // above). scfg is the store's configuration in the two-log layout.
 func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) error {
+	start := time.Now()
 	walDir := filepath.Join(raftDir, "wal")
 	stop := func(s convertStep) error {
 		if g.cfg.convertStop != nil && g.cfg.convertStop(s) {
@@ -278,7 +280,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 	if err := os.RemoveAll(gone); err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
-	g.log.Info("converted to one log: the commitlog is the raft log", "since", g.meta.OneLogSince(), "entries_copied", n)
+	g.log.Info("converted to one log: the commitlog is the raft log", "since", g.meta.OneLogSince(), "entries_copied", n, "took", time.Since(start))
 	return stop(convertDone)
 }
 
