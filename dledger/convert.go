@@ -351,11 +351,14 @@ func copyStable(dst, src raft.StableStore) error {
 
 // raftStateAt finds the term of entry a and the configuration in force at
 // it: the newest snapshot at or below a, then raft-wal's configuration
-// entries up to a.
+// entries after that snapshot up to a.
 func raftStateAt(wl *raftLog, metas []*raft.SnapshotMeta, a uint64) (term uint64, conf raft.Configuration, confIndex uint64, err error) {
+	// The entries a snapshot covers are not read: raft-wal may hold the
+	// whole log (it keeps entries until their segment goes).
+	from := uint64(1)
 	for _, m := range metas {
 		if m.Index <= a {
-			conf, confIndex = m.Configuration, m.ConfigurationIndex
+			conf, confIndex, from = m.Configuration, m.ConfigurationIndex, m.Index+1
 			if m.Index == a {
 				term = m.Term
 			}
@@ -370,10 +373,7 @@ func raftStateAt(wl *raftLog, metas []*raft.SnapshotMeta, a uint64) (term uint64
 	if err != nil {
 		return 0, conf, 0, err
 	}
-	if first == 0 {
-		first = 1
-	}
-	for i := max(first, confIndex+1); i <= min(a, last); i++ {
+	for i := max(first, from); i <= min(a, last); i++ {
 		var l raft.Log
 		if err := wl.GetLog(i, &l); err != nil {
 			return 0, conf, 0, fmt.Errorf("dledger: raft log entry %d: %w", i, err)
