@@ -323,23 +323,31 @@ func TestAdminBrokerDrain(t *testing.T) {
 	}
 }
 
-// TestAdminPendingTimers: a timer message an hour away is listed by
-// `ledgermq admin pending timers` until it is due; nothing is pending in
-// `pending transactions`.
-func TestAdminPendingTimers(t *testing.T) {
+// pendingNode starts a one-node cluster and sends m to it; the context
+// bounds the test.
+func pendingNode(t *testing.T, m *client.Message) (*brokertest.Cluster, context.Context) {
+	t.Helper()
 	tc := brokertest.StartNode(t, nil)
-	ns := tc.NamesrvAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p, err := client.NewProducer(client.WithNameServers(ns))
+	t.Cleanup(cancel)
+	p, err := client.NewProducer(client.WithNameServers(tc.NamesrvAddr()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if _, err := p.Send(ctx, &client.Message{Topic: "PendingT", Body: []byte("later"),
-		Properties: map[string]string{"TIMER_DELAY_SEC": "3600"}}); err != nil {
+	if _, err := p.Send(ctx, m); err != nil {
 		t.Fatal(err)
 	}
+	return tc, ctx
+}
+
+// TestAdminPendingTimers: a timer message an hour away is listed by
+// `ledgermq admin pending timers` until it is due; nothing is pending in
+// `pending transactions`.
+func TestAdminPendingTimers(t *testing.T) {
+	tc, _ := pendingNode(t, &client.Message{Topic: "PendingT", Body: []byte("later"),
+		Properties: map[string]string{"TIMER_DELAY_SEC": "3600"}})
+	ns := tc.NamesrvAddr()
 	var timers protocol.PendingTimers
 	waitFor(t, 20*time.Second, "the timer listed", func() bool {
 		out, _, err := runCLI(t, "admin", "pending", "timers", "-n", ns, "-o", "json")
@@ -362,18 +370,8 @@ func TestAdminPendingTimers(t *testing.T) {
 // listed by `ledgermq admin pending pop` as one in flight for its
 // consumer group and topic; --topic keeps the rows of that topic only.
 func TestAdminPendingPop(t *testing.T) {
-	tc := brokertest.StartNode(t, nil)
+	tc, ctx := pendingNode(t, &client.Message{Topic: "PendingP", Body: []byte("popped")})
 	ns := tc.NamesrvAddr()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p, err := client.NewProducer(client.WithNameServers(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if _, err := p.Send(ctx, &client.Message{Topic: "PendingP", Body: []byte("popped")}); err != nil {
-		t.Fatal(err)
-	}
 	n, err := tc.Raft.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
