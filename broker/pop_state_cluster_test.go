@@ -21,12 +21,13 @@ func TestPopStateListed(t *testing.T) {
 	popReady(t, tc)
 	createTestTopic(t, tc, "PopST", 2)
 	putTestMessages(t, tc, "PopST", 0, "a", "b")
-	_, b := popReady(t, tc)
-	req := broker.PopRequest{Group: "cg_popst", Topic: "PopST", Expression: "*", Max: 1, Invisible: time.Hour, Wait: time.Second}
+	req := broker.PopRequest{Group: "cg_popst", Topic: "PopST", Expression: "*", Max: 1, Invisible: time.Hour, Wait: 100 * time.Millisecond}
 	before := time.Now()
-	if got := popAll(t, b, req, 1); len(got) != 1 {
-		t.Fatalf("received %d of 1", len(got))
-	}
+	broker.WaitFor(t, "the message received", func() bool { // asked of the leader again after an election
+		_, b := popReady(t, tc)
+		got, err := b.PopMessages(testCtx(t), req)
+		return err == nil && len(got) == 1
+	})
 
 	ac, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
 	if err != nil {
@@ -56,8 +57,9 @@ func TestPopStateListed(t *testing.T) {
 			t.Fatalf("asked of a follower: %+v %v", fst, err)
 		}
 	}
-	_, addr, _ := leaderOf(t, tc)
-	if resp := invoke(t, c, addr, remoting.NewRequest(remoting.ListPopState, map[string]string{"limit": "0"}, nil)); resp.Code != remoting.InvalidParameter {
+	if resp := ask(t, tc, c, func() *remoting.Command {
+		return remoting.NewRequest(remoting.ListPopState, map[string]string{"limit": "0"}, nil)
+	}); resp.Code != remoting.InvalidParameter {
 		t.Fatalf("a limit of 0: %d %s", resp.Code, resp.Remark)
 	}
 }
