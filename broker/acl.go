@@ -29,8 +29,9 @@ package broker
 //	UPDATE_AND_CREATE_TOPIC (17), DELETE_     an admin account
 //	  TOPIC (215), UPDATE_AND_CREATE/DELETE_
 //	  SUBSCRIPTIONGROUP (200/207), RESET_
-//	  OFFSET (222), 4002–4013 (raft changes,
-//	  drain, pending, the group's ACL rules)
+//	  OFFSET (222), 4002–4014 (raft changes,
+//	  drain, pending, the group's ACL rules,
+//	  POP state)
 //	RAFT_STATUS (4001)                        nothing: name servers confirm a
 //	                                          registration with it, unsigned, and
 //	                                          it tells only what routes tell
@@ -191,6 +192,7 @@ var aclTable = map[int16]aclRule{
 	remoting.RaftDrain:                        {admin: true},
 	remoting.ListPendingTimers:                {admin: true},
 	remoting.ListPendingTransactions:          {admin: true},
+	remoting.ListPopState:                     {admin: true},
 	remoting.UpdateACL:                        {admin: true},
 	remoting.GetBrokerClusterACLConfig:        {admin: true},
 	remoting.UpdateBrokerConfig:               {admin: true},

@@ -189,10 +189,14 @@
 // (timerService) and reach the group through the timerRaft interface.
 //
 // Pending work (timer_admin.go; ledgermq's codes, protocol/pending.go):
-// 4010 LEDGERMQ_LIST_PENDING_TIMERS (count, next due, the first limit in
-// delivery order) and 4011 LEDGERMQ_LIST_PENDING_TRANSACTIONS (count, the
+// 4011 LEDGERMQ_LIST_PENDING_TIMERS (count, next due, the first limit in
+// delivery order) and 4012 LEDGERMQ_LIST_PENDING_TRANSACTIONS (count, the
 // oldest limit with age, check count and producer group), answered by the
 // leader, forwarded by followers; a bad limit is INVALID_PARAMETER (29).
+// 4014 LEDGERMQ_LIST_POP_STATE (pop_state.go, protocol/pop_state.go) is
+// served the same way: PopState's rows (in flight, due, oldest
+// invisible-until per consumer group and topic), filtered by group and
+// topic when asked.
 //
 // Subscription groups (groups.go): 200 and 207 on the leader (followers
 // forward), 201 and 352 from any replica; groups are replicated metadata.

@@ -121,6 +121,7 @@ func (b *Broker) handlers() []handlerRow {
 		// Pending work (timer_admin.go).
 		{code: remoting.ListPendingTimers, pool: poolAdmin, leader: b.listPendingTimers},
 		{code: remoting.ListPendingTransactions, pool: poolAdmin, leader: b.listPendingTransactions},
+		{code: remoting.ListPopState, pool: poolAdmin, leader: b.listPopState}, // pop_state.go
 
 		// The group's ACL rules (aclsync.go).
 		{code: remoting.UpdateACL, pool: poolAdmin, leader: b.updateACL},

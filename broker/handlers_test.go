@@ -48,7 +48,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.RaftAddNode: {poolAdmin, true}, remoting.RaftTransferLeader: {poolAdmin, true},
 		remoting.RaftDrain:         {poolAdmin, false},
 		remoting.ListPendingTimers: {poolAdmin, true}, remoting.ListPendingTransactions: {poolAdmin, true},
-		remoting.UpdateACL: {poolAdmin, true},
+		remoting.UpdateACL: {poolAdmin, true}, remoting.ListPopState: {poolAdmin, true},
 	}
 	rows := (&Broker{}).handlers()
 	seen := map[int16]bool{}

@@ -1,7 +1,12 @@
 package broker
 
 import (
+	"context"
+	"fmt"
 	"time"
+
+	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // PopTopicState is a consumer group's POP state in one topic, summed over
@@ -33,4 +38,28 @@ func (b *Broker) PopState() []PopTopicState {
 		}
 	}
 	return out
+}
+
+// listPopState serves 4014 on the leader: PopState's rows of the consumer
+// group and topic asked (either may be absent: all), the first limit of
+// them, with the count of all that match.
+func (b *Broker) listPopState(_ context.Context, req *remoting.Command) (*remoting.Command, error) {
+	h, err := protocol.DecodePopStateHeader(req.ExtFields)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidParameter, err)
+	}
+	out := protocol.PopState{Rows: []protocol.PopStateRow{}}
+	for _, s := range b.PopState() {
+		if (h.Group != "" && s.Group != h.Group) || (h.Topic != "" && s.Topic != h.Topic) {
+			continue
+		}
+		if out.Count++; len(out.Rows) < h.Limit {
+			r := protocol.PopStateRow{Group: s.Group, Topic: s.Topic, Inflight: int64(s.Inflight), Due: int64(s.Due)}
+			if !s.OldestUntil.IsZero() {
+				r.OldestInvisibleUntil = s.OldestUntil.UnixMilli()
+			}
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return bodyAnswer(req, out.Encode)
 }

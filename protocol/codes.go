@@ -30,7 +30,7 @@ type RequestCode struct {
 }
 
 // RequestCodes is every request code of RocketMQ 4.x and 5.x's remoting
-// protocol, in code order, and ledgermq's own (4001–4013). The broker's
+// protocol, in code order, and ledgermq's own (4001–4014). The broker's
 // and the name server's tests hold their handler tables to it, and
 // CODES.md is rendered from it (TestRequestCodesDoc), so neither can drift.
 var RequestCodes = []RequestCode{
@@ -202,6 +202,7 @@ var RequestCodes = []RequestCode{
 	{remoting.ListPendingTimers, "LEDGERMQ_LIST_PENDING_TIMERS", Broker, "ledgermq's own"},
 	{remoting.ListPendingTransactions, "LEDGERMQ_LIST_PENDING_TRANSACTIONS", Broker, "ledgermq's own"},
 	{remoting.UpdateACL, "LEDGERMQ_UPDATE_ACL", Broker, "ledgermq's own: a node proposes its plain_acl.yml to the leader"},
+	{remoting.ListPopState, "LEDGERMQ_LIST_POP_STATE", Broker, "ledgermq's own: each consumer group's POP state per topic"},
 }
 
 // ServedCodes returns the codes the table says server serves.

@@ -82,6 +82,7 @@
 //	4011  LIST_PENDING_TIMERS       admin → broker      PendingListHeader                    answer: PendingTimers
 //	4012  LIST_PENDING_TRANSACTIONS admin → broker      PendingListHeader                    answer: PendingTransactions
 //	4013  UPDATE_ACL                broker → leader     ext ifNewer, modified, node          body: plain_acl.yml (broker/aclsync.go)
+//	4014  LIST_POP_STATE            admin → broker      PopStateHeader                       answer: PopState
 //
 // rocketmq-client-go sends 10 for single messages and 320 for batches;
 // Java producers send 310. Our client (package client) sends 10 and 320,

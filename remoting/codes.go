@@ -183,6 +183,8 @@ const (
 	ListPendingTransactions int16 = 4012 // admin → broker (leader): transactions not yet decided
 
 	UpdateACL int16 = 4013 // broker → broker (leader): propose a plain_acl.yml as the group's rules
+
+	ListPopState int16 = 4014 // admin → broker (leader): each consumer group's POP messages in flight, per topic
 )
 
 var responseCodeNames = map[int16]string{
@@ -343,6 +345,7 @@ var requestCodeNames = map[int16]string{
 	ListPendingTimers:                "LEDGERMQ_LIST_PENDING_TIMERS",
 	ListPendingTransactions:          "LEDGERMQ_LIST_PENDING_TRANSACTIONS",
 	UpdateACL:                        "LEDGERMQ_UPDATE_ACL",
+	ListPopState:                     "LEDGERMQ_LIST_POP_STATE",
 }
 
 // ResponseCodeName returns the Java name of a response code, or its decimal

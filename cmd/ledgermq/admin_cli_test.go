@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -322,23 +323,31 @@ func TestAdminBrokerDrain(t *testing.T) {
 	}
 }
 
-// TestAdminPendingTimers: a timer message an hour away is listed by
-// `ledgermq admin pending timers` until it is due; nothing is pending in
-// `pending transactions`.
-func TestAdminPendingTimers(t *testing.T) {
+// pendingNode starts a one-node cluster and sends m to it; the context
+// bounds the test.
+func pendingNode(t *testing.T, m *client.Message) (*brokertest.Cluster, context.Context) {
+	t.Helper()
 	tc := brokertest.StartNode(t, nil)
-	ns := tc.NamesrvAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p, err := client.NewProducer(client.WithNameServers(ns))
+	t.Cleanup(cancel)
+	p, err := client.NewProducer(client.WithNameServers(tc.NamesrvAddr()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if _, err := p.Send(ctx, &client.Message{Topic: "PendingT", Body: []byte("later"),
-		Properties: map[string]string{"TIMER_DELAY_SEC": "3600"}}); err != nil {
+	if _, err := p.Send(ctx, m); err != nil {
 		t.Fatal(err)
 	}
+	return tc, ctx
+}
+
+// TestAdminPendingTimers: a timer message an hour away is listed by
+// `ledgermq admin pending timers` until it is due; nothing is pending in
+// `pending transactions`.
+func TestAdminPendingTimers(t *testing.T) {
+	tc, _ := pendingNode(t, &client.Message{Topic: "PendingT", Body: []byte("later"),
+		Properties: map[string]string{"TIMER_DELAY_SEC": "3600"}})
+	ns := tc.NamesrvAddr()
 	var timers protocol.PendingTimers
 	waitFor(t, 20*time.Second, "the timer listed", func() bool {
 		out, _, err := runCLI(t, "admin", "pending", "timers", "-n", ns, "-o", "json")
@@ -354,5 +363,40 @@ func TestAdminPendingTimers(t *testing.T) {
 	jsonCLI(t, &txns, "admin", "pending", "transactions", "-n", ns)
 	if txns.Count != 0 {
 		t.Fatalf("pending transactions %+v", txns)
+	}
+}
+
+// TestAdminPendingPop: a message POP-received and not acknowledged is
+// listed by `ledgermq admin pending pop` as one in flight for its
+// consumer group and topic; --topic keeps the rows of that topic only.
+func TestAdminPendingPop(t *testing.T) {
+	tc, ctx := pendingNode(t, &client.Message{Topic: "PendingP", Body: []byte("popped")})
+	ns := tc.NamesrvAddr()
+	n, err := tc.Raft.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := tc.Broker(n.ID)
+	req := broker.PopRequest{Group: "cg_pendingp", Topic: "PendingP", Expression: "*", Max: 1, Invisible: time.Hour, Wait: 100 * time.Millisecond}
+	waitFor(t, 20*time.Second, "the message POP-received", func() bool {
+		got, err := b.PopMessages(ctx, req)
+		return err == nil && len(got) == 1
+	})
+	var st protocol.PopState
+	waitFor(t, 20*time.Second, "the message in flight listed", func() bool {
+		out, _, err := runCLI(t, "admin", "pending", "pop", "-g", "cg_pendingp", "-n", ns, "-o", "json")
+		return err == nil && json.Unmarshal([]byte(out), &st) == nil && st.Count == 1 && len(st.Rows) == 1
+	})
+	if r := st.Rows[0]; r.Group != "cg_pendingp" || r.Topic != "PendingP" || r.Inflight != 1 || r.Due != 0 ||
+		time.Until(time.UnixMilli(r.OldestInvisibleUntil)) < 50*time.Minute {
+		t.Fatalf("pop state %+v", r)
+	}
+	out := mustCLI(t, "admin", "pending", "pop", "-n", ns)
+	if !strings.Contains(out, "1 consumer group and topic pairs") || !regexp.MustCompile(`cg_pendingp\s+PendingP\s+1\s+0\s`).MatchString(out) {
+		t.Fatalf("table:\n%s", out)
+	}
+	jsonCLI(t, &st, "admin", "pending", "pop", "--topic", "Other", "-n", ns)
+	if st.Count != 0 || len(st.Rows) != 0 {
+		t.Fatalf("another topic: %+v", st)
 	}
 }

@@ -6,6 +6,9 @@ package main
 //	              first --limit in delivery order
 //	transactions  transactions not yet committed or rolled back: count, the
 //	              oldest --limit with age, check count and producer group
+//	pop           POP messages handed out and not acknowledged, per consumer
+//	              group and topic: in flight, due again, oldest
+//	              invisible-until (--consumer, --topic keep one)
 
 import (
 	"context"
@@ -14,10 +17,12 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/spf13/cobra"
+
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 func newAdminPendingCmd(af *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "pending", Short: "Work a broker group holds for later: timer messages, undecided transactions"}
+	cmd := &cobra.Command{Use: "pending", Short: "Work a broker group holds for later: timer messages, undecided transactions, POP messages in flight"}
 	var group string
 	var limit int
 	cmd.PersistentFlags().StringVar(&group, "group", "", "broker group (brokerName); default: the only one")
@@ -60,6 +65,38 @@ func newAdminPendingCmd(af *adminFlags) *cobra.Command {
 			return a.emit(p, table.Row{"msgId", "producerGroup", "topic", "age", "checks", "halfOffset"}, rows)
 		}),
 	}
-	cmd.AddCommand(timers, txns)
+	cmd.AddCommand(timers, txns, newAdminPendingPopCmd(af, &group, &limit))
+	return cmd
+}
+
+// newAdminPendingPopCmd is `pending pop`; group and limit are its
+// parent's flags. The consumer group is --consumer: --group is the broker
+// group throughout `pending`.
+func newAdminPendingPopCmd(af *adminFlags, group *string, limit *int) *cobra.Command {
+	var h protocol.PopStateHeader
+	cmd := &cobra.Command{
+		Use: "pop", Short: "POP messages in flight per consumer group and topic: how many, how many due again, the oldest invisible-until", Args: cobra.NoArgs,
+		RunE: af.run(func(ctx context.Context, a *admin, _ []string) error {
+			h.Limit = *limit
+			p, err := a.c.PopState(ctx, *group, h)
+			if err != nil {
+				return err
+			}
+			if !a.json {
+				fmt.Fprintf(a.out, "%d consumer group and topic pairs with POP state\n", p.Count)
+			}
+			rows := make([]table.Row, 0, len(p.Rows))
+			for _, r := range p.Rows {
+				oldest := time.Time{}
+				if r.OldestInvisibleUntil > 0 {
+					oldest = time.UnixMilli(r.OldestInvisibleUntil)
+				}
+				rows = append(rows, table.Row{r.Group, r.Topic, r.Inflight, r.Due, fmtTime(oldest)})
+			}
+			return a.emit(p, table.Row{"group", "topic", "inflight", "due", "oldestInvisibleUntil"}, rows)
+		}),
+	}
+	cmd.Flags().StringVarP(&h.Group, "consumer", "g", "", "only this consumer group")
+	cmd.Flags().StringVarP(&h.Topic, "topic", "t", "", "only this topic")
 	return cmd
 }
