@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -282,7 +283,13 @@ func (c *Cluster) WaitConverged(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("dledgertest: cluster did not converge: %w", ctx.Err())
+			var at []string
+			for _, n := range c.Up() {
+				if g := n.Group(); g != nil {
+					at = append(at, fmt.Sprintf("%s applied %d (%s, %v)", n.ID, g.AppliedIndex(), g.Raft().State(), g.Err()))
+				}
+			}
+			return fmt.Errorf("dledgertest: cluster did not converge on %d: %s: %w", want, strings.Join(at, ", "), ctx.Err())
 		case <-t.C:
 		}
 	}
