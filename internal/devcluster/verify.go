@@ -3,6 +3,7 @@ package devcluster
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -129,9 +130,18 @@ func CommitLogDir(n Node) string { return filepath.Join(n.Dir, "store", "commitl
 // (store/doc.go), so any difference is a replica that diverged: a lost or
 // extra entry, a torn write that recovery did not cut, a restore that
 // went wrong.
+//
+// With one log (the store's onelog file) the CommitLog is the raft log,
+// entries without records included (a new term's no-op, a barrier), so a
+// node stopped a few entries behind the others holds a shorter log: the
+// logs are then compared up to the shortest one's end, every byte below
+// it, and what the others hold beyond it is their log's extension.
 func CompareCommitLogs(nodes []Node) (int64, error) {
 	if len(nodes) < 2 {
 		return 0, errors.New("devcluster: fewer than two nodes to compare")
+	}
+	if oneLog(nodes) {
+		return compareLogPrefix(nodes)
 	}
 	segs := make([][]string, len(nodes))
 	for i, n := range nodes {
@@ -147,7 +157,7 @@ func CompareCommitLogs(nodes []Node) (int64, error) {
 	}
 	var total int64
 	for _, name := range segs[0] {
-		n, err := compareFiles(nodes, name)
+		n, err := compareFiles(nodes, name, -1)
 		total += n
 		if err != nil {
 			return total, err
@@ -180,9 +190,83 @@ func isDigits(s string) bool {
 	return true
 }
 
+// oneLog reports whether any node's store is in the one-log layout.
+func oneLog(nodes []Node) bool {
+	for _, n := range nodes {
+		if _, err := os.Stat(filepath.Join(n.Dir, "store", "onelog")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// compareLogPrefix compares the nodes' CommitLogs up to the end of the
+// shortest (see CompareCommitLogs) and returns how many bytes that is.
+func compareLogPrefix(nodes []Node) (int64, error) {
+	segs := make([][]string, len(nodes))
+	minEnd, shortest := int64(-1), 0
+	for i, n := range nodes {
+		var err error
+		if segs[i], err = segmentNames(CommitLogDir(n)); err != nil {
+			return 0, err
+		}
+		end := int64(0)
+		if k := len(segs[i]); k > 0 {
+			last := segs[i][k-1]
+			in, err := dataEnd(filepath.Join(CommitLogDir(n), last))
+			if err != nil {
+				return 0, err
+			}
+			end = segmentStart(last) + in
+		}
+		if minEnd < 0 || end < minEnd {
+			minEnd, shortest = end, i
+		}
+	}
+	var total int64
+	for _, name := range segs[shortest] {
+		start := segmentStart(name)
+		if start >= minEnd {
+			break
+		}
+		for i := range nodes {
+			if !slices.Contains(segs[i], name) {
+				return total, fmt.Errorf("devcluster: %s has segments %v, %s has %v", nodes[shortest].ID, segs[shortest], nodes[i].ID, segs[i])
+			}
+		}
+		n, err := compareFiles(nodes, name, minEnd-start)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// dataEnd is where the entries of a CommitLog segment file end: the first
+// entry whose length word is 0 (the pre-allocated zero tail) or that does
+// not fit the file.
+func dataEnd(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	pos := 0
+	for pos+4 <= len(b) {
+		n := int(binary.BigEndian.Uint32(b[pos:]))
+		if n < 4 || pos+n+4 > len(b) {
+			break
+		}
+		pos += n + 4 // the payload, then its CRC trailer
+	}
+	return int64(pos), nil
+}
+
 // compareFiles compares segment name of every node with the first node's,
-// reading all of them in step, and returns the segment's size.
-func compareFiles(nodes []Node, name string) (int64, error) {
+// reading all of them in step, and returns the bytes compared: the whole
+// files, which must be the same size, or with limit >= 0 their first
+// limit bytes (or fewer, to the shortest file's end).
+func compareFiles(nodes []Node, name string, limit int64) (int64, error) {
 	files := make([]*os.File, len(nodes))
 	defer func() {
 		for _, f := range files {
@@ -202,9 +286,14 @@ func compareFiles(nodes []Node, name string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if i == 0 {
+		switch {
+		case limit >= 0:
+			if i == 0 || fi.Size() < size {
+				size = min(limit, fi.Size())
+			}
+		case i == 0:
 			size = fi.Size()
-		} else if fi.Size() != size {
+		case fi.Size() != size:
 			return 0, fmt.Errorf("devcluster: segment %s: %s has %d bytes, %s %d", name, nodes[0].ID, size, n.ID, fi.Size())
 		}
 	}
