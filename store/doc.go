@@ -50,7 +50,10 @@
 // visible. Recovery lists the entries from Config.EntriesFrom, dispatches
 // up to the checkpoint (or Config.CommittedSeq) and keeps the rest pending.
 // Retention keeps every segment from the first entry raft may still read.
-// A store keeps the layout it was created with (the "onelog" file).
+// A store keeps the layout it was created with (the "onelog" file), or the
+// one it was converted to: ConvertToOneLog marks a closed two-log store
+// one-log in place, its CommitLog becoming the prefix that a snapshot
+// covers (dledger's switch of a group, dledger/convert.go).
 //
 // # Invariants
 //
