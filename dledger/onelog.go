@@ -195,14 +195,11 @@ const stableFileName = "state.json"
 // noRaftWAL refuses the one-log layout on a node whose raft log is
 // raft-wal's (its data was written in the other layout).
 func noRaftWAL(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	held, err := dirHasEntries(dir)
 	if err != nil {
 		return err
 	}
-	if len(ents) > 0 {
+	if held {
 		return fmt.Errorf("%w: %s holds a separate raft log; this node's data is in the two-log layout", store.ErrLayout, dir)
 	}
 	return nil
