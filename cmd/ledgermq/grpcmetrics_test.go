@@ -34,6 +34,9 @@ func TestGRPCCallMetrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g := tc.Raft.Node("n0").Group()
+	// POP receives need the group at format version 4, raised by the
+	// leader's tick after it is elected.
+	waitFor(t, 20*time.Second, "the group at format version 4", func() bool { return g.FormatVersion() >= 4 })
 	if err := g.ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpPutTopic, Topic: &metadata.TopicConfig{TopicName: "GMetrics",
 		ReadQueueNums: 1, WriteQueueNums: 1, Perm: metadata.PermRead | metadata.PermWrite}}); err != nil {
 		t.Fatal(err)
