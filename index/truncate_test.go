@@ -64,3 +64,38 @@ func TestTruncateAfterMatchesModel(t *testing.T) {
 		})
 	}
 }
+
+// TestTruncateAfterSlotPastEntries: a slot that points past the file's
+// entries (its page reached the disk before the entries did) cannot be
+// followed back, so the cut rebuilds the slots from every kept entry and
+// no kept entry of that key is hidden.
+func TestTruncateAfterSlotPastEntries(t *testing.T) {
+	cfg := testConfig(t, 7, 400)
+	s := mustOpen(t, cfg)
+	defer mustClose(t, s)
+	for i := int64(0); i < 30; i++ {
+		mustPut(t, s, "a", i*10, base+i*10)
+		mustPut(t, s, "b", i*10, base+i*10)
+	}
+	s.mu.Lock()
+	f := s.files[len(s.files)-1]
+	n := f.limit(s.g)
+	so := s.g.slotOff(s.g.slotOf(keyHash("a")))
+	if err := f.pointSlot(so, uint32(n+3)); err != nil {
+		s.mu.Unlock()
+		t.Fatal(err)
+	}
+	s.mu.Unlock()
+	if err := s.TruncateAfter(195); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for i := int64(19); i >= 0; i-- {
+		want = append(want, i*10)
+	}
+	wantOffsets(t, "a", mustQuery(t, s, "a", 0, math.MaxInt64, 1000), want)
+	wantOffsets(t, "b", mustQuery(t, s, "b", 0, math.MaxInt64, 1000), want)
+	if got := s.MaxPhyOffset(); got != 190 {
+		t.Fatalf("max offset after the cut: %d, want 190", got)
+	}
+}

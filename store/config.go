@@ -55,7 +55,11 @@ type Config struct {
 	// IndexFlushInterval and IndexFlushEntries: a checkpoint also flushes
 	// the IndexFile once IndexFlushInterval has passed or IndexFlushEntries
 	// keys were indexed since its last flush (and a clean close always).
-	// Defaults 30 s and 100 000. A flush cleans every page of the
+	// Defaults 30 s and 100 000. IndexFlushBytes bounds the same work in
+	// CommitLog bytes: a checkpoint also flushes the IndexFile once the
+	// log has grown that far past what the last flush indexed (default
+	// 32 MiB; large messages reach it long before 100 000 keys, and what
+	// recovery reads again is bytes). A flush cleans every page of the
 	// hash-slot table, and the next write to each then faults to dirty it
 	// again: flushed every second, with random keys, that was a fault for
 	// most messages. Between flushes the checkpoint records the index as
@@ -63,6 +67,7 @@ type Config struct {
 	// there: IndexFlushEntries bounds that work.
 	IndexFlushInterval time.Duration
 	IndexFlushEntries  int
+	IndexFlushBytes    int64
 	// UnitsPerQueueFile is the ConsumeQueue file size in units. Default
 	// 300 000.
 	UnitsPerQueueFile int
@@ -142,6 +147,7 @@ func DefaultConfig(dir string) Config {
 		CheckpointInterval:    time.Second,
 		IndexFlushInterval:    30 * time.Second,
 		IndexFlushEntries:     100000,
+		IndexFlushBytes:       32 << 20,
 		UnitsPerQueueFile:     300000,
 		MaxOpenQueueFiles:     1024,
 		IndexSlots:            5000000,
@@ -167,7 +173,7 @@ func (c Config) Validate() error {
 	if c.SegmentSize < 64<<10 {
 		bad("SegmentSize %d < 64 KiB", c.SegmentSize)
 	}
-	if c.FlushInterval <= 0 || c.CheckpointInterval <= 0 || c.IndexFlushInterval <= 0 || c.CleanInterval <= 0 || c.IndexFlushEntries < 1 {
+	if c.FlushInterval <= 0 || c.CheckpointInterval <= 0 || c.IndexFlushInterval <= 0 || c.CleanInterval <= 0 || c.IndexFlushEntries < 1 || c.IndexFlushBytes < 1 {
 		bad("intervals must be positive")
 	}
 	if c.UnitsPerQueueFile < 1 || c.MaxOpenQueueFiles < 4 {

@@ -320,8 +320,6 @@ func (s *Store) checkpoint(clean bool) error {
 		return nil
 	}
 	now := s.cfg.Clock()
-	flushIdx := clean || s.idxFlushedAt.IsZero() || now.Sub(s.idxFlushedAt) >= s.cfg.IndexFlushInterval ||
-		s.idxPending >= int64(s.cfg.IndexFlushEntries)
 	idxPending := s.idxPending
 	c := Checkpoint{
 		Clean:           clean,
@@ -329,13 +327,15 @@ func (s *Store) checkpoint(clean bool) error {
 		Seq:             s.lastSeq.Load(),
 		IndexPhyOffset:  s.idxFlushedPhy,
 	}
-	if flushIdx {
-		c.IndexPhyOffset = s.idx.MaxPhyOffset()
-	}
 	if s.cfg.OneLog {
 		// What follows the dispatched entries may not be committed: the
 		// checkpoint vouches for the dispatched ones only.
 		c.CommitLogOffset = s.ents.applied
+	}
+	flushIdx := clean || s.idxFlushedAt.IsZero() || now.Sub(s.idxFlushedAt) >= s.cfg.IndexFlushInterval ||
+		s.idxPending >= int64(s.cfg.IndexFlushEntries) || c.CommitLogOffset-max(s.idxFlushedPhy, 0) >= s.cfg.IndexFlushBytes
+	if flushIdx {
+		c.IndexPhyOffset = s.idx.MaxPhyOffset()
 	}
 	table := make(map[queueKey]QueueState, len(s.recorded)+len(s.queues))
 	for k, v := range s.recorded {
