@@ -62,7 +62,7 @@ staticcheck: $(STATICCHECK)
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
-	LEDGERMQ_TEST_ONE_LOG=1 $(GO) test -race -count=1 -timeout 10m ./dledger/
+	LEDGERMQ_TEST_TWO_LOG=1 $(GO) test -race -count=1 -timeout 10m ./dledger/
 	$(GO) test -count=1 -timeout 10m -run '^TestManyTopics$$' -v ./store/ | grep -E '^(---|ok|FAIL|\s+manytopics)'
 	$(GO) test -count=1 -timeout 5m -run '^TestRealClientOrderly' ./compat/
 
@@ -98,7 +98,7 @@ CHAOS_DIR     ?= $(RUN_DIR)/chaos
 CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer power disk-full member hostile
 CHAOS_WORKLOADS ?= queue,txn,register
 # KEY=VALUE words added to every node's config in every chaos run, e.g.
-# CHAOS_NODE_CONF=raft.log=commitlog (the one-log layout).
+# CHAOS_NODE_CONF=raft.log=wal (the two-log layout; one log is the default).
 CHAOS_NODE_CONF ?=
 
 chaos: export LEDGERMQ_NODE_CONF = $(CHAOS_NODE_CONF)

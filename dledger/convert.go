@@ -149,29 +149,36 @@ func (f *fsm) restart(err error) {
 // first: a node whose group switched and whose raft-wal still holds a log
 // converts (convert is true); a store created or converted one-log stays
 // so; a two-log node stays two-log until its group switches (Config.OneLog
-// then only says that it wants to); a new node takes Config.OneLog.
-func chooseLayout(cfg Config, meta *metadata.State, storeDir, walDir string) (oneLog, convert bool, err error) {
-	walHeld, err := dirHasEntries(walDir)
+// then only says that it wants to). A node without data (ask) takes its
+// group's layout (layout.go).
+func chooseLayout(wantOneLog bool, meta *metadata.State, storeDir, raftDir string) (oneLog, convert, ask bool, err error) {
+	walHeld, err := dirHasEntries(filepath.Join(raftDir, "wal"))
 	if err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
 	marked, err := store.HasOneLog(storeDir)
 	if err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
 	switch {
 	case meta.OneLogSince() != 0 && walHeld:
-		return true, true, nil
+		return true, true, false, nil
 	case marked:
-		return true, false, nil
+		return true, false, false, nil
 	case walHeld:
-		return false, false, nil
+		return false, false, false, nil
 	}
 	segs, err := store.HasCommitLog(storeDir)
-	if err != nil {
-		return false, false, err
+	if err != nil || segs {
+		return false, false, false, err
 	}
-	return cfg.OneLog && !segs, false, nil
+	none, err := hasNoData(raftDir)
+	if err != nil {
+		return false, false, false, err
+	}
+	// A raft state or a snapshot and no store yet: a node stopped before it
+	// created its store, in the layout it was configured for.
+	return wantOneLog && !none, false, none, nil
 }
 
 func dirHasEntries(dir string) (bool, error) {

@@ -14,7 +14,7 @@ import (
 )
 
 // twoLogCluster starts a three-node group in the two-log layout (whatever
-// LEDGERMQ_TEST_ONE_LOG says) that snapshots and compacts its raft log
+// LEDGERMQ_TEST_TWO_LOG says) that snapshots and compacts its raft log
 // often, under load, and returns once 200 messages are acknowledged.
 func twoLogCluster(t *testing.T) (*dledgertest.Cluster, context.Context, *load) {
 	t.Helper()
@@ -256,7 +256,12 @@ func TestSwitchToOneLogReplacedNode(t *testing.T) {
 	if err := c.Wipe(lost.ID); err != nil {
 		t.Fatal(err)
 	}
+	// It starts in the wal layout, as a node that learned its group's
+	// layout before the switch and was cut off since (a node without data
+	// would take the one log at once: TestReplacedNodeTakesGroupLayout):
+	// raft's term and vote on disk mark it as one that has run before.
 	lost.Cfg.OneLog = false
+	seedRanBefore(t, lost)
 	last := leader.Group().Raft().LastIndex()
 	waitUntil(t, ctx, "the leader compacted its log", func() bool {
 		g := leaderGroup(c)
@@ -278,4 +283,17 @@ func TestSwitchToOneLogReplacedNode(t *testing.T) {
 	l.waitAcked(t, l.ackedCount()+100, 30*time.Second)
 	finishSupervised(t, ctx, c, l, "T")
 	checkConverted(t, c)
+}
+
+// seedRanBefore gives a wiped node's data directory a raft state file, so
+// it starts in its configured layout instead of asking its group's.
+func seedRanBefore(t *testing.T, n *dledgertest.Node) {
+	t.Helper()
+	raftDir := filepath.Join(n.Cfg.DataDir, "raft")
+	if err := os.MkdirAll(raftDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(raftDir, "state.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -30,7 +30,7 @@
 // raft's pipeline can deadlock after a follower rejects a request, and
 // with few, large entries in flight it gains nothing measurable.
 //
-// # One log (Config.OneLog, raft.log = commitlog)
+// # One log (Config.OneLog; raft.log = commitlog, the default)
 //
 // The CommitLog can be the raft log itself: commitLogRaftLog (onelog.go)
 // is raft's LogStore over the store's entry methods, and raft's term and
@@ -44,9 +44,10 @@
 // no-ops and barriers the FSM never sees). Group settings that change the
 // geometry stop a node whose store differs instead of re-creating it (its
 // CommitLog holds raft entries from the first one on). Every node of a
-// group uses the same layout: a new node takes Config.OneLog, and a group
-// created with two logs switches in place once every member is configured
-// for one (convert.go: a replicated op at format version 6, one restart
+// group uses the same layout: a node without data asks the members for
+// theirs and takes the layout of those that hold data, or, in a new group,
+// Config.OneLog (layout.go); a group created with two logs switches in
+// place once every member is configured for one (convert.go: a replicated op at format version 6, one restart
 // of each node, which converts its data before raft starts; the
 // CommitLog written beside raft-wal stays as the prefix a snapshot
 // covers). A node's data, once one-log, stays so.

@@ -118,9 +118,10 @@ func TestDifferentMaxMessageSizeDoesNotDiverge(t *testing.T) {
 // where a segment ends and so every later physical offset (and offset
 // message id). A node configured with another size used to write other
 // offsets and keep serving; it now adopts the group's size, also when it
-// restarts with its own configuration.
+// restarts with its own configuration. (The wal layout only:
+// LEDGERMQ_TEST_TWO_LOG=1.)
 func TestDifferentSegmentSizeDoesNotDiverge(t *testing.T) {
-	if os.Getenv("LEDGERMQ_TEST_ONE_LOG") == "1" {
+	if os.Getenv("LEDGERMQ_TEST_TWO_LOG") != "1" {
 		// With one log a store holds raft entries from the start, so it
 		// cannot be re-created with the group's geometry: a node
 		// configured differently stops (TestOneLogDifferentSegmentSizeStops).

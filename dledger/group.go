@@ -94,6 +94,9 @@ type Group struct {
 	wantOneLog bool
 	// switching: this leader proposed the switch to one log (convert.go).
 	switching atomic.Bool
+	// layout is the layout the node runs (layoutIsWAL, layoutIsCommitLog),
+	// layoutUndecided until it is known (layout.go); node info reports it.
+	layout atomic.Int32
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -145,9 +148,31 @@ func (g *Group) open() error {
 		return fmt.Errorf("dledger: %w", err)
 	}
 	g.wantOneLog = g.cfg.OneLog
-	oneLog, convert, err := chooseLayout(g.cfg, g.meta, scfg.Dir, filepath.Join(raftDir, "wal"))
+	// The raft port first: it answers node info (supported format versions
+	// and the layout) beside raft's RPCs, and a node without data learns
+	// its group's layout from the others' (layout.go) while they ask it.
+	stream := g.cfg.StreamLayer
+	if stream == nil {
+		adv, err := net.ResolveTCPAddr("tcp", g.cfg.AdvertiseAddr)
+		if err != nil {
+			return fmt.Errorf("dledger: advertise address: %w", err)
+		}
+		if stream, err = newTCPLayer(g.cfg.BindAddr, adv, g.cfg.TLS); err != nil {
+			return err
+		}
+	}
+	g.mux = newMuxLayer(stream, g.nodeInfo, g.log.Named("peerinfo"))
+	oneLog, convert, ask, err := chooseLayout(g.cfg.OneLog, g.meta, scfg.Dir, raftDir)
+	if err == nil && ask {
+		oneLog, err = g.groupLayout()
+	}
 	if err != nil {
 		return &StartError{NodeID: g.cfg.NodeID, DataDir: g.cfg.DataDir, Part: "raft log", Path: raftDir, Err: err}
+	}
+	if oneLog {
+		g.layout.Store(layoutIsCommitLog)
+	} else {
+		g.layout.Store(layoutIsWAL)
 	}
 	if oneLog != g.cfg.OneLog {
 		g.log.Info("the node's data decides its layout", "one_log", oneLog, "configured", g.cfg.OneLog)
@@ -214,18 +239,6 @@ func (g *Group) open() error {
 	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
 	}
-	stream := cfg.StreamLayer
-	if stream == nil {
-		adv, err := net.ResolveTCPAddr("tcp", cfg.AdvertiseAddr)
-		if err != nil {
-			return fmt.Errorf("dledger: advertise address: %w", err)
-		}
-		if stream, err = newTCPLayer(cfg.BindAddr, adv, cfg.TLS); err != nil {
-			return err
-		}
-	}
-	// The raft port also answers node info (supported format versions).
-	g.mux = newMuxLayer(stream, g.nodeInfo, g.log.Named("peerinfo"))
 	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: g.mux, MaxPool: 3, Timeout: 10 * time.Second, Logger: g.log.Named("transport"),
 		MaxRPCsInFlight: raftRPCsInFlight,

@@ -22,8 +22,9 @@ import (
 // is closed; every other connection goes to raft's transport untouched.
 //
 //	request:  0xB7
-//	answer:   {"node":"n1","minVersion":1,"maxVersion":2,"drained":true}\n   (at most 512 bytes;
-//	          "drained" only while the node is drained)
+//	answer:   {"node":"n1","minVersion":1,"maxVersion":6,"drained":true,"oneLog":true,"layout":"commitlog"}\n
+//	          (at most 512 bytes; "drained" only while the node is drained;
+//	          "layout", or "fresh":true for a node without data: older binaries send neither)
 const peerInfoRPC byte = 0xB7
 
 const (
@@ -45,6 +46,11 @@ type nodeInfo struct {
 	// (Config.OneLog); the leader switches a two-log group only when every
 	// member says so (convert.go). Older binaries leave it out.
 	OneLog bool `json:"oneLog,omitempty"`
+	// Layout is the layout the node's data is in ("wal" or "commitlog");
+	// Fresh, instead, says that the node holds no data yet and waits to
+	// learn its group's (layout.go). Older binaries send neither.
+	Layout string `json:"layout,omitempty"`
+	Fresh  bool   `json:"fresh,omitempty"`
 }
 
 // errBadNodeInfo: a node-info answer that is not one.

@@ -53,7 +53,7 @@ func TestGroupOverTCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	ni, err := g.AskNodeInfoForTest(addr, time.Second)
-	if err != nil || ni != (dledger.NodeInfo{Node: "n0", MinVersion: 1, MaxVersion: dledger.FormatVersionMax}) {
+	if err != nil || ni != (dledger.NodeInfo{Node: "n0", MinVersion: 1, MaxVersion: dledger.FormatVersionMax, Layout: "wal"}) {
 		t.Fatalf("node info %+v, %v", ni, err)
 	}
 	// A single node raises the group's version on its own.

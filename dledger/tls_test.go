@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +55,8 @@ func TestRaftTLSRefusesForeignNode(t *testing.T) {
 		ln.Close()
 	}
 	groups := make([]*dledger.Group, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
 	for i, p := range peers {
 		f := good
 		if i == 2 {
@@ -60,17 +64,38 @@ func TestRaftTLSRefusesForeignNode(t *testing.T) {
 			// another CA's: only the mutual check can refuse it.
 			f = tlsconf.Files{CertFile: foreign.CertFile, KeyFile: foreign.KeyFile, CAFile: good.CAFile}
 		}
-		g, err := dledger.Open(dledger.Config{
+		cfg := dledger.Config{
 			Group: "g", NodeID: p.ID, Peers: peers, BindAddr: p.Addr,
 			DataDir: filepath.Join(dir, p.ID), Timing: dledger.TimingTest,
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
 			Store:     dledgertest.StoreConfig(), TLS: raftTLS(t, f),
-		})
+		}
+		if i == 2 {
+			// No member answers it (its certificate is refused), so
+			// without data it would wait to learn the group's layout:
+			// it starts as a node that has run before (raft's term and
+			// vote on disk), which keeps its configured layout.
+			if err := os.MkdirAll(filepath.Join(cfg.DataDir, "raft"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cfg.DataDir, "raft", "state.json"), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Together, as a new group's processes start (a node without data
+		// opens once a majority of the group answered).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			groups[i], errs[i] = dledger.Open(cfg)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
 			t.Fatal(err)
 		}
-		groups[i] = g
-		defer g.Close()
+		defer groups[i].Close()
 	}
 	ctx := ctxT(t, 60*time.Second)
 	for i := 0; i < 3; i++ {

@@ -68,9 +68,22 @@ func (f *fsm) maxVersion() uint32 {
 }
 
 // nodeInfo is this node's answer to the node-info request.
+// It is asked from the start of Open, before the node's parts exist.
 func (g *Group) nodeInfo() nodeInfo {
-	return nodeInfo{Node: g.cfg.NodeID, MinVersion: formatVersionMin, MaxVersion: g.fsm.maxVersion(), Drained: g.drained.Load(),
-		OneLog: g.wantOneLog || g.store.OneLog()}
+	ni := nodeInfo{Node: g.cfg.NodeID, MinVersion: formatVersionMin, MaxVersion: formatVersionMax, Drained: g.drained.Load(),
+		OneLog: g.wantOneLog}
+	if g.cfg.MaxFormatVersion != 0 {
+		ni.MaxVersion = g.cfg.MaxFormatVersion
+	}
+	switch g.layout.Load() {
+	case layoutIsWAL:
+		ni.Layout = layoutWAL
+	case layoutIsCommitLog:
+		ni.Layout, ni.OneLog = layoutCommitLog, true
+	default:
+		ni.Fresh = true
+	}
+	return ni
 }
 
 // FormatVersion is the group's format version as this node has applied it.

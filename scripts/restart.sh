@@ -4,7 +4,7 @@
 # directory and measures the seconds from that start to the first
 # acknowledged send, then each node's resident memory. Run from the project
 # root after `make build`.
-# Usage: scripts/restart.sh [MIB=1024] [NODE_CONF...]   e.g. scripts/restart.sh 1024 raft.log=commitlog
+# Usage: scripts/restart.sh [MIB=1024] [NODE_CONF...]   e.g. scripts/restart.sh 1024 raft.log=wal (two logs)
 # Loopback only; every wait is bounded; the processes it starts are stopped.
 set -u
 mib=${1:-1024}; shift || true

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The switch of a running group to one log, in place: fills a two-log
-# `ledgermq dev` group with MIB MiB of 16 KiB messages, then, under a steady
+# `ledgermq dev` group (raft.log = wal) with MIB MiB of 16 KiB messages, then, under a steady
 # load, configures every node `raft.log = commitlog` and restarts them one by
 # one (`admin cluster rolling-restart --dev`): the group switches, every node
 # converts its data as it starts again. Prints the load's summary (the
@@ -19,7 +19,7 @@ cleanup() {
   [ -n "$pid" ] && kill -9 -- "-$pid" 2>/dev/null; rm -rf "$D"
 }
 trap cleanup EXIT
-setsid bin/ledgermq dev --dir "$D/dev" --namesrv $ns --restart >>"$D/dev.out" 2>&1 </dev/null & pid=$!
+setsid bin/ledgermq dev --dir "$D/dev" --namesrv $ns --restart --node-conf raft.log=wal >>"$D/dev.out" 2>&1 </dev/null & pid=$!
 for i in $(seq 1 120); do grep -q 'Ctrl-C' "$D/dev.out" 2>/dev/null && break; sleep 0.5; done
 size=16384 count=$((mib * 1024 * 1024 / 16384))
 echo "filling (two logs): $count sends of $size bytes"
@@ -29,7 +29,7 @@ du -sh "$D"/dev/n0/store/commitlog "$D"/dev/n0/raft/wal | sed 's/^/n0: /'
 bin/ledgermq bench produce --namesrv $ns --topic SwitchLoad --producers 2 --rate 200 --duration 90s \
   --send-timeout 10s --verify >"$D/bench.out" 2>&1 & bench=$!
 sleep 5
-for c in "$D"/dev/n[0-9]*.conf; do printf '\nraft.log = commitlog\n' >>"$c"; done
+sed -i 's/^raft\.log *= *wal$/raft.log = commitlog/' "$D"/dev/n[0-9]*.conf
 t0=$(date +%s.%N)
 bin/ledgermq admin -n $ns cluster rolling-restart --dev "$D/dev" --route-wait 0 | tail -4
 for i in $(seq 1 600); do

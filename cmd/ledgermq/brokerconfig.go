@@ -133,7 +133,7 @@ var brokerKeys = []keySpec{
 	{key: "raft.snapshot_bytes", def: "33554432", usage: "raft log bytes since the last snapshot that trigger one (keeps restarts short when entries are large batches)"},
 	{key: "raft.trailing_logs", def: "10240", usage: "raft entries kept after a snapshot for followers to catch up from"},
 	{key: "raft.segment_size", def: "67108864", usage: "raft log segment file size in bytes (compacted entries go a whole segment at a time)"},
-	{key: "raft.log", def: "wal", usage: "where raft's log lives: wal (a log beside the CommitLog) or commitlog (the CommitLog is the raft log: each message written once). A new node's data is created so; a group in the wal layout switches in place, each node converting its data at one restart, once every member is configured commitlog; a node's data, once in the commitlog layout, stays so"},
+	{key: "raft.log", def: "commitlog", usage: "where raft's log lives: commitlog (the CommitLog is the raft log: each message written once) or wal (a log beside the CommitLog). A node without data takes its group's layout from the members that hold data, and a new group this setting (the same on every member); a group in the wal layout switches in place, each node converting its data at one restart, once every member is configured commitlog (so at an upgrade from a release that wrote wal); a node's data, once in the commitlog layout, stays so"},
 }
 
 // ignoredKeys are RocketMQ keys accepted for compatibility and ignored.

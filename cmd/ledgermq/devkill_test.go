@@ -99,18 +99,6 @@ func (lc *leaderChange) afterLeaderStop(t *testing.T, stopped time.Time) (string
 	return next, acceptedAfter
 }
 
-// TestDevLeaderKill9 runs the local cluster as real processes, kill -9s the
-// leader's process, and checks that a new leader takes sends and still
-// serves every message acknowledged before the kill.
-func TestDevLeaderKill9(t *testing.T) {
-	lc := beforeLeaderStop(t)
-	if err := lc.d.Kill9(lc.leader.PID); err != nil {
-		t.Fatal(err)
-	}
-	next, after := lc.afterLeaderStop(t, time.Now())
-	t.Logf("leader process killed; new leader %s acknowledged a send %v later", next, after)
-}
-
 // TestDevLeaderSIGTERMHandsOver stops the leader's process with SIGTERM, as
 // a rolling restart does: it hands leadership to a follower before it
 // stops serving, exits 0, and nothing acknowledged is lost.
@@ -134,19 +122,34 @@ func TestDevLeaderSIGTERMHandsOver(t *testing.T) {
 	t.Logf("leader process stopped by SIGTERM; new leader %s acknowledged a send %v later", next, after)
 }
 
-// TestDevOneLogLeaderKill9 is TestDevLeaderKill9 with the CommitLog as the
-// raft log (raft.log=commitlog): the nodes keep no separate raft log, a new
-// leader serves what the killed one acknowledged, and the killed node,
-// restarted by dev, recovers its log from the CommitLog alone and serves
-// every acknowledged message again.
-func TestDevOneLogLeaderKill9(t *testing.T) {
-	lc := beforeLeaderStop(t, "--node-conf", "raft.log=commitlog", "--restart")
+// TestDevLeaderKill9 runs the local cluster as real processes in the
+// default layout (the CommitLog is the raft log: no separate raft log on
+// any node), kill -9s the leader's process, and checks that a new leader
+// takes sends and still serves every message acknowledged before the
+// kill, and that the killed node, restarted by dev, recovers its log from
+// the CommitLog alone and serves every acknowledged message again.
+func TestDevLeaderKill9(t *testing.T) {
+	leaderKill9(t, "commitlog")
+}
+
+// TestDevWALLeaderKill9 is TestDevLeaderKill9 in the layout of groups
+// created before one log was the default (raft.log=wal): the nodes keep
+// raft's log beside the CommitLog.
+func TestDevWALLeaderKill9(t *testing.T) {
+	leaderKill9(t, "wal")
+}
+
+func leaderKill9(t *testing.T, layout string) {
+	args := []string{"--restart"}
+	if layout != "commitlog" {
+		args = append(args, "--node-conf", "raft.log="+layout)
+	}
+	lc := beforeLeaderStop(t, args...)
 	for _, n := range lc.d.File.Nodes {
-		if _, err := os.Stat(filepath.Join(n.Dir, "raft", "wal")); !os.IsNotExist(err) {
-			t.Fatalf("%s has a separate raft log (%v)", n.ID, err)
-		}
-		if _, err := os.Stat(filepath.Join(n.Dir, "store", "onelog")); err != nil {
-			t.Fatalf("%s's store is not the raft log: %v", n.ID, err)
+		_, walErr := os.Stat(filepath.Join(n.Dir, "raft", "wal"))
+		_, markErr := os.Stat(filepath.Join(n.Dir, "store", "onelog"))
+		if (layout == "commitlog") != (os.IsNotExist(walErr) && markErr == nil) {
+			t.Fatalf("%s: raft/wal %v, store/onelog %v: not the %s layout", n.ID, walErr, markErr, layout)
 		}
 	}
 	if err := lc.d.Kill9(lc.leader.PID); err != nil {

@@ -263,7 +263,8 @@ func viewByIDRequest(t *testing.T, msgID string) *remoting.Command {
 	return remoting.NewRequest(remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(off, 10)}, nil)
 }
 
-// TestDevReplaceNode damages a follower's raft log: the node exits once
+// TestDevReplaceNode damages a follower's raft log (a group in the wal
+// layout, raft.log=wal, whose raft log is a file of its own): the node exits once
 // with the error, the file and the way out (exit status 3, no panic), dev
 // backs off and reports it, and `ledgermq admin raft replace-node` rebuilds
 // it from the group: removed, emptied, started empty without bootstrapping,
@@ -279,7 +280,7 @@ func TestDevReplaceNode(t *testing.T) {
 	// then empties the node's log but keeps its last index and would loop
 	// on snapshot installs for ever, so the node stops itself and dev
 	// starts it again (dledger fsm.Restore, ErrRestartNeeded).
-	d := devcluster.Start(t, bin, devcluster.Options{Args: []string{"--restart",
+	d := devcluster.Start(t, bin, devcluster.Options{Args: []string{"--restart", "--node-conf", "raft.log=wal",
 		"--node-conf", "raft.snapshot_interval=100ms", "--node-conf", "raft.snapshot_threshold=8",
 		"--node-conf", "raft.trailing_logs=4", "--node-conf", "raft.segment_size=65536", "--log-level", "info"}})
 	c := remoting.NewClient(remoting.ClientConfig{})

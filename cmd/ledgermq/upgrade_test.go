@@ -54,11 +54,12 @@ func buildAt(t *testing.T, rev string) string {
 // rolling-restart --dev` under load: old and new nodes serve side by side
 // during the upgrade, no send fails, nothing acknowledged is lost, and
 // every node runs the new build afterwards (it answers RAFT_DRAIN, which
-// the old one does not know). Then, still under the same load, every node
-// is configured `raft.log = commitlog` and restarted once more: the group
-// switches to one log, each node converts the data the old build wrote
-// as it starts again (raft-wal goes), and the messages sent before,
-// during and after are all read back.
+// the old one does not know). The old build wrote the wal layout; the new
+// one is configured for one log by default, so once every node runs it the
+// group switches to one log on its own, still under the same load: each
+// node converts the data the old build wrote as it starts again (raft-wal
+// goes), and the messages sent before, during and after are all read
+// back.
 func TestRollingUpgradeFromPreviousBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two versions and runs them as processes")
@@ -103,14 +104,16 @@ func TestRollingUpgradeFromPreviousBuild(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &steps); err != nil || len(steps) != 3 {
 		t.Fatalf("rolling-restart output: %v\n%s", err, out)
 	}
-	for _, n := range []string{"n0", "n1", "n2"} {
-		if _, _, err := runCLI(t, "admin", "-n", d.Namesrv, "broker", "undrain", n); err != nil {
-			t.Fatalf("%s does not run the new build after the upgrade: %v", n, err)
-		}
-	}
 	switchStart := time.Now()
-	switchToOneLog(t, d)
+	waitSwitchedToOneLog(t, d)
 	switchTook := time.Since(switchStart)
+	for _, n := range []string{"n0", "n1", "n2"} {
+		// A node may still be starting again after the switch.
+		waitFor(t, 30*time.Second, n+" answers RAFT_DRAIN (the new build)", func() bool {
+			_, _, err := runCLI(t, "admin", "-n", d.Namesrv, "broker", "undrain", n)
+			return err == nil
+		})
+	}
 	wg.Wait()
 	if benchErr != nil {
 		t.Fatalf("bench: %v\n%s\n%s", benchErr, benchOut, benchErrOut)
@@ -123,32 +126,11 @@ func TestRollingUpgradeFromPreviousBuild(t *testing.T) {
 		switchTook.Round(time.Millisecond), summary, regexp.MustCompile(`(?m)^verify: .*$`).FindString(benchOut), steps)
 }
 
-// switchToOneLog configures every node of a dev group `raft.log =
-// commitlog`, restarts them one by one, and waits until each one's data is
+// waitSwitchedToOneLog waits until each node of a dev group has its data
 // in the one-log layout (store/onelog written, raft/wal gone) and the
 // group takes sends again.
-func switchToOneLog(t *testing.T, d *devcluster.Process) {
+func waitSwitchedToOneLog(t *testing.T, d *devcluster.Process) {
 	t.Helper()
-	confs, err := filepath.Glob(filepath.Join(d.Dir, "n[0-9]*.conf"))
-	if err != nil || len(confs) != 3 {
-		t.Fatalf("node configs: %v %v", confs, err)
-	}
-	for _, conf := range confs {
-		f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.WriteString("\nraft.log = commitlog\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, errOut, err := runCLI(t, "admin", "-n", d.Namesrv, "cluster", "rolling-restart", "--dev", d.Dir, "--route-wait", "0"); err != nil {
-		t.Fatalf("rolling-restart into raft.log = commitlog: %v\n%s\n%s", err, out, errOut)
-	}
 	waitFor(t, 90*time.Second, "every node's data in the one-log layout", func() bool {
 		for _, n := range []string{"n0", "n1", "n2"} {
 			if _, err := os.Stat(filepath.Join(d.Dir, n, "store", "onelog")); err != nil {

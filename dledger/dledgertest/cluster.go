@@ -52,7 +52,8 @@ func (n *Node) Group() *dledger.Group { return n.group.Load() }
 // ClusterOption adjusts every node's Config before it starts.
 type ClusterOption func(i int, c *dledger.Config)
 
-// OneLog makes the CommitLog every node's raft log (dledger.Config.OneLog).
+// OneLog makes the CommitLog every node's raft log (dledger.Config.OneLog),
+// whatever LEDGERMQ_TEST_TWO_LOG says.
 func OneLog(_ int, c *dledger.Config) { c.OneLog = true }
 
 // StoreConfig is a store configuration with small files for tests.
@@ -136,17 +137,31 @@ func (c *Cluster) make(n int, timing dledger.Timing, opts []ClusterOption) {
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
 			Store:     StoreConfig(),
 			Logger:    logger.With("node", peers[i].ID),
-			// LEDGERMQ_TEST_ONE_LOG=1 runs every group test with the
-			// CommitLog as the raft log.
-			OneLog: os.Getenv("LEDGERMQ_TEST_ONE_LOG") == "1",
+			// The CommitLog is the raft log, as with the product's
+			// default (raft.log = commitlog); LEDGERMQ_TEST_TWO_LOG=1
+			// runs every group test in the wal layout instead.
+			OneLog: os.Getenv("LEDGERMQ_TEST_TWO_LOG") != "1",
 		}
 		for _, o := range opts {
 			o(i, &cfg)
 		}
-		node := &Node{ID: peers[i].ID, Addr: peers[i].Addr, Cfg: cfg}
-		c.Nodes = append(c.Nodes, node)
-		if err := c.start(node, layers[i]); err != nil {
-			t.Fatalf("start %s: %v", node.ID, err)
+		c.Nodes = append(c.Nodes, &Node{ID: peers[i].ID, Addr: peers[i].Addr, Cfg: cfg})
+	}
+	// All at once, as a new group's processes start: a node without data
+	// opens once a majority of its group has answered (its layout).
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, node := range c.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.start(node, layers[i])
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("start %s: %v", c.Nodes[i].ID, err)
 		}
 	}
 }
