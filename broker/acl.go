@@ -220,20 +220,51 @@ var aclTable = map[int16]aclRule{
 
 // withACL wraps h with the check of code's rule; with ACL off it is h.
 func (b *Broker) withACL(code int16, h remoting.HandlerFunc) (remoting.HandlerFunc, error) {
+	gate, err := b.aclGate(code)
+	if err != nil || gate == nil {
+		return h, err
+	}
+	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if refused := gate(conn, req); refused != nil {
+			return refused
+		}
+		return h(ctx, conn, req)
+	}, nil
+}
+
+// withACLAsync is withACL for an asynchronous handler.
+func (b *Broker) withACLAsync(code int16, h remoting.AsyncHandlerFunc) (remoting.AsyncHandlerFunc, error) {
+	gate, err := b.aclGate(code)
+	if err != nil || gate == nil {
+		return h, err
+	}
+	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) {
+		if refused := gate(conn, req); refused != nil {
+			reply(refused)
+			return
+		}
+		h(ctx, conn, req, reply)
+	}, nil
+}
+
+// aclGate is the check of code's rule: the refusal of a request it
+// denies, nil for one it admits; a nil gate when no check applies (ACL
+// off, or a public code).
+func (b *Broker) aclGate(code int16) (func(conn *remoting.Conn, req *remoting.Command) *remoting.Command, error) {
 	rule, ok := aclTable[code]
 	if !ok {
 		return nil, fmt.Errorf("broker: no access rule for %s", remoting.RequestCodeName(code))
 	}
 	if !b.cfg.ACLEnable || rule.public {
-		return h, nil
+		return nil, nil
 	}
 	name := remoting.RequestCodeName(code)
-	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 		if err := b.checkACL(conn, req, name, rule); err != nil {
 			b.log.Info("request refused by the ACL", "peer", remoteString(conn), "code", name, "error", err)
 			return errorResponse(req, err)
 		}
-		return h(ctx, conn, req)
+		return nil
 	}, nil
 }
 

@@ -232,7 +232,8 @@
 //
 //	interface   methods                                   used by
 //	----------  ----------------------------------------  ---------------------------
-//	Proposer    Propose, ProposeWithOp, ProposeMetadata   sends, admin writes, parts
+//	Proposer    Propose, ProposeAsync, ProposeWithOp,     sends, admin writes, parts
+//	            ProposeMetadata
 //	Reader      Store, Metadata                           every handler, every part
 //	Roles       Role, IsLeader, Barrier                   forwarding, registration,
 //	                                                      schedulers, queue locks
@@ -265,7 +266,9 @@
 //
 // The registration loop (register.go) is the Broker's own (b.ctx, b.wg).
 // Handlers run on the remoting pools (send, pull, admin, heartbeat) and
-// may block on a proposal (at most 10 s) or a forward (3 s); each
+// may block on a proposal (at most 10 s) or a forward (3 s); on the
+// leader a send does not (serveSendAsync): it proposes and returns its
+// worker, and the group's completer answers it (ProposeAsync); each
 // registration round runs one short-lived goroutine per name server and
 // waits for them.
 //

@@ -46,15 +46,18 @@ type handlerRow struct {
 	pool   string
 	serve  remoting.HandlerFunc
 	leader leaderHandler
+	// async, when set, serves the request on the remoting port instead of
+	// serve (which in-process callers, ServeLocal, still use).
+	async remoting.AsyncHandlerFunc
 }
 
 // handlers is the table.
 func (b *Broker) handlers() []handlerRow {
 	return []handlerRow{
 		// Producers (send.go, sendback.go, transaction.go).
-		{code: remoting.SendMessage, pool: poolSend, serve: b.serveSend},
-		{code: remoting.SendMessageV2, pool: poolSend, serve: b.serveSend},
-		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend},
+		{code: remoting.SendMessage, pool: poolSend, serve: b.serveSend, async: b.serveSendAsync},
+		{code: remoting.SendMessageV2, pool: poolSend, serve: b.serveSend, async: b.serveSendAsync},
+		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend, async: b.serveSendAsync},
 		{code: remoting.ConsumerSendMsgBack, pool: poolSend, leader: b.sendBack},
 		{code: remoting.EndTransaction, pool: poolSend, serve: b.serveEndTransaction},
 		// Request-reply (reply.go).
@@ -149,8 +152,16 @@ func (b *Broker) installHandlers() error {
 		if err != nil {
 			return err
 		}
-		b.srv.Handle(r.code, r.pool, h)
 		b.local[r.code] = h
+		if r.async != nil {
+			ah, err := b.withACLAsync(r.code, r.async)
+			if err != nil {
+				return err
+			}
+			b.srv.Handle(r.code, r.pool, ah)
+			continue
+		}
+		b.srv.Handle(r.code, r.pool, h)
 	}
 	return nil
 }

@@ -17,9 +17,12 @@ import (
 
 // Proposer writes through the group: messages, messages together with a
 // metadata op (one entry: a delivery and its progress), metadata alone.
-// Each answers after the entry is applied on this node.
+// Each answers after the entry is applied on this node; ProposeAsync
+// calls done then instead of waiting (on the group's goroutine that
+// answers entries, so done must not block).
 type Proposer interface {
 	Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutResult, error)
+	ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, error))
 	ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metadata.Op) ([]store.PutResult, error)
 	ProposeMetadata(ctx context.Context, op metadata.Op) error
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
+	"github.com/ledgermq/ledgermq/store"
 )
 
 // Names and defaults of the RocketMQ send path.
@@ -118,6 +119,11 @@ func (b *Broker) serveSend(ctx context.Context, conn *remoting.Conn, req *remoti
 		return b.sendWhenLed(ctx, conn, req, fmt.Errorf("%w: node %s is not the leader", ErrNoLeader, b.cfg.NodeID))
 	}
 	resp, err := b.send(ctx, conn, req)
+	return b.sendOutcome(ctx, conn, req, resp, err)
+}
+
+// sendOutcome answers a send the leader served (resp) or refused (err).
+func (b *Broker) sendOutcome(ctx context.Context, conn *remoting.Conn, req, resp *remoting.Command, err error) *remoting.Command {
 	if err != nil && leadershipMoving(err) {
 		// Refused before it was proposed because leadership is moving (a
 		// transfer, a drain): nothing was stored, so the send waits for
@@ -130,6 +136,41 @@ func (b *Broker) serveSend(ctx context.Context, conn *remoting.Conn, req *remoti
 		return errorResponse(req, err)
 	}
 	return resp
+}
+
+// serveSendAsync is serveSend on the remoting port (remoting.AsyncHandler):
+// on the leader it proposes the send and returns, so no worker waits for
+// the raft commit; the group's completer builds the answer of every send
+// an entry carried and queues it on its connection. A half message (it
+// holds the transaction view across its proposal), a follower's forward
+// and a wait for the next leader take the synchronous path.
+func (b *Broker) serveSendAsync(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) {
+	if !b.group.IsLeader() {
+		reply(b.serveSend(ctx, conn, req))
+		return
+	}
+	p, err := b.prepareSend(ctx, conn, req)
+	if err != nil || p.half {
+		var resp *remoting.Command
+		if err == nil {
+			resp, err = b.proposeSend(ctx, conn, req, p)
+		}
+		reply(b.sendOutcome(ctx, conn, req, resp, err))
+		return
+	}
+	b.group.ProposeAsync(p.msgs, func(results []store.PutResult, err error) {
+		var resp *remoting.Command
+		if err == nil {
+			resp, err = b.sendAnswer(req, p, results)
+		}
+		if err != nil && leadershipMoving(err) {
+			// The wait for the next leader (at most leaderWait) must not
+			// hold up the completer, which answers every connection.
+			go func() { reply(b.sendOutcome(ctx, conn, req, nil, err)) }()
+			return
+		}
+		reply(b.sendOutcome(ctx, conn, req, resp, err))
+	})
 }
 
 // leadershipMoving: the leader refused a proposal before proposing it
@@ -276,6 +317,46 @@ func (b *Broker) readSendRequest(req *remoting.Command) (protocol.SendMessageReq
 // send stores the message or batch of req on this leader and builds the
 // success response.
 func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	p, err := b.prepareSend(ctx, conn, req)
+	if err != nil {
+		return nil, err
+	}
+	return b.proposeSend(ctx, conn, req, p)
+}
+
+// sendPlan is a send request read, checked and turned into the messages
+// to propose.
+type sendPlan struct {
+	start time.Time
+	h     sendHeader
+	msgs  []*message.Ext
+	// answerQueue is the queue id the answer names (the producer's, also
+	// when the message is parked in another topic).
+	answerQueue int32
+	half        bool
+}
+
+// proposeSend proposes p and waits for its answer.
+func (b *Broker) proposeSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command, p *sendPlan) (*remoting.Command, error) {
+	pctx, cancel := b.bounds.get(ctx, conn, p.start)
+	defer cancel()
+	if p.half {
+		// No rebuild of the transaction view between this proposal and
+		// halfStored (txnview.go).
+		b.txn.view.RLock()
+		defer b.txn.view.RUnlock()
+	}
+	results, err := b.group.Propose(pctx, p.msgs)
+	if err != nil {
+		return nil, err
+	}
+	return b.sendAnswer(req, p, results)
+}
+
+// prepareSend reads a send request and builds its messages: the topic
+// (created when allowed), the queue, retry and dead-letter topics, delay,
+// timer and half-message parking, a batch's messages.
+func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*sendPlan, error) {
 	start := time.Now()
 	h, props, err := b.readSendRequest(req)
 	if err != nil {
@@ -388,18 +469,12 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 		msgs = []*message.Ext{m}
 	}
 
-	pctx, cancel := b.bounds.get(ctx, conn, start)
-	defer cancel()
-	if half {
-		// No rebuild of the transaction view between this proposal and
-		// halfStored (txnview.go).
-		b.txn.view.RLock()
-		defer b.txn.view.RUnlock()
-	}
-	results, err := b.group.Propose(pctx, msgs)
-	if err != nil {
-		return nil, err
-	}
+	return &sendPlan{start: start, h: h, msgs: msgs, answerQueue: answerQueue, half: half}, nil
+}
+
+// sendAnswer records a stored send and builds its answer.
+func (b *Broker) sendAnswer(req *remoting.Command, p *sendPlan, results []store.PutResult) (*remoting.Command, error) {
+	msgs := p.msgs
 	if len(results) != len(msgs) {
 		return nil, fmt.Errorf("broker: %d results for %d messages", len(results), len(msgs))
 	}
@@ -408,13 +483,13 @@ func (b *Broker) send(ctx context.Context, conn *remoting.Conn, req *remoting.Co
 	for _, m := range msgs {
 		bodies += len(m.Body)
 	}
-	b.obs.Stored(h.Topic, len(msgs), bodies, time.Since(start))
-	b.stats.stored(b.cfg.ClusterName, h.Topic, len(msgs), bodies)
-	if half {
+	b.obs.Stored(p.h.Topic, len(msgs), bodies, time.Since(p.start))
+	b.stats.stored(b.cfg.ClusterName, p.h.Topic, len(msgs), bodies)
+	if p.half {
 		b.halfStored(msgs[0].UniqKey(), results[0].QueueOffset)
 	}
 
-	rh := protocol.SendMessageResponseHeader{QueueID: answerQueue, QueueOffset: results[0].QueueOffset,
+	rh := protocol.SendMessageResponseHeader{QueueID: p.answerQueue, QueueOffset: results[0].QueueOffset,
 		Region: defaultRegion, TraceOn: true}
 	if len(results) == 1 {
 		// strings.Join of one would do the same, after two slices.

@@ -30,6 +30,21 @@ type proposal struct {
 	size  int            // bytes the records take in an entry, length fields included
 	entry []byte         // an entry proposed on its own (metadata, messages and an op)
 	done  chan proposalResult
+	// cb, when set, is called with the result instead of sending it on
+	// done (ProposeAsync); answered makes it once.
+	cb       func([]store.PutResult, error)
+	answered atomic.Bool
+}
+
+// finish answers the proposal.
+func (pr *proposal) finish(r proposalResult) {
+	if pr.cb == nil {
+		pr.done <- r
+		return
+	}
+	if pr.answered.CompareAndSwap(false, true) {
+		pr.cb(r.results, r.err)
+	}
 }
 
 type proposalResult struct {
@@ -111,7 +126,7 @@ func (p *proposer) batch(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			if carry != nil {
-				carry.done <- proposalResult{err: ErrClosed}
+				carry.finish(proposalResult{err: ErrClosed})
 			}
 			p.drain(ErrClosed)
 			return
@@ -182,7 +197,7 @@ func (g *Group) encodeMessagesEntry(props []*proposal, size int) ([]byte, []*pro
 		var err error
 		if b, err = g.appendRecords(b, pr); err != nil {
 			b = b[:mark]
-			pr.done <- proposalResult{err: err}
+			pr.finish(proposalResult{err: err})
 			continue
 		}
 		kept = append(kept, pr)
@@ -229,7 +244,7 @@ func (p *proposer) drain(err error) {
 	for {
 		select {
 		case pr := <-p.queue:
-			pr.done <- proposalResult{err: err}
+			pr.finish(proposalResult{err: err})
 		default:
 			return
 		}
@@ -262,7 +277,7 @@ func (p *proposer) answer(e inflight) {
 		}
 		err = mapRaftError(err)
 		for _, pr := range e.props {
-			pr.done <- proposalResult{err: err}
+			pr.finish(proposalResult{err: err})
 		}
 		return
 	}
@@ -274,7 +289,7 @@ func (p *proposer) answer(e inflight) {
 func (p *proposer) deliver(e inflight, res applyResult) {
 	if res.err != nil {
 		for _, pr := range e.props {
-			pr.done <- proposalResult{err: res.err}
+			pr.finish(proposalResult{err: res.err})
 		}
 		return
 	}
@@ -282,10 +297,10 @@ func (p *proposer) deliver(e inflight, res applyResult) {
 	for _, pr := range e.props {
 		n := len(pr.msgs)
 		if i+n > len(res.results) {
-			pr.done <- proposalResult{err: fmt.Errorf("%w: %d results for %d messages", ErrBadEntry, len(res.results), i+n)}
+			pr.finish(proposalResult{err: fmt.Errorf("%w: %d results for %d messages", ErrBadEntry, len(res.results), i+n)})
 			continue
 		}
-		pr.done <- proposalResult{results: res.results[i : i+n]}
+		pr.finish(proposalResult{results: res.results[i : i+n]})
 		i += n
 	}
 }
@@ -331,6 +346,36 @@ func (g *Group) Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutRe
 		return nil, err
 	}
 	return g.await(ctx, pr)
+}
+
+// ProposeAsync is Propose without the wait: done is called once with what
+// Propose would return, on the goroutine that answers the group's entries
+// in log order (so it must not block), or on the caller's when the send
+// is refused before it is queued. There is no context: once queued, the
+// entry is answered when raft decides it (applied, or failed with the
+// leadership) or the group closes.
+func (g *Group) ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, error)) {
+	if err := g.writable(); err != nil {
+		done(nil, err)
+		return
+	}
+	if len(msgs) == 0 {
+		done(nil, nil)
+		return
+	}
+	pr, err := g.encodeProposal(msgs)
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	pr.done, pr.cb = nil, done
+	if err := g.prop.submit(pr); err != nil {
+		done(nil, err)
+		return
+	}
+	if canary.Built && canary.AckBeforeCommit() { // a jepsenbroken build only (internal/canary)
+		pr.finish(proposalResult{results: g.ackedBeforeCommit(len(pr.msgs))})
+	}
 }
 
 // ProposeWithOp replicates msgs and a metadata op in one raft entry, applied
@@ -433,11 +478,7 @@ func (g *Group) await(ctx context.Context, pr *proposal) ([]store.PutResult, err
 		return nil, err
 	}
 	if canary.Built && canary.AckBeforeCommit() { // a jepsenbroken build only (internal/canary)
-		made := make([]store.PutResult, len(pr.msgs))
-		for i := range made {
-			made[i].MsgID = message.OffsetMsgID(g.cfg.StoreHost, 0)
-		}
-		return made, nil
+		return g.ackedBeforeCommit(len(pr.msgs)), nil
 	}
 	select {
 	case r := <-pr.done:
@@ -445,6 +486,16 @@ func (g *Group) await(ctx context.Context, pr *proposal) ([]store.PutResult, err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %v", ErrOutcomeUnknown, ctx.Err())
 	}
+}
+
+// ackedBeforeCommit is the answer of the ack-before-commit broken build
+// (internal/canary): n made-up results, given before raft commits.
+func (g *Group) ackedBeforeCommit(n int) []store.PutResult {
+	made := make([]store.PutResult, n)
+	for i := range made {
+		made[i].MsgID = message.OffsetMsgID(g.cfg.StoreHost, 0)
+	}
+	return made
 }
 
 // batchOverhead is what a store batch adds to its records in the CommitLog

@@ -102,6 +102,11 @@ type Conn struct {
 	wiov     net.Buffers
 	wjoin    []byte
 	flushing bool
+	// wclosed is set (under wmu) when the connection closes; detached
+	// flushers (replyDetached) are started only before, and the read
+	// goroutine waits for them as it ends.
+	wclosed  bool
+	flushers sync.WaitGroup
 
 	// share is what this connection holds of its owner's read budget.
 	share budgetOwner
@@ -198,13 +203,13 @@ func (c *Conn) Close() error {
 // it exceeds MaxFrameSize, or the connection is closed). Safe for
 // concurrent use.
 func (c *Conn) WriteCommand(cmd *Command) error {
-	return c.write(cmd, cmd.Opaque, cmd.Flag)
+	return c.write(cmd, cmd.Opaque, cmd.Flag, false)
 }
 
 // Oneway writes cmd as a one-way request (FlagOneway set, a fresh opaque),
 // returning once it is queued as WriteCommand does. cmd is not modified.
 func (c *Conn) Oneway(cmd *Command) error {
-	return c.write(cmd, c.allocOpaque(), (cmd.Flag|FlagOneway)&^FlagResponse)
+	return c.write(cmd, c.allocOpaque(), (cmd.Flag|FlagOneway)&^FlagResponse, false)
 }
 
 // Request sends cmd as a request with a fresh opaque and waits for the
@@ -292,7 +297,7 @@ func (c *Conn) startCall(cmd *Command, cl *call) error {
 	}
 	c.mu.Unlock()
 
-	if err := c.write(cmd, cl.opaque, cmd.Flag&^(FlagResponse|FlagOneway)); err != nil {
+	if err := c.write(cmd, cl.opaque, cmd.Flag&^(FlagResponse|FlagOneway), false); err != nil {
 		if c.forget(cl) {
 			return err
 		}
@@ -341,7 +346,20 @@ func (c *Conn) complete(resp *Command) {
 // reply writes the response to req: the request's opaque, FlagResponse
 // set. Errors only mean the connection is gone; they are logged.
 func (c *Conn) reply(req, resp *Command) {
-	if err := c.write(resp, req.Opaque, resp.Flag|FlagResponse); err != nil {
+	c.replyMode(req, resp, false)
+}
+
+// replyDetached is reply for a goroutine that serves many connections
+// (an asynchronous handler's completion): it neither waits for the queue
+// to drain nor writes to the socket itself; a flusher goroutine of the
+// connection's does. What it queues is bounded by the connection's
+// requests in flight, which stay counted until their answers are queued.
+func (c *Conn) replyDetached(req, resp *Command) {
+	c.replyMode(req, resp, true)
+}
+
+func (c *Conn) replyMode(req, resp *Command, detached bool) {
+	if err := c.write(resp, req.Opaque, resp.Flag|FlagResponse, detached); err != nil {
 		c.cfg.logger.Debug("cannot send response", "peer", c.nc.RemoteAddr(),
 			"request", RequestCodeName(req.Code), "opaque", req.Opaque, "error", err)
 	}
@@ -369,8 +387,10 @@ func putFrameBuffer(bp *[]byte) {
 // frame is queued in order, not that the peer has it; if the flush fails
 // the connection closes and every pending call fails with ErrConnClosed.
 // A writer blocks while maxQueuedWrite bytes are already waiting
-// (back-pressure from a peer that does not read).
-func (c *Conn) write(cmd *Command, opaque, flag int32) error {
+// (back-pressure from a peer that does not read). A detached writer
+// (replyDetached) does neither: it queues its frame and, when no write is
+// in progress, starts a flusher goroutine for the connection.
+func (c *Conn) write(cmd *Command, opaque, flag int32, detached bool) error {
 	bp := frameBuffers.Get().(*[]byte)
 	frame, err := appendFrame((*bp)[:0], cmd, opaque, flag)
 	*bp = frame
@@ -384,10 +404,10 @@ func (c *Conn) write(cmd *Command, opaque, flag int32) error {
 	}
 
 	c.wmu.Lock()
-	for c.flushing && c.wbytes >= maxQueuedWrite && !c.Closed() {
+	for !detached && c.flushing && c.wbytes >= maxQueuedWrite && !c.Closed() {
 		c.wcond.Wait()
 	}
-	if c.Closed() {
+	if c.wclosed || c.Closed() {
 		c.wmu.Unlock()
 		putFrameBuffer(bp)
 		return c.closedError()
@@ -399,13 +419,29 @@ func (c *Conn) write(cmd *Command, opaque, flag int32) error {
 		return nil
 	}
 	c.flushing = true
+	if detached {
+		c.flushers.Add(1)
+		c.wmu.Unlock()
+		go func() {
+			defer c.flushers.Done()
+			_ = c.flushQueued()
+		}()
+		return nil
+	}
+	c.wmu.Unlock()
+	return c.flushQueued()
+}
+
+// flushQueued writes the queue until it is empty; the caller has set
+// flushing.
+func (c *Conn) flushQueued() error {
+	var err error
 	// The flusher yields once before its first write: the frames of the
 	// goroutines that are runnable now (typically the other handlers of
 	// one raft entry, all answered at once) join this write instead of
 	// each costing a syscall on both ends. A broker under load writes
 	// about a quarter as many times per response; alone on its
 	// connection a writer only pays the yield.
-	c.wmu.Unlock()
 	runtime.Gosched()
 	c.wmu.Lock()
 	for len(c.wqueue) > 0 && err == nil {
@@ -505,6 +541,7 @@ func (c *Conn) closeWith(reason error) {
 	c.cancel()
 	_ = c.nc.Close()
 	c.wmu.Lock()
+	c.wclosed = true
 	c.wcond.Broadcast() // writers held back by a full queue give up
 	c.wmu.Unlock()
 	err := connClosedError(reason)
@@ -518,6 +555,7 @@ func (c *Conn) closeWith(reason error) {
 func (c *Conn) readLoop() {
 	defer func() {
 		c.closeWith(errClosedLocally)
+		c.flushers.Wait()
 		if c.cfg.onClose != nil {
 			c.cfg.onClose(c)
 		}

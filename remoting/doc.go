@@ -121,7 +121,13 @@
 // CHECK_TRANSACTION_STATE); and may block, which only occupies its own
 // pool. A handler panic is recovered, logged and answered with
 // SystemError. Handlers receive the connection's context, cancelled when
-// the connection closes.
+// the connection closes. An AsyncHandler returns its worker at once and
+// answers through its Reply, exactly once, from any goroutine (the
+// broker's sends: the goroutine that answers raft entries replies to the
+// sends each entry carried); the request stays counted in flight (and
+// its read budget held) until then, and the answer is queued without a
+// write on the replying goroutine: a flusher goroutine of the
+// connection's writes it (Conn.replyDetached).
 //
 // # Limits: what peers can make a server hold
 //

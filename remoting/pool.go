@@ -22,6 +22,42 @@ type Handler interface {
 	Serve(ctx context.Context, conn *Conn, req *Command) *Command
 }
 
+// Reply answers one request of an AsyncHandler. The first call counts;
+// later ones do nothing. nil answers nothing (as a Handler's nil does).
+type Reply func(resp *Command)
+
+// AsyncHandler serves one request without holding its worker until the
+// answer is known: ServeAsync starts the work and returns, and reply is
+// called once, by whichever goroutine finishes it (or by ServeAsync
+// itself). Until then the request counts in its connection's requests in
+// flight and holds its read budget, as a Handler's does while it runs.
+// The answer is queued on the connection without writing to the socket
+// on the caller's goroutine (a flusher of the connection's does), so one
+// goroutine can answer requests of many connections without a slow peer
+// holding it up. A panic in ServeAsync before reply is answered with
+// SystemError. reply must be called exactly once, also when the
+// connection closes meanwhile.
+type AsyncHandler interface {
+	ServeAsync(ctx context.Context, conn *Conn, req *Command, reply Reply)
+}
+
+// AsyncHandlerFunc adapts a function to AsyncHandler (and Handler, for
+// registration).
+type AsyncHandlerFunc func(ctx context.Context, conn *Conn, req *Command, reply Reply)
+
+// ServeAsync calls f.
+func (f AsyncHandlerFunc) ServeAsync(ctx context.Context, conn *Conn, req *Command, reply Reply) {
+	f(ctx, conn, req, reply)
+}
+
+// Serve runs f and waits for its answer; the pool calls ServeAsync
+// instead.
+func (f AsyncHandlerFunc) Serve(ctx context.Context, conn *Conn, req *Command) *Command {
+	ch := make(chan *Command, 1)
+	f(ctx, conn, req, func(resp *Command) { ch <- resp })
+	return <-ch
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, conn *Conn, req *Command) *Command
 
@@ -122,6 +158,10 @@ func (p *pool) stop() {
 func (p *pool) work() {
 	defer p.wg.Done()
 	for t := range p.queue {
+		if ah, ok := t.h.(AsyncHandler); ok {
+			p.callAsync(t, ah)
+			continue
+		}
 		resp := p.call(t)
 		p.handled.Add(1)
 		t.conn.finish(t.held)
@@ -142,6 +182,32 @@ func (p *pool) call(t task) (resp *Command) {
 		}
 	}()
 	return t.h.Serve(t.conn.ctx, t.conn, t.req)
+}
+
+// callAsync starts an AsyncHandler with its Reply.
+func (p *pool) callAsync(t task, ah AsyncHandler) {
+	var once atomic.Bool
+	reply := func(resp *Command) {
+		if !once.CompareAndSwap(false, true) {
+			return
+		}
+		p.handled.Add(1)
+		if resp != nil && !t.req.IsOneway() {
+			// Queued before the request stops counting: what a
+			// connection has queued stays bounded by its requests in
+			// flight.
+			t.conn.replyDetached(t.req, resp)
+		}
+		t.conn.finish(t.held)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.logger.Error("handler panicked", "pool", p.name, "request", RequestCodeName(t.req.Code),
+				"peer", t.conn.RemoteAddr(), "panic", r, "stack", string(debug.Stack()))
+			reply(NewResponse(t.req, SystemError, fmt.Sprintf("internal error serving request type %d", t.req.Code)))
+		}
+	}()
+	ah.ServeAsync(t.conn.ctx, t.conn, t.req, reply)
 }
 
 func (p *pool) stats() PoolStats {

@@ -276,12 +276,20 @@ func (c *Cluster) Close() {
 // WaitConverged waits until every running node's FSM has applied what the
 // leader's has after a barrier, so their stores can be compared.
 func (c *Cluster) WaitConverged(ctx context.Context) error {
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		return err
-	}
-	if err := leader.Group().Raft().Barrier(time.Until(deadlineOf(ctx))).Error(); err != nil {
-		return fmt.Errorf("dledgertest: barrier: %w", err)
+	var leader *Node
+	for {
+		var err error
+		if leader, err = c.Leader(ctx); err != nil {
+			return err
+		}
+		err = leader.Group().Raft().Barrier(time.Until(deadlineOf(ctx))).Error()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || !(errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrNotLeader)) {
+			return fmt.Errorf("dledgertest: barrier: %w", err)
+		}
+		// Leadership moved (a loaded machine): ask the next leader.
 	}
 	want := leader.Group().AppliedIndex()
 	t := time.NewTicker(5 * time.Millisecond)
