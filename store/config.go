@@ -58,7 +58,7 @@ type Config struct {
 	// Defaults 30 s and 100 000. IndexFlushBytes bounds the same work in
 	// CommitLog bytes: a checkpoint also flushes the IndexFile once the
 	// log has grown that far past what the last flush indexed (default
-	// 32 MiB; large messages reach it long before 100 000 keys, and what
+	// 64 MiB; large messages reach it long before 100 000 keys, and what
 	// recovery reads again is bytes). A flush cleans every page of the
 	// hash-slot table, and the next write to each then faults to dirty it
 	// again: flushed every second, with random keys, that was a fault for
@@ -147,7 +147,7 @@ func DefaultConfig(dir string) Config {
 		CheckpointInterval:    time.Second,
 		IndexFlushInterval:    30 * time.Second,
 		IndexFlushEntries:     100000,
-		IndexFlushBytes:       32 << 20,
+		IndexFlushBytes:       64 << 20,
 		UnitsPerQueueFile:     300000,
 		MaxOpenQueueFiles:     1024,
 		IndexSlots:            5000000,
