@@ -285,6 +285,12 @@ func (a *ACL) Authorize(acc *Account, req Request) error {
 // Accounts is how many accounts the file lists.
 func (a *ACL) Accounts() int { return len(a.accounts) }
 
+// HasAccount tells whether the file lists an account of accessKey.
+func (a *ACL) HasAccount(accessKey string) bool {
+	_, ok := a.accounts[accessKey]
+	return ok
+}
+
 // verify checks the signature over every ext field but Signature (Java's
 // clients, SecurityToken included) and, failing that when a SecurityToken
 // is present, without it: rocketmq-client-go adds the token after signing.

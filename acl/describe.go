@@ -37,3 +37,15 @@ func Describe(data []byte) (Description, error) {
 	}
 	return d, nil
 }
+
+// Parse reads the rules d describes, as Parse reads the file d was read
+// from (a front end handed them over the network, e.g. a
+// GET_BROKER_CLUSTER_ACL_CONFIG answer): the same checks, the same
+// decisions.
+func (d Description) Parse() (*ACL, error) {
+	data, err := yaml.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return Parse(data)
+}

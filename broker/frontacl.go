@@ -47,15 +47,7 @@ func (b *Broker) Authenticate(ctx context.Context, peer netip.AddrPort, accessKe
 	if st == nil {
 		return ctx, fmt.Errorf("%w: %w: no rules loaded", ErrUnauthenticated, acl.ErrDenied)
 	}
-	addr := ""
-	if peer.IsValid() {
-		addr = peer.String()
-	}
-	acc, err := st.rules.AuthenticateKey(addr, accessKey, code, check)
-	if err != nil {
-		return ctx, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
-	}
-	return context.WithValue(ctx, identityKey{}, &identity{rules: st.rules, acc: acc}), nil
+	return authenticateWith(ctx, st.rules, peer, accessKey, code, check)
 }
 
 // Authorize checks req, a remoting request a front end's call amounts to,
@@ -66,6 +58,51 @@ func (b *Broker) Authorize(ctx context.Context, req *remoting.Command) error {
 	if !b.cfg.ACLEnable {
 		return nil
 	}
+	return authorizeIdentity(ctx, req)
+}
+
+// RulesAccess checks the calls of a front end that is no broker node (the
+// proxy: package grpcapi's cluster mode) as a node checks its own: the
+// same signature, the same table of what each request needs, against
+// rules the front end is handed (those the broker groups replicate).
+type RulesAccess struct {
+	// Rules returns the rules to authenticate a call naming accessKey
+	// with; a source may read them afresh when they name no such
+	// account.
+	Rules func(ctx context.Context, accessKey string) (*acl.ACL, error)
+}
+
+// Authenticate is Broker.Authenticate against the rules Rules returns.
+func (r RulesAccess) Authenticate(ctx context.Context, peer netip.AddrPort, accessKey, code string, check func(secretKey string) error) (context.Context, error) {
+	rules, err := r.Rules(ctx, accessKey)
+	if err != nil {
+		return ctx, fmt.Errorf("%w: %w: no rules: %w", ErrUnauthenticated, acl.ErrDenied, err)
+	}
+	return authenticateWith(ctx, rules, peer, accessKey, code, check)
+}
+
+// Authorize is Broker.Authorize for the identity RulesAccess.Authenticate
+// put in ctx.
+func (r RulesAccess) Authorize(ctx context.Context, req *remoting.Command) error {
+	return authorizeIdentity(ctx, req)
+}
+
+// authenticateWith settles the identity of a call by rules.
+func authenticateWith(ctx context.Context, rules *acl.ACL, peer netip.AddrPort, accessKey, code string, check func(secretKey string) error) (context.Context, error) {
+	addr := ""
+	if peer.IsValid() {
+		addr = peer.String()
+	}
+	acc, err := rules.AuthenticateKey(addr, accessKey, code, check)
+	if err != nil {
+		return ctx, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	return context.WithValue(ctx, identityKey{}, &identity{rules: rules, acc: acc}), nil
+}
+
+// authorizeIdentity checks req for the identity in ctx by the rule of its
+// code.
+func authorizeIdentity(ctx context.Context, req *remoting.Command) error {
 	id, ok := ctx.Value(identityKey{}).(*identity)
 	if !ok {
 		return fmt.Errorf("%w: %w: the call was not authenticated", ErrUnauthenticated, acl.ErrDenied)
