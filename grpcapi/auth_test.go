@@ -161,24 +161,49 @@ func (e *secureEnv) receiveCode(t *testing.T, ctx context.Context, group, topic 
 	return first.GetStatus().GetCode(), msgs
 }
 
-// TestAccessOverTLS: the gRPC port serves TLS with the node's certificate
-// (a plain-text client gets nothing), and every call is checked against
-// the broker's ACL: unsigned, wrongly signed, unknown-account and
-// malformed calls are UNAUTHORIZED; signed calls pass where the account
-// has the permission (PUB to send, SUB on topic and group to receive and
-// ack) and are FORBIDDEN where it has not; a message sent by one account
-// is received by another over TLS.
-func TestAccessOverTLS(t *testing.T) {
-	e := startSecureEnv(t)
-	ctx := testCtx(t)
-	route := func(ctx context.Context, topic string) v2pb.Code {
-		t.Helper()
-		r, err := e.mq.QueryRoute(ctx, &v2pb.QueryRouteRequest{Topic: &v2pb.Resource{Name: topic}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.GetStatus().GetCode()
+// routeCode is the status of a route of topic asked with ctx.
+func (e *secureEnv) routeCode(t *testing.T, ctx context.Context, topic string) v2pb.Code {
+	t.Helper()
+	r, err := e.mq.QueryRoute(ctx, &v2pb.QueryRouteRequest{Topic: &v2pb.Resource{Name: topic}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return r.GetStatus().GetCode()
+}
+
+// sendCode is the status of a send of one message to topic with ctx.
+func (e *secureEnv) sendCode(t *testing.T, ctx context.Context, topic, body string) v2pb.Code {
+	t.Helper()
+	r, err := e.mq.SendMessage(ctx, &v2pb.SendMessageRequest{Messages: []*v2pb.Message{msg(topic, newID(), body)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.GetStatus().GetCode()
+}
+
+// ackCode is the status of an ack of m in group and topic with ctx.
+func (e *secureEnv) ackCode(t *testing.T, ctx context.Context, group, topic string, m *v2pb.Message) v2pb.Code {
+	t.Helper()
+	sp := m.GetSystemProperties()
+	r, err := e.mq.AckMessage(ctx, &v2pb.AckMessageRequest{Group: &v2pb.Resource{Name: group}, Topic: &v2pb.Resource{Name: topic},
+		Entries: []*v2pb.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: sp.GetReceiptHandle()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.GetStatus().GetCode()
+}
+
+// checkAccess checks the decisions of a gRPC port checking calls
+// against grpcACLFile (a node's, or a proxy's): unsigned, wrongly signed,
+// unknown-account and malformed calls are UNAUTHORIZED; signed calls pass
+// where the account has the permission (PUB to send, SUB on topic and
+// group to receive and ack) and are FORBIDDEN where it has not; a message
+// sent by one account is received and acknowledged by another.
+func (e *secureEnv) checkAccess(t *testing.T) {
+	t.Helper()
+	ctx := testCtx(t)
+	route := func(ctx context.Context, topic string) v2pb.Code { return e.routeCode(t, ctx, topic) }
+	send := func(ctx context.Context, topic string) v2pb.Code { return e.sendCode(t, ctx, topic, "secure body") }
 	wrongSig := metadata.AppendToOutgoingContext(ctx, "x-mq-date-time", "20240102T030405Z",
 		"authorization", "MQv2-HMAC-SHA1 Credential=producer1, SignedHeaders=x-mq-date-time, Signature="+strings.Repeat("AB", 20))
 	for name, c := range map[string]context.Context{
@@ -192,6 +217,9 @@ func TestAccessOverTLS(t *testing.T) {
 		if code := route(c, "AclPub"); code != v2pb.Code_UNAUTHORIZED {
 			t.Errorf("%s route: %v, want UNAUTHORIZED", name, code)
 		}
+		if code := send(c, "AclPub"); code != v2pb.Code_UNAUTHORIZED {
+			t.Errorf("%s send: %v, want UNAUTHORIZED", name, code)
+		}
 		if code, _ := e.receiveCode(t, c, "cg_acl", "AclSub"); code != v2pb.Code_UNAUTHORIZED {
 			t.Errorf("%s receive: %v, want UNAUTHORIZED", name, code)
 		}
@@ -201,28 +229,15 @@ func TestAccessOverTLS(t *testing.T) {
 	if code := route(prod, "AclPub"); code != v2pb.Code_OK {
 		t.Fatalf("signed route: %v", code)
 	}
-
-	send := func(ctx context.Context, topic string) v2pb.Code {
-		t.Helper()
-		r, err := e.mq.SendMessage(ctx, &v2pb.SendMessageRequest{Messages: []*v2pb.Message{msg(topic, newID(), "secure body")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.GetStatus().GetCode()
-	}
 	if code := send(prod, "AclPub"); code != v2pb.Code_OK {
 		t.Fatalf("PUB topic: %v", code)
 	}
 	if code := send(prod, "AclSub"); code != v2pb.Code_FORBIDDEN {
 		t.Fatalf("send to a SUB-only topic: %v, want FORBIDDEN", code)
 	}
-	if code := send(ctx, "AclPub"); code != v2pb.Code_UNAUTHORIZED {
-		t.Fatalf("unsigned send: %v, want UNAUTHORIZED", code)
-	}
 	if code := send(adm, "AclSub"); code != v2pb.Code_OK {
 		t.Fatalf("admin send: %v", code)
 	}
-
 	if code, _ := e.receiveCode(t, prod, "cg_acl", "AclPub"); code != v2pb.Code_FORBIDDEN {
 		t.Fatalf("receive from a PUB-only topic: %v, want FORBIDDEN", code)
 	}
@@ -232,7 +247,10 @@ func TestAccessOverTLS(t *testing.T) {
 	var got []*v2pb.Message
 	waitFor(t, "the admin's message received by producer1", func() bool {
 		code, ms := e.receiveCode(t, prod, "cg_acl", "AclSub")
-		if code != v2pb.Code_OK && code != v2pb.Code_MESSAGE_NOT_FOUND {
+		switch code {
+		case v2pb.Code_OK, v2pb.Code_MESSAGE_NOT_FOUND:
+		case v2pb.Code_INTERNAL_SERVER_ERROR: // a relay to a leader that moved: clients retry
+		default:
 			t.Fatalf("receive: %v", code)
 		}
 		got = append(got, ms...)
@@ -241,22 +259,22 @@ func TestAccessOverTLS(t *testing.T) {
 	if string(got[0].GetBody()) != "secure body" {
 		t.Fatalf("received %v", got[0])
 	}
-	ack := func(ctx context.Context, group, topic string) v2pb.Code {
-		t.Helper()
-		sp := got[0].GetSystemProperties()
-		r, err := e.mq.AckMessage(ctx, &v2pb.AckMessageRequest{Group: &v2pb.Resource{Name: group}, Topic: &v2pb.Resource{Name: topic},
-			Entries: []*v2pb.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: sp.GetReceiptHandle()}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.GetStatus().GetCode()
-	}
-	if code := ack(prod, "cg_other", "AclSub"); code != v2pb.Code_FORBIDDEN {
+	if code := e.ackCode(t, prod, "cg_other", "AclSub", got[0]); code != v2pb.Code_FORBIDDEN {
 		t.Fatalf("ack in a group without SUB: %v, want FORBIDDEN", code)
 	}
-	if code := ack(prod, "cg_acl", "AclSub"); code != v2pb.Code_OK {
+	if code := e.ackCode(t, prod, "cg_acl", "AclSub", got[0]); code != v2pb.Code_OK {
 		t.Fatalf("ack: %v", code)
 	}
+}
+
+// TestAccessOverTLS: the gRPC port serves TLS with the node's certificate
+// (a plain-text client gets nothing), and every call is checked against
+// the broker's ACL (checkAccess); telemetry settings naming a topic the
+// account may not publish to end the stream.
+func TestAccessOverTLS(t *testing.T) {
+	e := startSecureEnv(t)
+	e.checkAccess(t)
+	prod := signed(testCtx(t), "producer1", "producer-secret")
 
 	// Telemetry settings naming a topic the account may not publish to
 	// end the stream.

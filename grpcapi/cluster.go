@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
@@ -47,6 +48,15 @@ type ClusterConfig struct {
 	// LeaderWait bounds how long a send waits for its group's route to
 	// name a new leader. Default 10 s.
 	LeaderWait time.Duration
+	// Credentials, if set, sign every remoting request the proxy sends
+	// the name servers and the brokers (the proxy's own account).
+	Credentials auth.Credentials
+	// ACL makes the proxy check every call against the broker groups'
+	// replicated plain ACL (clusteracl.go); it needs Credentials of an
+	// admin account, which reads the rules. ACLRefresh is how often they
+	// are read again. Default 30 s.
+	ACL        bool
+	ACLRefresh time.Duration
 }
 
 // leaderPoll is how often the route is read while waiting for a leader.
@@ -58,6 +68,8 @@ type clusterBackend struct {
 	cfg   ClusterConfig
 	admin *client.Admin
 	rc    *remoting.Client
+	// acl keeps the groups' rules (ClusterConfig.ACL), else nil.
+	acl *clusterACL
 
 	mu    sync.Mutex
 	cache map[string]cachedRoute
@@ -85,13 +97,33 @@ func newClusterBackend(s *Server, cfg ClusterConfig) (*clusterBackend, error) {
 	if cfg.TLS != nil {
 		opts = append(opts, client.WithAdminTLS(cfg.TLS))
 	}
+	creds := cfg.Credentials
+	if (creds.AccessKey == "") != (creds.SecretKey == "") {
+		return nil, errors.New("grpcapi: cluster mode: an access key and a secret key go together")
+	}
+	if cfg.ACL && creds.AccessKey == "" {
+		return nil, errors.New("grpcapi: cluster mode: the ACL needs the proxy's own account (an admin account) to read the groups' rules")
+	}
+	rcfg := remoting.ClientConfig{TLS: cfg.TLS, Logger: s.log}
+	if creds.AccessKey != "" {
+		opts = append(opts, client.WithAdminCredentials(creds.AccessKey, creds.SecretKey))
+		rcfg.Sign = func(req *remoting.Command) {
+			if req.ExtFields == nil {
+				req.ExtFields = map[string]string{}
+			}
+			auth.Sign(req.ExtFields, req.Body, creds)
+		}
+	}
 	admin, err := client.NewAdmin(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("grpcapi: cluster mode: %w", err)
 	}
-	rcfg := remoting.ClientConfig{TLS: cfg.TLS, Logger: s.log}
-	return &clusterBackend{s: s, cfg: cfg, admin: admin, rc: remoting.NewClient(rcfg),
-		cache: map[string]cachedRoute{}, endpoints: map[string]string{}}, nil
+	c := &clusterBackend{s: s, cfg: cfg, admin: admin, rc: remoting.NewClient(rcfg),
+		cache: map[string]cachedRoute{}, endpoints: map[string]string{}}
+	if cfg.ACL {
+		c.acl = newClusterACL(c.readACL, cfg.ACLRefresh, s.log.Warn)
+	}
+	return c, nil
 }
 
 // route is topic's route: the cached one while fresh (unless fresh is
@@ -301,6 +333,9 @@ func (c *clusterBackend) fifo(string) bool { return false }
 func (c *clusterBackend) addTxnAsker(broker.TxnAsker) func() { return func() {} }
 
 func (c *clusterBackend) close() {
+	if c.acl != nil {
+		c.acl.close()
+	}
 	_ = c.admin.Close()
 	_ = c.rc.Close()
 }

@@ -16,11 +16,15 @@
 //     names no group takes the readable groups in turn, an ack the group
 //     its receipt handle names. A send whose leader is gone waits for the
 //     route to name the next and is sent there once (cluster.go).
-//     Config.Access is not used there and the proxy holds no account: its
-//     sends are unsigned, so brokers with ACL on refuse them (such a
-//     cluster serves RocketMQ 5 clients on the nodes' gRPC ports, which
-//     check every call); relayed calls carry the client's signature to
-//     the leader, which checks it.
+//     With ClusterConfig.ACL the proxy checks every call as a node does
+//     (below), against the plain ACL the broker groups replicate, which
+//     it reads with GET_BROKER_CLUSTER_ACL_CONFIG as its own admin
+//     account (ClusterConfig.Credentials) and keeps current (every
+//     ACLRefresh, and at once, at most once a second, for an access key
+//     it does not know; clusteracl.go says why it holds an account rather
+//     than forwarding the caller's); what it sends the brokers over
+//     remoting is signed with that account, and relayed consumer calls
+//     carry the client's signature to the leader, which checks it again.
 //
 // Both shapes run the same handlers over a backend (backend.go: local.go,
 // cluster.go).
@@ -117,10 +121,13 @@
 // so the ACL's refusals count) reports each call's method, gRPC status
 // code, RocketMQ status code (the answer's Status; a stream's first) and
 // duration when it ends (observe.go); the binary counts them in Prometheus
-// series (cmd/ledgermq/brokermetrics.go).
+// series, on a node's http_addr and on the proxy's --http alike
+// (cmd/ledgermq/grpcmetrics.go).
 //
 // Goroutines: Start runs the gRPC server on one goroutine; each telemetry
-// stream's reader runs on one goroutine owned by the stream's handler.
+// stream's reader runs on one goroutine owned by the stream's handler; in
+// cluster mode with the ACL, one goroutine owned by the backend re-reads
+// the rules (New starts it, Stop ends it).
 // A long poll waits on its handler's goroutine. Stop ends them all (long
 // polls answer at once), waits, then closes the connections to leaders.
 package grpcapi

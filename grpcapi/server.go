@@ -78,7 +78,8 @@ type Config struct {
 	TLS     *tls.Config
 	PeerTLS *tls.Config
 	// Access, if set, checks every call (auth.go): its signature, then
-	// what it amounts to against the broker's ACL.
+	// what it amounts to against the broker's ACL. In cluster mode it is
+	// set by ClusterConfig.ACL (clusteracl.go).
 	Access Access
 	// Observer, if set, hears every call answered (metrics, observe.go).
 	Observer CallObserver
@@ -141,6 +142,10 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.be = be
+		if be.acl != nil {
+			cfg.Access = broker.RulesAccess{Rules: be.acl.Rules}
+			s.cfg.Access = cfg.Access
+		}
 	} else {
 		s.be = localBackend{s: s}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/grpcapi"
@@ -30,8 +31,29 @@ type ProxyCluster struct {
 // format version 4 on every node (POP needs it).
 func StartProxyCluster(t testing.TB) *ProxyCluster {
 	t.Helper()
+	return StartProxyClusterWith(t, ProxyACL{})
+}
+
+// ProxyACL turns the ACL on in a ProxyCluster: every node enforces the
+// plain_acl.yml at File (the nodes' gRPC ports check every call), and the
+// proxy checks calls against the group's rules, read and signed with the
+// admin account AccessKey/SecretKey. The zero value leaves it off.
+type ProxyACL struct {
+	File                 string
+	AccessKey, SecretKey string
+}
+
+// StartProxyClusterWith is StartProxyCluster with the ACL of a.
+func StartProxyClusterWith(t testing.TB, a ProxyACL) *ProxyCluster {
+	t.Helper()
 	lis, peers := Listen(t, "n0", "n1", "n2")
-	tc := brokertest.StartCluster(t, 3, func(i int, c *broker.Config) { c.GRPCEndpoint = peers[fmt.Sprintf("n%d", i)] })
+	tc := brokertest.StartCluster(t, 3, func(i int, c *broker.Config) {
+		c.GRPCEndpoint = peers[fmt.Sprintf("n%d", i)]
+		if a.File != "" {
+			c.ACLEnable, c.ACLFile = true, a.File
+			c.ClusterSecret = "0123456789abcdef0123456789abcdef"
+		}
+	})
 	testwait.For(t, 30*time.Second, "format version 4 on every node", func() bool {
 		for _, n := range tc.Raft.Nodes {
 			if n.Group() == nil || n.Group().FormatVersion() < 4 {
@@ -41,8 +63,11 @@ func StartProxyCluster(t testing.TB) *ProxyCluster {
 		return true
 	})
 	pc := &ProxyCluster{TC: tc, Nodes: Serve(t, tc, lis, peers)}
-	proxy, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0",
-		Cluster: &grpcapi.ClusterConfig{NameServers: []string{tc.NamesrvAddr()}}})
+	cc := &grpcapi.ClusterConfig{NameServers: []string{tc.NamesrvAddr()}}
+	if a.File != "" {
+		cc.ACL, cc.Credentials = true, auth.Credentials{AccessKey: a.AccessKey, SecretKey: a.SecretKey}
+	}
+	proxy, err := grpcapi.New(grpcapi.Config{Addr: "127.0.0.1:0", Cluster: cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +108,11 @@ func Serve(t testing.TB, tc *brokertest.Cluster, lis map[string]net.Listener, pe
 	t.Helper()
 	nodes := map[string]*grpcapi.Server{}
 	for id := range tc.Peers {
-		srv, err := grpcapi.New(grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)})
+		cfg := grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)}
+		if b := tc.Broker(id); b.ACLEnabled() {
+			cfg.Access = b
+		}
+		srv, err := grpcapi.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
