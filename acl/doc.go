@@ -52,6 +52,9 @@
 // the group last applied, parsed here, and a node's own file is only how
 // an operator edits the group's rules. Parse is deterministic in its
 // input, so every node that applied the same bytes decides alike.
+// The RocketMQ 5 proxy (`ledgermq proxy --acl-enable`) reads the same
+// rules from a group with GET_BROKER_CLUSTER_ACL_CONFIG and parses them
+// with Description.Parse, so it decides as the nodes do.
 //
 // # Concurrency
 //

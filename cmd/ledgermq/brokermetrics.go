@@ -30,9 +30,7 @@ import (
 //	ledgermq_raft_log_append_seconds                    histogram  one raft log write, fsync included
 //	ledgermq_raft_log_append_bytes                      histogram  bytes of one raft log write
 //	ledgermq_raft_leader_changes_total                  counter    leaders or terms this node has seen
-//	ledgermq_grpc_calls_total{method,grpc_code,code}    counter    RocketMQ 5 gRPC calls answered (code: the
-//	                                                               answer's RocketMQ status, "" if none)
-//	ledgermq_grpc_call_seconds{method}                  histogram  a gRPC call's duration (a stream's, to its end)
+//	ledgermq_grpc_calls_total, ledgermq_grpc_call_seconds         the gRPC port's calls (grpcmetrics.go)
 //
 // Every series carries the node's constant labels (cluster, group, node).
 type brokerMetrics struct {
@@ -40,10 +38,11 @@ type brokerMetrics struct {
 	msgSize, sendLat, pullLat          prometheus.Histogram
 	appendLat, appendBytes             prometheus.Histogram
 	leaderChanges                      prometheus.Counter
-	grpcCalls                          *prometheus.CounterVec
-	grpcLat                            *prometheus.HistogramVec
-	lastLeader                         string
-	lastTerm                           uint64
+	// grpcMetrics count the node's gRPC calls (its Call is the gRPC
+	// port's observer).
+	*grpcMetrics
+	lastLeader string
+	lastTerm   uint64
 	// in holds each topic's children of inMsgs and inBytes (topic →
 	// *inCounters): a send adds to them without the vectors' label
 	// hashing and lookups. The vectors keep every child they made anyway,
@@ -77,13 +76,9 @@ func newBrokerMetrics(reg prometheus.Registerer, labels prometheus.Labels) *brok
 		appendBytes: hist("ledgermq_raft_log_append_bytes", "Bytes of one write to this node's raft log.", prometheus.ExponentialBuckets(256, 4, 9)),
 		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledgermq_raft_leader_changes_total",
 			Help: "Changes of the group's leader or term seen by this node.", ConstLabels: labels}),
-		grpcCalls: counter("ledgermq_grpc_calls_total", "RocketMQ 5 gRPC calls answered by this node, by method, gRPC status code and the answer's RocketMQ status code.",
-			"method", "grpc_code", "code"),
-		grpcLat: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ledgermq_grpc_call_seconds",
-			Help: "Duration of a RocketMQ 5 gRPC call (a stream's, until it ends).", ConstLabels: labels, Buckets: latencyBuckets}, []string{"method"}),
+		grpcMetrics: newGRPCMetrics(reg, labels),
 	}
-	reg.MustRegister(m.inMsgs, m.inBytes, m.outMsgs, m.outBytes, m.msgSize, m.sendLat, m.pullLat, m.appendLat, m.appendBytes, m.leaderChanges,
-		m.grpcCalls, m.grpcLat)
+	reg.MustRegister(m.inMsgs, m.inBytes, m.outMsgs, m.outBytes, m.msgSize, m.sendLat, m.pullLat, m.appendLat, m.appendBytes, m.leaderChanges)
 	return m
 }
 
@@ -115,12 +110,6 @@ func (m *brokerMetrics) Served(topic, group string, msgs, bytes int, took time.D
 	m.outMsgs.WithLabelValues(topic, group).Add(float64(msgs))
 	m.outBytes.WithLabelValues(topic, group).Add(float64(bytes))
 	m.pullLat.Observe(took.Seconds())
-}
-
-// Call implements grpcapi.CallObserver.
-func (m *brokerMetrics) Call(method, grpcCode, code string, took time.Duration) {
-	m.grpcCalls.WithLabelValues(method, grpcCode, code).Inc()
-	m.grpcLat.WithLabelValues(method).Observe(took.Seconds())
 }
 
 // LogStored implements dledger.LogObserver.

@@ -27,8 +27,10 @@ package main
 //	DIR/namesrv.log   the name server's stdout and stderr (appended)
 //	DIR/n0.log ...    each node's stdout and stderr (appended)
 //	DIR/proxy.log     the RocketMQ 5 proxy's (ledgermq proxy, cluster
-//	                  mode, on 127.0.0.1:8081 when free; not with --acl)
-//	                  stdout and stderr
+//	                  mode, on 127.0.0.1:8081 when free, its /metrics on
+//	                  a free port; with --acl it checks signatures as
+//	                  FILE's first admin account, whose secret it reads
+//	                  from DIR/proxy.secret, mode 0600) stdout and stderr
 //	DIR/cluster.json  written atomically once the group's leader is
 //	                  registered with the name server, and again whenever
 //	                  a node is restarted:
@@ -216,8 +218,9 @@ type devRun struct {
 	nsChild          *child
 	nodeChildren     []*child
 	// proxy is the address of the RocketMQ 5 proxy (cluster mode) dev
-	// runs in front of the groups; proxyChild its process.
-	proxy            string
+	// runs in front of the groups, proxyHTTP its metrics address;
+	// proxyChild its process.
+	proxy, proxyHTTP string
 	proxyChild       *child
 	announced, stale bool
 	// leaders is each group's leader (client address) as last polled.
@@ -322,12 +325,8 @@ func (d *devRun) run(ctx context.Context) error {
 		}
 		d.nodeChildren = append(d.nodeChildren, c)
 	}
-	// The proxy holds no account, so it cannot serve an ACL cluster; its
-	// clients use the nodes' gRPC ports, which check every call.
-	if d.acl == nil {
-		if err := d.startProxy(skip); err != nil {
-			return err
-		}
+	if err := d.startProxy(skip); err != nil {
+		return err
 	}
 	if d.groups == 1 {
 		fmt.Fprintf(d.out, "dev: name server and %d nodes started in %s; waiting for a leader\n", d.nodes, d.dir)
@@ -342,7 +341,11 @@ func (d *devRun) run(ctx context.Context) error {
 const devProxyAddr = "127.0.0.1:8081"
 
 // startProxy starts the RocketMQ 5 proxy in front of the groups, on
-// devProxyAddr or, when that is taken, a free loopback port not in skip.
+// devProxyAddr or, when that is taken, a free loopback port not in skip,
+// with its metrics on another free port. With --acl it checks calls
+// against the groups' rules, reading them as the ACL file's first admin
+// account (its secret in DIR/proxy.secret, mode 0600, as the nodes' is in
+// their configs).
 func (d *devRun) startProxy(skip map[int]bool) error {
 	d.proxy = devProxyAddr
 	for _, n := range d.layout {
@@ -355,10 +358,23 @@ func (d *devRun) startProxy(skip map[int]bool) error {
 		}
 		d.proxy = procs.Loopback(ports[0])
 	}
+	skip[procs.PortOf(d.proxy)] = true
+	ports, err := freePorts(1, skip)
+	if err != nil {
+		return fmt.Errorf("%w: a port for the proxy's metrics: %w", errDevConfig, err)
+	}
+	d.proxyHTTP = procs.Loopback(ports[0])
 	c := &child{name: "proxy", logPath: filepath.Join(d.dir, "proxy.log"),
-		args: []string{"proxy", "--namesrv", d.namesrv, "--listen", d.proxy, "--log-level", d.logLevel, "--log-format", d.logFormat}}
+		args: []string{"proxy", "--namesrv", d.namesrv, "--listen", d.proxy, "--http", d.proxyHTTP, "--log-level", d.logLevel, "--log-format", d.logFormat}}
 	if d.tls {
 		c.args = append(c.args, "--tls-cert", d.tlsFiles.CertFile, "--tls-key", d.tlsFiles.KeyFile, "--tls-ca", d.tlsFiles.CAFile)
+	}
+	if d.acl != nil {
+		secretFile := filepath.Join(d.dir, "proxy.secret")
+		if err := os.WriteFile(secretFile, []byte(d.acl.creds.SecretKey+"\n"), 0o600); err != nil {
+			return fmt.Errorf("%w: the proxy's secret key: %w", errDevConfig, err)
+		}
+		c.args = append(c.args, "--acl-enable", "--access-key", d.acl.creds.AccessKey, "--secret-key-file", secretFile)
 	}
 	if err := d.sup.start(c); err != nil {
 		return err
@@ -539,11 +555,19 @@ func (d *devRun) pollLeader(ctx context.Context, client *remoting.Client) {
 		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients use endpoints %s%s\n", strings.Join(grpcs, ";"), tlsNote)
 	}
 	if d.proxy != "" {
-		tlsNote := ""
+		var notes []string
 		if d.tls {
-			tlsNote = " over TLS"
+			notes = append(notes, "over TLS")
 		}
-		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients can use the proxy (cluster mode) at %s%s instead; log %s\n", d.proxy, tlsNote, d.proxyChild.logPath)
+		if d.acl != nil {
+			notes = append(notes, "checking signatures as the nodes do")
+		}
+		note := ""
+		if len(notes) > 0 {
+			note = " (" + strings.Join(notes, ", ") + ")"
+		}
+		fmt.Fprintf(d.out, "dev: RocketMQ 5 (gRPC) clients can use the proxy (cluster mode) at %s instead%s; metrics http://%s/metrics; log %s\n",
+			d.proxy, note, d.proxyHTTP, d.proxyChild.logPath)
 	}
 	if d.groups > 1 {
 		fmt.Fprintf(d.out, "dev: a topic on every group: %s admin topic create -n %s -t TOPIC -c DefaultCluster\n", d.sup.exe, d.namesrv)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,8 @@ accounts:
 // server as its first admin account, so the cluster comes up; clients with
 // an account produce, the admin CLI creates and deletes topics only with
 // the admin account, and a wrong secret is refused by the name server.
+// Its RocketMQ 5 proxy checks signatures as that admin account and turns
+// ready once it has read the groups' rules.
 func TestDevACL(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "plain_acl.yml")
 	if err := os.WriteFile(file, []byte(devACLFile), 0o600); err != nil {
@@ -38,6 +41,23 @@ func TestDevACL(t *testing.T) {
 	// returns.
 	waitFor(t, 30*time.Second, "dev telling about the ACL", func() bool {
 		return strings.Contains(d.Output(), "ACL on every node and the name server ("+file+"); nodes register as accessKey ops-admin")
+	})
+	// Its proxy checks signatures too, as the admin account, whose secret
+	// only its own file holds; it is ready once it has read the rules.
+	proxyLine := regexp.MustCompile(`proxy \(cluster mode\) at \S+ instead \(over TLS, checking signatures as the nodes do\); metrics http://(\S+)/metrics`)
+	var proxyHTTP string
+	waitFor(t, 30*time.Second, "dev telling about the proxy", func() bool {
+		if m := proxyLine.FindStringSubmatch(d.Output()); m != nil {
+			proxyHTTP = m[1]
+		}
+		return proxyHTTP != ""
+	})
+	if fi, err := os.Stat(filepath.Join(d.Dir, "proxy.secret")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("proxy.secret: %v, %v", fi, err)
+	}
+	waitFor(t, 30*time.Second, "the proxy ready, the groups' rules read", func() bool {
+		code, _ := httpGet(proxyHTTP, "/readyz")
+		return code == 200
 	})
 	conf, err := os.ReadFile(filepath.Join(d.Dir, "n0.conf"))
 	if err != nil {

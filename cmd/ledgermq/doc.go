@@ -7,6 +7,8 @@
 //	                     brokerops.go, brokermetrics.go,      group member serving the RocketMQ
 //	                     properties.go, tlsflags.go           protocol, its operator endpoints
 //	namesrv              namesrv.go                           a name server
+//	proxy                proxy.go, grpcmetrics.go             RocketMQ 5's proxy (gRPC, cluster
+//	                                                          mode): the ACL's checks and /metrics
 //	dev                  dev.go, devacl.go, devproc_*.go      a name server and an N-node group as
 //	                                                          supervised processes (make run)
 //	admin …              admin*.go, adminraft.go,             operate a running cluster; every
@@ -40,7 +42,8 @@
 // file (a DLedger broker.conf works) and defaults, in that precedence; the
 // key table and the rules are in brokerconfig.go. The other commands take
 // flags only (the name server list also from NAMESRV_ADDR, as mqadmin,
-// else 127.0.0.1:9876).
+// else 127.0.0.1:9876; the proxy's secret key also from a file or
+// LEDGERMQ_PROXY_SECRET_KEY).
 //
 // # Tests
 //

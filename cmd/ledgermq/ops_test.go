@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,15 +19,6 @@ import (
 // profiles too; the name server, not asked to, does not.
 func TestBrokerOpsEndpoints(t *testing.T) {
 	d := devcluster.Start(t, devcluster.Build(t), devcluster.Options{Args: []string{"--node-conf", "http_pprof=true"}})
-	get := func(addr, path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	var cf devcluster.File
 	waitFor(t, 30*time.Second, "cluster.json naming a leader", func() bool {
 		var err error
@@ -47,15 +37,15 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 		if n.HTTP == "" {
 			t.Fatalf("cluster.json gives %s no http address: %+v", n.ID, cf)
 		}
-		if code, body := get(n.HTTP, "/livez"); code != 200 || body != "ok\n" {
+		if code, body := httpGet(n.HTTP, "/livez"); code != 200 || body != "ok\n" {
 			t.Fatalf("%s /livez: %d %q", n.ID, code, body)
 		}
-		waitFor(t, 30*time.Second, n.ID+" ready", func() bool { code, _ := get(n.HTTP, "/readyz"); return code == 200 })
-		code, body := get(n.HTTP, "/status")
+		waitFor(t, 30*time.Second, n.ID+" ready", func() bool { code, _ := httpGet(n.HTTP, "/readyz"); return code == 200 })
+		code, body := httpGet(n.HTTP, "/status")
 		if code != 200 || !strings.Contains(body, `"node": "`+n.ID+`"`) || !strings.Contains(body, `"recovered": true`) {
 			t.Fatalf("%s /status: %d %s", n.ID, code, body)
 		}
-		code, body = get(n.HTTP, "/metrics")
+		code, body = httpGet(n.HTTP, "/metrics")
 		if code != 200 || !strings.Contains(body, `ledgermq_raft_term{cluster="DefaultCluster",group="broker-a",node="`+n.ID+`"}`) ||
 			!strings.Contains(body, "go_goroutines") {
 			t.Fatalf("%s /metrics: %d\n%s", n.ID, code, body)
@@ -70,7 +60,7 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 		}
 		leaders := 0
 		for _, n := range cf.Nodes {
-			_, body := get(n.HTTP, "/metrics")
+			_, body := httpGet(n.HTTP, "/metrics")
 			leads := strings.Contains(body, `node="`+n.ID+`",role="leader"} 1`)
 			if leads != (n.Role == devcluster.RoleLeader) {
 				return false
@@ -108,7 +98,7 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 			return false
 		}
 		for _, n := range cf.Nodes {
-			_, body := get(n.HTTP, "/metrics")
+			_, body := httpGet(n.HTTP, "/metrics")
 			if !strings.Contains(body, "ledgermq_raft_log_append_seconds_bucket{") {
 				return false
 			}
@@ -124,32 +114,32 @@ func TestBrokerOpsEndpoints(t *testing.T) {
 	// Every node's and the name server's metrics pass promtool's lint and
 	// carry the remoting series; the name server's the route table's.
 	for _, n := range cf.Nodes {
-		_, body := get(n.HTTP, "/metrics")
+		_, body := httpGet(n.HTTP, "/metrics")
 		if !strings.Contains(body, "ledgermq_remoting_connections{") {
 			t.Fatalf("%s /metrics lacks the remoting series:\n%s", n.ID, body)
 		}
 		promtoolCheck(t, n.ID, body)
-		if code, body := get(n.HTTP, "/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile:") {
+		if code, body := httpGet(n.HTTP, "/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile:") {
 			t.Fatalf("%s /debug/pprof/goroutine with http_pprof: %d %.200q", n.ID, code, body)
 		}
 	}
 	if cf.NamesrvHTTP == "" {
 		t.Fatalf("cluster.json gives the name server no http address: %+v", cf)
 	}
-	if code, body := get(cf.NamesrvHTTP, "/readyz"); code != 200 {
+	if code, body := httpGet(cf.NamesrvHTTP, "/readyz"); code != 200 {
 		t.Fatalf("name server /readyz: %d %q", code, body)
 	}
-	if code, _ := get(cf.NamesrvHTTP, "/debug/pprof/"); code != http.StatusNotFound {
+	if code, _ := httpGet(cf.NamesrvHTTP, "/debug/pprof/"); code != http.StatusNotFound {
 		t.Fatalf("name server without --http-pprof serves /debug/pprof/: %d", code)
 	}
 	waitFor(t, 30*time.Second, "the name server's metrics listing 3 brokers", func() bool {
-		_, body := get(cf.NamesrvHTTP, "/metrics")
+		_, body := httpGet(cf.NamesrvHTTP, "/metrics")
 		return regexp.MustCompile(`(?m)^ledgermq_namesrv_brokers\{namesrv="[^"]+"\} 3$`).MatchString(body) &&
 			strings.Contains(body, "ledgermq_namesrv_registrations_total{")
 	})
-	_, body := get(cf.NamesrvHTTP, "/metrics")
+	_, body := httpGet(cf.NamesrvHTTP, "/metrics")
 	promtoolCheck(t, "namesrv", body)
-	if code, body := get(cf.NamesrvHTTP, "/status"); code != 200 || !strings.Contains(body, `"brokers": 3`) {
+	if code, body := httpGet(cf.NamesrvHTTP, "/status"); code != 200 || !strings.Contains(body, `"brokers": 3`) {
 		t.Fatalf("name server /status: %d %s", code, body)
 	}
 

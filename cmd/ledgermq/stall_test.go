@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -42,15 +40,6 @@ func TestStalledFramesAgainstProcesses(t *testing.T) {
 			leader = n
 		}
 	}
-	get := func(addr, path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	for _, target := range []struct {
 		addr string
 		code int16
@@ -66,7 +55,7 @@ func TestStalledFramesAgainstProcesses(t *testing.T) {
 		}
 	}
 	counter := func(addr, name string) int {
-		_, body := get(addr, "/metrics")
+		_, body := httpGet(addr, "/metrics")
 		m := regexp.MustCompile(`(?m)^ledgermq_remoting_` + name + `\{[^}]*\} (\d+)`).FindStringSubmatch(body)
 		if m == nil {
 			return 0
@@ -83,8 +72,8 @@ func TestStalledFramesAgainstProcesses(t *testing.T) {
 	testwait.Ctx(t, wctx, "the servers answering the attack", func() bool {
 		return counter(cf.NamesrvHTTP, "refused_bodies_total") >= 32 && counter(leader.HTTP, "stalled_closes_total") > 0
 	}, func() string {
-		_, ns := get(cf.NamesrvHTTP, "/metrics")
-		_, br := get(leader.HTTP, "/metrics")
+		_, ns := httpGet(cf.NamesrvHTTP, "/metrics")
+		_, br := httpGet(leader.HTTP, "/metrics")
 		return grepRemoting(ns) + "\n" + grepRemoting(br)
 	})
 	if out := mustCLI(t, "admin", "clusterList", "-n", d.Namesrv); !regexp.MustCompile(`broker-a`).MatchString(out) {
@@ -94,7 +83,7 @@ func TestStalledFramesAgainstProcesses(t *testing.T) {
 		t.Fatalf("sends during the attack: %v\n%s\n%s", err, out, errOut)
 	}
 	for _, addr := range []string{cf.NamesrvHTTP, leader.HTTP} {
-		if code, body := get(addr, "/readyz"); code != 200 {
+		if code, body := httpGet(addr, "/readyz"); code != 200 {
 			t.Fatalf("%s /readyz during the attack: %d %s", addr, code, body)
 		}
 	}
