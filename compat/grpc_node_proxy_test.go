@@ -2,11 +2,14 @@ package compat
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/grpcapi/grpcapitest"
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // TestRealNodeClientThroughProxy: the official RocketMQ 5 Node.js client,
@@ -36,4 +39,35 @@ func TestRealNodeClientThroughProxy(t *testing.T) {
 	endpoint := pc.Proxy.Addr().String()
 	runNodeProducer(t, ctx, nodeBin, dir, endpoint, topic, admin)
 	runNodeSimpleConsumer(t, ctx, nodeBin, dir, endpoint, consumeTopic, group)
+}
+
+// TestRealNodeClientSecureThroughProxy: the official RocketMQ 5 Node.js
+// client with sessionCredentials, given only the address of a proxy in
+// cluster mode that checks signatures (the group's ACL on, the proxy
+// reading its rules with an admin account of its own), sends and receives
+// with an account that may (secure.js); with a wrong secret key the proxy
+// refuses it (UNAUTHORIZED) and it fails.
+func TestRealNodeClientSecureThroughProxy(t *testing.T) {
+	nodeBin, dir := nodeClient(t)
+	aclFile := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(aclFile, []byte(nodeSecureACL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pc := grpcapitest.StartProxyClusterWith(t, grpcapitest.ProxyACL{File: aclFile, AccessKey: "admin123", SecretKey: "admin-secret"})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	admin, err := client.NewAdmin(client.WithAdminNameServers(pc.TC.NamesrvAddr()), client.WithAdminCredentials("admin123", "admin-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const topic, group = "NodeSecureTopic", "NodeSecureGroup"
+	if _, err := admin.CreateTopic(ctx, client.TopicConfig{Topic: topic, ReadQueues: 2, WriteQueues: 2}, client.Target{}); err != nil {
+		t.Fatal(err)
+	}
+	for id := range pc.TC.Peers {
+		b := pc.TC.Broker(id)
+		testwait.For(t, 20*time.Second, "the topic on "+id, func() bool { _, ok := b.Topic(topic); return ok })
+	}
+	checkNodeSecure(t, ctx, nodeBin, dir, pc.Proxy.Addr().String(), topic, group, "LEDGERMQ_PLAINTEXT=1")
 }

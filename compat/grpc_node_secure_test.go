@@ -98,11 +98,19 @@ func TestRealNodeClientSecure(t *testing.T) {
 	g := tc.Raft.Nodes[0].Group()
 	testwait.For(t, 20*time.Second, "the group at format version 4", func() bool { return g.FormatVersion() >= 4 })
 
+	checkNodeSecure(t, ctx, nodeBin, dir, srv.Addr().String(), topic, group, "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH="+files.CAFile)
+}
+
+// checkNodeSecure runs secure.js against endpoint with env added: with
+// account nodeclient's secret key it sends two messages to topic and
+// receives them in group; with a wrong one the client is refused
+// (UNAUTHORIZED) and fails.
+func checkNodeSecure(t *testing.T, ctx context.Context, nodeBin, dir, endpoint, topic, group string, env ...string) {
+	t.Helper()
 	run := func(secret string) ([]byte, string, error) {
-		cmd := exec.CommandContext(ctx, nodeBin, "secure.js", srv.Addr().String(), topic, group)
+		cmd := exec.CommandContext(ctx, nodeBin, "secure.js", endpoint, topic, group)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH="+files.CAFile,
-			"LEDGERMQ_ACCESS_KEY=nodeclient", "LEDGERMQ_SECRET_KEY="+secret)
+		cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir(), "LEDGERMQ_ACCESS_KEY=nodeclient", "LEDGERMQ_SECRET_KEY="+secret), env...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -122,7 +130,7 @@ func TestRealNodeClientSecure(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("secure.js printed %q: %v (stderr %s)", out, err, stderr)
 	}
-	t.Logf("node client over TLS with credentials: %s", out)
+	t.Logf("node client with credentials: %s", out)
 	if len(got.Sent) != 2 || len(got.Received) != 2 {
 		t.Fatalf("sent %v, received %+v", got.Sent, got.Received)
 	}
@@ -133,7 +141,6 @@ func TestRealNodeClientSecure(t *testing.T) {
 		}
 	}
 
-	start := time.Now()
 	out, stderr, err = run("wrong-secret")
 	if err == nil {
 		t.Fatalf("with a wrong secret key the client succeeded: %s", out)
@@ -141,5 +148,5 @@ func TestRealNodeClientSecure(t *testing.T) {
 	if !strings.Contains(stderr, "UNAUTHORIZED") && !strings.Contains(stderr, "40100") && !strings.Contains(stderr, "signature") {
 		t.Fatalf("with a wrong secret key the client failed otherwise: %v\nstderr: %s", err, stderr)
 	}
-	t.Logf("refused with a wrong secret key after %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("refused with a wrong secret key")
 }

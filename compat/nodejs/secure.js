@@ -4,7 +4,8 @@
 // with TLS and the ACL on (node secure.js ENDPOINTS TOPIC GROUP; the
 // account's keys in LEDGERMQ_ACCESS_KEY and LEDGERMQ_SECRET_KEY; the
 // test's CA trusted through GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, which
-// @grpc/grpc-js reads). It sends two messages,
+// @grpc/grpc-js reads), and compat/grpc_node_proxy_test.go against a
+// proxy with the ACL on in plain text (LEDGERMQ_PLAINTEXT=1). It sends two messages,
 // receives and acknowledges them, and prints one JSON object: the ids
 // sent and the ids and bodies received.
 'use strict';
@@ -19,7 +20,7 @@ async function main() {
     accessKey: process.env.LEDGERMQ_ACCESS_KEY,
     accessSecret: process.env.LEDGERMQ_SECRET_KEY,
   };
-  const common = { endpoints, namespace: '', sslEnabled: true, sessionCredentials, logger, requestTimeout: 3000 };
+  const common = { endpoints, namespace: '', sslEnabled: process.env.LEDGERMQ_PLAINTEXT !== '1', sessionCredentials, logger, requestTimeout: 3000 };
   const producer = new Producer({ ...common, topic });
   await producer.startup();
   const sent = [];
