@@ -20,12 +20,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/grpcapi"
+	"github.com/ledgermq/ledgermq/grpcapi/grpcapitest"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
@@ -133,14 +133,7 @@ func startSecureEnv(t *testing.T) *secureEnv {
 
 func (e *secureEnv) receiveCode(t *testing.T, ctx context.Context, group, topic string) (v2pb.Code, []*v2pb.Message) {
 	t.Helper()
-	rs, err := e.mq.ReceiveMessage(ctx, &v2pb.ReceiveMessageRequest{
-		Group:              &v2pb.Resource{Name: group},
-		MessageQueue:       &v2pb.MessageQueue{Topic: &v2pb.Resource{Name: topic}},
-		FilterExpression:   &v2pb.FilterExpression{Type: v2pb.FilterType_TAG, Expression: "*"},
-		BatchSize:          10,
-		InvisibleDuration:  durationpb.New(30 * time.Second),
-		LongPollingTimeout: durationpb.New(time.Second),
-	})
+	rs, err := e.mq.ReceiveMessage(ctx, grpcapitest.ReceiveRequest(group, topic, 10, 30*time.Second, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

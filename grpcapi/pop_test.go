@@ -32,14 +32,7 @@ func popEnv(t *testing.T, topic string, queues int32) *env {
 // checking the answer's order: Status, messages, delivery timestamp.
 func (e *env) receive(t *testing.T, group, topic string, batch int32, invisible, wait time.Duration) (v2pb.Code, []*v2pb.Message) {
 	t.Helper()
-	rs, err := e.mq.ReceiveMessage(testCtx(t), &v2pb.ReceiveMessageRequest{
-		Group:              &v2pb.Resource{Name: group},
-		MessageQueue:       &v2pb.MessageQueue{Topic: &v2pb.Resource{Name: topic}},
-		FilterExpression:   &v2pb.FilterExpression{Type: v2pb.FilterType_TAG, Expression: "*"},
-		BatchSize:          batch,
-		InvisibleDuration:  durationpb.New(invisible),
-		LongPollingTimeout: durationpb.New(wait),
-	})
+	rs, err := e.mq.ReceiveMessage(testCtx(t), grpcapitest.ReceiveRequest(group, topic, batch, invisible, wait))
 	if err != nil {
 		t.Fatal(err)
 	}
