@@ -30,6 +30,9 @@ type Admin interface {
 
 	PendingTimers(ctx context.Context, group string, limit int) (protocol.PendingTimers, error)
 	PendingTransactions(ctx context.Context, group string, limit int) (protocol.PendingTransactions, error)
+	// PopState is a broker group's POP state per consumer group and topic
+	// (the pending page).
+	PopState(ctx context.Context, brokerGroup string, h protocol.PopStateHeader) (protocol.PopState, error)
 
 	ListTopics(ctx context.Context) ([]string, error)
 	TopicRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error)

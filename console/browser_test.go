@@ -217,10 +217,15 @@ func browserTest(t *testing.T, c *devCluster, base, topic, group string, sent []
 		chromedp.Click("#search"),
 		chromedp.WaitVisible(`article.message[data-msgid="`+sent[7].MsgID+`"]`))
 
-	// Pending timers and transactions, and the ACL, per broker group.
+	// Pending timers, transactions and POP messages, and the ACL, per
+	// broker group: the message held by POP is in flight for its group,
+	// not due, invisible until a time shown.
 	b.open("/pending")
 	b.waitJS("the pending page's group", `!!document.querySelector('section.pending[data-group="broker-a"] .timers-count .count')`+
 		` && !!document.querySelector('section.pending[data-group="broker-a"] .transactions-count .count')`, 5*time.Second)
+	pop := `document.querySelector('section.pending[data-group="broker-a"] table.pop tr[data-consumer="` + consolePopGroup + `"][data-topic="` + topic + `"]')`
+	b.waitJS("the POP group in flight", `!!`+pop+` && `+pop+`.querySelector('.inflight').textContent === '1'`+
+		` && `+pop+`.querySelector('.due').textContent === '0' && /^\d{4}-\d\d-\d\d /.test(`+pop+`.querySelector('.oldest').textContent)`, 5*time.Second)
 	b.shot("pending")
 	b.open("/acl")
 	b.waitJS("the ACL page's nodes", `document.querySelectorAll('section.acl[data-group="broker-a"] tr[data-node]').length === `+fmt.Sprint(len(c.p.File.Nodes)), 5*time.Second)

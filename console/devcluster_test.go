@@ -182,6 +182,7 @@ func TestConsoleDevCluster(t *testing.T) {
 	const reader = "ConsoleReader"
 	sent := c.seed(t, topic, group, 12)
 	c.startReader(t, topic, reader, int64(len(sent)))
+	c.holdPop(t, topic, consolePopGroup)
 	base := startConsole(t, c.admin, Config{SampleEvery: time.Second, RefreshEvery: time.Second})
 	hc := &http.Client{Timeout: 30 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -28,8 +28,11 @@
 //	                            rates and every node's raft apply lag, sampled
 //	                            from /metrics
 //	/pending                    per broker group, the timer messages waiting for
-//	                            their time and the half messages waiting for
-//	                            END_TRANSACTION (PendingTimers, PendingTransactions)
+//	                            their time, the half messages waiting for
+//	                            END_TRANSACTION and the POP messages in flight per
+//	                            consumer group and topic: how many, how many due
+//	                            again, the oldest invisible-until (PendingTimers,
+//	                            PendingTransactions, PopState)
 //	/acl                        per node, whether the ACL is on and which rules
 //	                            it enforces (GET_BROKER_RUNTIME_INFO's aclHash,
 //	                            aclIndex, aclFrom); per group, its accounts and

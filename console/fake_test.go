@@ -28,6 +28,7 @@ type fakeAdmin struct {
 	aclConfig protocol.ClusterACLConfig               // every node's GET_BROKER_CLUSTER_ACL_CONFIG
 	timers    map[string]protocol.PendingTimers       // by group
 	trans     map[string]protocol.PendingTransactions // by group
+	pop       map[string]protocol.PopState            // by group
 	raft      map[string]protocol.RaftStatus          // by client address
 	traces    map[string][]client.TraceEvent          // by message id; nil: no trace topic
 	configErr error                                   // BrokerConfig's answer when set (an account refused)
@@ -119,6 +120,14 @@ func (f *fakeAdmin) PendingTransactions(_ context.Context, group string, _ int) 
 		return t, fmt.Errorf("%w: group %s", client.ErrLeaderNotFound, group)
 	}
 	return t, nil
+}
+
+func (f *fakeAdmin) PopState(_ context.Context, group string, _ protocol.PopStateHeader) (protocol.PopState, error) {
+	p, ok := f.pop[group]
+	if !ok {
+		return p, fmt.Errorf("%w: group %s", client.ErrLeaderNotFound, group)
+	}
+	return p, nil
 }
 
 func (f *fakeAdmin) MessageTrace(_ context.Context, _, id string) ([]client.TraceEvent, error) {

@@ -29,6 +29,9 @@ func wantAll(t *testing.T, c *http.Client, base, path string, want ...string) st
 	return body
 }
 
+// The pending page: per broker group its timers, transactions and POP
+// state (per consumer group and topic: in flight, due, the oldest
+// invisible-until), each list's error in its place.
 func TestPendingPage(t *testing.T) {
 	f, _ := newFake(t)
 	due := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli()
@@ -37,8 +40,13 @@ func TestPendingPage(t *testing.T) {
 	f.trans = map[string]protocol.PendingTransactions{"broker-a": {Count: 1,
 		Transactions: []protocol.PendingTransaction{{MsgID: "HALF1", ProducerGroup: "pg<i>", Topic: "Orders", AgeMs: 65_000, CheckTimes: 2, HalfOffset: 11}}},
 		"broker-b": {}}
+	f.pop = map[string]protocol.PopState{"broker-a": {Count: 2, Rows: []protocol.PopStateRow{
+		{Group: "cg<b>", Topic: "Orders", Inflight: 5, Due: 2, OldestInvisibleUntil: due}}}}
 	_, ts := newTestServer(t, f, Config{})
 	body := wantAll(t, ts.Client(), ts.URL, "/pending",
+		`pairs with messages in flight: <span class="count">2</span>`, `data-consumer="cg&lt;b&gt;" data-topic="Orders"`,
+		`class="num inflight">5<`, `class="num due">2<`, `class="oldest">2030-01-02 03:04:05.000Z<`, "and 1 more",
+		`class="bad pop-error"`,
 		`data-group="broker-a"`, `data-group="broker-b"`, `<span class="count">3</span> pending`, "next due 2030-01-02 03:04:05.000Z",
 		"1h0m0s", "TIMER1", "&lt;script&gt;alert(1)&lt;/script&gt;", `class="num">7<`, "and 2 more",
 		`<span class="count">1</span> undecided`, "HALF1", "pg&lt;i&gt;", "1m5s", `class="num">11<`,

@@ -1,9 +1,11 @@
 package console
 
 // The pending page: per broker group, the timer messages parked until
-// their due time (PendingTimers, request 4011) and the transactions whose
-// half messages wait for END_TRANSACTION (PendingTransactions, 4012),
-// both asked of the group's leader.
+// their due time (PendingTimers, request 4011), the transactions whose
+// half messages wait for END_TRANSACTION (PendingTransactions, 4012) and
+// the POP messages handed out and not acknowledged, per consumer group
+// and topic: in flight, due again, the oldest invisible-until (PopState,
+// 4014, as `ledgermq admin pending pop`), all asked of the group's leader.
 
 import (
 	"context"
@@ -27,7 +29,10 @@ type pendingGroup struct {
 	TimersErr             string
 	Transactions          protocol.PendingTransactions
 	TransactionsErr       string
+	Pop                   protocol.PopState
+	PopErr                string
 	TimersMore, TransMore int64 // how many the lists leave out
+	PopMore               int64
 }
 
 type pendingData struct {
@@ -58,7 +63,7 @@ func (s *Server) pending(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	d := &pendingData{Limit: defaultPendingShown, At: time.Now()}
-	p := page{Title: "Pending timers and transactions", Nav: "pending", Data: d}
+	p := page{Title: "Pending timers, transactions and POP messages", Nav: "pending", Data: d}
 	if v := strings.TrimSpace(r.URL.Query().Get("limit")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > protocol.MaxPendingList {
@@ -79,7 +84,7 @@ func (s *Server) pending(w http.ResponseWriter, r *http.Request) {
 	for i, name := range names {
 		g := &d.Groups[i]
 		g.Name = name
-		wg.Add(2)
+		wg.Add(3)
 		go func() {
 			defer wg.Done()
 			t, err := s.adminOf(ctx).PendingTimers(ctx, name, d.Limit)
@@ -97,6 +102,15 @@ func (s *Server) pending(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			g.Transactions, g.TransMore = t, max(0, t.Count-int64(len(t.Transactions)))
+		}()
+		go func() {
+			defer wg.Done()
+			st, err := s.adminOf(ctx).PopState(ctx, name, protocol.PopStateHeader{Limit: d.Limit})
+			if err != nil {
+				g.PopErr = err.Error()
+				return
+			}
+			g.Pop, g.PopMore = st, max(0, st.Count-int64(len(st.Rows)))
 		}()
 	}
 	wg.Wait()
