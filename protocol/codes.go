@@ -71,7 +71,7 @@ var RequestCodes = []RequestCode{
 	{51, "DELETE_ACL_CONFIG", Neither, "not yet served; as UPDATE_AND_CREATE_ACL_CONFIG"},
 	{52, "GET_BROKER_CLUSTER_ACL_INFO", Neither, "not yet served; GET_BROKER_RUNTIME_INFO shows each node's aclHash and aclIndex"},
 	{53, "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG", Neither, "not yet served; the white list is in plain_acl.yml"},
-	{remoting.GetBrokerClusterACLConfig, "GET_BROKER_CLUSTER_ACL_CONFIG", Broker, "the group's rules in force as plain_acl.yml writes them (an admin account; refused with ACL off): the console's ACL page, rocketmq-dashboard's"},
+	{remoting.GetBrokerClusterACLConfig, "GET_BROKER_CLUSTER_ACL_CONFIG", Broker, "the group's rules in force as plain_acl.yml writes them (an admin account; refused with ACL off): the console's ACL page, rocketmq-dashboard's, and `ledgermq proxy --acl-enable`, which checks calls against them"},
 	{60, "GET_TIMER_CHECK_POINT", Neither, "RocketMQ 5's timer store; `admin pending timers` lists what waits"},
 	{61, "GET_TIMER_METRICS", Neither, "RocketMQ 5's timer store"},
 	{remoting.PutKVConfig, "PUT_KV_CONFIG", Namesrv, "the name server's KV configuration, in its --kv-config file (memory only without one)"},
