@@ -135,3 +135,26 @@ func TestDescribedRules(t *testing.T) {
 		t.Fatalf("rules the file would refuse: %v", err)
 	}
 }
+
+// A GET_BROKER_CLUSTER_ACL_CONFIG body from the network either is refused
+// or parses into rules listing every account it names.
+func FuzzClusterACLRules(f *testing.F) {
+	f.Add([]byte(`{"globalWhiteAddrs":["10.0.0.*"],"plainAccessConfigs":[{"accessKey":"admin-key","secretKey":"admin-secret","admin":true,"defaultTopicPerm":"PUB|SUB","topicPerms":["t=PUB"],"groupPerms":["g=SUB"]}]}`))
+	f.Add([]byte(`{"plainAccessConfigs":[{"accessKey":"a: b","secretKey":"'quoted'\n"}]}`))
+	f.Add([]byte(`{"plainAccessConfigs":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, err := protocol.DecodeClusterACLConfig(body)
+		if err != nil {
+			return
+		}
+		rules, err := describedRules(c).Parse()
+		if err != nil {
+			return
+		}
+		for _, p := range c.PlainAccessConfigs {
+			if !rules.HasAccount(p.AccessKey) {
+				t.Fatalf("account %q of %s not in the rules", p.AccessKey, body)
+			}
+		}
+	})
+}
