@@ -89,7 +89,9 @@ bench:
 # under kill,partition with the transactions and consumer-offset register
 # workloads beside the queue (CHAOS_WORKLOADS), and every nemesis on 5
 # nodes with TLS and the ACL on, and kills, pauses, partitions and a whole
-# group down on two groups of 3 (jepsen run --groups 2). Before them, the broken
+# group down on two groups of 3 (jepsen run --groups 2), and power loss,
+# full disks, membership changes and hostile frames on two groups of 3
+# with CHAOS_WORKLOADS. Before them, the broken
 # broker builds (tag jepsenbroken) must each fail a jepsen run.
 # make test runs a one-minute jepsen smoke run (TestJepsenSmoke).
 CHAOS_TIME    ?= 5m
@@ -121,6 +123,9 @@ chaos: build
 	d=$(CHAOS_DIR)/groups-2x3; \
 	$(BIN) jepsen run --groups 2 --nemesis kill,pause,partition,group-down --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
 	echo "kill, pause, partition, group-down (2 groups of 3): $$(grep -h '^group-down ' $$d.out) $$(grep -h '^verdict' $$d.out | tail -1)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
+	d=$(CHAOS_DIR)/groups-2x3-faults; \
+	$(BIN) jepsen run --groups 2 --nemesis power,disk-full,member,hostile --workload $(CHAOS_WORKLOADS) --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
+	echo "power, disk-full, member, hostile + $(CHAOS_WORKLOADS) (2 groups of 3): $$(grep -h '^register ' $$d.out) $$(grep -h '^verdict' $$d.out | tail -1)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
 	exit $$fail
 
 # A name server on 127.0.0.1:9876 and a 3-node broker group, each its own

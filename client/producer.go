@@ -230,6 +230,11 @@ type outgoing struct {
 	sctx sendContext
 }
 
+// half reports whether out is a transaction's half message.
+func (out *outgoing) half() bool {
+	return protocol.TransactionType(out.header.SysFlag) == protocol.TransactionPrepared
+}
+
 // newHeader is the send header of topic with what every send shares.
 func (p *Producer) newHeader(topic string) protocol.SendMessageRequestHeader {
 	return protocol.SendMessageRequestHeader{

@@ -49,6 +49,9 @@ type sendRetry struct {
 	route   backoff         // waits for a route with a leader
 	refused backoff         // waits before an address that refused the send
 	tried   map[string]bool // addresses that certainly refused this send
+	// pin is the queue of a half message's first attempt whose outcome
+	// was unknown: every later attempt goes to it (pick).
+	pin *Queue
 }
 
 // deliver is the send loop shared by every kind of send:
@@ -111,6 +114,10 @@ func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind
 		}
 		if !r.certain {
 			spent++
+		}
+		if r.Outcome == OutcomeUnknown && out.half() && rs.pin == nil {
+			q := r.Queue
+			rs.pin = &q
 		}
 		if p.opts.latencyFault && !out.ordered && (r.Outcome == OutcomeOK || r.retry) {
 			p.core.faults.update(q.BrokerName, addr, r.Latency, r.Outcome != OutcomeOK)
@@ -181,7 +188,7 @@ func (p *Producer) resolve(ctx context.Context, out *outgoing, last *attemptResu
 		if err != nil {
 			return Queue{}, "", nil, err
 		}
-		q, addr, perr := p.pick(info, out, last)
+		q, addr, perr := p.pick(info, out, last, rs.pin)
 		refused := perr == nil && rs.tried[addr]
 		sameAsFailed := perr == nil && last != nil && last.transport && addr == last.Addr
 		bo := &rs.route
@@ -208,10 +215,27 @@ func (p *Producer) resolve(ctx context.Context, out *outgoing, last *attemptResu
 	}
 }
 
-// pick chooses the queue of the next attempt and its group's leader.
-func (p *Producer) pick(info *publishInfo, out *outgoing, last *attemptResult) (Queue, string, error) {
+// pick chooses the queue of the next attempt and its group's leader:
+// pin when set (sendRetry.pin), else the selector's queue of an ordered
+// send, else the next in turn.
+//
+// A half message whose attempt had an unknown outcome may be stored in
+// that group: the group decides every copy of one transaction once (its
+// leader keeps each transaction's latest copy by UNIQ_KEY), but another
+// group would hold a copy of its own, checked back and committed on its
+// own, so the transaction could be delivered twice. So every later attempt
+// goes to the same queue: all copies lie in the group the transaction is
+// ended on, and name one queue.
+func (p *Producer) pick(info *publishInfo, out *outgoing, last *attemptResult, pin *Queue) (Queue, string, error) {
 	if len(info.all) == 0 {
 		return Queue{}, "", fmt.Errorf("%w: topic %s has no writable queue", ErrNoRoute, out.topic)
+	}
+	if pin != nil {
+		addr, ok := info.leaders[pin.BrokerName]
+		if !ok {
+			return Queue{}, "", errNoLeader
+		}
+		return *pin, addr, nil
 	}
 	if out.ordered {
 		sel := p.opts.selector

@@ -292,3 +292,35 @@ func TestTransactionProducerCloseLeavesNothing(t *testing.T) {
 	}
 	goleak.VerifyNone(t, ignore)
 }
+
+// TestHalfRetriedOnItsQueueAfterUnknown: a half message whose attempt's
+// outcome is unknown (the connection died after the request went out)
+// may be stored in that group, so the retry goes to the same queue of the
+// same group, never to another group (which would hold a copy of its own,
+// checked back and committed apart).
+func TestHalfRetriedOnItsQueueAfterUnknown(t *testing.T) {
+	f := startFake(t, "a", "b")
+	a, b := f.broker("a"), f.broker("b")
+	d := newFaultDialer()
+	d.nextConn(a.addr, cutAfterWrite)
+	d.nextConn(b.addr, cutAfterWrite)
+	l := &txListener{exec: TransactionCommit}
+	tp, err := NewTransactionProducer(l, WithNameServers(f.nsAddr()), WithGroup("tx-pg"), WithDial(d.dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tp.Close() })
+	res, err := tp.SendInTransaction(ctxGuard(t), &Message{Topic: "T", Body: []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Attempts != 2 || !res.MaybeDuplicated() || res.Earlier[0].Queue != res.Queue {
+		t.Fatalf("half stored at %v after %d attempts (earlier %+v)", res.Queue, res.Attempts, res.Earlier)
+	}
+	if got := a.sends.Load() + b.sends.Load(); got != 2 || a.sends.Load() != 0 && b.sends.Load() != 0 {
+		t.Fatalf("sends: a %d, b %d; want both attempts in one group", a.sends.Load(), b.sends.Load())
+	}
+	if l.executed.Load() != 1 {
+		t.Fatalf("local transaction ran %d times", l.executed.Load())
+	}
+}

@@ -393,6 +393,7 @@ func problems(r *Result, in CheckInput) []string {
 	add(r.OffsetDivergent, "queues whose committed consumer offset differs between converged replicas")
 	add(r.Txn.Lost, "committed transactions lost (txn-lost)")
 	add(r.Txn.RolledBackDelivered, "transactions rolled back (or never run) yet stored or delivered (txn-rolledback-delivered)")
+	add(r.Txn.Misplaced, "committed transactions stored in another group or queue than their half message named (txn-misplaced)")
 	if r.Register.Checked && !r.Register.Linearizable {
 		out = append(out, "consumer offsets not linearizable as a register: "+r.Register.Info)
 	}

@@ -67,11 +67,14 @@ func groupEvents(evs []Event, g string) []Event {
 	for _, e := range evs {
 		switch e.Type {
 		case EvPhase:
-		case EvSend:
+		case EvSend, EvTxn:
 			// A send acknowledged by another group may have stored its
 			// value here too, on an earlier attempt the client gave up on
 			// (a retry goes to whichever group is up): that value was sent
 			// (the topic-wide check counts the copy), not unexpected here.
+			// A transaction is the group's whose half message it stored,
+			// or whose value it holds (which then must have been
+			// committed there).
 			if !held[e.Value] && (e.Outcome != OK || e.Group != g) {
 				continue
 			}
@@ -150,6 +153,13 @@ func (r *Result) groupsSummary() string {
 		}
 		fmt.Fprintf(&b, "group    %s acked=%d lost=%d duplicates=%d (unjustified %d) divergent=%d reorders=%d gaps=%d replicas-identical=%s\n",
 			g.Name, g.Acked, g.Lost, g.Duplicates, g.UnjustifiedDuplicates, g.Divergent, g.Reorders, g.Gaps, identical)
+		if t := g.Txn; t.Attempted > 0 {
+			fmt.Fprintf(&b, "group    %s txn half-ok=%d committed=%d check-backs=%d txn-lost=%d txn-rolledback-delivered=%d txn-duplicates=%d txn-misplaced=%d\n",
+				g.Name, t.HalfOK, t.Committed, t.CheckBacks, t.Lost, t.RolledBackDelivered, t.Duplicates, t.Misplaced)
+		}
+		if rg := g.Register; rg.Ops > 0 {
+			fmt.Fprintf(&b, "group    %s register linearizable=%t (porcupine %s) ops=%d keys=%d\n", g.Name, rg.Linearizable, rg.Outcome, rg.Ops, rg.Keys)
+		}
 	}
 	if r.GroupDown.Faults > 0 {
 		fmt.Fprintf(&b, "group-down faults=%d sends=%d acked=%d acked-by-the-stopped-group=%d\n",

@@ -37,6 +37,11 @@ type TxnResult struct {
 	// offset; a transaction is committed at most once whatever the retries
 	// of its half message, so every one is unjustified.
 	Duplicates int
+	// Misplaced: a committed transaction stored in another broker group
+	// or queue than the one its half message's answer named (it must be
+	// ended on the group that stored its half message, and every copy of
+	// a half message names one queue).
+	Misplaced  int
 	LostValues []string // the first few lost or wrongly delivered
 }
 
@@ -48,6 +53,7 @@ func checkTxn(evs []Event, final map[pos]string, delivered map[string]bool, have
 	var t TxnResult
 	committed := map[string]bool{}
 	txns := map[string]bool{}
+	half := map[string]pos{} // the queue an acknowledged half message named
 	for _, e := range evs {
 		switch e.Type {
 		case EvTxn:
@@ -55,6 +61,7 @@ func checkTxn(evs []Event, final map[pos]string, delivered map[string]bool, have
 			txns[e.Value] = true
 			if e.Outcome == OK {
 				t.HalfOK++
+				half[e.Value] = pos{g: e.Group, q: e.Queue}
 				if txnFinalCommit(e.Seq) {
 					committed[e.Value] = true
 				}
@@ -66,9 +73,13 @@ func checkTxn(evs []Event, final map[pos]string, delivered map[string]bool, have
 	t.Committed = len(committed)
 	t.RolledBack = t.Attempted - t.Committed
 	stored := map[string]int{}
-	for _, v := range final {
+	misplaced := map[string]bool{}
+	for p, v := range final {
 		if txns[v] {
 			stored[v]++
+			if h, ok := half[v]; ok && (h.g != p.g || h.q != p.q) {
+				misplaced[v] = true
+			}
 		}
 	}
 	note := func(what, v string) {
@@ -88,6 +99,10 @@ func checkTxn(evs []Event, final map[pos]string, delivered map[string]bool, have
 		if stored[v] > 1 {
 			t.Duplicates++
 		}
+		if misplaced[v] {
+			t.Misplaced++
+			note("misplaced", v)
+		}
 	}
 	return t
 }
@@ -97,8 +112,8 @@ func (t TxnResult) summary() string {
 	if t.Attempted == 0 {
 		return ""
 	}
-	return fmt.Sprintf("txn      attempted=%d half-ok=%d committed=%d rolled-back=%d check-backs=%d txn-lost=%d txn-rolledback-delivered=%d txn-duplicates=%d\n",
-		t.Attempted, t.HalfOK, t.Committed, t.RolledBack, t.CheckBacks, t.Lost, t.RolledBackDelivered, t.Duplicates)
+	return fmt.Sprintf("txn      attempted=%d half-ok=%d committed=%d rolled-back=%d check-backs=%d txn-lost=%d txn-rolledback-delivered=%d txn-duplicates=%d txn-misplaced=%d\n",
+		t.Attempted, t.HalfOK, t.Committed, t.RolledBack, t.CheckBacks, t.Lost, t.RolledBackDelivered, t.Duplicates, t.Misplaced)
 }
 
 // txnMustDeliver lists the transactional values the consumer group must

@@ -127,8 +127,29 @@
 // group, queue, offset; replicas compared within their group) and on each
 // group's narrowed history (check_groups.go); the verdict line adds
 // " broker-a(acked=N lost=N duplicates=N divergent=N) …" and the summary a
-// line per group and the sends made while a group was down. The txn and
-// register workloads run on one group only.
+// line per group (and its transactions' and register's lines) and the
+// sends made while a group was down.
+//
+// The txn and register workloads run on every group too. A transaction
+// is the group's that stored its half message: the client spreads the
+// transactions over every group's queues, sends END_TRANSACTION to that
+// group's leader (as a RocketMQ producer ends a transaction on the broker
+// that stored its half message) and retries a half message whose
+// attempt's outcome was unknown on the same queue only, so that no other
+// group holds a copy to check back and commit apart; that group checks
+// it back ("txn-check" events carry the asking group). The committed
+// message must be stored in the group and queue the half message's
+// answer named (txn-misplaced). Each group holds its own consumer
+// offsets, so a register key is a group's queue: each register client
+// draws a group as well as a queue and goes to that group's leader;
+// porcupine checks every key of every group (the topic's verdict) and
+// each group's keys alone (its line). Every nemesis acts within its
+// fault's group: power cuts back and restarts the group's nodes ("all" is
+// the group's), disk-full fills a node of the group (every node of every
+// group has its tmpfs), member removes a node from its own group's raft
+// configuration and adds it back (leadership handed to another node of
+// that group), hostile stalls frames against the name server and the
+// group's leader or nodes; their "step" events name the group.
 //
 // power: with a power fault in the plan every node runs with
 // store.sync_report=true and records, after each fsync, how much of each
@@ -182,9 +203,11 @@
 //	        half send, kind the local transaction's outcome, queue, node,
 //	        error (the send's, or the END_TRANSACTION's)
 //	txn-check  value, outcome (commit|rollback): a check-back answered
-//	register   process r<i>, kind read|write, queue (the key), offset (the
-//	        value written or read), invoke, t, outcome ok|failed|unknown,
-//	        node (where the route pointed)
+//	        (group: the group that asked, in a run of two or more)
+//	register   process r<i>, kind read|write, queue (the key; with two or
+//	        more groups group and queue), offset (the value written or
+//	        read), invoke, t, outcome ok|failed|unknown, node (where the
+//	        route pointed)
 //	phase   kind load|heal|drain|final-read
 //
 // queue and offset are -1 where not known, and meaningless on events
@@ -213,7 +236,8 @@
 // values unique and increasing over the run) three queues' offsets of a
 // group no consumer uses, one operation at a time, each to the leader the
 // name server routes to (route refreshed every second and after a
-// failure), recording invoke and answer times.
+// failure), recording invoke and answer times (with two or more groups
+// each operation draws its group first: a key is a group's queue).
 //
 // # Checkers (check.go)
 //
@@ -249,10 +273,14 @@
 //     (local transaction ran, decision commit) in no replica's final read;
 //     txn-rolledback-delivered, any other one stored or delivered;
 //     txn-duplicates, one stored at two offsets (always unjustified: a
-//     transaction commits once whatever its half message's retries).
-//     Folded into lost, unexpected and (unjustified) duplicates.
+//     transaction commits once whatever its half message's retries);
+//     txn-misplaced, a committed one stored in another group or queue
+//     than its half message's answer named (it is ended on the group that
+//     stored its half message). The first three are folded into lost,
+//     unexpected and (unjustified) duplicates.
 //   - register (register.go): the register history checked by porcupine
-//     per key, as a register whose acknowledged writes may be lost (the
+//     per key (a group's queue with two or more groups), as a register
+//     whose acknowledged writes may be lost (the
 //     broker acknowledges a commit before raft commits it) but whose
 //     reads never go back: linearizable=true|false in the summary,
 //     results.json and the report; an operation without an answer is open

@@ -96,6 +96,17 @@ func (n *nemesis) one(ctx context.Context, f Fault) {
 	}
 }
 
+// stepEvent is a "step" event of a fault of kind on targets in group g
+// ("" in a one-group run: Cluster.eventGroup): what the nemesis did
+// within the fault, and the error it met.
+func stepEvent(kind, g string, targets []string, detail string, err error) Event {
+	ev := Event{Type: EvFault, Process: "nemesis", Kind: kind, Phase: "step", Targets: targets, Detail: detail, Group: g}
+	if err != nil {
+		ev.Error = shorten(err.Error())
+	}
+	return ev
+}
+
 func errText(err error) string {
 	if err == nil {
 		return ""
@@ -226,7 +237,7 @@ func (n *nemesis) apply(ctx context.Context, f Fault, targets []string) (func() 
 	case NemMember:
 		return n.member(ctx, f, targets)
 	case NemHostile:
-		return n.hostile(ctx, targets)
+		return n.hostile(ctx, f.Group, targets)
 	}
 	return noop, fmt.Errorf("%w: unknown fault kind %q", ErrPlan, f.Kind)
 }
@@ -261,10 +272,8 @@ func (n *nemesis) storm(ctx context.Context, f Fault) {
 				tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 				err := n.c.TransferLeader(tctx, leader, to)
 				cancel()
-				ev := Event{Type: EvFault, Process: "nemesis", Kind: NemTransfer, Phase: "step", Targets: []string{to}, Leader: leader, Group: f.Group}
-				if err != nil {
-					ev.Error = err.Error()
-				}
+				ev := stepEvent(NemTransfer, f.Group, []string{to}, "", err)
+				ev.Leader = leader
 				n.h.Add(ev)
 			}
 		}

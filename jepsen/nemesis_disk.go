@@ -122,8 +122,7 @@ func (n *nemesis) fill(target string) (func() error, error) {
 		}
 		chunk /= 2
 	}
-	ev := Event{Type: EvFault, Process: "nemesis", Kind: NemDiskFull, Phase: "step", Targets: []string{target},
-		Detail: fmt.Sprintf("filled %s with %d bytes until ENOSPC", target, total)}
+	ev := stepEvent(NemDiskFull, n.c.eventGroup(target), []string{target}, fmt.Sprintf("filled %s with %d bytes until ENOSPC", target, total), nil)
 	n.h.Add(ev)
 	n.log("nemesis: %s", ev.Detail)
 	return heal, nil

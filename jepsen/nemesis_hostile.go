@@ -38,9 +38,10 @@ type hostileAttack struct {
 	closed int // connections the servers closed
 }
 
-// hostile starts the attackers against targets (node ids and Namesrv);
-// the returned heal stops them and records what the servers did.
-func (n *nemesis) hostile(ctx context.Context, targets []string) (func() error, error) {
+// hostile starts the attackers against targets (node ids and Namesrv) of
+// a fault in group g; the returned heal stops them and records what the
+// servers did.
+func (n *nemesis) hostile(ctx context.Context, g string, targets []string) (func() error, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	a := &hostileAttack{cancel: cancel}
 	var errs []error
@@ -69,8 +70,7 @@ func (n *nemesis) hostile(ctx context.Context, targets []string) (func() error, 
 		a.mu.Lock()
 		opened, closed := a.opened, a.closed
 		a.mu.Unlock()
-		n.h.Add(Event{Type: EvFault, Process: "nemesis", Kind: NemHostile, Phase: "step", Targets: targets,
-			Detail: fmt.Sprintf("stalled connections opened %d, closed by the servers %d", opened, closed)})
+		n.h.Add(stepEvent(NemHostile, g, targets, fmt.Sprintf("stalled connections opened %d, closed by the servers %d", opened, closed), nil))
 		n.log("nemesis: hostile: %d stalled connections opened, %d closed by the servers", opened, closed)
 		return nil
 	}, errors.Join(errs...)

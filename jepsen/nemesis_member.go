@@ -46,11 +46,7 @@ func (n *nemesis) member(ctx context.Context, f Fault, targets []string) (func()
 		return noop, err
 	}
 	step := func(detail string, err error) {
-		ev := Event{Type: EvFault, Process: "nemesis", Kind: NemMember, Phase: "step", Targets: []string{nd.ID}, Detail: detail}
-		if err != nil {
-			ev.Error = shorten(err.Error())
-		}
-		n.h.Add(ev)
+		n.h.Add(stepEvent(NemMember, n.c.eventGroup(nd.ID), []string{nd.ID}, detail, err))
 	}
 	removed := false
 	rerr := retry(ctx, memberBound, func(rctx context.Context) (bool, error) {
@@ -143,11 +139,7 @@ func (c *Cluster) EnsureMembers(ctx context.Context, h *History) error {
 	var errs []error
 	for _, nd := range c.Nodes {
 		step := func(detail string, err error) {
-			ev := Event{Type: EvFault, Process: "nemesis", Kind: NemMember, Phase: "step", Targets: []string{nd.ID}, Detail: "heal: " + detail}
-			if err != nil {
-				ev.Error = shorten(err.Error())
-			}
-			h.Add(ev)
+			h.Add(stepEvent(NemMember, c.eventGroup(nd.ID), []string{nd.ID}, "heal: "+detail, err))
 		}
 		errs = append(errs, c.ensureMember(ctx, a, nd, step))
 	}

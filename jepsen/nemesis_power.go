@@ -32,13 +32,10 @@ func (n *nemesis) power(targets []string) (func() error, error) {
 			continue
 		}
 		st, err := syncreport.Cut(nd.Dir)
-		ev := Event{Type: EvFault, Process: "nemesis", Kind: NemPower, Phase: "step", Targets: []string{t},
-			Detail: fmt.Sprintf("cut %s: %d files cut back, %d bytes dropped, %d untracked files kept, %d recorded files gone",
-				t, st.Files, st.Dropped, st.Untracked, st.Missing)}
-		if err != nil {
-			ev.Error = err.Error()
-			errs = append(errs, err)
-		}
+		ev := stepEvent(NemPower, n.c.eventGroup(t), []string{t},
+			fmt.Sprintf("cut %s: %d files cut back, %d bytes dropped, %d untracked files kept, %d recorded files gone",
+				t, st.Files, st.Dropped, st.Untracked, st.Missing), err)
+		errs = append(errs, err)
 		n.h.Add(ev)
 		n.log("nemesis: %s", ev.Detail)
 	}

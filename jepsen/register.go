@@ -2,7 +2,9 @@ package jepsen
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -11,7 +13,9 @@ import (
 // Consumer offsets checked as a register (workload_register.go writes the
 // history, porcupine checks it).
 //
-// Each (group, topic, queue) key is a register: UPDATE_CONSUMER_OFFSET
+// Each (consumer group, topic, queue) key of a broker group is a register
+// (in a run of two or more broker groups each holds its own offsets, so
+// the key names the broker group too): UPDATE_CONSUMER_OFFSET
 // writes a value unique over the run, QUERY_CONSUMER_OFFSET reads it. The
 // broker acknowledges a commit when it has taken it, before raft commits
 // it (broker/offsets.go: commits are coalesced into one raft entry every
@@ -29,7 +33,8 @@ import (
 // one (nothing was taken).
 
 // EvRegister is one register operation: process r<i>, kind read|write,
-// queue the key's queue, offset the value written or read, invoke and t
+// queue the key's queue (group its broker group in a run of two or
+// more), offset the value written or read, invoke and t
 // its call and answer, outcome ok|unknown (unknown: no answer), node the
 // node that answered.
 const EvRegister = "register"
@@ -53,23 +58,32 @@ type regInput struct {
 	value int64
 }
 
+// regKey is a register's key: a queue of a broker group ("" in a
+// one-group run).
+type regKey struct {
+	g string
+	q int32
+}
+
+func cmpRegKey(a, b regKey) int {
+	if c := strings.Compare(a.g, b.g); c != 0 {
+		return c
+	}
+	return int(a.q - b.q)
+}
+
 // registerModel is the lossy-write register, one partition per key.
 func registerModel() porcupine.Model {
 	nm := porcupine.NondeterministicModel{
 		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-			by := map[int32][]porcupine.Operation{}
+			by := map[regKey][]porcupine.Operation{}
 			for _, op := range h {
-				k := op.Metadata.(int32)
+				k := op.Metadata.(regKey)
 				by[k] = append(by[k], op)
 			}
-			keys := make([]int, 0, len(by))
-			for k := range by {
-				keys = append(keys, int(k))
-			}
-			sort.Ints(keys)
-			out := make([][]porcupine.Operation, 0, len(keys))
-			for _, k := range keys {
-				out = append(out, by[int32(k)])
+			out := make([][]porcupine.Operation, 0, len(by))
+			for _, k := range slices.SortedFunc(mapKeys(by), cmpRegKey) {
+				out = append(out, by[k])
 			}
 			return out
 		},
@@ -110,7 +124,7 @@ func checkRegister(evs []Event) RegisterResult {
 	end := int64(tmax*1000) + 1 // after everything: an open operation's return
 	var ops []porcupine.Operation
 	clients := map[string]int{}
-	keys := map[int32]bool{}
+	keys := map[regKey]bool{}
 	for _, e := range evs {
 		if e.Type != EvRegister || e.Outcome == Failed {
 			continue
@@ -125,7 +139,7 @@ func checkRegister(evs []Event) RegisterResult {
 			clients[e.Process] = id
 		}
 		op := porcupine.Operation{ClientId: id, Input: regInput{write: write, value: e.Offset}, Call: int64(e.Invoke * 1000),
-			Output: e.Offset, Return: int64(e.T * 1000), Metadata: e.Queue}
+			Output: e.Offset, Return: int64(e.T * 1000), Metadata: regKey{e.Group, e.Queue}}
 		if e.Outcome != OK {
 			op.Return = end
 			r.Open++
@@ -135,7 +149,7 @@ func checkRegister(evs []Event) RegisterResult {
 		} else {
 			r.Reads++
 		}
-		keys[e.Queue] = true
+		keys[regKey{e.Group, e.Queue}] = true
 		ops = append(ops, op)
 	}
 	r.Ops, r.Keys = len(ops), len(keys)

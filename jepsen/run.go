@@ -73,9 +73,6 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if err := cfg.Plan.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Plan.groups() > 1 && (cfg.Workload.Txn > 0 || cfg.Workload.Register > 0) {
-		return nil, fmt.Errorf("%w: the txn and register workloads run on one group only", ErrPlan)
-	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}

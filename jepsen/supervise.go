@@ -50,7 +50,9 @@ func supervise(ctx context.Context, c *Cluster, h *History, log func(string, ...
 }
 
 func (s *supervisor) step(id, detail, err string) {
-	s.h.Add(Event{Type: EvFault, Process: "nemesis", Kind: NemDiskFull, Phase: "step", Targets: []string{id}, Detail: detail, Error: err})
+	ev := stepEvent(NemDiskFull, s.c.eventGroup(id), []string{id}, detail, nil)
+	ev.Error = err
+	s.h.Add(ev)
 	s.log("nemesis: %s%s", detail, map[bool]string{true: "", false: ": " + err}[err == ""])
 }
 

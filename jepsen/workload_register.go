@@ -16,12 +16,14 @@ import (
 )
 
 // The register workload (register.go has the model): clients r0… each
-// pick one of registerKeys keys (queues of Topic under registerGroup, a
-// group no consumer uses) and read it or write a value unique over the
-// run (one counter, so values increase), one operation at a time. Each
-// goes to the group's leader as the name server routes it (through the
-// client proxies, as a client's offset store does), the route refreshed
-// every second and after any failure.
+// pick one of registerKeys keys of one broker group (queues of Topic under
+// registerGroup, a consumer group no consumer uses; with two or more
+// broker groups the group is drawn too, each group holding its own
+// offsets, so a key is a group's queue) and read it or write a value
+// unique over the run (one counter, so values increase), one operation at
+// a time. Each goes to that broker group's leader as the name server
+// routes it (through the client proxies, as a client's offset store
+// does), the route refreshed every second and after any failure.
 const (
 	registerGroup = "jepsen-register"
 	registerKeys  = 3
@@ -42,11 +44,16 @@ func (w *workload) startRegister(ctx context.Context, n int, seed int64) {
 	}
 }
 
+// registerRoute is a group's leader as the name server last routed it.
+type registerRoute struct {
+	addr string
+	at   time.Time
+}
+
 func (w *workload) registerClient(ctx context.Context, id string, rng *rand.Rand, next *atomic.Int64) {
 	rc := remoting.NewClient(w.c.Remoting(remoting.ClientConfig{DialTimeout: registerOpTTL}))
 	defer rc.Close()
-	var route string
-	var routed time.Time
+	routes := map[string]registerRoute{} // group → its leader as last routed
 	tick := time.NewTicker(2 * w.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -55,19 +62,29 @@ func (w *workload) registerClient(ctx context.Context, id string, rng *rand.Rand
 			return
 		case <-tick.C:
 		}
-		if route == "" || time.Since(routed) > time.Second {
+		g := w.c.Groups[0]
+		if w.c.Multi() {
+			g = w.c.Groups[rng.IntN(len(w.c.Groups))]
+		}
+		rt := routes[g]
+		if rt.addr == "" || time.Since(rt.at) > time.Second {
 			rctx, cancel := context.WithTimeout(ctx, registerOpTTL)
-			addr, err := devcluster.Leader(rctx, rc, w.c.ClientNamesrv, GroupName)
+			addr, err := devcluster.Leader(rctx, rc, w.c.ClientNamesrv, g)
 			cancel()
 			if err == nil && addr != "" {
-				route, routed = addr, time.Now()
+				rt = registerRoute{addr, time.Now()}
+				routes[g] = rt
 			}
-			if route == "" {
+			if rt.addr == "" {
 				continue
 			}
 		}
+		route := rt.addr
 		q := int32(rng.IntN(registerKeys))
 		e := Event{Type: EvRegister, Process: id, Queue: q, Node: w.c.NodeByAdvertised(route)}
+		if w.c.Multi() {
+			e.Group = g
+		}
 		var req *remoting.Command
 		if rng.IntN(2) == 0 {
 			e.Kind, e.Offset = "write", next.Add(1)
@@ -99,7 +116,7 @@ func (w *workload) registerClient(ctx context.Context, id string, rng *rand.Rand
 		}
 		w.h.Add(e)
 		if e.Outcome != OK {
-			route = "" // ask the name server again, as a client would after a failure
+			delete(routes, g) // ask the name server again, as a client would after a failure
 		}
 		if errors.Is(err, context.Canceled) {
 			return

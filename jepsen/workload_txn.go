@@ -21,6 +21,12 @@ import (
 // unknown) is answered rollback on check-back: the application's records
 // say it never happened. The listener's records are shared by every
 // producer of the group, since any of them may be asked.
+//
+// With two or more broker groups the client spreads the transactions over
+// every group's queues; each is ended on the group that stored its half
+// message (the client sends END_TRANSACTION to that group's leader, and
+// retries a half message whose outcome was unknown on the same queue, so
+// no other group holds a copy), and checked back by that group.
 
 const txnProducerGroup = "jepsen-txn-producers"
 
@@ -44,9 +50,10 @@ func txnDecision(seq int64) (local, final client.LocalTransactionState) {
 // txnListener is the application side: the local transactions that ran;
 // the check-backs it answers go to the history.
 type txnListener struct {
-	h   *History
-	mu  sync.Mutex
-	ran map[string]bool // values whose local transaction ran
+	h     *History
+	multi bool // two or more broker groups: check-backs name theirs
+	mu    sync.Mutex
+	ran   map[string]bool // values whose local transaction ran
 }
 
 func (l *txnListener) ExecuteLocalTransaction(_ context.Context, m *client.Message) client.LocalTransactionState {
@@ -69,7 +76,11 @@ func (l *txnListener) CheckLocalTransaction(_ context.Context, m *client.Message
 	if !ran {
 		final = client.TransactionRollback
 	}
-	l.h.Add(Event{Type: EvTxnCheck, Process: "txn-listener", Value: v, Seq: seq, Outcome: final.String(), Queue: -1, Offset: -1})
+	e := Event{Type: EvTxnCheck, Process: "txn-listener", Value: v, Seq: seq, Outcome: final.String(), Queue: -1, Offset: -1}
+	if l.multi {
+		e.Group = m.Queue.BrokerName // the group that asked
+	}
+	l.h.Add(e)
 	return final
 }
 
@@ -79,7 +90,7 @@ func (w *workload) startTxnProducers(ctx context.Context, n int) error {
 	if n <= 0 {
 		return nil
 	}
-	l := &txnListener{h: w.h, ran: map[string]bool{}}
+	l := &txnListener{h: w.h, multi: w.c.Multi(), ran: map[string]bool{}}
 	for i := range n {
 		tp, err := client.NewTransactionProducer(l, w.c.ClientOptions(client.WithGroup(txnProducerGroup),
 			client.WithSendTimeout(w.cfg.SendTimeout), client.WithRetries(2))...)

@@ -216,19 +216,13 @@ func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
 		}
 	}
 	wl := jepsen.WorkloadConfig{Producers: f.producers, Consumers: f.consumers, Interval: f.interval, Seed: plan.Seed}
-	multi := plan.Groups > 1
 	for _, w := range strings.Split(f.workload, ",") {
 		switch strings.TrimSpace(w) {
 		case "", "queue":
-		case "txn", "register":
-			if multi {
-				return fmt.Errorf("jepsen: --workload %s runs on one group only, not with --groups %d", w, plan.Groups)
-			}
-			if strings.TrimSpace(w) == "txn" {
-				wl.Txn = 2
-			} else {
-				wl.Register = 3
-			}
+		case "txn":
+			wl.Txn = 2
+		case "register":
+			wl.Register = 3
 		default:
 			return fmt.Errorf("jepsen: --workload %q: want queue, txn, register", w)
 		}
