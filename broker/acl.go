@@ -232,18 +232,19 @@ func (b *Broker) withACL(code int16, h remoting.HandlerFunc) (remoting.HandlerFu
 	}, nil
 }
 
-// withACLAsync is withACL for an asynchronous handler.
-func (b *Broker) withACLAsync(code int16, h remoting.AsyncHandlerFunc) (remoting.AsyncHandlerFunc, error) {
+// withACLInline is withACL for the inline start of a handler: a refused
+// request is answered and taken.
+func (b *Broker) withACLInline(code int16, h inlineFunc) (inlineFunc, error) {
 	gate, err := b.aclGate(code)
 	if err != nil || gate == nil {
 		return h, err
 	}
-	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) {
+	return func(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) bool {
 		if refused := gate(conn, req); refused != nil {
 			reply(refused)
-			return
+			return true
 		}
-		h(ctx, conn, req, reply)
+		return h(ctx, conn, req, reply)
 	}, nil
 }
 

@@ -267,8 +267,9 @@
 // The registration loop (register.go) is the Broker's own (b.ctx, b.wg).
 // Handlers run on the remoting pools (send, pull, admin, heartbeat) and
 // may block on a proposal (at most 10 s) or a forward (3 s); on the
-// leader a send does not (serveSendAsync): it proposes and returns its
-// worker, and the group's completer answers it (ProposeAsync); each
+// leader a send does not even reach a worker (serveSendInline): its
+// connection's read goroutine reads it and proposes it, and the group's
+// completer answers it (ProposeAsync); each
 // registration round runs one short-lived goroutine per name server and
 // waits for them.
 //

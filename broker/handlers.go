@@ -27,8 +27,10 @@ const (
 
 // pools sizes the worker pools.
 var pools = map[string]remoting.PoolConfig{
-	// A send worker waits for its raft commit, so the pool is wide: its
-	// width bounds the proposals the batcher can coalesce.
+	// A send on the leader reaches no worker (serveSendInline); the
+	// workers serve the sends that wait — forwards from a follower, a
+	// topic to create, half messages, the in-process and gRPC paths — and
+	// each waits for its raft commit, so the pool is wide.
 	poolSend:      {Workers: 256, QueueSize: 8192},
 	poolPull:      {Workers: 16, QueueSize: 4096},
 	poolAdmin:     {Workers: 4, QueueSize: 256},
@@ -46,18 +48,42 @@ type handlerRow struct {
 	pool   string
 	serve  remoting.HandlerFunc
 	leader leaderHandler
-	// async, when set, serves the request on the remoting port instead of
-	// serve (which in-process callers, ServeLocal, still use).
-	async remoting.AsyncHandlerFunc
+	// inline, when set, starts the request on the remoting port on its
+	// connection's read goroutine (remoting.InlineHandler); what it does
+	// not take, serve serves on a worker, as it serves in-process callers
+	// (ServeLocal).
+	inline inlineFunc
+}
+
+// inlineFunc is a remoting.InlineHandler's ServeInline.
+type inlineFunc func(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) bool
+
+// inlineHandler is a row with an inline start: ServeInline starts what it
+// can, a worker serves the rest (ServeAsync, Serve).
+type inlineHandler struct {
+	serve  remoting.HandlerFunc
+	inline inlineFunc
+}
+
+func (h inlineHandler) Serve(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return h.serve(ctx, conn, req)
+}
+
+func (h inlineHandler) ServeAsync(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) {
+	reply(h.serve(ctx, conn, req))
+}
+
+func (h inlineHandler) ServeInline(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) bool {
+	return h.inline(ctx, conn, req, reply)
 }
 
 // handlers is the table.
 func (b *Broker) handlers() []handlerRow {
 	return []handlerRow{
 		// Producers (send.go, sendback.go, transaction.go).
-		{code: remoting.SendMessage, pool: poolSend, serve: b.serveSend, async: b.serveSendAsync},
-		{code: remoting.SendMessageV2, pool: poolSend, serve: b.serveSend, async: b.serveSendAsync},
-		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend, async: b.serveSendAsync},
+		{code: remoting.SendMessage, pool: poolSend, serve: b.serveSend, inline: b.serveSendInline},
+		{code: remoting.SendMessageV2, pool: poolSend, serve: b.serveSend, inline: b.serveSendInline},
+		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend, inline: b.serveSendInline},
 		{code: remoting.ConsumerSendMsgBack, pool: poolSend, leader: b.sendBack},
 		{code: remoting.EndTransaction, pool: poolSend, serve: b.serveEndTransaction},
 		// Request-reply (reply.go).
@@ -153,12 +179,12 @@ func (b *Broker) installHandlers() error {
 			return err
 		}
 		b.local[r.code] = h
-		if r.async != nil {
-			ah, err := b.withACLAsync(r.code, r.async)
+		if r.inline != nil {
+			in, err := b.withACLInline(r.code, r.inline)
 			if err != nil {
 				return err
 			}
-			b.srv.Handle(r.code, r.pool, ah)
+			b.srv.Handle(r.code, r.pool, inlineHandler{serve: h, inline: in})
 			continue
 		}
 		b.srv.Handle(r.code, r.pool, h)

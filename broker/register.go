@@ -210,6 +210,9 @@ func (b *Broker) ensureTopic(ctx context.Context, want metadata.TopicConfig) (me
 	if tc, ok := b.group.Metadata().Topic(want.TopicName); ok {
 		return tc, nil
 	}
+	if mustNotWait(ctx) {
+		return metadata.TopicConfig{}, errWouldWait
+	}
 	b.prod.createMu.Lock()
 	tc, ok := b.group.Metadata().Topic(want.TopicName)
 	if !ok {

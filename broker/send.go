@@ -138,39 +138,61 @@ func (b *Broker) sendOutcome(ctx context.Context, conn *remoting.Conn, req, resp
 	return resp
 }
 
-// serveSendAsync is serveSend on the remoting port (remoting.AsyncHandler):
-// on the leader it proposes the send and returns, so no worker waits for
-// the raft commit; the group's completer builds the answer of every send
-// an entry carried and queues it on its connection. A half message (it
-// holds the transaction view across its proposal), a follower's forward
-// and a wait for the next leader take the synchronous path.
-func (b *Broker) serveSendAsync(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) {
+// serveSendInline starts a send on the connection's read goroutine
+// (remoting.InlineHandler), so a send hands no request to a worker: on
+// the leader it reads the request, builds the messages, proposes them and
+// returns; the group's completer builds the answer of every send an entry
+// carried and queues it on its connection. It takes no send that must
+// wait for something — a follower's forward, a topic to create, a half
+// message (it holds the transaction view across its proposal):
+// prepareSend answers errWouldWait for those before anything is proposed,
+// and a send worker serves them (serveSend).
+func (b *Broker) serveSendInline(ctx context.Context, conn *remoting.Conn, req *remoting.Command, reply remoting.Reply) bool {
 	if !b.group.IsLeader() {
-		reply(b.serveSend(ctx, conn, req))
-		return
+		return false
 	}
-	p, err := b.prepareSend(ctx, conn, req)
-	if err != nil || p.half {
-		var resp *remoting.Command
-		if err == nil {
-			resp, err = b.proposeSend(ctx, conn, req, p)
-		}
-		reply(b.sendOutcome(ctx, conn, req, resp, err))
-		return
+	p, err := b.prepareSend(context.WithValue(ctx, inlineKey{}, true), conn, req)
+	if errors.Is(err, errWouldWait) || (err == nil && p.half) {
+		return false
+	}
+	if err != nil {
+		b.replyOutcome(ctx, conn, req, nil, err, reply)
+		return true
 	}
 	b.group.ProposeAsync(p.msgs, func(results []store.PutResult, err error) {
 		var resp *remoting.Command
 		if err == nil {
 			resp, err = b.sendAnswer(req, p, results)
 		}
-		if err != nil && leadershipMoving(err) {
-			// The wait for the next leader (at most leaderWait) must not
-			// hold up the completer, which answers every connection.
-			go func() { reply(b.sendOutcome(ctx, conn, req, nil, err)) }()
-			return
-		}
-		reply(b.sendOutcome(ctx, conn, req, resp, err))
+		b.replyOutcome(ctx, conn, req, resp, err, reply)
 	})
+	return true
+}
+
+// replyOutcome answers through reply what sendOutcome answers; the wait
+// for the next leader (at most leaderWait) runs on a goroutine of its
+// own, never on the caller's (a connection's read goroutine, or the
+// completer, which answers every connection).
+func (b *Broker) replyOutcome(ctx context.Context, conn *remoting.Conn, req, resp *remoting.Command, err error, reply remoting.Reply) {
+	if err != nil && leadershipMoving(err) {
+		go func() { reply(b.sendOutcome(ctx, conn, req, nil, err)) }()
+		return
+	}
+	reply(b.sendOutcome(ctx, conn, req, resp, err))
+}
+
+// inlineKey marks the context of a send read on a connection's read
+// goroutine (serveSendInline): a step of prepareSend that would wait — a
+// topic to create, the transaction view to rebuild — answers errWouldWait
+// instead, and the send goes to a worker.
+type inlineKey struct{}
+
+// errWouldWait: the step must wait and its caller cannot (inlineKey).
+var errWouldWait = errors.New("broker: the request must wait for the group")
+
+// mustNotWait reports whether ctx is a send's that cannot wait.
+func mustNotWait(ctx context.Context) bool {
+	return ctx.Value(inlineKey{}) != nil
 }
 
 // leadershipMoving: the leader refused a proposal before proposing it
@@ -421,6 +443,9 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 	// A half message waits in the half topic for its END_TRANSACTION
 	// (transaction.go).
 	half := message.TransactionType(h.SysFlag) == message.SysFlagTransactionPrepared
+	if half && mustNotWait(ctx) {
+		return nil, errWouldWait
+	}
 	if half {
 		if batch {
 			return nil, fmt.Errorf("%w: a batch cannot be a transaction's half message", ErrMessageIllegal)

@@ -120,3 +120,38 @@ func TestCloseFlushes(t *testing.T) {
 		t.Fatalf("FlushedOffset %d after Close, want %d", l.FlushedOffset(), end)
 	}
 }
+
+// TestSyncTo: SyncTo makes an append durable on the caller's goroutine
+// (the flusher never kicked: its ticker never fires), covers everything
+// published before it, costs no msync when already covered, and after
+// Close answers ErrClosed for what was never written.
+func TestSyncTo(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.FlushInterval = 1 << 40 // never by the ticker
+	l := openLog(t, cfg)
+	rng := rand.New(rand.NewPCG(45, 46))
+	appendRandom(t, l, rng, 20, MinEntrySize, 1000)
+	mid := l.MaxOffset()
+	appendRandom(t, l, rng, 20, MinEntrySize, 1000)
+	end := l.MaxOffset()
+	before := l.syncs.Load()
+	if err := l.SyncTo(mid); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.FlushedOffset(); got != end {
+		t.Fatalf("FlushedOffset %d after SyncTo(%d), want everything published: %d", got, mid, end)
+	}
+	syncs := l.syncs.Load()
+	if syncs == before {
+		t.Fatal("SyncTo flushed nothing")
+	}
+	if err := l.SyncTo(end); err != nil || l.syncs.Load() != syncs {
+		t.Fatalf("SyncTo of a durable offset: err %v, msyncs %d → %d", err, syncs, l.syncs.Load())
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SyncTo(end + 1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("SyncTo past the end after Close: %v", err)
+	}
+}

@@ -41,6 +41,20 @@ type AsyncHandler interface {
 	ServeAsync(ctx context.Context, conn *Conn, req *Command, reply Reply)
 }
 
+// InlineHandler is an AsyncHandler that starts most requests on the
+// connection's read goroutine, which saves a hand-off to a worker (and
+// often a thread wake-up) per request. ServeInline must not wait for
+// anything (disk, network, a lock held long): it either starts req and
+// reports true — reply is then called once, as ServeAsync's — or reports
+// false having answered nothing, and the request goes to a worker of its
+// pool, which calls ServeAsync. A request started inline counts in its
+// connection's requests in flight and holds its read budget until
+// answered, as any other, and in its pool's counters.
+type InlineHandler interface {
+	AsyncHandler
+	ServeInline(ctx context.Context, conn *Conn, req *Command, reply Reply) bool
+}
+
 // AsyncHandlerFunc adapts a function to AsyncHandler (and Handler, for
 // registration).
 type AsyncHandlerFunc func(ctx context.Context, conn *Conn, req *Command, reply Reply)
@@ -186,6 +200,24 @@ func (p *pool) call(t task) (resp *Command) {
 
 // callAsync starts an AsyncHandler with its Reply.
 func (p *pool) callAsync(t task, ah AsyncHandler) {
+	p.begin(t, func(reply Reply) bool {
+		ah.ServeAsync(t.conn.ctx, t.conn, t.req, reply)
+		return true
+	})
+}
+
+// callInline starts an InlineHandler on the caller's goroutine (a
+// connection's read goroutine) and reports whether it took the request.
+func (p *pool) callInline(t task, ih InlineHandler) bool {
+	return p.begin(t, func(reply Reply) bool {
+		return ih.ServeInline(t.conn.ctx, t.conn, t.req, reply)
+	})
+}
+
+// begin runs serve with the request's Reply, turning a panic into a
+// SystemError answer; it reports what serve reports (true once it
+// panicked: the request is answered).
+func (p *pool) begin(t task, serve func(Reply) bool) (taken bool) {
 	var once atomic.Bool
 	reply := func(resp *Command) {
 		if !once.CompareAndSwap(false, true) {
@@ -205,9 +237,10 @@ func (p *pool) callAsync(t task, ah AsyncHandler) {
 			p.logger.Error("handler panicked", "pool", p.name, "request", RequestCodeName(t.req.Code),
 				"peer", t.conn.RemoteAddr(), "panic", r, "stack", string(debug.Stack()))
 			reply(NewResponse(t.req, SystemError, fmt.Sprintf("internal error serving request type %d", t.req.Code)))
+			taken = true
 		}
 	}()
-	ah.ServeAsync(t.conn.ctx, t.conn, t.req, reply)
+	return serve(reply)
 }
 
 func (p *pool) stats() PoolStats {

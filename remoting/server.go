@@ -546,7 +546,11 @@ func (s *Server) dispatch(c *Conn, req *Command, held int64) {
 	}
 	c.inflight.Add(1)
 	s.inflight.Add(1)
-	if !r.pool.submit(task{conn: c, req: req, h: r.h, held: held}) {
+	t := task{conn: c, req: req, h: r.h, held: held}
+	if ih, ok := r.h.(InlineHandler); ok && r.pool.callInline(t, ih) {
+		return
+	}
+	if !r.pool.submit(t) {
 		c.inflight.Add(-1)
 		s.inflight.Add(-1)
 		c.release(held)
