@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/client"
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 )
 
 const aclFile = `

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/auth"
-	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 )
 
 // ErrPlan is a fault plan that cannot run.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 )
 
 // Plans of two or more broker groups: each group has a timeline of its

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 )
 
 // faultColor is each nemesis's colour in the timeline.

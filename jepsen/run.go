@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 )
 
 // Mechanism names how faults reach the network (the report says which

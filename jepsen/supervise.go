@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 )
 
 // superviseDelay is how long after a node exits on its own it is started

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/client"
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/protocol"
 )
 

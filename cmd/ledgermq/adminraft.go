@@ -30,7 +30,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/dledger"
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/protocol"
 )
 

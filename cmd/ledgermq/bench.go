@@ -2,7 +2,7 @@ package main
 
 // `ledgermq bench produce|latency`: load through our client against a
 // running cluster (found through -n), with a live line each second and a
-// summary line in a fixed shape (internal/bench documents both). Every
+// summary line in a fixed shape (internal/harness/bench documents both). Every
 // performance figure of the project is measured with it.
 
 import (
@@ -26,7 +26,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/client"
-	"github.com/ledgermq/ledgermq/internal/bench"
+	"github.com/ledgermq/ledgermq/internal/harness/bench"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 

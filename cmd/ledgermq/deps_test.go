@@ -24,23 +24,7 @@ var testOnlyPackages = []string{
 // binary, because hashicorp/raft imports it from a non-test file of its
 // own (its in-memory test transport), so the check is on who imports it.
 func TestBinaryLinksNoTestCode(t *testing.T) {
-	// go test puts its own GOROOT/bin first on PATH, so this is the go
-	// tool running the test.
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("no go tool: %v", err)
-	}
-	cmd := exec.Command(goBin, "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, ".")
-	// The binary as a plain build makes it: no tags from the environment.
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("go list -deps: %v\n%s", err, stderr)
-	}
+	out := goList(t, "-deps", ".")
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
@@ -69,4 +53,79 @@ func TestBinaryLinksNoTestCode(t *testing.T) {
 			t.Fatalf("go list -deps does not list %s; output:\n%s", want, out)
 		}
 	}
+}
+
+// goList runs `go list -f '{{.ImportPath}} {{.Imports}}' args` as a plain
+// build sees it (no tags from the environment) and returns its output.
+func goList(t *testing.T, args ...string) []byte {
+	t.Helper()
+	// go test puts its own GOROOT/bin first on PATH, so this is the go
+	// tool running the test.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go tool: %v", err)
+	}
+	cmd := exec.Command(goBin, append([]string{"list", "-f", `{{.ImportPath}} {{join .Imports " "}}`}, args...)...)
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go list %v: %v\n%s", args, err, stderr)
+	}
+	return out
+}
+
+// TestInternalFloors keeps internal/ in its two floors (internal/doc.go):
+// a ground package imports no package of this module, and a harness
+// (internal/harness/…) is imported only by the command, the chaos harness
+// and tests — never by a package the broker is built from — so no low
+// package reaches up.
+func TestInternalFloors(t *testing.T) {
+	out := goList(t, modulePath+"/...")
+	ground, harness := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg, imports := fields[0], fields[1:]
+		rel := strings.TrimPrefix(pkg, modulePath+"/")
+		switch {
+		case strings.HasPrefix(rel, "internal/harness/"):
+			harness++
+		case strings.HasPrefix(rel, "internal/"):
+			ground++
+			for _, imp := range imports {
+				if strings.HasPrefix(imp, modulePath+"/") {
+					t.Errorf("ground package %s imports %s", pkg, imp)
+				}
+			}
+		}
+		if mayUseHarness(rel) {
+			continue
+		}
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, modulePath+"/internal/harness/") {
+				t.Errorf("%s imports the harness %s", pkg, imp)
+			}
+		}
+	}
+	// A listing that missed the floors would pass vacuously.
+	if ground < 5 || harness < 3 {
+		t.Fatalf("listed %d ground and %d harness packages; output:\n%s", ground, harness, out)
+	}
+}
+
+// mayUseHarness: the command, the chaos harness and the harnesses
+// themselves (non-test files; the tests of every package may use them).
+func mayUseHarness(rel string) bool {
+	for _, top := range []string{"cmd/", "jepsen", "internal/harness/"} {
+		if strings.HasPrefix(rel, top) {
+			return true
+		}
+	}
+	return false
 }

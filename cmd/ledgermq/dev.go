@@ -85,9 +85,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ledgermq/ledgermq/auth"
-	"github.com/ledgermq/ledgermq/internal/devcluster"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
 )

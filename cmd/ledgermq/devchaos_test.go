@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 

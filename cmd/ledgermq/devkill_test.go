@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
 )

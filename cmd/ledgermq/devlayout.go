@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 )
 
 // maxDevGroups bounds dev's --groups (broker-a … broker-e).

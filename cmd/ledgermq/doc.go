@@ -24,7 +24,7 @@
 // newRootCmd (root.go); main.go only runs the root and maps errors to exit
 // statuses. The commands hold no logic of their own beyond flags, wiring
 // and output: the work is in the product's packages (broker, dledger,
-// routing, client, internal/bench, internal/devcluster, jepsen).
+// routing, client, internal/harness/bench, internal/harness/devcluster, jepsen).
 //
 // # Exit statuses
 //

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 )
 
 // Every node of `ledgermq dev` serves /livez, /readyz, /status and /metrics

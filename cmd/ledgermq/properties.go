@@ -22,7 +22,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/ledgermq/ledgermq/internal/procs"
+	"github.com/ledgermq/ledgermq/internal/harness/procs"
 	"sort"
 	"strconv"
 	"strings"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/client"
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 )
 
 // TestRollingRestartUnderLoad restarts every node of `ledgermq dev

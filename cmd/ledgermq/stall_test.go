@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/remoting"
 )

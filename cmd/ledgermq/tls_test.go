@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
-	"github.com/ledgermq/ledgermq/internal/devcluster"
+	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/remoting"
 )
