@@ -36,6 +36,9 @@ func TestRealNodeClientThroughProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for _, tp := range []string{topic, consumeTopic} {
+		waitWritableRoute(t, ctx, admin, tp)
+	}
 	endpoint := pc.Proxy.Addr().String()
 	runNodeProducer(t, ctx, nodeBin, dir, endpoint, topic, admin)
 	runNodeSimpleConsumer(t, ctx, nodeBin, dir, endpoint, consumeTopic, group)
@@ -69,5 +72,29 @@ func TestRealNodeClientSecureThroughProxy(t *testing.T) {
 		b := pc.TC.Broker(id)
 		testwait.For(t, 20*time.Second, "the topic on "+id, func() bool { _, ok := b.Topic(topic); return ok })
 	}
+	waitWritableRoute(t, ctx, admin, topic)
 	checkNodeSecure(t, ctx, nodeBin, dir, pc.Proxy.Addr().String(), topic, group, "LEDGERMQ_PLAINTEXT=1")
+}
+
+// waitWritableRoute waits until the name servers' route of topic names a
+// leader and writable queues: the proxy answers clients from it, and a
+// 5.x producer given a route without writable queues fails at once.
+func waitWritableRoute(t *testing.T, ctx context.Context, admin *client.Admin, topic string) {
+	t.Helper()
+	testwait.For(t, 30*time.Second, "a writable route of "+topic, func() bool {
+		rd, err := admin.TopicRoute(ctx, topic)
+		if err != nil {
+			return false
+		}
+		leaders := map[string]bool{}
+		for _, bd := range rd.BrokerDatas {
+			_, leaders[bd.BrokerName] = bd.LeaderAddr()
+		}
+		for _, qd := range rd.QueueDatas {
+			if qd.WriteQueueNums > 0 && qd.Writable() && leaders[qd.BrokerName] {
+				return true
+			}
+		}
+		return false
+	})
 }
