@@ -22,7 +22,10 @@
 // messages. The Kubernetes manifests are decoded as kubectl apply -k would
 // apply them, with the README's second group added, and every object is
 // checked (Services, PodDisruptionBudgets, anti-affinity, probes, volumes,
-// Secret mounts, preStop); every broker pod's config, from its ConfigMap
-// and the environment its pod fields make, passes --check-config, as do the
-// name servers' arguments.
+// Secret mounts, preStop, the name servers' ACL and KV volume, the DNS
+// domain set only in the kustomization); every broker pod's config, from
+// its ConfigMap and the environment its pod fields and the ledgermq-dns
+// ConfigMap make, passes --check-config, as do the name servers' arguments,
+// with the domain as shipped and changed. Where kubectl is installed,
+// kubectl kustomize's rendering (offline) must equal what the tests decode.
 package deploy

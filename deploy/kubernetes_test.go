@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -88,6 +89,9 @@ func loadK8s(t *testing.T, edit func(file, text string) string) *k8sManifests {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if edit != nil {
+		b = []byte(edit("kustomization.yaml", string(b)))
+	}
 	// Decoded as plain maps (into obj, yaml would make every nested map
 	// an obj too).
 	var raw map[string]any
@@ -118,6 +122,9 @@ func loadK8s(t *testing.T, edit func(file, text string) string) *k8sManifests {
 			labels[key] = v
 		}
 	}
+	for _, g := range k.list("configMapGenerator") {
+		m.objs = append(m.objs, generatedConfigMap(t, g))
+	}
 	for _, r := range listed {
 		text, err := os.ReadFile(filepath.Join(dir, r))
 		if err != nil {
@@ -140,26 +147,46 @@ func loadK8s(t *testing.T, edit func(file, text string) string) *k8sManifests {
 			if raw == nil {
 				continue
 			}
-			o := obj(raw)
-			md, _ := o["metadata"].(map[string]any)
-			if md == nil {
-				t.Fatalf("%s: an object without metadata: %v", r, o)
+			if _, ok := raw["metadata"].(map[string]any); !ok {
+				t.Fatalf("%s: an object without metadata: %v", r, raw)
 			}
-			if o.str("kind") != "Namespace" && m.namespace != "" {
-				md["namespace"] = m.namespace
-			}
-			ls, _ := md["labels"].(map[string]any)
-			if ls == nil {
-				ls = map[string]any{}
-				md["labels"] = ls
-			}
-			for key, v := range labels {
-				ls[key] = v
-			}
-			m.objs = append(m.objs, o)
+			m.objs = append(m.objs, obj(raw))
+		}
+	}
+	for _, o := range m.objs {
+		md := o["metadata"].(map[string]any)
+		if o.str("kind") != "Namespace" && m.namespace != "" {
+			md["namespace"] = m.namespace
+		}
+		ls, _ := md["labels"].(map[string]any)
+		if ls == nil {
+			ls = map[string]any{}
+			md["labels"] = ls
+		}
+		for key, v := range labels {
+			ls[key] = v
 		}
 	}
 	return m
+}
+
+// generatedConfigMap is the ConfigMap a configMapGenerator entry of
+// literals makes (the only kind used here), named without kustomize's
+// hash suffix, which the entries here turn off.
+func generatedConfigMap(t *testing.T, g obj) obj {
+	t.Helper()
+	if g.get("files") != nil || g.get("envs") != nil || g.get("options", "disableNameSuffixHash") != true {
+		t.Fatalf("configMapGenerator %v: the test knows literals without a name hash only", g)
+	}
+	data := map[string]any{}
+	for _, l := range g.get("literals").([]any) {
+		k, v, ok := strings.Cut(l.(string), "=")
+		if !ok {
+			t.Fatalf("configMapGenerator %s: literal %q is not KEY=VALUE", g.str("name"), l)
+		}
+		data[k] = v
+	}
+	return obj{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": g.str("name")}, "data": data}
 }
 
 func (m *k8sManifests) find(kind, name string) obj {
@@ -245,6 +272,49 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if c := m.find("Service", "namesrv-client"); c == nil || c.str("spec", "clusterIP") == "None" {
 		t.Error("no load-balanced name server Service for clients")
+	}
+	if ns := m.find("StatefulSet", "namesrv"); ns != nil {
+		checkNamesrvSet(t, ns)
+	}
+	// The cluster's DNS domain is one setting, the kustomization's.
+	files, _ := filepath.Glob(filepath.Join("kubernetes", "*.yaml"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) != "kustomization.yaml" && bytes.Contains(b, []byte("cluster.local")) {
+			t.Errorf("%s names cluster.local: the DNS domain belongs in kustomization.yaml's ledgermq-dns", f)
+		}
+	}
+}
+
+// checkNamesrvSet: the name servers check the ACL file of the ledgermq-acl
+// Secret and keep their KV configuration in a writable directory of a
+// volume of their own.
+func checkNamesrvSet(t *testing.T, s obj) {
+	t.Helper()
+	spec := obj(s.get("spec").(map[string]any))
+	c := obj(spec.get("template", "spec", "containers", 0).(map[string]any))
+	flags := map[string]string{}
+	for _, a := range c.get("args").([]any) {
+		k, v, _ := strings.Cut(a.(string), "=")
+		flags[k] = v
+	}
+	mounts := map[string]obj{}
+	for _, vm := range c.list("volumeMounts") {
+		mounts[vm.str("mountPath")] = vm
+	}
+	claims := map[string]bool{}
+	for _, v := range spec.list("volumeClaimTemplates") {
+		claims[v.str("metadata", "name")] = true
+	}
+	if _, ok := flags["--acl-enable"]; !ok || mounts[filepath.Dir(flags["--acl-file"])] == nil {
+		t.Errorf("%s: args %v: want --acl-enable and an --acl-file on a mount (the ledgermq-acl Secret)", s.name(), flags)
+	}
+	kv := mounts[filepath.Dir(flags["--kv-config"])]
+	if kv == nil || kv.get("readOnly") == true || !claims[kv.str("name")] {
+		t.Errorf("%s: --kv-config %q: want it in a writable mount of a volume claim (mounts %v, claims %v)", s.name(), flags["--kv-config"], mounts, claims)
 	}
 }
 
@@ -393,16 +463,16 @@ func checkBrokerSet(t *testing.T, s obj) {
 }
 
 // podEnv is the environment Kubernetes gives the container of ordinal i
-// of StatefulSet s in namespace ns: field references of the pod
-// (metadata.name, metadata.namespace, the pod-index label, status.podIP
-// 10.244.0.<10+i>), Secret keys from secrets, and $(VAR) references to
-// earlier variables expanded.
-func podEnv(t *testing.T, s obj, ns string, i int, secrets map[string]map[string]string) []string {
+// of StatefulSet s of m: field references of the pod (metadata.name,
+// metadata.namespace, the pod-index label, status.podIP 10.244.0.<10+i>),
+// keys of m's ConfigMaps, Secret keys from secrets, and $(VAR) references
+// to earlier variables expanded.
+func podEnv(t *testing.T, m *k8sManifests, s obj, i int, secrets map[string]map[string]string) []string {
 	t.Helper()
 	pod := s.str("metadata", "name") + "-" + strconv.Itoa(i)
 	fields := map[string]string{
 		"metadata.name":      pod,
-		"metadata.namespace": ns,
+		"metadata.namespace": m.namespace,
 		"metadata.labels['apps.kubernetes.io/pod-index']": strconv.Itoa(i),
 		"status.podIP": fmt.Sprintf("10.244.0.%d", 10+i),
 	}
@@ -418,6 +488,13 @@ func podEnv(t *testing.T, s obj, ns string, i int, secrets map[string]map[string
 			if v, ok = fields[f]; !ok {
 				t.Fatalf("%s: env %s: field %s is not one a pod has", pod, e.str("name"), f)
 			}
+		case e.get("valueFrom", "configMapKeyRef") != nil:
+			cm, key := e.str("valueFrom", "configMapKeyRef", "name"), e.str("valueFrom", "configMapKeyRef", "key")
+			o := m.find("ConfigMap", cm)
+			if o == nil || o.get("data", key) == nil {
+				t.Fatalf("%s: env %s: ConfigMap %s has no key %s", pod, e.str("name"), cm, key)
+			}
+			v = o.str("data", key)
 		case e.get("valueFrom", "secretKeyRef") != nil:
 			sec, key := e.str("valueFrom", "secretKeyRef", "name"), e.str("valueFrom", "secretKeyRef", "key")
 			var ok bool
@@ -463,7 +540,10 @@ func k8sSecrets(t *testing.T, root string) map[string]map[string]string {
 	if err := ca.Issue("ledgermq", filepath.Join(tlsDir, "tls.crt"), filepath.Join(tlsDir, "tls.key")); err != nil {
 		t.Fatal(err)
 	}
-	acl := "accounts:\n  - accessKey: app1\n    secretKey: app1-secret-key\n    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n"
+	// app-client for clients, ledgermq-broker for the brokers' registrations
+	// with the name servers.
+	acl := "accounts:\n  - accessKey: app-client\n    secretKey: app-client-secret-key\n    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n" +
+		"  - accessKey: ledgermq-broker\n    secretKey: ledgermq-broker-secret\n"
 	if err := os.WriteFile(filepath.Join(aclDir, "plain_acl.yml"), []byte(acl), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -471,17 +551,36 @@ func k8sSecrets(t *testing.T, root string) map[string]map[string]string {
 	if err := os.WriteFile(filepath.Join(secDir, "secret"), []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]map[string]string{"ledgermq-cluster-secret": {"secret": secret}}
+	return map[string]map[string]string{
+		"ledgermq-cluster-secret":  {"secret": secret},
+		"ledgermq-namesrv-account": {"accessKey": "ledgermq-broker", "secretKey": "ledgermq-broker-secret"},
+	}
 }
 
 // TestKubernetesBrokerConfigs: every node of every broker group (the
 // second group of the README's steps included) gets a config that
 // `ledgermq broker --check-config` accepts, from its ConfigMap and the
 // environment of its pod, with the pod's DNS name as its client address,
-// its pod IP as the store host and its ordinal as its node id; and the
-// name servers' arguments pass `ledgermq namesrv --check-config`.
+// its pod IP as the store host, its ordinal as its node id and the name
+// servers' account to sign registrations with; and the name servers'
+// arguments, with their ACL and KV file, pass `ledgermq namesrv
+// --check-config`. As shipped and with the cluster's DNS domain changed
+// in the kustomization, its one setting: every name follows it.
 func TestKubernetesBrokerConfigs(t *testing.T) {
-	m := loadK8s(t, secondGroup)
+	for _, domain := range []string{"cluster.local", "corp.example"} {
+		t.Run(domain, func(t *testing.T) {
+			checkBrokerConfigs(t, domain, func(file, text string) string {
+				if file == "kustomization.yaml" {
+					return strings.Replace(text, "cluster_domain=cluster.local", "cluster_domain="+domain, 1)
+				}
+				return secondGroup(file, text)
+			})
+		})
+	}
+}
+
+func checkBrokerConfigs(t *testing.T, domain string, edit func(file, text string) string) {
+	m := loadK8s(t, edit)
 	root := t.TempDir()
 	secrets := k8sSecrets(t, root)
 	// The absolute paths of the manifests, under root here.
@@ -500,6 +599,11 @@ func TestKubernetesBrokerConfigs(t *testing.T) {
 			out, err := exec.Command(builtBin, append(cmdArgs, "--check-config")...).CombinedOutput()
 			if err != nil {
 				t.Errorf("%s: namesrv %v: %v\n%s", s.name(), cmdArgs, err, out)
+			}
+			for _, want := range []string{`acl="` + root + `/etc/ledgermq/acl/`, `kvConfig="` + root + `/data/`, "tls=on"} {
+				if !bytes.Contains(out, []byte(want)) {
+					t.Errorf("%s: namesrv --check-config lacks %s:\n%s", s.name(), want, out)
+				}
 			}
 			continue
 		}
@@ -531,7 +635,7 @@ func TestKubernetesBrokerConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < 3; i++ {
-			env := podEnv(t, s, m.namespace, i, secrets)
+			env := podEnv(t, m, s, i, secrets)
 			cmd := exec.Command(builtBin, "broker", "--config", file, "--check-config")
 			cmd.Env = append([]string{"HOME=" + root}, env...)
 			out, err := cmd.CombinedOutput()
@@ -540,13 +644,15 @@ func TestKubernetesBrokerConfigs(t *testing.T) {
 				continue
 			}
 			nodes++
-			host := fmt.Sprintf("%s-%d.%s.%s.svc.cluster.local", group, i, group, m.namespace)
+			host := fmt.Sprintf("%s-%d.%s.%s.svc.%s", group, i, group, m.namespace, domain)
 			for _, want := range []string{
 				fmt.Sprintf(`raft.node_id .*= "n%d"`, i),
 				fmt.Sprintf(`broker_name .*= "%s"`, group),
 				`# effective: client address ` + regexp.QuoteMeta(host+":10911") + `, listening on 0\.0\.0\.0:10911, raft bind 0\.0\.0\.0:40911`,
 				fmt.Sprintf(`# effective: store host 10\.244\.0\.%d:10911`, 10+i),
-				`raft peers n0-` + regexp.QuoteMeta(group+"-0."+group+"."+m.namespace) + `\.svc\.cluster\.local:40911;n1-.*;n2-`,
+				`raft peers n0-` + regexp.QuoteMeta(group+"-0."+group+"."+m.namespace+".svc."+domain) + `:40911;n1-.*;n2-`,
+				`namesrv_addr .*= "` + regexp.QuoteMeta("namesrv-0.namesrv."+m.namespace+".svc."+domain) + `:9876;`,
+				`namesrv.access_key .*= "ledgermq-broker"`, `namesrv.secret_key .*= "\(set\)"`,
 				`tls.enable .*= "true"`, `acl_enable .*= "true"`, `cluster_secret .*= "\(set\)"`,
 				`http_addr .*= "0\.0\.0\.0:10913"`,
 			} {
@@ -561,5 +667,56 @@ func TestKubernetesBrokerConfigs(t *testing.T) {
 	}
 	if nodes != 6 {
 		t.Errorf("%d broker nodes checked, want 6 (two groups of three)", nodes)
+	}
+}
+
+// TestKubernetesKustomizeRender: where kubectl is installed, what
+// `kubectl kustomize` renders (offline: it reads only the files) is what
+// loadK8s decodes, the second group of the README's steps included, so
+// the other tests check what would be applied.
+func TestKubernetesKustomizeRender(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	dir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join("kubernetes", "*.yaml"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(secondGroup(filepath.Base(f), string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(kubectl, "kustomize", dir).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize: %v", err)
+	}
+	rendered := map[string]obj{}
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	for {
+		var raw map[string]any
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rendered[obj(raw).name()] = obj(raw)
+	}
+	m := loadK8s(t, secondGroup)
+	if len(rendered) != len(m.objs) {
+		t.Errorf("kubectl kustomize renders %d objects, loadK8s %d", len(rendered), len(m.objs))
+	}
+	for _, o := range m.objs {
+		r := rendered[o.name()]
+		// The image is renamed by the images entry (ledgermq:dev).
+		for _, c := range r.list("spec", "template", "spec", "containers") {
+			c["image"] = m.image
+		}
+		if !reflect.DeepEqual(map[string]any(r), map[string]any(o)) {
+			t.Errorf("%s: kubectl kustomize renders\n%v\nloadK8s decodes\n%v", o.name(), r, o)
+		}
 	}
 }

@@ -64,9 +64,15 @@ type Config struct {
 	// used only to bootstrap a group that has no state yet.
 	Peers []Peer
 	// BindAddr is where the raft transport listens; AdvertiseAddr what the
-	// peers dial (default BindAddr).
+	// peers dial (default BindAddr). Peers' and the advertise address may
+	// name hosts: they are resolved at each connection, never once for
+	// good (dial.go).
 	BindAddr      string
 	AdvertiseAddr string
+	// Resolver resolves the host names of peers' addresses at each
+	// connection to them. Default net.DefaultResolver; ignored with
+	// StreamLayer.
+	Resolver Resolver
 	// DataDir holds raft/ (log, snapshots) and store/.
 	DataDir string
 	// Timing is the failure-detection profile.

@@ -101,11 +101,26 @@
 // its own; a node whose broker allows more than the group is refused by
 // the group (ErrBadMessage) before anything is proposed.
 //
+// # Peers by name
+//
+// A raft address (Config.Peers, AdvertiseAddr, AddVoter's) may name a host
+// rather than an IP: a Kubernetes pod keeps its DNS name across restarts
+// and gets another IP. Nothing resolves it for good. Raft keeps addresses
+// as given, and the node advertises its own as configured, so a leader or
+// candidate is known to its peers by name (Role's LeaderAddr); the TCP
+// stream layer (dial.go) resolves a name with Config.Resolver
+// (net.DefaultResolver unless a test gives its own) at every connection it
+// opens, for raft's RPCs and for node info (layout, versions, drain) alike,
+// and tries its addresses in turn. A peer that comes back at a new IP is
+// reached once a connection to its old one fails and its name answers the
+// new one.
+//
 // # TLS
 //
 // With Config.TLS the raft port is mutual TLS: the node presents its
 // certificate when it dials and requires one when it accepts, both
-// verified against the cluster's CA, so a node whose certificate another
+// verified against the cluster's CA (a dialled peer against the name
+// dialled), so a node whose certificate another
 // CA signed can neither join nor be reached. The handshake of an accepted
 // connection is part of its first read (bounded like the node-info sniff);
 // node info travels inside TLS like raft does. Certificates are reloaded

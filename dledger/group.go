@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -153,11 +152,8 @@ func (g *Group) open() error {
 	// its group's layout from the others' (layout.go) while they ask it.
 	stream := g.cfg.StreamLayer
 	if stream == nil {
-		adv, err := net.ResolveTCPAddr("tcp", g.cfg.AdvertiseAddr)
-		if err != nil {
-			return fmt.Errorf("dledger: advertise address: %w", err)
-		}
-		if stream, err = newTCPLayer(g.cfg.BindAddr, adv, g.cfg.TLS); err != nil {
+		var err error
+		if stream, err = newTCPLayer(g.cfg.BindAddr, g.cfg.AdvertiseAddr, g.cfg.TLS, g.cfg.Resolver); err != nil {
 			return err
 		}
 	}

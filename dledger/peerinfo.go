@@ -2,7 +2,6 @@ package dledger
 
 import (
 	"bufio"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-
-	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
 
 // The raft port also answers one request of its own, node info: which
@@ -258,44 +255,4 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 		return 1, nil
 	}
 	return c.Conn.Read(p)
-}
-
-// tcpLayer is a TCP stream layer (raft's own cannot be wrapped: it is
-// built inside its TCP transport), over mutual TLS when tls is set. An
-// accepted TLS connection's handshake runs on its first read, which is the
-// mux's sniff and bounded by sniffTimeout; a dialled one completes within
-// the dial's timeout.
-type tcpLayer struct {
-	ln  net.Listener
-	adv net.Addr
-	tls *RaftTLS
-}
-
-func newTCPLayer(bind string, adv *net.TCPAddr, rt *RaftTLS) (*tcpLayer, error) {
-	if adv.IP == nil || adv.IP.IsUnspecified() {
-		return nil, fmt.Errorf("dledger: advertise address %s is not an address peers can dial", adv)
-	}
-	ln, err := net.Listen("tcp", bind)
-	if err != nil {
-		return nil, fmt.Errorf("dledger: raft transport: %w", err)
-	}
-	if rt != nil {
-		ln = tls.NewListener(ln, rt.Server)
-	}
-	return &tcpLayer{ln: ln, adv: adv, tls: rt}, nil
-}
-
-func (t *tcpLayer) Accept() (net.Conn, error) { return t.ln.Accept() }
-func (t *tcpLayer) Close() error              { return t.ln.Close() }
-func (t *tcpLayer) Addr() net.Addr            { return t.adv }
-func (t *tcpLayer) Dial(a raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	if t.tls == nil {
-		return net.DialTimeout("tcp", string(a), timeout)
-	}
-	d := &net.Dialer{Timeout: timeout}
-	c, err := tls.DialWithDialer(d, "tcp", string(a), tlsconf.ForAddr(t.tls.Client, string(a)))
-	if err != nil {
-		return nil, fmt.Errorf("dledger: raft TLS dial %s: %w", a, err)
-	}
-	return c, nil
 }
