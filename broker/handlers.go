@@ -44,7 +44,7 @@ type leaderHandler func(ctx context.Context, req *remoting.Command) (*remoting.C
 // handlerRow is one row of the table: serve, or leader when only the
 // leader serves the request.
 type handlerRow struct {
-	code   int16
+	code   int32
 	pool   string
 	serve  remoting.HandlerFunc
 	leader leaderHandler
@@ -161,9 +161,9 @@ func (b *Broker) handlers() []handlerRow {
 // each behind the access check of its code (acl.go). A row naming an unknown pool, no handler or a code twice is a programming
 // error New reports.
 func (b *Broker) installHandlers() error {
-	seen := map[int16]bool{}
-	b.local = map[int16]remoting.HandlerFunc{}
-	b.localOpen = map[int16]remoting.HandlerFunc{}
+	seen := map[int32]bool{}
+	b.local = map[int32]remoting.HandlerFunc{}
+	b.localOpen = map[int32]remoting.HandlerFunc{}
 	for _, r := range b.handlers() {
 		h := r.serve
 		if r.leader != nil {

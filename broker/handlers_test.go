@@ -10,7 +10,7 @@ import (
 // the leader's only (a follower forwards them), and checks every row has
 // one handler, a known pool and a code of its own.
 func TestHandlerTable(t *testing.T) {
-	want := map[int16]struct {
+	want := map[int32]struct {
 		pool   string
 		leader bool
 	}{
@@ -51,7 +51,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.UpdateACL: {poolAdmin, true}, remoting.ListPopState: {poolAdmin, true},
 	}
 	rows := (&Broker{}).handlers()
-	seen := map[int16]bool{}
+	seen := map[int32]bool{}
 	for _, r := range rows {
 		name := remoting.RequestCodeName(r.code)
 		w, ok := want[r.code]
