@@ -178,7 +178,11 @@ var aclTable = map[int32]aclRule{
 	remoting.GetMinOffset:            {resources: extTopic("topic", acl.Sub)},
 	remoting.SearchOffsetByTimestamp: {resources: extTopic("topic", acl.Sub)},
 	remoting.GetEarliestMsgStoretime: {resources: extTopic("topic", acl.Sub)},
-	remoting.QueryMessage:            {resources: extTopic("topic", acl.Sub)},
+	// Java's POP headers: SUB on the group and the topic.
+	remoting.PopMessage:                 {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.AckMessage:                 {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.ChangeMessageInvisibleTime: {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.QueryMessage:               {resources: extTopic("topic", acl.Sub)},
 
 	remoting.UpdateAndCreateTopic:             {admin: true},
 	remoting.DeleteTopicInBroker:              {admin: true},

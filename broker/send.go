@@ -289,7 +289,7 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 	// none (a one-way UPDATE_CONSUMER_OFFSET sent to a follower).
 	fwd.Flag &^= remoting.FlagOneway
 	b.signNode(&fwd)
-	cctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	cctx, cancel := context.WithTimeout(ctx, forwardTimeout+forwardWait(req))
 	defer cancel()
 	resp, err := b.client.Invoke(cctx, addr, &fwd)
 	if err != nil {

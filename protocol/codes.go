@@ -197,13 +197,13 @@ var RequestCodes = []RequestCode{
 	{remoting.ListPendingTransactions, "LEDGERMQ_LIST_PENDING_TRANSACTIONS", Broker, "ledgermq's own"},
 	{remoting.UpdateACL, "LEDGERMQ_UPDATE_ACL", Broker, "ledgermq's own: a node proposes its plain_acl.yml to the leader"},
 	{remoting.ListPopState, "LEDGERMQ_LIST_POP_STATE", Broker, "ledgermq's own: each consumer group's POP state per topic"},
-	{remoting.PopMessage, "POP_MESSAGE", Neither, "RocketMQ 5's POP consumption: served on the gRPC port (ReceiveMessage), not yet here"},
-	{remoting.AckMessage, "ACK_MESSAGE", Neither, "served on the gRPC port (AckMessage), not yet here"},
-	{remoting.PeekMessage, "PEEK_MESSAGE", Neither, "RocketMQ 5's POP consumption: not yet served"},
-	{remoting.ChangeMessageInvisibleTime, "CHANGE_MESSAGE_INVISIBLETIME", Neither, "served on the gRPC port (ChangeInvisibleDuration), not yet here"},
-	{remoting.Notification, "NOTIFICATION", Neither, "RocketMQ 5's POP consumption: not yet served"},
-	{remoting.PollingInfo, "POLLING_INFO", Neither, "RocketMQ 5's POP consumption: not yet served"},
-	{remoting.BatchAckMessage, "BATCH_ACK_MESSAGE", Neither, "the gRPC port's AckMessage takes many, not yet here"},
+	{remoting.PopMessage, "POP_MESSAGE", Broker, "JSON headers only (the code exceeds int16); long polling up to 25 s; the POP state the gRPC port serves, replicated through raft"},
+	{remoting.AckMessage, "ACK_MESSAGE", Broker, "the receipt is Java's ExtraInfo; a stale one is NO_MESSAGE"},
+	{remoting.PeekMessage, "PEEK_MESSAGE", Neither, "not yet served: a look at a queue without receiving"},
+	{remoting.ChangeMessageInvisibleTime, "CHANGE_MESSAGE_INVISIBLETIME", Broker, "answers the new popTime and invisibleTime, from which the client builds the new ExtraInfo"},
+	{remoting.Notification, "NOTIFICATION", Neither, "not served: POP_MESSAGE's own long polling (pollTime) waits for messages"},
+	{remoting.PollingInfo, "POLLING_INFO", Neither, "not served: the number of POP long polls held is not reported"},
+	{remoting.BatchAckMessage, "BATCH_ACK_MESSAGE", Neither, "not yet served (its body carries Java BitSets of offsets); ACK_MESSAGE per message"},
 }
 
 // ServedCodes returns the codes the table says server serves.
