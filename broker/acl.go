@@ -154,7 +154,7 @@ func lockRes(req *remoting.Command) ([]acl.Resource, error) {
 }
 
 // aclTable is what each request of the handler table needs.
-var aclTable = map[int16]aclRule{
+var aclTable = map[int32]aclRule{
 	remoting.SendMessage:         {resources: extTopic("topic", acl.Pub)},
 	remoting.SendMessageV2:       {resources: extTopic("b", acl.Pub)},
 	remoting.SendBatchMessage:    {resources: extTopic("b", acl.Pub)},
@@ -178,7 +178,11 @@ var aclTable = map[int16]aclRule{
 	remoting.GetMinOffset:            {resources: extTopic("topic", acl.Sub)},
 	remoting.SearchOffsetByTimestamp: {resources: extTopic("topic", acl.Sub)},
 	remoting.GetEarliestMsgStoretime: {resources: extTopic("topic", acl.Sub)},
-	remoting.QueryMessage:            {resources: extTopic("topic", acl.Sub)},
+	// Java's POP headers: SUB on the group and the topic.
+	remoting.PopMessage:                 {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.AckMessage:                 {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.ChangeMessageInvisibleTime: {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.QueryMessage:               {resources: extTopic("topic", acl.Sub)},
 
 	remoting.UpdateAndCreateTopic:             {admin: true},
 	remoting.DeleteTopicInBroker:              {admin: true},
@@ -219,7 +223,7 @@ var aclTable = map[int16]aclRule{
 }
 
 // withACL wraps h with the check of code's rule; with ACL off it is h.
-func (b *Broker) withACL(code int16, h remoting.HandlerFunc) (remoting.HandlerFunc, error) {
+func (b *Broker) withACL(code int32, h remoting.HandlerFunc) (remoting.HandlerFunc, error) {
 	gate, err := b.aclGate(code)
 	if err != nil || gate == nil {
 		return h, err
@@ -234,7 +238,7 @@ func (b *Broker) withACL(code int16, h remoting.HandlerFunc) (remoting.HandlerFu
 
 // withACLInline is withACL for the inline start of a handler: a refused
 // request is answered and taken.
-func (b *Broker) withACLInline(code int16, h inlineFunc) (inlineFunc, error) {
+func (b *Broker) withACLInline(code int32, h inlineFunc) (inlineFunc, error) {
 	gate, err := b.aclGate(code)
 	if err != nil || gate == nil {
 		return h, err
@@ -251,7 +255,7 @@ func (b *Broker) withACLInline(code int16, h inlineFunc) (inlineFunc, error) {
 // aclGate is the check of code's rule: the refusal of a request it
 // denies, nil for one it admits; a nil gate when no check applies (ACL
 // off, or a public code).
-func (b *Broker) aclGate(code int16) (func(conn *remoting.Conn, req *remoting.Command) *remoting.Command, error) {
+func (b *Broker) aclGate(code int32) (func(conn *remoting.Conn, req *remoting.Command) *remoting.Command, error) {
 	rule, ok := aclTable[code]
 	if !ok {
 		return nil, fmt.Errorf("broker: no access rule for %s", remoting.RequestCodeName(code))

@@ -50,7 +50,7 @@ func aclSendExt(topic string) map[string]string {
 
 // signedCall sends code with ext and body, signed with creds unless its
 // access key is "".
-func signedCall(t *testing.T, c *testClient, addr string, code int16, ext map[string]string, body []byte, creds auth.Credentials) *remoting.Command {
+func signedCall(t *testing.T, c *testClient, addr string, code int32, ext map[string]string, body []byte, creds auth.Credentials) *remoting.Command {
 	t.Helper()
 	if creds.AccessKey != "" {
 		auth.Sign(ext, body, creds)

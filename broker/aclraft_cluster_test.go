@@ -97,7 +97,7 @@ func (g *aclGroup) nodeIndex(id string) int {
 
 // tryCall is call that reports a transport error as nil (a node that
 // restarts).
-func (g *aclGroup) tryCall(t *testing.T, addr string, code int16, ext map[string]string, body []byte, creds auth.Credentials) *remoting.Command {
+func (g *aclGroup) tryCall(t *testing.T, addr string, code int32, ext map[string]string, body []byte, creds auth.Credentials) *remoting.Command {
 	t.Helper()
 	if creds.AccessKey != "" {
 		auth.Sign(ext, body, creds)
@@ -137,7 +137,7 @@ func (g *aclGroup) waitRules(t *testing.T, what, hash string, ids ...string) {
 
 // sendCode sends one message to topic through node id's own port as
 // producer1 and returns the answer's code (-1: no answer).
-func (g *aclGroup) sendCode(t *testing.T, id, topic string) (int16, string) {
+func (g *aclGroup) sendCode(t *testing.T, id, topic string) (int32, string) {
 	t.Helper()
 	r := g.tryCall(t, g.Peers[id], remoting.SendMessage, aclSendExt(topic), []byte("x"), aclProducer)
 	if r == nil {

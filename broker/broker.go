@@ -297,10 +297,10 @@ type Broker struct {
 	acl aclGuard
 	// local is every handler by request code, as installed (ServeLocal);
 	// parts are the attached front ends (local.go).
-	local map[int16]remoting.HandlerFunc
+	local map[int32]remoting.HandlerFunc
 	// localOpen is every handler without its access check (ServeLocal of
 	// an authenticated call, frontacl.go).
-	localOpen map[int16]remoting.HandlerFunc
+	localOpen map[int32]remoting.HandlerFunc
 	parts     []Part
 	// closeHook, if set, is called after each step of Close (tests arrange
 	// requests between the steps with it).

@@ -72,7 +72,7 @@ const busyRemark = "[TOO_MANY_REQUESTS] "
 //	  remoting.ErrMissingField, anything else
 //
 // Safe for concurrent use; the consumer side calls it too.
-func responseFor(err error) (code int16, remark string) {
+func responseFor(err error) (code int32, remark string) {
 	if err == nil {
 		return remoting.Success, ""
 	}

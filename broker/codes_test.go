@@ -10,7 +10,7 @@ import (
 // TestServedCodesMatchTable: the broker's handler table serves exactly the
 // codes protocol.RequestCodes says a broker serves.
 func TestServedCodesMatchTable(t *testing.T) {
-	var got []int16
+	var got []int32
 	for _, r := range (&Broker{}).handlers() {
 		got = append(got, r.code)
 	}

@@ -111,7 +111,7 @@ func (c *testClient) notifications() []string {
 	return slices.Clone(c.notified)
 }
 
-func (c *testClient) call(t testing.TB, addr string, code int16, ext map[string]string, body []byte) *remoting.Command {
+func (c *testClient) call(t testing.TB, addr string, code int32, ext map[string]string, body []byte) *remoting.Command {
 	t.Helper()
 	resp, err := c.Invoke(testCtx(t), addr, remoting.NewRequest(code, ext, body))
 	if err != nil {
@@ -216,7 +216,7 @@ func TestHeartbeatRejectsBadBodies(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		body string
-		code int16
+		code int32
 	}{
 		{"not json", `{`, remoting.SystemError},
 		{"no client id", `{"consumerDataSet":[]}`, remoting.SystemError},
@@ -294,7 +294,7 @@ func TestRelayToConsumer(t *testing.T) {
 	createTestTopic(t, tc, "RT", 1)
 	putTestMessages(t, tc, "RT", 0, "direct")
 	type seen struct {
-		code int16
+		code int32
 		ext  map[string]string
 		body []byte
 	}

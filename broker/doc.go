@@ -146,7 +146,11 @@
 // metadata (OpPop, format version 4) proposed in shared entries; pop.go
 // has the design. popService's one goroutine is the revive sweep's,
 // started and stopped with the broker; receives long-poll on their own
-// callers' goroutines.
+// callers' goroutines. The remoting port serves the same state to
+// remoting POP consumers (POP_MESSAGE, ACK_MESSAGE,
+// CHANGE_MESSAGE_INVISIBLETIME; pop_remoting.go): their receipt is Java's
+// ExtraInfo, mapped on the leader to the receipt it names; a
+// POP_MESSAGE's long poll holds a worker of the pop pool.
 //
 // Filters (msgfilter.go): a pull delivers what its subscription selects —
 // the request's own (pull consumers) or the one the group's heartbeat

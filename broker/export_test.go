@@ -195,8 +195,8 @@ func (b *Broker) ACLPendingForTest() (bool, uint64) {
 }
 
 // HandlerCodesForTest lists the request codes of the handler table.
-func HandlerCodesForTest() []int16 {
-	var codes []int16
+func HandlerCodesForTest() []int32 {
+	var codes []int32
 	for _, r := range (&Broker{}).handlers() {
 		codes = append(codes, r.code)
 	}

@@ -23,6 +23,7 @@ const (
 	poolPull      = "pull"
 	poolAdmin     = "admin"
 	poolHeartbeat = "heartbeat"
+	poolPop       = "pop"
 )
 
 // pools sizes the worker pools.
@@ -35,6 +36,9 @@ var pools = map[string]remoting.PoolConfig{
 	poolPull:      {Workers: 16, QueueSize: 4096},
 	poolAdmin:     {Workers: 4, QueueSize: 256},
 	poolHeartbeat: {Workers: 2, QueueSize: 1024},
+	// A POP_MESSAGE long poll waits on its worker (up to maxPullHold), so
+	// the pool is its own: it bounds the receives waiting at once.
+	poolPop: {Workers: 64, QueueSize: 1024},
 }
 
 // leaderHandler serves a request on the leader; an error is answered
@@ -44,7 +48,7 @@ type leaderHandler func(ctx context.Context, req *remoting.Command) (*remoting.C
 // handlerRow is one row of the table: serve, or leader when only the
 // leader serves the request.
 type handlerRow struct {
-	code   int16
+	code   int32
 	pool   string
 	serve  remoting.HandlerFunc
 	leader leaderHandler
@@ -106,6 +110,10 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.GetMinOffset, pool: poolPull, serve: b.handleGetMinOffset},
 		{code: remoting.SearchOffsetByTimestamp, pool: poolPull, serve: b.handleSearchOffsetByTimestamp},
 		{code: remoting.GetEarliestMsgStoretime, pool: poolPull, serve: b.handleGetEarliestMsgStoretime},
+		// POP consumption (pop_remoting.go).
+		{code: remoting.PopMessage, pool: poolPop, leader: b.popMessageRemote},
+		{code: remoting.AckMessage, pool: poolPull, leader: b.ackMessageRemote},
+		{code: remoting.ChangeMessageInvisibleTime, pool: poolPull, leader: b.changeInvisibleRemote},
 
 		// Topics, queries and runtime (admin.go).
 		{code: remoting.UpdateAndCreateTopic, pool: poolAdmin, leader: b.updateAndCreateTopic},
@@ -161,9 +169,9 @@ func (b *Broker) handlers() []handlerRow {
 // each behind the access check of its code (acl.go). A row naming an unknown pool, no handler or a code twice is a programming
 // error New reports.
 func (b *Broker) installHandlers() error {
-	seen := map[int16]bool{}
-	b.local = map[int16]remoting.HandlerFunc{}
-	b.localOpen = map[int16]remoting.HandlerFunc{}
+	seen := map[int32]bool{}
+	b.local = map[int32]remoting.HandlerFunc{}
+	b.localOpen = map[int32]remoting.HandlerFunc{}
 	for _, r := range b.handlers() {
 		h := r.serve
 		if r.leader != nil {

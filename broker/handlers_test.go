@@ -10,7 +10,7 @@ import (
 // the leader's only (a follower forwards them), and checks every row has
 // one handler, a known pool and a code of its own.
 func TestHandlerTable(t *testing.T) {
-	want := map[int16]struct {
+	want := map[int32]struct {
 		pool   string
 		leader bool
 	}{
@@ -25,7 +25,9 @@ func TestHandlerTable(t *testing.T) {
 		remoting.QueryConsumerOffset: {poolPull, true}, remoting.UpdateConsumerOffset: {poolPull, true},
 		remoting.GetMaxOffset: {poolPull, false}, remoting.GetMinOffset: {poolPull, false},
 		remoting.SearchOffsetByTimestamp: {poolPull, false}, remoting.GetEarliestMsgStoretime: {poolPull, false},
-		remoting.UpdateAndCreateTopic: {poolAdmin, true}, remoting.DeleteTopicInBroker: {poolAdmin, true},
+		remoting.PopMessage: {poolPop, true}, remoting.AckMessage: {poolPull, true},
+		remoting.ChangeMessageInvisibleTime: {poolPull, true},
+		remoting.UpdateAndCreateTopic:       {poolAdmin, true}, remoting.DeleteTopicInBroker: {poolAdmin, true},
 		remoting.GetAllTopicConfig: {poolAdmin, false}, remoting.GetBrokerRuntimeInfo: {poolAdmin, false},
 		remoting.ViewMessageByID: {poolAdmin, false}, remoting.QueryMessage: {poolAdmin, false},
 		remoting.GetTopicStatsInfo: {poolAdmin, false}, remoting.GetConsumerConnectionList: {poolAdmin, false},
@@ -51,7 +53,7 @@ func TestHandlerTable(t *testing.T) {
 		remoting.UpdateACL: {poolAdmin, true}, remoting.ListPopState: {poolAdmin, true},
 	}
 	rows := (&Broker{}).handlers()
-	seen := map[int16]bool{}
+	seen := map[int32]bool{}
 	for _, r := range rows {
 		name := remoting.RequestCodeName(r.code)
 		w, ok := want[r.code]

@@ -10,7 +10,7 @@ import (
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
-func queryOffset(t testing.TB, c *testClient, addr, group, topic string, qid int32) (int16, string) {
+func queryOffset(t testing.TB, c *testClient, addr, group, topic string, qid int32) (int32, string) {
 	t.Helper()
 	resp := c.call(t, addr, remoting.QueryConsumerOffset,
 		map[string]string{"consumerGroup": group, "topic": topic, "queueId": itoa(int64(qid)), "bname": "broker-a"}, nil)
@@ -152,7 +152,7 @@ func TestQueueOffsetQueries(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name string
-		code int16
+		code int32
 		ext  map[string]string
 		key  string
 		want string

@@ -79,27 +79,37 @@ func (b *Broker) AckPopped(ctx context.Context, group, topic string, handles []s
 // ChangeInvisible makes the message of handle invisible for d from now
 // and answers its new handle (the old one is stale from then on).
 func (b *Broker) ChangeInvisible(ctx context.Context, group, topic, handle string, d time.Duration) (string, error) {
-	if err := b.checkPop(); err != nil {
+	h, _, err := b.changeInvisible(ctx, group, topic, handle, d)
+	if err != nil {
 		return "", err
 	}
+	return h.Encode(), nil
+}
+
+// changeInvisible is ChangeInvisible, answering the new handle decoded and
+// the receipt's new invisible-until time (Unix ms).
+func (b *Broker) changeInvisible(ctx context.Context, group, topic, handle string, d time.Duration) (ReceiptHandle, int64, error) {
+	if err := b.checkPop(); err != nil {
+		return ReceiptHandle{}, 0, err
+	}
 	if d < 0 || d > MaxInvisible {
-		return "", fmt.Errorf("%w: invisible duration %v is not within [0, %v]", ErrInvalidParameter, d, MaxInvisible)
+		return ReceiptHandle{}, 0, fmt.Errorf("%w: invisible duration %v is not within [0, %v]", ErrInvalidParameter, d, MaxInvisible)
 	}
 	h, r, err := b.popReceiptOf(group, topic, handle)
 	if err != nil {
-		return "", err
+		return ReceiptHandle{}, 0, err
 	}
 	nr := metadata.PopReceipt{Offset: r.Offset, Until: b.nowMs() + d.Milliseconds(), Attempt: r.Attempt, Epoch: r.Epoch + 1}
 	c := metadata.PopChange{Group: group, Topic: topic, QueueID: h.QueueID, Put: []metadata.PopReceipt{nr}}
 	if err := b.pop.batch.submit(ctx, []metadata.PopChange{c}); err != nil {
-		return "", err
+		return ReceiptHandle{}, 0, err
 	}
 	if got, ok := b.group.Metadata().PopReceipt(group, topic, h.QueueID, h.Offset); !ok || got != nr {
-		return "", fmt.Errorf("%w: the message was acknowledged or delivered again meanwhile", ErrInvalidReceipt)
+		return ReceiptHandle{}, 0, fmt.Errorf("%w: the message was acknowledged or delivered again meanwhile", ErrInvalidReceipt)
 	}
 	b.pop.notify(topic)
 	h.Epoch = nr.Epoch
-	return h.Encode(), nil
+	return h, nr.Until, nil
 }
 
 // PopToDeadLetter sends the message of handle to the group's dead-letter

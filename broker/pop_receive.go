@@ -25,6 +25,10 @@ type PopRequest struct {
 	// Wait is how long to wait for a message when none is ready (long
 	// polling); 0 answers at once.
 	Wait time.Duration
+	// OneQueue restricts the receive to queue QueueID (a remoting
+	// POP_MESSAGE naming a queue); otherwise every readable queue.
+	OneQueue bool
+	QueueID  int32
 }
 
 // Popped is a message handed out: the message (its QueueID and
@@ -120,8 +124,15 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 	until := now + r.Invisible.Milliseconds()
 	maxAttempts := b.popMaxAttempts(r.Group)
 	orderly := b.PopOrderly(r.Group)
-	n := tc.ReadQueueNums
-	start := int32(b.pop.rr.Add(1) % uint32(n))
+	// The queues looked at are (start+i) % total for i below n.
+	total := tc.ReadQueueNums
+	n, start := total, int32(b.pop.rr.Add(1)%uint32(total))
+	if r.OneQueue {
+		if r.QueueID < 0 || r.QueueID >= total {
+			return nil, 0, fmt.Errorf("%w: queue %d of topic %s (it has %d)", ErrInvalidParameter, r.QueueID, r.Topic, total)
+		}
+		start, n = r.QueueID, 1
+	}
 	changes := map[int32]*metadata.PopChange{}
 	change := func(q int32) *metadata.PopChange {
 		c := changes[q]
@@ -141,7 +152,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 	// in flight is due, in queue order, and nothing new meanwhile.
 	blocked := map[int32]bool{}
 	for i := range n {
-		q := (start + i) % n
+		q := (start + i) % total
 		limit := max(need(), 0)
 		inflight := 0
 		if orderly {
@@ -179,7 +190,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 	// New messages from each queue's position (a FIFO group's only from a
 	// queue with nothing in flight).
 	for i := int32(0); i < n && need() > 0; i++ {
-		q := (start + i) % n
+		q := (start + i) % total
 		if blocked[q] {
 			continue
 		}

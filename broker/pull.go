@@ -217,7 +217,7 @@ func (b *Broker) pullOnce(p *pullRequest, mayHold bool) (*remoting.Command, bool
 	}
 	defer res.Release()
 	leader := b.group.IsLeader()
-	resp := func(code int16, next int64) *remoting.Command {
+	resp := func(code int32, next int64) *remoting.Command {
 		return pullResponse(p.req, code, next, res.MinOffset, res.MaxOffset)
 	}
 	switch res.Status {
@@ -315,7 +315,7 @@ func recordMatches(rec []byte, f *store.TagFilter) bool {
 
 // pullResponse builds a PULL_MESSAGE answer with the ext fields the client
 // reads. suggestWhichBrokerId is always 0: the leader.
-func pullResponse(req *remoting.Command, code int16, next, minOff, maxOff int64) *remoting.Command {
+func pullResponse(req *remoting.Command, code int32, next, minOff, maxOff int64) *remoting.Command {
 	r := remoting.NewResponse(req, code, "")
 	h := protocol.PullMessageResponseHeader{NextBeginOffset: next, MinOffset: minOff, MaxOffset: maxOff}
 	r.ExtFields = h.Encode()

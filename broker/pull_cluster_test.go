@@ -59,7 +59,7 @@ func TestPullStatuses(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		ext      map[string]string
-		code     int16
+		code     int32
 		next     int64
 		messages int
 	}{

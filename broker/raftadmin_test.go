@@ -75,7 +75,7 @@ func TestRaftAdmin(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		req  *remoting.Command
-		code int16
+		code int32
 	}{
 		{"remove the leader", protocol.RaftNodeHeader{Node: leader.ID}.Request(remoting.RaftRemoveNode), remoting.InvalidParameter},
 		{"remove a stranger", protocol.RaftNodeHeader{Node: "n9"}.Request(remoting.RaftRemoveNode), remoting.InvalidParameter},

@@ -74,11 +74,11 @@ func validateTopic(topic string) error {
 // in a list (remoting.ServerConfig.ListCodes) where no ACL reads them: the
 // send path reads them with Ext and parseSendHeader, which saves building
 // a map of fourteen fields per message.
-var sendListCodes = []int16{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage}
+var sendListCodes = []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage}
 
 // listCodes is the server's ListCodes: sendListCodes, or none where the
 // ACL is on (it reads a request's fields as a map).
-func listCodes(cfg Config) []int16 {
+func listCodes(cfg Config) []int32 {
 	if cfg.ACLEnable {
 		return nil
 	}
@@ -289,7 +289,7 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 	// none (a one-way UPDATE_CONSUMER_OFFSET sent to a follower).
 	fwd.Flag &^= remoting.FlagOneway
 	b.signNode(&fwd)
-	cctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	cctx, cancel := context.WithTimeout(ctx, forwardTimeout+forwardWait(req))
 	defer cancel()
 	resp, err := b.client.Invoke(cctx, addr, &fwd)
 	if err != nil {

@@ -314,7 +314,7 @@ func testHostileSend(t *testing.T, tc *brokertest.Cluster, c *remoting.Client) {
 	cases := []struct {
 		name string
 		req  *remoting.Command
-		code int16
+		code int32
 	}{
 		{"no ext", remoting.NewRequest(remoting.SendMessage, nil, []byte("x")), remoting.SystemError},
 		{"missing topic", mod(func(r *remoting.Command) { delete(r.ExtFields, "topic") }), remoting.SystemError},

@@ -17,7 +17,7 @@ func (b *Broker) ReadHealth() error { return b.srv.ReadHealth() }
 // remoting.SmallFrameSize on a broker: sends and what carries lists of
 // topics, queues, subscriptions or configuration. A request of another
 // code with a larger body is refused before its body is read.
-var LargeBodyCodes = []int16{
+var LargeBodyCodes = []int32{
 	remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage,
 	remoting.SendReplyMessage, remoting.SendReplyMessageV2,
 	remoting.ConsumerSendMsgBack, remoting.EndTransaction,

@@ -184,7 +184,7 @@ func (a *Admin) invoke(ctx context.Context, addr string, req *remoting.Command, 
 
 // call is invoke that also wants one of accept (Success when empty) and
 // turns any other code into a *BrokerError.
-func (a *Admin) call(ctx context.Context, addr string, req *remoting.Command, per time.Duration, accept ...int16) (*remoting.Command, error) {
+func (a *Admin) call(ctx context.Context, addr string, req *remoting.Command, per time.Duration, accept ...int32) (*remoting.Command, error) {
 	resp, err := a.invoke(ctx, addr, req, per)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (a *Admin) call(ctx context.Context, addr string, req *remoting.Command, pe
 
 // askNameServers sends req to the name servers in turn until one answers
 // with one of accept.
-func (a *Admin) askNameServers(ctx context.Context, req func() *remoting.Command, accept ...int16) (*remoting.Command, string, error) {
+func (a *Admin) askNameServers(ctx context.Context, req func() *remoting.Command, accept ...int32) (*remoting.Command, string, error) {
 	var errs []error
 	for _, ns := range a.opts.nameServers {
 		resp, err := a.call(ctx, ns, req(), 0, accept...)

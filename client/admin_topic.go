@@ -215,7 +215,7 @@ func (a *Admin) queueOffsets(ctx context.Context, rd *protocol.TopicRouteData, g
 // queueOffset asks addr for one of a queue's offsets: 30 GET_MAX_OFFSET,
 // 31 GET_MIN_OFFSET or 29 SEARCH_OFFSET_BY_TIMESTAMP (of ts, ms); the
 // answer's ext offset.
-func (a *Admin) queueOffset(ctx context.Context, addr string, code int16, topic string, qid int32, ts int64) (int64, error) {
+func (a *Admin) queueOffset(ctx context.Context, addr string, code int32, topic string, qid int32, ts int64) (int64, error) {
 	resp, err := a.call(ctx, addr, queueOffsetRequest(code, topic, qid, "", ts), 0)
 	if err != nil {
 		return 0, fmt.Errorf("client: %s/%d: %w", topic, qid, err)

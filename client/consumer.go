@@ -316,7 +316,7 @@ func (b *consumerBase) commitOffset(ctx context.Context, q Queue, off int64) err
 // queueOffset asks for one of GET_MAX_OFFSET (30), GET_MIN_OFFSET (31) or,
 // with ts, SEARCH_OFFSET_BY_TIMESTAMP (29). Any node may answer: they all
 // hold the committed log.
-func (b *consumerBase) queueOffset(ctx context.Context, code int16, q Queue, ts int64) (int64, error) {
+func (b *consumerBase) queueOffset(ctx context.Context, code int32, q Queue, ts int64) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, brokerCallTimeout)
 	defer cancel()
 	resp, addr, err := b.call(ctx, q, true, func() *remoting.Command {
@@ -336,7 +336,7 @@ func (b *consumerBase) queueOffset(ctx context.Context, code int16, q Queue, ts 
 }
 
 // queueOffsetRequest builds 30, 31 or, with ts, 29 for one queue.
-func queueOffsetRequest(code int16, topic string, qid int32, bname string, ts int64) *remoting.Command {
+func queueOffsetRequest(code int32, topic string, qid int32, bname string, ts int64) *remoting.Command {
 	if code == remoting.SearchOffsetByTimestamp {
 		h := protocol.SearchOffsetRequestHeader{Topic: topic, QueueID: qid, Timestamp: ts, BrokerName: bname}
 		return h.Request()

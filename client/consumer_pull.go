@@ -80,7 +80,7 @@ type pullParams struct {
 // pullResult is a pull's answer: one of the codes 0, 19, 20, 21 (any
 // other is an error), the offset to pull next and the messages.
 type pullResult struct {
-	code           int16
+	code           int32
 	next           int64
 	minOff, maxOff int64
 	msgs           []*MessageExt

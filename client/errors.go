@@ -91,7 +91,7 @@ type Attempt struct {
 
 // BrokerError is a send answered with an error code.
 type BrokerError struct {
-	Code   int16
+	Code   int32
 	Remark string
 	Addr   string
 }

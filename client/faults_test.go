@@ -16,7 +16,7 @@ import (
 // TestBrokerAnswers: how each kind of broker answer ends a send: retried
 // or not, and with which outcome.
 func TestBrokerAnswers(t *testing.T) {
-	firstThen := func(code int16) func(int32, *remoting.Command) *remoting.Command {
+	firstThen := func(code int32) func(int32, *remoting.Command) *remoting.Command {
 		return func(n int32, req *remoting.Command) *remoting.Command {
 			if n == 1 {
 				return remoting.NewResponse(req, code, "first attempt refused")
@@ -32,7 +32,7 @@ func TestBrokerAnswers(t *testing.T) {
 		outcome  Outcome // of the send
 		earlier  Outcome // of the first attempt, when there were two or more
 		status   SendStatus
-		code     int16 // of the error, when the send failed
+		code     int32 // of the error, when the send failed
 	}{
 		{name: "stored", program: nil, attempts: 1, outcome: OutcomeOK},
 		{name: "flush disk timeout is stored", program: answerStored(remoting.FlushDiskTimeout), attempts: 1, outcome: OutcomeOK, status: SendFlushDiskTimeout},
@@ -82,7 +82,7 @@ func TestBrokerAnswers(t *testing.T) {
 }
 
 // answerStored answers a code that means stored, with the send header.
-func answerStored(code int16) func(int32, *remoting.Command) *remoting.Command {
+func answerStored(code int32) func(int32, *remoting.Command) *remoting.Command {
 	return func(n int32, req *remoting.Command) *remoting.Command {
 		resp := remoting.NewResponse(req, code, "stored, flush timed out")
 		resp.ExtFields = map[string]string{"msgId": "00", "queueId": req.ExtFields["queueId"], "queueOffset": "7"}

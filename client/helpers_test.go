@@ -460,7 +460,7 @@ func (b *fakeBroker) stored(req *remoting.Command, h protocol.SendMessageRequest
 }
 
 // answer returns a handler answering code with remark.
-func answer(code int16, remark string) func(int32, *remoting.Command) *remoting.Command {
+func answer(code int32, remark string) func(int32, *remoting.Command) *remoting.Command {
 	return func(_ int32, req *remoting.Command) *remoting.Command { return remoting.NewResponse(req, code, remark) }
 }
 

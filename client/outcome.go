@@ -53,7 +53,7 @@ type codeClass struct {
 //	15 VERSION_NOT_SUPPORTED      failed   no
 //	215 FLOW_CONTROL              failed   no
 //	anything else                 unknown  no
-func classifyCode(code int16, remark string) codeClass {
+func classifyCode(code int32, remark string) codeClass {
 	switch code {
 	case remoting.Success:
 		return codeClass{outcome: OutcomeOK, status: SendOK}

@@ -48,7 +48,7 @@ func byBroker(qs []Queue) [][]Queue {
 	return out
 }
 
-func (c *PushConsumer) lockRequest(code int16, qs []Queue) func() *remoting.Command {
+func (c *PushConsumer) lockRequest(code int32, qs []Queue) func() *remoting.Command {
 	body := protocol.LockBatchBody{ConsumerGroup: c.opts.group, ClientID: c.clientID, MQSet: make([]protocol.MessageQueue, 0, len(qs))}
 	for _, q := range qs {
 		body.MQSet = append(body.MQSet, protocol.MessageQueue(q))

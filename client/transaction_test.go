@@ -26,7 +26,7 @@ type txBroker struct {
 	halves   []protocol.SendMessageRequestHeader
 	ends     []protocol.EndTransactionRequestHeader
 	groups   map[string]*remoting.Conn // producer group → heartbeat connection
-	endCodes []int16                   // answers to the next END_TRANSACTIONs (then SUCCESS)
+	endCodes []int32                   // answers to the next END_TRANSACTIONs (then SUCCESS)
 }
 
 func startTxBroker(t testing.TB) *txBroker {
@@ -197,7 +197,7 @@ func TestTransactionEndRetriedOnlyWhenUnavailable(t *testing.T) {
 	b := startTxBroker(t)
 	p := newTxProducer(t, b, &txListener{exec: TransactionRollback})
 	b.mu.Lock()
-	b.endCodes = []int16{remoting.ServiceNotAvailable, remoting.Success}
+	b.endCodes = []int32{remoting.ServiceNotAvailable, remoting.Success}
 	b.mu.Unlock()
 	res, err := p.SendInTransaction(ctxGuard(t), &Message{Topic: "TxT", Body: []byte("x")})
 	if err != nil || res.EndErr != nil {
@@ -207,7 +207,7 @@ func TestTransactionEndRetriedOnlyWhenUnavailable(t *testing.T) {
 		t.Fatalf("END_TRANSACTIONs %+v", ends)
 	}
 	b.mu.Lock()
-	b.endCodes = []int16{remoting.SystemError}
+	b.endCodes = []int32{remoting.SystemError}
 	b.mu.Unlock()
 	res, err = p.SendInTransaction(ctxGuard(t), &Message{Topic: "TxT", Body: []byte("y")})
 	if err != nil || res.EndErr == nil {

@@ -143,7 +143,7 @@ func TestPublishInfo(t *testing.T) {
 
 func TestClassifyCode(t *testing.T) {
 	for _, tt := range []struct {
-		code    int16
+		code    int32
 		remark  string
 		outcome Outcome
 		retry   bool

@@ -59,7 +59,7 @@ func TestDashboardExporterCalls(t *testing.T) {
 
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
-	call := func(addr string, code int16, ext map[string]string, want int16) *remoting.Command {
+	call := func(addr string, code int32, ext map[string]string, want int32) *remoting.Command {
 		t.Helper()
 		req := remoting.NewRequest(code, ext, nil)
 		req.Language, req.Version = remoting.LanguageJava, 399 // RocketMQ 4.9.x's MQAdminExt

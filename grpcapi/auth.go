@@ -190,7 +190,7 @@ func (s *Server) authorize(ctx context.Context, fullMethod string, req any) *v2p
 }
 
 // extRequest is a remoting request of code with ext fields kv (pairs).
-func extRequest(code int16, kv ...string) *remoting.Command {
+func extRequest(code int32, kv ...string) *remoting.Command {
 	ext := make(map[string]string, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		ext[kv[i]] = kv[i+1]

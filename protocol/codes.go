@@ -21,7 +21,7 @@ const (
 // number and Java name (RequestCode.java), which ledgermq server serves
 // it, and why a code no server serves is not served.
 type RequestCode struct {
-	Code   int16
+	Code   int32
 	Name   string
 	Served Server
 	// Note says what serving it involves, or why it is not served, or, for
@@ -30,7 +30,8 @@ type RequestCode struct {
 }
 
 // RequestCodes is every request code of RocketMQ 4.x and 5.x's remoting
-// protocol, in code order, and ledgermq's own (4001–4014). The broker's
+// protocol, in code order, and ledgermq's own (4001–4014). The POP codes
+// (200050 and up) exceed int16: they are sent with JSON headers only. The broker's
 // and the name server's tests hold their handler tables to it, and
 // CODES.md is rendered from it (TestRequestCodesDoc), so neither can drift.
 var RequestCodes = []RequestCode{
@@ -187,13 +188,6 @@ var RequestCodes = []RequestCode{
 	{3008, "AUTH_DELETE_ACL", Neither, "RocketMQ 5.3's ACL 2.0"},
 	{3009, "AUTH_GET_ACL", Neither, "RocketMQ 5.3's ACL 2.0"},
 	{3010, "AUTH_LIST_ACL", Neither, "RocketMQ 5.3's ACL 2.0"},
-	{3442, "POP_MESSAGE", Neither, "Java's 200050 in 16 bits; POP is served on the gRPC port (grpcapi, broker/pop.go), not yet here: request codes are int16, and JSON clients send 200050"},
-	{3443, "ACK_MESSAGE", Neither, "Java's 200051; served on the gRPC port (AckMessage), not yet here"},
-	{3444, "PEEK_MESSAGE", Neither, "RocketMQ 5's pop consumption: not yet served"},
-	{3445, "CHANGE_MESSAGE_INVISIBLETIME", Neither, "Java's 200053; served on the gRPC port (ChangeInvisibleDuration), not yet here"},
-	{3446, "NOTIFICATION", Neither, "RocketMQ 5's pop consumption: not yet served"},
-	{3447, "POLLING_INFO", Neither, "RocketMQ 5's pop consumption: not yet served"},
-	{3543, "BATCH_ACK_MESSAGE", Neither, "Java's 200151; the gRPC port's AckMessage takes many, not yet here"},
 	{remoting.RaftStatus, "LEDGERMQ_RAFT_STATUS", Broker, "ledgermq's own: a node's raft view and the group's members"},
 	{remoting.RaftRemoveNode, "LEDGERMQ_RAFT_REMOVE_NODE", Broker, "ledgermq's own"},
 	{remoting.RaftAddNode, "LEDGERMQ_RAFT_ADD_NODE", Broker, "ledgermq's own"},
@@ -203,11 +197,18 @@ var RequestCodes = []RequestCode{
 	{remoting.ListPendingTransactions, "LEDGERMQ_LIST_PENDING_TRANSACTIONS", Broker, "ledgermq's own"},
 	{remoting.UpdateACL, "LEDGERMQ_UPDATE_ACL", Broker, "ledgermq's own: a node proposes its plain_acl.yml to the leader"},
 	{remoting.ListPopState, "LEDGERMQ_LIST_POP_STATE", Broker, "ledgermq's own: each consumer group's POP state per topic"},
+	{remoting.PopMessage, "POP_MESSAGE", Broker, "JSON headers only (the code exceeds int16); long polling up to 25 s; the POP state the gRPC port serves, replicated through raft"},
+	{remoting.AckMessage, "ACK_MESSAGE", Broker, "the receipt is Java's ExtraInfo; a stale one is NO_MESSAGE"},
+	{remoting.PeekMessage, "PEEK_MESSAGE", Neither, "not yet served: a look at a queue without receiving"},
+	{remoting.ChangeMessageInvisibleTime, "CHANGE_MESSAGE_INVISIBLETIME", Broker, "answers the new popTime and invisibleTime, from which the client builds the new ExtraInfo"},
+	{remoting.Notification, "NOTIFICATION", Neither, "not served: POP_MESSAGE's own long polling (pollTime) waits for messages"},
+	{remoting.PollingInfo, "POLLING_INFO", Neither, "not served: the number of POP long polls held is not reported"},
+	{remoting.BatchAckMessage, "BATCH_ACK_MESSAGE", Neither, "not yet served (its body carries Java BitSets of offsets); ACK_MESSAGE per message"},
 }
 
 // ServedCodes returns the codes the table says server serves.
-func ServedCodes(server Server) []int16 {
-	var out []int16
+func ServedCodes(server Server) []int32 {
+	var out []int32
 	for _, c := range RequestCodes {
 		if c.Served&server != 0 {
 			out = append(out, c.Code)

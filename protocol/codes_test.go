@@ -50,7 +50,7 @@ func renderCodes() []byte {
 // TestRequestCodesDoc: CODES.md is what RequestCodes renders; every code
 // appears once, with the name remoting gives it.
 func TestRequestCodesDoc(t *testing.T) {
-	seen := map[int16]bool{}
+	seen := map[int32]bool{}
 	for _, r := range RequestCodes {
 		if seen[r.Code] {
 			t.Errorf("code %d twice", r.Code)

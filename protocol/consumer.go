@@ -284,7 +284,7 @@ func (b *LockBatchBody) Encode() ([]byte, error) { return json.Marshal(b) }
 
 // Request returns the request of code, remoting.LockBatchMQ or
 // UnlockBatchMQ, with this body.
-func (b *LockBatchBody) Request(code int16) (*remoting.Command, error) {
+func (b *LockBatchBody) Request(code int32) (*remoting.Command, error) {
 	body, err := b.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("protocol: lock body: %w", err)

@@ -83,6 +83,13 @@
 //	4012  LIST_PENDING_TRANSACTIONS admin → broker      PendingListHeader                    answer: PendingTransactions
 //	4013  UPDATE_ACL                broker → leader     ext ifNewer, modified, node          body: plain_acl.yml (broker/aclsync.go)
 //	4014  LIST_POP_STATE            admin → broker      PopStateHeader                       answer: PopState
+//	200050 POP_MESSAGE              consumer → broker   PopMessageRequestHeader              PopMessageResponseHeader, messages
+//	200051 ACK_MESSAGE              consumer → broker   AckMessageRequestHeader (ExtraInfo)  none
+//	200053 CHANGE_MESSAGE_INVISIB…  consumer → broker   ChangeInvisibleTimeRequestHeader     ChangeInvisibleTimeResponseHeader
+//
+// The POP codes (200050 and up) exceed int16 and travel with JSON headers
+// only (remoting's doc); pop.go has their headers and the ExtraInfo a POP
+// consumer keeps as a message's receipt.
 //
 // rocketmq-client-go sends 10 for single messages and 320 for batches;
 // Java producers send 310. Our client (package client) sends 10 and 320,

@@ -383,13 +383,13 @@ func FuzzPullMessageResponseHeader(f *testing.F) {
 // included, and so is the error.
 func FuzzSendHeaderList(f *testing.F) {
 	h := fullHeader()
-	f.Add(extBytes(capturedSend), int16(remoting.SendMessage))
-	f.Add(extBytes(h.Encode()), int16(remoting.SendMessage))
-	f.Add(extBytes((*SendMessageRequestHeaderV2)(&h).Encode()), int16(remoting.SendMessageV2))
-	f.Add(extBytes((*SendMessageRequestHeaderV2)(&h).Encode()), int16(remoting.SendBatchMessage))
-	f.Add([]byte("a\x00g\x00b\x00\x00c\x00TBW102\x00d\x00-4\x00e\x00+1\x00f\x000\x00g\x000\x00h\x00-0\x00a\x00h"), int16(remoting.SendMessageV2))
-	f.Add([]byte{}, int16(remoting.PullMessage))
-	f.Fuzz(func(t *testing.T, data []byte, code int16) {
+	f.Add(extBytes(capturedSend), int32(remoting.SendMessage))
+	f.Add(extBytes(h.Encode()), int32(remoting.SendMessage))
+	f.Add(extBytes((*SendMessageRequestHeaderV2)(&h).Encode()), int32(remoting.SendMessageV2))
+	f.Add(extBytes((*SendMessageRequestHeaderV2)(&h).Encode()), int32(remoting.SendBatchMessage))
+	f.Add([]byte("a\x00g\x00b\x00\x00c\x00TBW102\x00d\x00-4\x00e\x00+1\x00f\x000\x00g\x000\x00h\x00-0\x00a\x00h"), int32(remoting.SendMessageV2))
+	f.Add([]byte{}, int32(remoting.PullMessage))
+	f.Fuzz(func(t *testing.T, data []byte, code int32) {
 		var list []remoting.ExtField
 		m := map[string]string{}
 		parts := bytes.Split(data, []byte{0})

@@ -61,7 +61,7 @@ func (h *KVConfigRequestHeader) DecodePut(ext map[string]string) error {
 }
 
 // Request returns the request of code (100, 101 or 102).
-func (h *KVConfigRequestHeader) Request(code int16) *remoting.Command {
+func (h *KVConfigRequestHeader) Request(code int32) *remoting.Command {
 	return remoting.NewRequest(code, h.Encode(), nil)
 }
 
@@ -134,7 +134,7 @@ func (h *BrokerPermRequestHeader) Decode(ext map[string]string) error {
 }
 
 // Request returns the request of code (205 or 327).
-func (h *BrokerPermRequestHeader) Request(code int16) *remoting.Command {
+func (h *BrokerPermRequestHeader) Request(code int32) *remoting.Command {
 	return remoting.NewRequest(code, h.Encode(), nil)
 }
 
@@ -146,7 +146,7 @@ const (
 )
 
 // WritePermCountField is the answer's count field of code (205 or 327).
-func WritePermCountField(code int16) string {
+func WritePermCountField(code int32) string {
 	if code == remoting.AddWritePermOfBroker {
 		return ExtAddTopicCount
 	}

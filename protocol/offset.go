@@ -161,7 +161,7 @@ func (h *QueueOffsetRequestHeader) Decode(ext map[string]string) error {
 
 // Request returns the request of code, one of remoting.GetMaxOffset,
 // GetMinOffset and GetEarliestMsgStoretime.
-func (h *QueueOffsetRequestHeader) Request(code int16) *remoting.Command {
+func (h *QueueOffsetRequestHeader) Request(code int32) *remoting.Command {
 	return remoting.NewRequest(code, h.Encode(), nil)
 }
 

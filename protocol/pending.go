@@ -35,7 +35,7 @@ type PendingListHeader struct {
 
 // Request builds the request of code (ListPendingTimers or
 // ListPendingTransactions).
-func (h PendingListHeader) Request(code int16) *remoting.Command {
+func (h PendingListHeader) Request(code int32) *remoting.Command {
 	ext := map[string]string{}
 	if h.Limit != 0 {
 		ext["limit"] = strconv.Itoa(h.Limit)

@@ -122,7 +122,7 @@ type RaftNodeHeader struct {
 }
 
 // Request builds the request of code (one of the three above).
-func (h RaftNodeHeader) Request(code int16) *remoting.Command {
+func (h RaftNodeHeader) Request(code int32) *remoting.Command {
 	ext := map[string]string{"node": h.Node}
 	if code == remoting.RaftAddNode {
 		ext["raftAddr"] = h.RaftAddr
@@ -133,7 +133,7 @@ func (h RaftNodeHeader) Request(code int16) *remoting.Command {
 
 // DecodeRaftNodeHeader reads the header of a request of code: a missing
 // field is remoting.ErrMissingField, a bad one remoting.ErrBadHeader.
-func DecodeRaftNodeHeader(code int16, ext map[string]string) (RaftNodeHeader, error) {
+func DecodeRaftNodeHeader(code int32, ext map[string]string) (RaftNodeHeader, error) {
 	var h RaftNodeHeader
 	h.Node = ext["node"]
 	if code != remoting.RaftTransferLeader || h.Node != "" {

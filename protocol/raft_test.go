@@ -46,7 +46,7 @@ func TestRaftStatusRoundTrip(t *testing.T) {
 func TestRaftNodeHeader(t *testing.T) {
 	tests := []struct {
 		name string
-		code int16
+		code int32
 		ext  map[string]string
 		want RaftNodeHeader
 		err  error
@@ -105,10 +105,10 @@ func FuzzDecodeRaftStatus(f *testing.F) {
 }
 
 func FuzzDecodeRaftNodeHeader(f *testing.F) {
-	f.Add(int16(remoting.RaftAddNode), "n1", "127.0.0.1:9", "true")
-	f.Add(int16(remoting.RaftRemoveNode), "", "", "")
-	f.Add(int16(remoting.RaftTransferLeader), "\x00", "[::1]:1", "false")
-	f.Fuzz(func(t *testing.T, code int16, node, addr, voter string) {
+	f.Add(int32(remoting.RaftAddNode), "n1", "127.0.0.1:9", "true")
+	f.Add(int32(remoting.RaftRemoveNode), "", "", "")
+	f.Add(int32(remoting.RaftTransferLeader), "\x00", "[::1]:1", "false")
+	f.Fuzz(func(t *testing.T, code int32, node, addr, voter string) {
 		h, err := DecodeRaftNodeHeader(code, map[string]string{"node": node, "raftAddr": addr, "voter": voter})
 		if err != nil {
 			return

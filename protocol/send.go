@@ -127,14 +127,14 @@ func (h *SendMessageRequestHeaderV2) Request(body []byte) *remoting.Command {
 // one-letter names for SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
 // SEND_REPLY_MESSAGE_V2 (325). Other codes are
 // remoting.ErrBadHeader.
-func DecodeSendRequestHeader(code int16, ext map[string]string) (SendMessageRequestHeader, error) {
+func DecodeSendRequestHeader(code int32, ext map[string]string) (SendMessageRequestHeader, error) {
 	return decodeSendRequestHeader(code, extReader{ext: ext})
 }
 
 // DecodeSendRequestHeaderList is DecodeSendRequestHeader of the fields
 // of a header decoded into a list (remoting.Command.ExtList), with the
 // same result and error as of the map of those fields.
-func DecodeSendRequestHeaderList(code int16, ext []remoting.ExtField) (SendMessageRequestHeader, error) {
+func DecodeSendRequestHeaderList(code int32, ext []remoting.ExtField) (SendMessageRequestHeader, error) {
 	slot := sendSlotLong
 	if sendShortNames(code) {
 		slot = sendSlotShort
@@ -143,7 +143,7 @@ func DecodeSendRequestHeaderList(code int16, ext []remoting.ExtField) (SendMessa
 }
 
 // sendShortNames: code's header has the one-letter names.
-func sendShortNames(code int16) bool {
+func sendShortNames(code int32) bool {
 	return code == remoting.SendMessageV2 || code == remoting.SendBatchMessage || code == remoting.SendReplyMessageV2
 }
 
@@ -191,7 +191,7 @@ func sendSlotShort(key string) int {
 	return -1
 }
 
-func decodeSendRequestHeader(code int16, r extReader) (SendMessageRequestHeader, error) {
+func decodeSendRequestHeader(code int32, r extReader) (SendMessageRequestHeader, error) {
 	var h SendMessageRequestHeader
 	var err error
 	switch code {
@@ -341,7 +341,7 @@ func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
 
 // Response returns a response to req with code (Success, or one of the
 // stored-with-a-warning codes 10, 11, 12) carrying h.
-func (h *SendMessageResponseHeader) Response(req *remoting.Command, code int16) *remoting.Command {
+func (h *SendMessageResponseHeader) Response(req *remoting.Command, code int32) *remoting.Command {
 	resp := remoting.NewResponse(req, code, "")
 	resp.ExtFields = h.Encode()
 	return resp

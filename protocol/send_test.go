@@ -77,7 +77,7 @@ func TestSendRequestCodes(t *testing.T) {
 		t.Fatalf("V2 request %v", req)
 	}
 	for _, tt := range []struct {
-		code int16
+		code int32
 		ext  map[string]string
 	}{
 		{remoting.SendMessage, h.Encode()},

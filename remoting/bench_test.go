@@ -151,7 +151,7 @@ const capturedSendV2 = `{"code":310,"language":"GO","version":317,"opaque":4711,
 // into with encoding/json: the reference the hand-written decoder is
 // measured against.
 type goClientCommand struct {
-	Code      int16             `json:"code"`
+	Code      int32             `json:"code"`
 	Language  string            `json:"language"`
 	Version   int16             `json:"version"`
 	Opaque    int32             `json:"opaque"`

@@ -16,6 +16,12 @@ const binaryFixedLength = 21
 // order (ExtList's in their own order). The language name is written as
 // its byte code (OTHER when the name is not in the table).
 func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
+	if c.Code < math.MinInt16 || c.Code > math.MaxInt16 {
+		// Java writes the code's low 16 bits (RocketMQSerializable's
+		// writeShort), so POP_MESSAGE (200050) would arrive as 3442: a
+		// code above int16 is only sent in a JSON header.
+		return dst, fmt.Errorf("%w: code %d does not fit a binary header's int16 (send it with a JSON header)", ErrBadHeader, c.Code)
+	}
 	var small [24]ExtField
 	pairs := c.ExtList
 	if c.ExtFields != nil {
@@ -64,7 +70,9 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField
 	if len(h) < binaryFixedLength {
 		return nil, fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
 	}
-	c.Code = int16(binary.BigEndian.Uint16(h[0:]))
+	// A short, sign-extended, as Java reads it: a code above int16 never
+	// arrives in a binary header (the sender kept only its low 16 bits).
+	c.Code = int32(int16(binary.BigEndian.Uint16(h[0:])))
 	c.Language = LanguageName(h[2])
 	c.Version = int16(binary.BigEndian.Uint16(h[3:]))
 	c.Opaque = int32(binary.BigEndian.Uint32(h[5:]))

@@ -96,7 +96,7 @@ func DecodeLimited(frame []byte, lim HeaderLimits) (*Command, error) {
 // are left in ExtList (a connection decodes responses so, and gives the
 // map to the calls that want one), and so are those of a request whose
 // code is in listCodes (ServerConfig.ListCodes).
-func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes []int16) (*Command, error) {
+func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes []int32) (*Command, error) {
 	lim = lim.withDefaults()
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least the 4-byte header-length word", ErrBadFrame, len(frame))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 )
@@ -183,7 +184,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 // client's) reads, ext values as strings.
 func TestEncodedJSONIsStandard(t *testing.T) {
 	type goClientCommand struct {
-		Code      int16             `json:"code"`
+		Code      int32             `json:"code"`
 		Language  string            `json:"language"`
 		Version   int16             `json:"version"`
 		Opaque    int32             `json:"opaque"`
@@ -288,15 +289,15 @@ func TestDecodeRejects(t *testing.T) {
 		{"trailing comma", jsonFrame(`{"code":1,}`, nil), ErrBadHeader},
 		{"single quotes", jsonFrame(`{'code':1}`, nil), ErrBadHeader},
 		{"ext not an object", jsonFrame(`{"extFields":"a=b"}`, nil), ErrBadHeader},
-		{"code above int16", jsonFrame(`{"code":32768}`, nil), ErrBadHeader},
-		{"code below int16", jsonFrame(`{"code":-32769}`, nil), ErrBadHeader},
+		{"code above int32", jsonFrame(`{"code":2147483648}`, nil), ErrBadHeader},
+		{"code below int32", jsonFrame(`{"code":-2147483649}`, nil), ErrBadHeader},
 		{"version above int16", jsonFrame(`{"version":70000}`, nil), ErrBadHeader},
 		{"opaque above int32", jsonFrame(`{"opaque":2147483648}`, nil), ErrBadHeader},
 		{"code fraction", jsonFrame(`{"code":1.5}`, nil), ErrBadHeader},
 		{"code exponent", jsonFrame(`{"code":1e2}`, nil), ErrBadHeader},
 		{"code leading zero", jsonFrame(`{"code":01}`, nil), ErrBadHeader},
 		{"code as a string that is no integer", jsonFrame(`{"code":"ten"}`, nil), ErrBadHeader},
-		{"code as a string above int16", jsonFrame(`{"code":"32768"}`, nil), ErrBadHeader},
+		{"code as a string above int32", jsonFrame(`{"code":"2147483648"}`, nil), ErrBadHeader},
 		{"ext value a bad literal", jsonFrame(`{"extFields":{"a":tru}}`, nil), ErrBadHeader},
 		{"remark as number", jsonFrame(`{"remark":5}`, nil), ErrBadHeader},
 		{"language as number", jsonFrame(`{"language":9}`, nil), ErrBadHeader},
@@ -553,7 +554,7 @@ func TestExtHelpers(t *testing.T) {
 func TestCodeTable(t *testing.T) {
 	// Numbers from Java's RequestCode
 	// and ResponseCode.
-	requests := map[int16]int16{
+	requests := map[int32]int32{
 		SendMessage: 10, PullMessage: 11, QueryMessage: 12, QueryConsumerOffset: 14, UpdateConsumerOffset: 15,
 		UpdateAndCreateTopic: 17, GetAllTopicConfig: 21, GetBrokerRuntimeInfo: 28, SearchOffsetByTimestamp: 29,
 		GetMaxOffset: 30, GetMinOffset: 31, GetEarliestMsgStoretime: 32, ViewMessageByID: 33, HeartBeat: 34,
@@ -564,13 +565,15 @@ func TestCodeTable(t *testing.T) {
 		DeleteTopicInNamesrv: 216, ResetConsumerClientOffset: 220, GetConsumerStatusFromClient: 221,
 		GetConsumerRunningInfo: 307, ConsumeMessageDirectly: 309, SendMessageV2: 310, SendBatchMessage: 320,
 		SendReplyMessage: 324, PushReplyMessageToClient: 326,
+		PopMessage: 200050, AckMessage: 200051, PeekMessage: 200052, ChangeMessageInvisibleTime: 200053,
+		Notification: 200054, PollingInfo: 200055, BatchAckMessage: 200151,
 	}
 	for got, want := range requests {
 		if got != want {
 			t.Errorf("request %s = %d, want %d", RequestCodeName(got), got, want)
 		}
 	}
-	responses := map[int16]int16{
+	responses := map[int32]int32{
 		Success: 0, SystemError: 1, SystemBusy: 2, RequestCodeNotSupported: 3, TransactionFailed: 4,
 		FlushDiskTimeout: 10, SlaveNotAvailable: 11, FlushSlaveTimeout: 12, MessageIllegal: 13,
 		ServiceNotAvailable: 14, VersionNotSupported: 15, NoPermission: 16, TopicNotExist: 17,
@@ -638,5 +641,47 @@ func TestNewRequestResponse(t *testing.T) {
 	}
 	if s := resp.String(); !strings.Contains(s, "TOPIC_NOT_EXIST") || !strings.Contains(s, "opaque=77") {
 		t.Errorf("String() = %s", s)
+	}
+}
+
+// The POP codes exceed int16: a JSON header carries them whole, a binary
+// one cannot (Java keeps only the low 16 bits), so Encode refuses them
+// there, and a binary header's code is read as Java reads it, a short.
+func TestWideCodes(t *testing.T) {
+	for _, code := range []int32{PopMessage, AckMessage, BatchAckMessage, math.MaxInt32, math.MinInt32} {
+		c := &Command{Code: code, Language: LanguageJava, Version: Version, Opaque: 7, ExtFields: map[string]string{"topic": "t"}}
+		frame, err := Encode(nil, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(frame[4:])
+		if err != nil || got.Code != code {
+			t.Fatalf("JSON %d: %+v %v", code, got, err)
+		}
+		c.SerializeType = SerializeRocketMQ
+		if out, err := Encode([]byte("x"), c); !errors.Is(err, ErrBadHeader) || string(out) != "x" {
+			t.Fatalf("binary %d: %q %v, want ErrBadHeader and dst unchanged", code, out, err)
+		}
+	}
+	for _, tc := range []struct {
+		wire uint16
+		want int32
+	}{{0x0D72, 3442}, {0x7FFF, math.MaxInt16}, {0x8000, math.MinInt16}, {0xFFFF, -1}} {
+		c := &Command{Code: 1, SerializeType: SerializeRocketMQ}
+		frame, err := Encode(nil, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.BigEndian.PutUint16(frame[8:], tc.wire)
+		got, err := Decode(frame[4:])
+		if err != nil || got.Code != tc.want {
+			t.Fatalf("binary code %#04x: %+v %v, want %d", tc.wire, got, err, tc.want)
+		}
+		if again, err := Encode(nil, got); err != nil || !bytes.Equal(again, frame) {
+			t.Fatalf("binary code %#04x re-encodes to %x %v, want %x", tc.wire, again, err, frame)
+		}
+	}
+	if RequestCodeName(PopMessage) != "POP_MESSAGE" || RequestCodeName(3442) != "3442" {
+		t.Error("POP code names")
 	}
 }

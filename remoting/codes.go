@@ -7,164 +7,178 @@ import "strconv"
 // ResponseCode). Only {SystemError, ServiceNotAvailable, NoPermission,
 // TopicNotExist} make a standard client retry a send; the others end it.
 const (
-	Success                 int16 = 0
-	SystemError             int16 = 1
-	SystemBusy              int16 = 2
-	RequestCodeNotSupported int16 = 3
-	TransactionFailed       int16 = 4
+	Success                 int32 = 0
+	SystemError             int32 = 1
+	SystemBusy              int32 = 2
+	RequestCodeNotSupported int32 = 3
+	TransactionFailed       int32 = 4
 
-	FlushDiskTimeout          int16 = 10
-	SlaveNotAvailable         int16 = 11
-	FlushSlaveTimeout         int16 = 12
-	MessageIllegal            int16 = 13
-	ServiceNotAvailable       int16 = 14
-	VersionNotSupported       int16 = 15
-	NoPermission              int16 = 16
-	TopicNotExist             int16 = 17
-	TopicExistAlready         int16 = 18
-	PullNotFound              int16 = 19
-	PullRetryImmediately      int16 = 20
-	PullOffsetMoved           int16 = 21
-	QueryNotFound             int16 = 22
-	SubscriptionParseFailed   int16 = 23
-	SubscriptionNotExist      int16 = 24
-	SubscriptionNotLatest     int16 = 25
-	SubscriptionGroupNotExist int16 = 26
-	FilterDataNotExist        int16 = 27
-	FilterDataNotLatest       int16 = 28
-	InvalidParameter          int16 = 29
+	FlushDiskTimeout          int32 = 10
+	SlaveNotAvailable         int32 = 11
+	FlushSlaveTimeout         int32 = 12
+	MessageIllegal            int32 = 13
+	ServiceNotAvailable       int32 = 14
+	VersionNotSupported       int32 = 15
+	NoPermission              int32 = 16
+	TopicNotExist             int32 = 17
+	TopicExistAlready         int32 = 18
+	PullNotFound              int32 = 19
+	PullRetryImmediately      int32 = 20
+	PullOffsetMoved           int32 = 21
+	QueryNotFound             int32 = 22
+	SubscriptionParseFailed   int32 = 23
+	SubscriptionNotExist      int32 = 24
+	SubscriptionNotLatest     int32 = 25
+	SubscriptionGroupNotExist int32 = 26
+	FilterDataNotExist        int32 = 27
+	FilterDataNotLatest       int32 = 28
+	InvalidParameter          int32 = 29
 
-	TransactionShouldCommit    int16 = 200
-	TransactionShouldRollback  int16 = 201
-	TransactionStateUnknow     int16 = 202
-	TransactionStateGroupWrong int16 = 203
-	NoBuyerID                  int16 = 204
-	NotInCurrentUnit           int16 = 205
-	ConsumerNotOnline          int16 = 206
-	ConsumeMsgTimeout          int16 = 207
-	NoMessage                  int16 = 208
-	PollingFull                int16 = 209
-	PollingTimeout             int16 = 210
-	BrokerNotExist             int16 = 211
-	BrokerDispatchNotComplete  int16 = 212
-	BroadcastConsumption       int16 = 213
-	FlowControl                int16 = 215
-	NotLeaderForQueue          int16 = 501
-	IllegalOperation           int16 = 604
+	TransactionShouldCommit    int32 = 200
+	TransactionShouldRollback  int32 = 201
+	TransactionStateUnknow     int32 = 202
+	TransactionStateGroupWrong int32 = 203
+	NoBuyerID                  int32 = 204
+	NotInCurrentUnit           int32 = 205
+	ConsumerNotOnline          int32 = 206
+	ConsumeMsgTimeout          int32 = 207
+	NoMessage                  int32 = 208
+	PollingFull                int32 = 209
+	PollingTimeout             int32 = 210
+	BrokerNotExist             int32 = 211
+	BrokerDispatchNotComplete  int32 = 212
+	BroadcastConsumption       int32 = 213
+	FlowControl                int32 = 215
+	NotLeaderForQueue          int32 = 501
+	IllegalOperation           int32 = 604
 
 	// Client-side pseudo codes of the Java client; never on the wire.
-	RPCUnknown             int16 = -1000
-	RPCAddrIsNull          int16 = -1002
-	RPCSendToChannelFailed int16 = -1004
-	RPCTimeOut             int16 = -1006
+	RPCUnknown             int32 = -1000
+	RPCAddrIsNull          int32 = -1002
+	RPCSendToChannelFailed int32 = -1004
+	RPCTimeOut             int32 = -1006
 
-	GoAway int16 = 1500
+	GoAway int32 = 1500
 
-	ControllerFencedMasterEpoch          int16 = 2000
-	ControllerFencedSyncStateSetEpoch    int16 = 2001
-	ControllerInvalidMaster              int16 = 2002
-	ControllerInvalidReplicas            int16 = 2003
-	ControllerMasterNotAvailable         int16 = 2004
-	ControllerInvalidRequest             int16 = 2005
-	ControllerBrokerNotAlive             int16 = 2006
-	ControllerNotLeader                  int16 = 2007
-	ControllerBrokerMetadataNotExist     int16 = 2008
-	ControllerInvalidCleanBrokerMetadata int16 = 2009
-	ControllerBrokerNeedToBeRegistered   int16 = 2010
-	ControllerMasterStillExist           int16 = 2011
-	ControllerElectMasterFailed          int16 = 2012
-	ControllerAlterSyncStateSetFailed    int16 = 2013
-	ControllerBrokerIDInvalid            int16 = 2014
-	ControllerJRaftInternalError         int16 = 2015
-	ControllerBrokerLiveInfoNotExists    int16 = 2016
-	UserNotExist                         int16 = 3001
-	PolicyNotExist                       int16 = 3002
+	ControllerFencedMasterEpoch          int32 = 2000
+	ControllerFencedSyncStateSetEpoch    int32 = 2001
+	ControllerInvalidMaster              int32 = 2002
+	ControllerInvalidReplicas            int32 = 2003
+	ControllerMasterNotAvailable         int32 = 2004
+	ControllerInvalidRequest             int32 = 2005
+	ControllerBrokerNotAlive             int32 = 2006
+	ControllerNotLeader                  int32 = 2007
+	ControllerBrokerMetadataNotExist     int32 = 2008
+	ControllerInvalidCleanBrokerMetadata int32 = 2009
+	ControllerBrokerNeedToBeRegistered   int32 = 2010
+	ControllerMasterStillExist           int32 = 2011
+	ControllerElectMasterFailed          int32 = 2012
+	ControllerAlterSyncStateSetFailed    int32 = 2013
+	ControllerBrokerIDInvalid            int32 = 2014
+	ControllerJRaftInternalError         int32 = 2015
+	ControllerBrokerLiveInfoNotExists    int32 = 2016
+	UserNotExist                         int32 = 3001
+	PolicyNotExist                       int32 = 3002
 )
 
 // Request codes used by the product (Java RequestCode). "→" gives the usual
-// direction. Java defines more (ACL, controller, pop); add them here when a
+// direction. Java defines more (ACL, controller); add them here when a
 // handler needs them, checked against RequestCode.java.
 const (
-	SendMessage                      int16 = 10  // producer → broker
-	PullMessage                      int16 = 11  // consumer → broker
-	QueryMessage                     int16 = 12  // admin → broker
-	QueryBrokerOffset                int16 = 13  // admin → broker
-	QueryConsumerOffset              int16 = 14  // consumer → broker
-	UpdateConsumerOffset             int16 = 15  // consumer → broker
-	UpdateAndCreateTopic             int16 = 17  // admin → broker
-	UpdateAndCreateTopicList         int16 = 18  // admin → broker
-	GetAllTopicConfig                int16 = 21  // admin/slave → broker
-	GetTopicConfigList               int16 = 22  // admin → broker
-	GetTopicNameList                 int16 = 23  // admin → broker
-	UpdateBrokerConfig               int16 = 25  // admin → broker
-	GetBrokerConfig                  int16 = 26  // admin → broker
-	TriggerDeleteFiles               int16 = 27  // admin → broker
-	GetBrokerRuntimeInfo             int16 = 28  // admin → broker
-	SearchOffsetByTimestamp          int16 = 29  // consumer → broker
-	GetMaxOffset                     int16 = 30  // consumer → broker
-	GetMinOffset                     int16 = 31  // consumer → broker
-	GetEarliestMsgStoretime          int16 = 32  // admin → broker
-	ViewMessageByID                  int16 = 33  // admin → broker
-	HeartBeat                        int16 = 34  // client → broker
-	UnregisterClient                 int16 = 35  // client → broker
-	ConsumerSendMsgBack              int16 = 36  // consumer → broker
-	EndTransaction                   int16 = 37  // producer → broker
-	GetConsumerListByGroup           int16 = 38  // consumer → broker
-	CheckTransactionState            int16 = 39  // broker → producer
-	NotifyConsumerIdsChanged         int16 = 40  // broker → consumer
-	LockBatchMQ                      int16 = 41  // consumer → broker
-	UnlockBatchMQ                    int16 = 42  // consumer → broker
-	GetAllConsumerOffset             int16 = 43  // slave → broker
-	GetAllDelayOffset                int16 = 45  // slave → broker
-	GetBrokerClusterACLConfig        int16 = 54  // admin → broker
-	PutKVConfig                      int16 = 100 // admin → namesrv
-	GetKVConfig                      int16 = 101 // broker/admin → namesrv
-	DeleteKVConfig                   int16 = 102 // admin → namesrv
-	RegisterBroker                   int16 = 103 // broker → namesrv
-	UnregisterBroker                 int16 = 104 // broker → namesrv
-	GetRouteInfoByTopic              int16 = 105 // client → namesrv
-	GetBrokerClusterInfo             int16 = 106 // admin → namesrv
-	UpdateAndCreateSubscriptionGroup int16 = 200 // admin → broker
-	GetAllSubscriptionGroupConfig    int16 = 201 // admin → broker
-	GetTopicStatsInfo                int16 = 202 // admin → broker
-	GetConsumerConnectionList        int16 = 203 // admin → broker
-	GetProducerConnectionList        int16 = 204 // admin → broker
-	WipeWritePermOfBroker            int16 = 205 // admin → namesrv
-	GetAllTopicListFromNameServer    int16 = 206 // admin → namesrv
-	DeleteSubscriptionGroup          int16 = 207 // admin → broker
-	GetConsumeStats                  int16 = 208 // admin → broker
-	ResetConsumerOffsetInBroker      int16 = 212 // admin → broker
-	DeleteTopicInBroker              int16 = 215 // admin → broker
-	DeleteTopicInNamesrv             int16 = 216 // admin → namesrv
-	RegisterTopicInNamesrv           int16 = 217 // broker → namesrv
-	GetKVListByNamespace             int16 = 219 // admin → namesrv
-	ResetConsumerClientOffset        int16 = 220 // broker → consumer
-	GetConsumerStatusFromClient      int16 = 221 // broker → consumer
-	InvokeBrokerToResetOffset        int16 = 222 // admin → broker
-	InvokeBrokerToGetConsumerStatus  int16 = 223 // admin → broker
-	GetTopicsByCluster               int16 = 224 // admin → namesrv
-	QueryTopicConsumeByWho           int16 = 300 // admin → broker
-	QueryConsumeTimeSpan             int16 = 303 // admin → broker
-	GetSystemTopicListFromNS         int16 = 304 // admin → namesrv
-	GetSystemTopicListFromBroker     int16 = 305 // admin → broker
-	GetConsumerRunningInfo           int16 = 307 // broker → consumer
-	ConsumeMessageDirectly           int16 = 309 // broker → consumer
-	SendMessageV2                    int16 = 310 // Java producer → broker
-	CloneGroupOffset                 int16 = 314 // admin → broker
-	ViewBrokerStatsData              int16 = 315 // admin → broker
-	GetBrokerConsumeStats            int16 = 317 // admin → broker
-	UpdateNamesrvConfig              int16 = 318 // admin → namesrv
-	GetNamesrvConfig                 int16 = 319 // admin → namesrv
-	SendBatchMessage                 int16 = 320 // producer → broker
-	QueryConsumeQueue                int16 = 321 // admin → broker
-	QueryDataVersion                 int16 = 322 // broker → namesrv
-	SendReplyMessage                 int16 = 324 // consumer → broker
-	SendReplyMessageV2               int16 = 325 // consumer → broker
-	PushReplyMessageToClient         int16 = 326 // broker → requester
-	AddWritePermOfBroker             int16 = 327 // admin → namesrv
-	GetTopicConfig                   int16 = 351 // admin → broker
-	GetSubscriptionGroupConfig       int16 = 352 // admin → broker
-	LitePullMessage                  int16 = 361 // Java lite consumer → broker
+	SendMessage                      int32 = 10  // producer → broker
+	PullMessage                      int32 = 11  // consumer → broker
+	QueryMessage                     int32 = 12  // admin → broker
+	QueryBrokerOffset                int32 = 13  // admin → broker
+	QueryConsumerOffset              int32 = 14  // consumer → broker
+	UpdateConsumerOffset             int32 = 15  // consumer → broker
+	UpdateAndCreateTopic             int32 = 17  // admin → broker
+	UpdateAndCreateTopicList         int32 = 18  // admin → broker
+	GetAllTopicConfig                int32 = 21  // admin/slave → broker
+	GetTopicConfigList               int32 = 22  // admin → broker
+	GetTopicNameList                 int32 = 23  // admin → broker
+	UpdateBrokerConfig               int32 = 25  // admin → broker
+	GetBrokerConfig                  int32 = 26  // admin → broker
+	TriggerDeleteFiles               int32 = 27  // admin → broker
+	GetBrokerRuntimeInfo             int32 = 28  // admin → broker
+	SearchOffsetByTimestamp          int32 = 29  // consumer → broker
+	GetMaxOffset                     int32 = 30  // consumer → broker
+	GetMinOffset                     int32 = 31  // consumer → broker
+	GetEarliestMsgStoretime          int32 = 32  // admin → broker
+	ViewMessageByID                  int32 = 33  // admin → broker
+	HeartBeat                        int32 = 34  // client → broker
+	UnregisterClient                 int32 = 35  // client → broker
+	ConsumerSendMsgBack              int32 = 36  // consumer → broker
+	EndTransaction                   int32 = 37  // producer → broker
+	GetConsumerListByGroup           int32 = 38  // consumer → broker
+	CheckTransactionState            int32 = 39  // broker → producer
+	NotifyConsumerIdsChanged         int32 = 40  // broker → consumer
+	LockBatchMQ                      int32 = 41  // consumer → broker
+	UnlockBatchMQ                    int32 = 42  // consumer → broker
+	GetAllConsumerOffset             int32 = 43  // slave → broker
+	GetAllDelayOffset                int32 = 45  // slave → broker
+	GetBrokerClusterACLConfig        int32 = 54  // admin → broker
+	PutKVConfig                      int32 = 100 // admin → namesrv
+	GetKVConfig                      int32 = 101 // broker/admin → namesrv
+	DeleteKVConfig                   int32 = 102 // admin → namesrv
+	RegisterBroker                   int32 = 103 // broker → namesrv
+	UnregisterBroker                 int32 = 104 // broker → namesrv
+	GetRouteInfoByTopic              int32 = 105 // client → namesrv
+	GetBrokerClusterInfo             int32 = 106 // admin → namesrv
+	UpdateAndCreateSubscriptionGroup int32 = 200 // admin → broker
+	GetAllSubscriptionGroupConfig    int32 = 201 // admin → broker
+	GetTopicStatsInfo                int32 = 202 // admin → broker
+	GetConsumerConnectionList        int32 = 203 // admin → broker
+	GetProducerConnectionList        int32 = 204 // admin → broker
+	WipeWritePermOfBroker            int32 = 205 // admin → namesrv
+	GetAllTopicListFromNameServer    int32 = 206 // admin → namesrv
+	DeleteSubscriptionGroup          int32 = 207 // admin → broker
+	GetConsumeStats                  int32 = 208 // admin → broker
+	ResetConsumerOffsetInBroker      int32 = 212 // admin → broker
+	DeleteTopicInBroker              int32 = 215 // admin → broker
+	DeleteTopicInNamesrv             int32 = 216 // admin → namesrv
+	RegisterTopicInNamesrv           int32 = 217 // broker → namesrv
+	GetKVListByNamespace             int32 = 219 // admin → namesrv
+	ResetConsumerClientOffset        int32 = 220 // broker → consumer
+	GetConsumerStatusFromClient      int32 = 221 // broker → consumer
+	InvokeBrokerToResetOffset        int32 = 222 // admin → broker
+	InvokeBrokerToGetConsumerStatus  int32 = 223 // admin → broker
+	GetTopicsByCluster               int32 = 224 // admin → namesrv
+	QueryTopicConsumeByWho           int32 = 300 // admin → broker
+	QueryConsumeTimeSpan             int32 = 303 // admin → broker
+	GetSystemTopicListFromNS         int32 = 304 // admin → namesrv
+	GetSystemTopicListFromBroker     int32 = 305 // admin → broker
+	GetConsumerRunningInfo           int32 = 307 // broker → consumer
+	ConsumeMessageDirectly           int32 = 309 // broker → consumer
+	SendMessageV2                    int32 = 310 // Java producer → broker
+	CloneGroupOffset                 int32 = 314 // admin → broker
+	ViewBrokerStatsData              int32 = 315 // admin → broker
+	GetBrokerConsumeStats            int32 = 317 // admin → broker
+	UpdateNamesrvConfig              int32 = 318 // admin → namesrv
+	GetNamesrvConfig                 int32 = 319 // admin → namesrv
+	SendBatchMessage                 int32 = 320 // producer → broker
+	QueryConsumeQueue                int32 = 321 // admin → broker
+	QueryDataVersion                 int32 = 322 // broker → namesrv
+	SendReplyMessage                 int32 = 324 // consumer → broker
+	SendReplyMessageV2               int32 = 325 // consumer → broker
+	PushReplyMessageToClient         int32 = 326 // broker → requester
+	AddWritePermOfBroker             int32 = 327 // admin → namesrv
+	GetTopicConfig                   int32 = 351 // admin → broker
+	GetSubscriptionGroupConfig       int32 = 352 // admin → broker
+	LitePullMessage                  int32 = 361 // Java lite consumer → broker
+)
+
+// Request codes of POP consumption (RocketMQ 4.9+/5.x). They exceed int16:
+// a Java sender writes only a code's low 16 bits into a binary (ROCKETMQ)
+// header, so they travel in JSON headers only (Encode refuses them in a
+// binary one).
+const (
+	PopMessage                 int32 = 200050 // POP consumer → broker
+	AckMessage                 int32 = 200051 // POP consumer → broker
+	PeekMessage                int32 = 200052 // POP consumer → broker
+	ChangeMessageInvisibleTime int32 = 200053 // POP consumer → broker
+	Notification               int32 = 200054 // POP consumer → broker
+	PollingInfo                int32 = 200055 // POP consumer → broker
+	BatchAckMessage            int32 = 200151 // POP consumer → broker
 )
 
 // Request codes of ledgermq's own, for what RocketMQ's remoting protocol
@@ -173,21 +187,21 @@ const (
 // They sit in a range RocketMQ's RequestCode leaves unused (4000–4099), so
 // a Java broker answers them REQUEST_CODE_NOT_SUPPORTED.
 const (
-	RaftStatus         int16 = 4001 // admin → broker: this node's raft view and the group's members
-	RaftRemoveNode     int16 = 4002 // admin → broker (leader): remove a member
-	RaftAddNode        int16 = 4003 // admin → broker (leader): add a non-voter, or promote one
-	RaftTransferLeader int16 = 4004 // admin → broker (leader): hand leadership to a member
-	RaftDrain          int16 = 4010 // admin → broker (the node named): drain or undrain it
+	RaftStatus         int32 = 4001 // admin → broker: this node's raft view and the group's members
+	RaftRemoveNode     int32 = 4002 // admin → broker (leader): remove a member
+	RaftAddNode        int32 = 4003 // admin → broker (leader): add a non-voter, or promote one
+	RaftTransferLeader int32 = 4004 // admin → broker (leader): hand leadership to a member
+	RaftDrain          int32 = 4010 // admin → broker (the node named): drain or undrain it
 
-	ListPendingTimers       int16 = 4011 // admin → broker (leader): timer messages not yet delivered
-	ListPendingTransactions int16 = 4012 // admin → broker (leader): transactions not yet decided
+	ListPendingTimers       int32 = 4011 // admin → broker (leader): timer messages not yet delivered
+	ListPendingTransactions int32 = 4012 // admin → broker (leader): transactions not yet decided
 
-	UpdateACL int16 = 4013 // broker → broker (leader): propose a plain_acl.yml as the group's rules
+	UpdateACL int32 = 4013 // broker → broker (leader): propose a plain_acl.yml as the group's rules
 
-	ListPopState int16 = 4014 // admin → broker (leader): each consumer group's POP messages in flight, per topic
+	ListPopState int32 = 4014 // admin → broker (leader): each consumer group's POP messages in flight, per topic
 )
 
-var responseCodeNames = map[int16]string{
+var responseCodeNames = map[int32]string{
 	Success:                              "SUCCESS",
 	SystemError:                          "SYSTEM_ERROR",
 	SystemBusy:                           "SYSTEM_BUSY",
@@ -256,7 +270,7 @@ var responseCodeNames = map[int16]string{
 	PolicyNotExist:                       "POLICY_NOT_EXIST",
 }
 
-var requestCodeNames = map[int16]string{
+var requestCodeNames = map[int32]string{
 	SendMessage:                      "SEND_MESSAGE",
 	PullMessage:                      "PULL_MESSAGE",
 	QueryMessage:                     "QUERY_MESSAGE",
@@ -337,6 +351,13 @@ var requestCodeNames = map[int16]string{
 	GetTopicConfig:                   "GET_TOPIC_CONFIG",
 	GetSubscriptionGroupConfig:       "GET_SUBSCRIPTIONGROUP_CONFIG",
 	LitePullMessage:                  "LITE_PULL_MESSAGE",
+	PopMessage:                       "POP_MESSAGE",
+	AckMessage:                       "ACK_MESSAGE",
+	PeekMessage:                      "PEEK_MESSAGE",
+	ChangeMessageInvisibleTime:       "CHANGE_MESSAGE_INVISIBLETIME",
+	Notification:                     "NOTIFICATION",
+	PollingInfo:                      "POLLING_INFO",
+	BatchAckMessage:                  "BATCH_ACK_MESSAGE",
 	RaftStatus:                       "LEDGERMQ_RAFT_STATUS",
 	RaftRemoveNode:                   "LEDGERMQ_RAFT_REMOVE_NODE",
 	RaftAddNode:                      "LEDGERMQ_RAFT_ADD_NODE",
@@ -350,7 +371,7 @@ var requestCodeNames = map[int16]string{
 
 // ResponseCodeName returns the Java name of a response code, or its decimal
 // form when the code is not in the table.
-func ResponseCodeName(code int16) string {
+func ResponseCodeName(code int32) string {
 	if n, ok := responseCodeNames[code]; ok {
 		return n
 	}
@@ -359,7 +380,7 @@ func ResponseCodeName(code int16) string {
 
 // RequestCodeName returns the Java name of a request code, or its decimal
 // form when the code is not in the table.
-func RequestCodeName(code int16) string {
+func RequestCodeName(code int32) string {
 	if n, ok := requestCodeNames[code]; ok {
 		return n
 	}

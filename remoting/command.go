@@ -87,7 +87,7 @@ func LanguageName(code byte) string {
 type Command struct {
 	// Code is the request code in a request, the response code in a
 	// response.
-	Code int16
+	Code int32
 	// Language is the sender's language name ("JAVA", "GO", …). In a
 	// binary header it travels as a byte code.
 	Language string
@@ -156,7 +156,7 @@ func (c *Command) IsOneway() bool { return c.Flag&FlagOneway != 0 }
 
 // NewRequest returns a JSON request with the given code, custom header and
 // body, Language GO and Version. The opaque is assigned when it is sent.
-func NewRequest(code int16, ext map[string]string, body []byte) *Command {
+func NewRequest(code int32, ext map[string]string, body []byte) *Command {
 	return &Command{
 		Code:      code,
 		Language:  LanguageGo,
@@ -169,7 +169,7 @@ func NewRequest(code int16, ext map[string]string, body []byte) *Command {
 // NewResponse returns the response to req with the given code and remark,
 // in the style RocketMQ clients expect: JSON, the request's opaque,
 // FlagResponse, Language JAVA and Version.
-func NewResponse(req *Command, code int16, remark string) *Command {
+func NewResponse(req *Command, code int32, remark string) *Command {
 	return &Command{
 		Code:     code,
 		Language: LanguageJava,

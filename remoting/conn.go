@@ -43,7 +43,7 @@ type connConfig struct {
 	header HeaderLimits
 	// listCodes are the request codes whose ext fields are decoded into
 	// ExtList (ServerConfig.ListCodes).
-	listCodes []int16
+	listCodes []int32
 	// budget, if set, is the owner's read budget: every frame is counted
 	// against it from its length prefix on (see Limits.ReadBudget).
 	budget *budget
@@ -138,7 +138,7 @@ type Conn struct {
 // call is a request waiting for its response.
 type call struct {
 	opaque int32
-	code   int16 // the request's, for a timeout's error
+	code   int32 // the request's, for a timeout's error
 	// list: the response's ext fields stay in ExtList (CallOptions).
 	list bool
 	// deadline, if not zero, is when the sweep fails the call; index is
@@ -252,7 +252,7 @@ func (c *Conn) request(ctx context.Context, cmd *Command, o CallOptions) (*Comma
 
 func (c *Conn) describe(cmd *Command) string { return c.describeCode(cmd.Code) }
 
-func (c *Conn) describeCode(code int16) string {
+func (c *Conn) describeCode(code int32) string {
 	return fmt.Sprintf("%s to %s", RequestCodeName(code), c.nc.RemoteAddr())
 }
 

@@ -30,7 +30,7 @@
 //
 //	key        JSON type            Command field  notes
 //	---------  -------------------  -------------  ----------------------------
-//	code       number (int16)       Code           request or response code
+//	code       number (int32)       Code           request or response code
 //	language   string               Language       "JAVA", "GO", …
 //	version    number (int16)       Version        sender's version ordinal
 //	opaque     number (int32)       Opaque         request id, echoed by the response
@@ -46,7 +46,7 @@
 // hold such integers for the int fields and ext values of any JSON type,
 // taken as their text ("queueId":3 reads as "3", true as "true", an object
 // or array as its JSON). It rejects with ErrBadHeader anything that is not
-// one JSON object, a code or version outside int16, and any other field of
+// one JSON object, a code outside int32 or a version outside int16, and any other field of
 // the wrong JSON type. Invalid UTF-8 and lone surrogate escapes in strings
 // decode as U+FFFD.
 //
@@ -59,7 +59,7 @@
 //
 //	size  field
 //	----  ---------------------------------------------------------------
-//	2     code      int16
+//	2     code      int16 (Command.Code, sign-extended)
 //	1     language  byte code (table below)
 //	2     version   int16
 //	4     opaque    int32
@@ -67,6 +67,13 @@
 //	4     R         int32 remark length, then R bytes of remark
 //	4     E         int32 ext length, then E bytes of entries:
 //	                  2 key length int16, key, 4 value length int32, value
+//
+// Java's RemotingCommand code is an int, but RocketMQSerializable writes
+// only its low 16 bits here (and reads them back as a short), so a code
+// above int16 — the POP codes, 200050 and up — survives only a JSON
+// header: POP_MESSAGE in a binary header arrives as 3442. Decoding reads
+// the short as Java does; Encode refuses a code outside int16 in a binary
+// header with ErrBadHeader rather than send a different code.
 //
 // The fixed part is 21 bytes, so H = 21 + R + E. Decoding checks every
 // length against the bytes that remain: negative lengths, lengths past the

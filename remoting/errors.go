@@ -57,7 +57,7 @@ var (
 // CodeError is a response whose code the caller did not accept (see
 // CheckResponse). It matches ErrBusy when the code is SystemBusy.
 type CodeError struct {
-	Code   int16
+	Code   int32
 	Remark string
 }
 
@@ -74,7 +74,7 @@ func (e *CodeError) Is(target error) bool {
 // CheckResponse returns nil when resp.Code is one of accept (Success when
 // accept is empty) and a *CodeError otherwise. A nil resp is an
 // ErrBadHeader error.
-func CheckResponse(resp *Command, accept ...int16) error {
+func CheckResponse(resp *Command, accept ...int32) error {
 	if resp == nil {
 		return fmt.Errorf("%w: nil response", ErrBadHeader)
 	}

@@ -104,7 +104,7 @@ func FuzzDecodeListRequest(f *testing.F) {
 		f.Add(frame[4:])
 	}
 	f.Add([]byte("\x00\x00\x00\x3e{\"code\":310,\"extFields\":{\"a\":\"1\",\"a\":\"2\"},\"extFields\":{\"b\":3}}"))
-	codes := []int16{SendMessage, SendMessageV2, SendBatchMessage}
+	codes := []int32{SendMessage, SendMessageV2, SendBatchMessage}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		byMap, errMap := Decode(frame)
 		byList, errList := decodeFrame(frame, DefaultHeaderLimits, false, codes)

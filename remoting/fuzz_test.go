@@ -113,7 +113,7 @@ var unlimitedHeader = HeaderLimits{MaxBytes: maxHeaderLength, MaxExtFields: math
 // encoding/json: int fields also from strings that hold integers, ext
 // values of any JSON type as their text.
 type refCommand struct {
-	Code      refInt16                   `json:"code"`
+	Code      refInt32                   `json:"code"`
 	Language  string                     `json:"language"`
 	Version   refInt16                   `json:"version"`
 	Opaque    refInt32                   `json:"opaque"`

@@ -15,7 +15,7 @@ import (
 // for; tests and the chaos harness use it. The caller closes the returned
 // connection. The write is bounded by ctx (a server that applies
 // back-pressure may not read the bytes).
-func StallFrame(ctx context.Context, addr string, code int16, announced, sent int) (net.Conn, error) {
+func StallFrame(ctx context.Context, addr string, code int32, announced, sent int) (net.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -44,7 +44,7 @@ func StallFrame(ctx context.Context, addr string, code int16, announced, sent in
 // StallFramePrefix is what StallFrame writes: the first sent bytes of a
 // frame of announced bytes (length prefix included) with a JSON header of
 // code and a zero body.
-func StallFramePrefix(code int16, announced, sent int) ([]byte, error) {
+func StallFramePrefix(code int32, announced, sent int) ([]byte, error) {
 	head, err := Encode(nil, &Command{Code: code, Opaque: 1, ExtFields: map[string]string{"stalled": "true"}})
 	if err != nil {
 		return nil, err

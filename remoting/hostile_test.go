@@ -33,7 +33,7 @@ func hostileInputs() map[string][]byte {
 		"bad type byte":               frameOf(5<<24|2, "{}"),
 		"header past the frame":       frameOf(100, "{}"),
 		"code as a non-number string": jsonOf(`{"code":"ten","opaque":1}`),
-		"code out of int16":           jsonOf(`{"code":40000,"opaque":1}`),
+		"code out of int32":           jsonOf(`{"code":2147483648,"opaque":1}`),
 		"ext value cut short":         jsonOf(`{"code":34,"opaque":1,"extFields":{"queueId":1`),
 		"ext value bad literal":       jsonOf(`{"code":34,"opaque":1,"extFields":{"a":nul}}`),
 		"truncated json":              jsonOf(`{"code":34,"opaque":1`),

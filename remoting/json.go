@@ -227,7 +227,7 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) 
 			}
 			switch headerField(key) {
 			case fieldCode:
-				err = r.readInt(16, func(v int64) { c.Code = int16(v) })
+				err = r.readInt(32, func(v int64) { c.Code = int32(v) })
 			case fieldLanguage:
 				err = r.readStringField(&c.Language)
 			case fieldVersion:

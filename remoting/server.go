@@ -64,7 +64,7 @@ type ServerConfig struct {
 	// code and a larger body is answered SYSTEM_ERROR as soon as its
 	// header is decoded, and its body is discarded without being held.
 	// Nil allows every code; responses are never limited this way.
-	LargeBodyCodes []int16
+	LargeBodyCodes []int32
 	// LargeBodyField, if set, is an ext field a request's header must
 	// carry, not empty, for a body above SmallFrameSize to be read: the
 	// signature field where requests must be signed, so a peer that does
@@ -76,7 +76,7 @@ type ServerConfig struct {
 	// decodes into ExtList and not ExtFields, for handlers of hot
 	// requests that read a known set of fields (Command.Ext, or ExtMap
 	// for a map; a repeated key reads as its last value either way).
-	ListCodes []int16
+	ListCodes []int32
 	// Logger receives the server's logs (hclog.NewNullLogger() if nil).
 	Logger hclog.Logger
 	// OnConnClose, if set, is called once per accepted connection after it
@@ -118,7 +118,7 @@ type Server struct {
 	largeBody     func(*Command) bool
 
 	hmu    sync.Mutex                      // serializes Handle
-	routes atomic.Pointer[map[int16]route] // copy-on-write
+	routes atomic.Pointer[map[int32]route] // copy-on-write
 
 	mu      sync.Mutex
 	started bool
@@ -160,9 +160,9 @@ func NewServer(cfg ServerConfig) *Server {
 		budget: newBudget(cfg.Limits.ReadBudget, cfg.Limits.ReadReserve, cfg.Limits.MaxConnShare),
 	}
 	if cfg.LargeBodyCodes != nil || cfg.LargeBodyField != "" {
-		var allowed map[int16]bool
+		var allowed map[int32]bool
 		if cfg.LargeBodyCodes != nil {
-			allowed = make(map[int16]bool, len(cfg.LargeBodyCodes))
+			allowed = make(map[int32]bool, len(cfg.LargeBodyCodes))
 			for _, code := range cfg.LargeBodyCodes {
 				allowed[code] = true
 			}
@@ -180,7 +180,7 @@ func NewServer(cfg ServerConfig) *Server {
 	for name, pc := range pools {
 		s.pools[name] = newPool(name, pc, cfg.Logger)
 	}
-	empty := map[int16]route{}
+	empty := map[int32]route{}
 	s.routes.Store(&empty)
 	return s
 }
@@ -201,7 +201,7 @@ func durationOrDefault(d, def time.Duration) time.Duration {
 // the earlier one. Register before Start; registering later is safe but
 // races with requests already arriving. It panics on a nil handler or a
 // pool the ServerConfig did not declare: both are programming errors.
-func (s *Server) Handle(code int16, pool string, h Handler) {
+func (s *Server) Handle(code int32, pool string, h Handler) {
 	if h == nil {
 		panic("remoting: Handle with a nil handler")
 	}
@@ -220,7 +220,7 @@ func (s *Server) Handle(code int16, pool string, h Handler) {
 }
 
 // Codes returns the request codes that have a handler, in ascending order.
-func (s *Server) Codes() []int16 {
+func (s *Server) Codes() []int32 {
 	return slices.Sorted(maps.Keys(*s.routes.Load()))
 }
 

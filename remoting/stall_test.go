@@ -12,7 +12,7 @@ import (
 // stallN opens n connections that each announce a frame of announced bytes
 // with a code header and stop after sent bytes; the test's cleanup closes
 // them.
-func stallN(t *testing.T, s *Server, code int16, n, announced, sent int) []net.Conn {
+func stallN(t *testing.T, s *Server, code int32, n, announced, sent int) []net.Conn {
 	t.Helper()
 	out := make([]net.Conn, 0, n)
 	for range n {
@@ -150,7 +150,7 @@ func TestFrameDeadline(t *testing.T) {
 // limited.
 func TestLargeBodyCodes(t *testing.T) {
 	srvConn := make(chan *Conn, 1)
-	s := startServer(t, ServerConfig{LargeBodyCodes: []int16{SendMessage}},
+	s := startServer(t, ServerConfig{LargeBodyCodes: []int32{SendMessage}},
 		func(s *Server) {
 			s.Handle(SendMessage, "", echo)
 			s.Handle(HeartBeat, "", echo)
@@ -215,7 +215,7 @@ func TestReadHealth(t *testing.T) {
 // With LargeBodyField set, a large body is read only when the header
 // carries that field (a signature, say).
 func TestLargeBodyField(t *testing.T) {
-	s := startServer(t, ServerConfig{LargeBodyCodes: []int16{SendMessage}, LargeBodyField: "Signature"},
+	s := startServer(t, ServerConfig{LargeBodyCodes: []int32{SendMessage}, LargeBodyField: "Signature"},
 		func(s *Server) { s.Handle(SendMessage, "", echo) })
 	c := newClient(t, ClientConfig{})
 	big := make([]byte, SmallFrameSize+1)

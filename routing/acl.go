@@ -36,7 +36,7 @@ const (
 // aclTable is what each request the name server serves needs. Every
 // handler is installed through withACL, which refuses to install one
 // whose code is missing here.
-var aclTable = map[int16]aclNeed{
+var aclTable = map[int32]aclNeed{
 	remoting.RegisterBroker:                aclAccount,
 	remoting.UnregisterBroker:              aclAccount,
 	remoting.GetRouteInfoByTopic:           aclRead,
@@ -60,7 +60,7 @@ var aclTable = map[int16]aclNeed{
 const extClusterSig = "ledgermqClusterSig"
 
 // withACL wraps h with the check of code's rule; with the ACL off it is h.
-func (s *Server) withACL(code int16, h remoting.HandlerFunc) (remoting.HandlerFunc, error) {
+func (s *Server) withACL(code int32, h remoting.HandlerFunc) (remoting.HandlerFunc, error) {
 	need, ok := aclTable[code]
 	if !ok {
 		return nil, fmt.Errorf("routing: no access rule for %s", remoting.RequestCodeName(code))

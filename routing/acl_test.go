@@ -51,7 +51,7 @@ func startACLServer(t testing.TB, secret string) (*Server, *ManualClock) {
 
 // aclRequest is a well-formed request of each code the name server
 // serves, unsigned: what an open request needs to succeed.
-func aclRequest(t testing.TB, code int16) *remoting.Command {
+func aclRequest(t testing.TB, code int32) *remoting.Command {
 	t.Helper()
 	switch code {
 	case remoting.RegisterBroker:
@@ -101,19 +101,19 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 			s, _ := startACLServer(t, secret)
 			ns := s.Addr().String()
 			c := newClient(t)
-			codes := make([]int16, 0, len(aclTable))
+			codes := make([]int32, 0, len(aclTable))
 			for code := range aclTable {
 				codes = append(codes, code)
 			}
 			slices.Sort(codes)
-			if want := []int16{remoting.PutKVConfig, remoting.GetKVConfig, remoting.DeleteKVConfig,
+			if want := []int32{remoting.PutKVConfig, remoting.GetKVConfig, remoting.DeleteKVConfig,
 				remoting.RegisterBroker, remoting.UnregisterBroker, remoting.GetRouteInfoByTopic,
 				remoting.GetBrokerClusterInfo, remoting.WipeWritePermOfBroker, remoting.GetAllTopicListFromNameServer,
 				remoting.DeleteTopicInNamesrv, remoting.GetKVListByNamespace, remoting.GetTopicsByCluster,
 				remoting.GetSystemTopicListFromNS, remoting.AddWritePermOfBroker}; !slices.Equal(codes, want) {
 				t.Fatalf("served codes %v, want %v", codes, want)
 			}
-			var open []int16
+			var open []int32
 			for _, code := range codes {
 				name := remoting.RequestCodeName(code)
 				r := send(t, c, ns, aclRequest(t, code))
@@ -135,7 +135,7 @@ func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
 				req.ExtFields[auth.FieldSignature] = "AAAA"
 				wantNoPermission(t, "signature without an access key "+name, send(t, c, ns, req), "no accessKey in "+name)
 			}
-			if want := []int16{remoting.GetKVConfig, remoting.GetRouteInfoByTopic, remoting.GetBrokerClusterInfo,
+			if want := []int32{remoting.GetKVConfig, remoting.GetRouteInfoByTopic, remoting.GetBrokerClusterInfo,
 				remoting.GetAllTopicListFromNameServer, remoting.GetKVListByNamespace, remoting.GetTopicsByCluster,
 				remoting.GetSystemTopicListFromNS}; !slices.Equal(open, want) {
 				t.Fatalf("open unsigned: %v, want exactly the route and KV reads %v", open, want)

@@ -37,7 +37,7 @@ const (
 // rule (acl.go).
 func (s *Server) handle(rs *remoting.Server) error {
 	for _, h := range []struct {
-		code int16
+		code int32
 		pool string
 		f    remoting.HandlerFunc
 	}{

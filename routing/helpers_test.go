@@ -248,7 +248,7 @@ func objectKeys(t testing.TB, raw []byte) []string {
 }
 
 // invoke sends a request to a name server and returns the response.
-func invoke(t testing.TB, c *remoting.Client, ns string, code int16, ext map[string]string, body []byte) *remoting.Command {
+func invoke(t testing.TB, c *remoting.Client, ns string, code int32, ext map[string]string, body []byte) *remoting.Command {
 	t.Helper()
 	resp, err := c.Invoke(ctxGuard(t), ns, remoting.NewRequest(code, ext, body))
 	if err != nil {

@@ -136,7 +136,7 @@ func NewServer(cfg Config) (*Server, error) {
 // LargeBodyCodes are the requests whose body may exceed
 // remoting.SmallFrameSize on a name server: a registration of 10 000
 // topics is about 2 MiB; every other request is a header.
-var LargeBodyCodes = []int16{remoting.RegisterBroker}
+var LargeBodyCodes = []int32{remoting.RegisterBroker}
 
 // largeBodyField is the ext field a large body's header must carry: the
 // signature when registrations (cluster secret) or all requests (ACL) must

@@ -336,7 +336,7 @@ func TestServerHostileInput(t *testing.T) {
 	noCRC := with("bodyCrc32", "0")
 	tests := []struct {
 		name string
-		code int16
+		code int32
 		ext  map[string]string
 		body []byte
 	}{

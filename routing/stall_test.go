@@ -14,7 +14,7 @@ import (
 // stallAttack opens n connections that each announce a 16 MiB frame of
 // code, send sent bytes of it (a valid header first) and stop; the test's
 // cleanup closes them.
-func stallAttack(t *testing.T, ns string, code int16, n, sent int) {
+func stallAttack(t *testing.T, ns string, code int32, n, sent int) {
 	t.Helper()
 	for range n {
 		ctx, cancel := context.WithTimeout(context.Background(), guard)

@@ -42,7 +42,7 @@ func TestStalledFramesAgainstProcesses(t *testing.T) {
 	}
 	for _, target := range []struct {
 		addr string
-		code int16
+		code int32
 	}{{d.Namesrv, remoting.RegisterBroker}, {leader.Addr, remoting.SendMessage}} {
 		for range 32 {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

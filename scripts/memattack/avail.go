@@ -147,7 +147,7 @@ func runAvail(o availOptions) error {
 		wg.Wait()
 	}
 	probe("before", o.phase)
-	att := startAvailAttack(map[string]int16{nsAddr: remoting.RegisterBroker, brAddr: remoting.SendMessage}, o.conns, o.declMiB*mib, o.sent*mib)
+	att := startAvailAttack(map[string]int32{nsAddr: remoting.RegisterBroker, brAddr: remoting.SendMessage}, o.conns, o.declMiB*mib, o.sent*mib)
 	probe("during", o.attack)
 	opened, closed := att.stop()
 	probe("after", o.phase)
@@ -212,7 +212,7 @@ type availAttack struct {
 	opened, closed int
 }
 
-func startAvailAttack(targets map[string]int16, conns, declared, sent int) *availAttack {
+func startAvailAttack(targets map[string]int32, conns, declared, sent int) *availAttack {
 	a := &availAttack{quit: make(chan struct{})}
 	for addr, code := range targets {
 		prefix, err := remoting.StallFramePrefix(code, declared, sent)

@@ -136,7 +136,7 @@ func measure(o options, target, attack string) (result, error) {
 	var res result
 	switch attack {
 	case "frames":
-		code := int16(codeRegisterBroker)
+		code := int32(codeRegisterBroker)
 		if target == "broker" {
 			code = codeHeartBeat
 		}
@@ -335,7 +335,7 @@ func (s *sampler) stop() int64 {
 }
 
 // header returns the JSON header of a request with code and ext fields.
-func header(code int16, opaque int, ext map[string]string) []byte {
+func header(code int32, opaque int, ext map[string]string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"code":%d,"language":"GO","version":479,"opaque":%d,"flag":0,"extFields":{`, code, opaque)
 	first := true
@@ -352,7 +352,7 @@ func header(code int16, opaque int, ext map[string]string) []byte {
 
 // frame is a whole request frame of about size bytes whose body is JSON
 // with one long string, so the handler scans all of it.
-func frame(code int16, opaque, size int) []byte {
+func frame(code int32, opaque, size int) []byte {
 	ext := map[string]string{
 		"clusterName": "AttackCluster", "brokerName": "attack-b", "brokerAddr": "127.0.0.1:1",
 		"brokerId": "1", "haServerAddr": "127.0.0.1:2",
@@ -371,7 +371,7 @@ func frame(code int16, opaque, size int) []byte {
 
 // framesAttack sends n frames of size bytes back to back on one
 // connection while reading the answers.
-func framesAttack(ctx context.Context, addr string, code int16, n, size int) (string, error) {
+func framesAttack(ctx context.Context, addr string, code int32, n, size int) (string, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -55,7 +55,7 @@ func (o Outcome) String() string {
 // answers SERVICE_NOT_AVAILABLE, and the leader may have stored the
 // message meanwhile, so a failed message found stored is counted, not
 // taken for a defect.
-var definiteFailure = map[int16]bool{
+var definiteFailure = map[int32]bool{
 	remoting.SystemBusy:          true,
 	remoting.ServiceNotAvailable: true,
 	remoting.MessageIllegal:      true,
@@ -68,7 +68,7 @@ var definiteFailure = map[int16]bool{
 type Attempt struct {
 	Outcome Outcome
 	Addr    string // the node it went to
-	Code    int16  // the response code; -1 without a response
+	Code    int32  // the response code; -1 without a response
 	Detail  string // the transport error or the response's remark
 	At      time.Time
 }
@@ -373,7 +373,7 @@ type LoadResult struct {
 	// Codes counts the response codes of the tries that had a response;
 	// TransportErrs the tries without one, Refusals those of them whose
 	// dial was refused.
-	Codes                   map[int16]int
+	Codes                   map[int32]int
 	TransportErrs, Refusals int
 }
 
@@ -386,7 +386,7 @@ func (l *Load) Stop() LoadResult {
 		l.probeMu.Lock()
 		defer l.probeMu.Unlock()
 		l.probeClient.Close()
-		r := LoadResult{Codes: map[int16]int{}}
+		r := LoadResult{Codes: map[int32]int{}}
 		for _, ps := range append(l.per, l.probes) {
 			for _, s := range ps {
 				r.Sends = append(r.Sends, s)
