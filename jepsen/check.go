@@ -55,6 +55,8 @@ type Result struct {
 	// consumer-offset register's (register.go).
 	Txn      TxnResult
 	Register RegisterResult
+	// Pop is the POP workload's checker (check_pop.go).
+	Pop PopResult `json:",omitzero"`
 	// Groups is each broker group's finding and GroupDown the sends
 	// during group-down faults (runs of two or more groups,
 	// check_groups.go).
@@ -73,7 +75,7 @@ func (r *Result) VerdictLine() string {
 		v = "FAIL"
 	}
 	return fmt.Sprintf("verdict: %s acked=%d lost=%d unexpected=%d duplicates=%d divergent=%d max-unavailable-ms=%d",
-		v, r.Acked, r.Lost, r.Unexpected, r.Duplicates, r.Divergent, int64(math.Round(r.MaxUnavailableMS))) + r.groupsVerdict()
+		v, r.Acked, r.Lost, r.Unexpected, r.Duplicates, r.Divergent, int64(math.Round(r.MaxUnavailableMS))) + r.Pop.verdict() + r.groupsVerdict()
 }
 
 // pos is one queue offset (g the queue's broker group in a run of two or
@@ -364,6 +366,7 @@ func Check(evs []Event, in CheckInput) *Result {
 	r.Divergent += r.OffsetDivergent
 	r.Lost += r.Txn.Lost
 	r.Register = checkRegister(evs)
+	r.Pop = checkPop(evs, popMustReceive(evs))
 
 	availability(r, sendList, faults)
 	r.Problems = problems(r, in)
@@ -394,6 +397,7 @@ func problems(r *Result, in CheckInput) []string {
 	add(r.Txn.Lost, "committed transactions lost (txn-lost)")
 	add(r.Txn.RolledBackDelivered, "transactions rolled back (or never run) yet stored or delivered (txn-rolledback-delivered)")
 	add(r.Txn.Misplaced, "committed transactions stored in another group or queue than their half message named (txn-misplaced)")
+	r.Pop.problems(add)
 	if r.Register.Checked && !r.Register.Linearizable {
 		out = append(out, "consumer offsets not linearizable as a register: "+r.Register.Info)
 	}
@@ -534,6 +538,7 @@ func (r *Result) Summary() string {
 	fmt.Fprintf(&b, "latency  ok sends p50=%.1fms p95=%.1fms p99=%.1fms max=%.1fms\n", r.LatencyP50, r.LatencyP95, r.LatencyP99, r.LatencyMax)
 	b.WriteString(r.Txn.summary())
 	b.WriteString(r.Register.summary())
+	b.WriteString(r.Pop.summary(""))
 	b.WriteString(r.groupsSummary())
 	if len(r.LostValues) > 0 {
 		fmt.Fprintf(&b, "lost     %s\n", strings.Join(r.LostValues, " "))

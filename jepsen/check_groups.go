@@ -65,9 +65,9 @@ func groupEvents(evs []Event, g string) []Event {
 	}
 	var out []Event
 	for _, e := range evs {
-		switch e.Type {
-		case EvPhase:
-		case EvSend, EvTxn:
+		switch {
+		case e.Type == EvPhase, e.Type == EvPop && e.Kind == PopStart:
+		case e.Type == EvSend, e.Type == EvTxn:
 			// A send acknowledged by another group may have stored its
 			// value here too, on an earlier attempt the client gave up on
 			// (a retry goes to whichever group is up): that value was sent
@@ -160,6 +160,7 @@ func (r *Result) groupsSummary() string {
 		if rg := g.Register; rg.Ops > 0 {
 			fmt.Fprintf(&b, "group    %s register linearizable=%t (porcupine %s) ops=%d keys=%d\n", g.Name, rg.Linearizable, rg.Outcome, rg.Ops, rg.Keys)
 		}
+		b.WriteString(g.Pop.summary(g.Name + " "))
 	}
 	if r.GroupDown.Faults > 0 {
 		fmt.Fprintf(&b, "group-down faults=%d sends=%d acked=%d acked-by-the-stopped-group=%d\n",

@@ -20,6 +20,7 @@ const (
 	EvStatus = "status" // a node's raft role or term changed
 	EvOffset = "offset" // the consumer group's committed offset of a queue, as polled
 	EvPhase  = "phase"  // a run phase began: load, heal, drain, final-read
+	EvPop    = "pop"    // the POP workload: kind start, recv, ack, change (workload_pop.go)
 )
 
 // Outcomes of a send.
@@ -52,6 +53,9 @@ type Event struct {
 	MaybeDup bool   `json:"maybe_dup,omitempty"` // an earlier attempt's outcome was unknown
 	Error    string `json:"error,omitempty"`
 	Redeliv  int32  `json:"reconsume,omitempty"`
+	// Receipt is a POP delivery's receipt handle (the one an ack or a
+	// change of the invisible duration used).
+	Receipt string `json:"receipt,omitempty"`
 
 	Kind    string   `json:"kind,omitempty"`  // fault kind; phase name
 	Phase   string   `json:"phase,omitempty"` // fault: start or end
