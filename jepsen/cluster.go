@@ -48,6 +48,9 @@ type ClusterConfig struct {
 	// OwnDisks: every node's data directory lies in a file system of its
 	// own (Node.Disk, mounted by mountDisks) for disk-full faults.
 	OwnDisks bool
+	// GRPC: every node serves the RocketMQ 5 gRPC port (the POP
+	// workload's consumers), reached through proxies as its client port.
+	GRPC bool
 }
 
 // Node is one broker node of the cluster. Addr, Raft and HTTP are the
@@ -63,7 +66,10 @@ type Node struct {
 	// Dir a directory in it: a wiped node's data is moved aside within
 	// it (a mount point cannot be renamed).
 	Disk string
-	proc *procs.Proc
+	// GRPC is the node's gRPC port and GRPCAdvertised the client proxy
+	// of it (ClusterConfig.GRPC; "" without).
+	GRPC, GRPCAdvertised string
+	proc                 *procs.Proc
 }
 
 // Cluster is a name server and one or more broker groups, each node a
@@ -105,7 +111,11 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 	c.status = remoting.NewClient(c.sec.remoting(remoting.ClientConfig{DialTimeout: time.Second}))
 	// The nodes' and name server's ports stay held until every proxy has
 	// its own, so that no proxy takes one of them.
-	ports, hold, err := procs.FreePorts(1+3*cfg.Nodes*cfg.Groups, nil)
+	per := 3 // ports of a node
+	if cfg.GRPC {
+		per = 4
+	}
+	ports, hold, err := procs.FreePorts(1+per*cfg.Nodes*cfg.Groups, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +124,11 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 	for k := range cfg.Nodes * cfg.Groups {
 		g, i := k/cfg.Nodes, k%cfg.Nodes
 		id := procs.NodeID(g, i)
-		nd := &Node{ID: id, Group: c.Groups[g], Addr: procs.Loopback(ports[1+3*k]), Raft: procs.Loopback(ports[2+3*k]), HTTP: procs.Loopback(ports[3+3*k]),
+		nd := &Node{ID: id, Group: c.Groups[g], Addr: procs.Loopback(ports[1+per*k]), Raft: procs.Loopback(ports[2+per*k]), HTTP: procs.Loopback(ports[3+per*k]),
 			Dir: filepath.Join(cfg.Dir, id), Conf: filepath.Join(cfg.Dir, id+".conf")}
+		if cfg.GRPC {
+			nd.GRPC = procs.Loopback(ports[4+per*k])
+		}
 		if cfg.OwnDisks {
 			nd.Disk = filepath.Join(cfg.Dir, id+".disk")
 			nd.Dir = filepath.Join(nd.Disk, "data")
@@ -131,6 +144,11 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 		}
 		if nd.RaftProxy, err = n.ProxyTo(nd.ID, nd.Raft, SourceByProcess(c.nodePIDs)); err != nil {
 			return nil, err
+		}
+		if nd.GRPC != "" {
+			if nd.GRPCAdvertised, err = n.Proxy(Client, nd.ID, nd.GRPC); err != nil {
+				return nil, err
+			}
 		}
 	}
 	secret, err := auth.NewSecret()
@@ -165,7 +183,7 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 // the sending node by its process (ProxyTo). So every fault on a Link
 // reaches its traffic.
 func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
-	var peers, clients []string
+	var peers, clients, grpcs []string
 	for _, o := range c.Nodes {
 		if o.Group != nd.Group {
 			continue
@@ -173,6 +191,9 @@ func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 		peers = append(peers, o.ID+"-"+o.RaftProxy)
 		if o == nd {
 			clients = append(clients, o.ID+"-"+o.Advertised)
+			if o.GRPC != "" {
+				grpcs = append(grpcs, o.ID+"-"+o.GRPCAdvertised)
+			}
 			continue
 		}
 		fwd, err := c.Net.Proxy(nd.ID, o.ID, o.Addr)
@@ -180,6 +201,14 @@ func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 			return nil, err
 		}
 		clients = append(clients, o.ID+"-"+fwd)
+		if o.GRPC != "" {
+			// A follower relays POP calls to the leader's gRPC port: a
+			// link of its own, as its forwarded sends.
+			if fwd, err = c.Net.Proxy(nd.ID, o.ID, o.GRPC); err != nil {
+				return nil, err
+			}
+			grpcs = append(grpcs, o.ID+"-"+fwd)
+		}
 	}
 	ns, err := c.Net.Proxy(nd.ID, Namesrv, c.NamesrvAddr)
 	if err != nil {
@@ -192,6 +221,7 @@ func (c *Cluster) nodeConf(nd *Node, secret string) ([]byte, error) {
 		// A name server that restarts learns the routes again within this.
 		RegisterPeriodMS: 2000,
 		Peers:            peers, RaftBind: nd.Raft, ClientAddrs: clients, Timing: "lan", HTTP: nd.HTTP,
+		GRPCListen: nd.GRPC, GRPCAddrs: grpcs,
 		Extra: append(append(extra, c.sec.nodeLines()...), c.cfg.NodeConf...),
 	}.Text(), nil
 }

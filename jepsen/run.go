@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		nodeConf = append(slices.Clone(nodeConf), "store.sync_report=true")
 	}
 	c, err := NewCluster(ClusterConfig{Bin: cfg.Bin, Dir: dir, Nodes: cfg.Plan.Nodes, Groups: cfg.Plan.groups(), LogLevel: cfg.LogLevel, NodeConf: nodeConf,
-		Security: cfg.Security, OwnDisks: needsOwnDisks(cfg.Plan)}, net)
+		Security: cfg.Security, OwnDisks: needsOwnDisks(cfg.Plan), GRPC: cfg.Workload.Pop > 0}, net)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +183,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	defer w.stopConsumers()
+	w.startPop(w.cfg.Pop)
 	h.Add(Event{Type: EvPhase, Kind: "load"})
 	began := time.Now()
 	if err := w.startProducers(); err != nil {
@@ -245,6 +246,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		}
 	}
 	w.stopProducers()
+	w.pop.drain()
 	hctx, cancel := context.WithTimeout(ctx, healBound)
 	err = c.WaitServing(hctx)
 	cancel()
@@ -252,7 +254,8 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		say("after healing: %v", err)
 	}
 
-	// Drain: wait until the consumer group has every acknowledged value.
+	// Drain: wait until the consumer group (and the POP group) has every
+	// acknowledged value.
 	h.Add(Event{Type: EvPhase, Kind: "drain"})
 	var acked []string
 	for _, e := range h.Events() {
@@ -262,18 +265,21 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	acked = append(acked, txnMustDeliver(h.Events())...)
 	deadline := time.Now().Add(drainBound)
-	for w.delivered(acked) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+	for w.delivered(acked)+w.pop.missing(acked) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 		sleepUntil(ctx, time.Now().Add(250*time.Millisecond))
 	}
 	if n := w.delivered(acked); n > 0 {
 		say("drain: %d acknowledged values not delivered after %v", n, drainBound)
 	}
+	if n := w.pop.missing(acked); n > 0 {
+		say("drain: %d acknowledged values not received by the POP group after %v", n, drainBound)
+	}
 	// Then until deliveries stop (values of unknown sends stored after the
 	// last acknowledged one, redeliveries), so that the gaps checker sees
 	// a group that has caught up.
 	quiet := time.Now().Add(30 * time.Second)
-	for last := int64(-1); last != w.counts.recv.Load() && time.Now().Before(quiet) && ctx.Err() == nil; {
-		last = w.counts.recv.Load()
+	for last := int64(-1); last != w.counts.recv.Load()+w.pop.deliveries() && time.Now().Before(quiet) && ctx.Err() == nil; {
+		last = w.counts.recv.Load() + w.pop.deliveries()
 		sleepUntil(ctx, time.Now().Add(2*time.Second))
 	}
 	w.stopConsumers()

@@ -33,10 +33,11 @@ type WorkloadConfig struct {
 	// SendTimeout bounds each send, retries included (default 2 s).
 	SendTimeout time.Duration
 	// Txn transactional producers (workload_txn.go) and Register
-	// consumer-offset register clients (workload_register.go) run beside
-	// the queue workload; 0: none. Seed drives the register clients' picks.
-	Txn, Register int
-	Seed          int64
+	// consumer-offset register clients (workload_register.go) and Pop
+	// POP consumers (workload_pop.go) run beside the queue workload; 0:
+	// none. Seed drives the register clients' picks.
+	Txn, Register, Pop int
+	Seed               int64
 }
 
 func (w *WorkloadConfig) fill() {
@@ -69,9 +70,11 @@ type workload struct {
 	// txnProducers stay open after the load until stopConsumers, to
 	// answer check-backs.
 	txnProducers []*client.TransactionProducer
-	counts       counters
-	recvMu       sync.Mutex
-	recvSet      map[string]bool // values delivered at least once
+	// pop is the POP consumers (nil without them).
+	pop     *popWorkload
+	counts  counters
+	recvMu  sync.Mutex
+	recvSet map[string]bool // values delivered at least once
 }
 
 type counters struct {
@@ -303,6 +306,8 @@ func (w *workload) stopConsumers() {
 		_ = tp.Close()
 	}
 	w.txnProducers = nil
+	w.pop.stop()
+	w.pop = nil
 }
 
 // parseValue reads a payload p<producer>-<seq>.

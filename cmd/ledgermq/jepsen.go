@@ -48,7 +48,7 @@ func (f *jepsenFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.producers, "producers", 4, "concurrent producers")
 	fl.IntVar(&f.consumers, "consumers", 2, "members of the consumer group")
 	fl.DurationVar(&f.interval, "interval", 20*time.Millisecond, "each producer sends at most one message per interval")
-	fl.StringVar(&f.workload, "workload", "queue", "workloads, comma-separated: queue (always runs), txn (transactional producers), register (consumer offsets as a register, checked by porcupine)")
+	fl.StringVar(&f.workload, "workload", "queue", "workloads, comma-separated: queue (always runs), txn (transactional producers), register (consumer offsets as a register, checked by porcupine), pop (RocketMQ 5 SimpleConsumers over the nodes' gRPC ports: receive, ack, change the invisible duration)")
 	fl.BoolVar(&f.tls, "tls", false, "run every link over TLS (a local CA in the run directory; raft links mutual)")
 	fl.BoolVar(&f.acl, "acl", false, "RocketMQ's plain ACL on every node and the name server; the workloads sign as a publish/subscribe account, the harness as an admin")
 	fl.StringArrayVar(&f.nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. store.flush_disk_type=SYNC_FLUSH")
@@ -223,8 +223,10 @@ func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
 			wl.Txn = 2
 		case "register":
 			wl.Register = 3
+		case "pop":
+			wl.Pop = 3
 		default:
-			return fmt.Errorf("jepsen: --workload %q: want queue, txn, register", w)
+			return fmt.Errorf("jepsen: --workload %q: want queue, txn, register, pop", w)
 		}
 	}
 	exe, err := os.Executable()

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,16 +102,8 @@ func TestJepsenCatchesBrokenBuilds(t *testing.T) {
 			if err == nil || !strings.Contains(out.String(), "verdict: FAIL ") {
 				t.Fatalf("the %s build passed (exit %v)", tc.broken, err)
 			}
-			data, err := os.ReadFile(filepath.Join(dir, "results.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var res struct{ Result *jepsen.Result }
-			if err := json.Unmarshal(data, &res); err != nil || res.Result == nil {
-				t.Fatalf("results.json: %v", err)
-			}
-			if !tc.caught(res.Result) {
-				t.Fatalf("the %s build failed, but not by the checker meant to catch it: %v", tc.broken, res.Result.Problems)
+			if res := runResult(t, dir); !tc.caught(res) {
+				t.Fatalf("the %s build failed, but not by the checker meant to catch it: %v", tc.broken, res.Problems)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,15 +51,7 @@ func TestJepsenTwoGroups(t *testing.T) {
 			t.Fatalf("the verdict line lacks %s: %s", g, v)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var results struct{ Result *jepsen.Result }
-	if err := json.Unmarshal(data, &results); err != nil || results.Result == nil {
-		t.Fatalf("results.json: %v", err)
-	}
-	r := results.Result
+	r := runResult(t, dir)
 	if len(r.Groups) != 2 {
 		t.Fatalf("results for %d groups", len(r.Groups))
 	}
@@ -94,9 +85,5 @@ func TestJepsenTwoGroups(t *testing.T) {
 	if !bytes.Contains(report, []byte("broker-b(acked=")) || !bytes.Contains(report, []byte("faults b")) {
 		t.Errorf("report.html does not show both groups")
 	}
-	// check recomputes the same verdict offline.
-	again, err := runJepsenBin(t, bin, "check", dir)
-	if err != nil || verdictOf(t, again) != v {
-		t.Fatalf("jepsen check: %q (exit %v), the run said %q", verdictOf(t, again), err, v)
-	}
+	checkAgain(t, bin, dir, v)
 }

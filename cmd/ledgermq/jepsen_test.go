@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,11 +111,7 @@ func TestJepsenReplay(t *testing.T) {
 		t.Fatalf("run directory's plan %+v, %v", got, err)
 	}
 	evs := runHistory(t, dir)
-	// check recomputes the same verdict offline.
-	again, err := runJepsenBin(t, bin, "check", dir)
-	if err != nil || verdictOf(t, again) != v {
-		t.Fatalf("jepsen check: %q (exit %v), the run said %q", verdictOf(t, again), err, v)
-	}
+	checkAgain(t, bin, dir, v)
 	var paused []string
 	for _, e := range evs {
 		if e.Type == jepsen.EvFault && e.Phase == "start" {
@@ -124,6 +121,39 @@ func TestJepsenReplay(t *testing.T) {
 	if len(paused) != 1 {
 		t.Fatalf("the pause hit %v, want the leader", paused)
 	}
+}
+
+// TestJepsenPop replays a short plan (the leader killed, then isolated)
+// with the POP workload beside the queue: SimpleConsumers over the nodes'
+// gRPC ports, through the harness's proxies. Every acknowledged message
+// must reach the POP group, none may come back after an ack answered OK,
+// and the messages left un-acknowledged must have come back.
+func TestJepsenPop(t *testing.T) {
+	bin := devcluster.Build(t)
+	sec := func(s float64) jepsen.Duration { return jepsen.Duration(time.Duration(s * float64(time.Second))) }
+	plan := jepsen.Plan{Seed: 3, Nodes: 3, Time: sec(20), Nemeses: []string{jepsen.NemKill, jepsen.NemPartition},
+		Faults: []jepsen.Fault{
+			{At: sec(4), Kind: jepsen.NemKill, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
+			{At: sec(11), Kind: jepsen.NemPartition, Shape: "isolate", Targets: []string{jepsen.TargetLeader}, Duration: sec(4)},
+		}}
+	out, dir, err := replayPlan(t, bin, plan, "--workload", "queue,pop", "--producers", "2", "--consumers", "1")
+	v := verdictOf(t, out)
+	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") || !strings.Contains(v, " lost=0 ") ||
+		!strings.Contains(v, " ack-lost=0 ") || !strings.Contains(v, " never-received=0)") {
+		t.Fatalf("%s (exit: %v); history and report in %s", v, err, dir)
+	}
+	res := runResult(t, dir)
+	p := res.Pop
+	if !p.Ran || p.Received == 0 || p.Received < res.Acked || p.Acked == 0 || p.Redelivered == 0 || p.Changes == 0 ||
+		p.AckLost != 0 || p.AttemptRegressions != 0 {
+		t.Fatalf("POP figures %+v (acked sends %d)", p, res.Acked)
+	}
+	// The consumers went through the gRPC ports' proxies.
+	conf, _ := os.ReadFile(filepath.Join(dir, "n0.conf"))
+	if !strings.Contains(string(conf), "grpc_listen=") {
+		t.Errorf("n0 serves no gRPC port:\n%s", conf)
+	}
+	checkAgain(t, bin, dir, v)
 }
 
 // TestJepsenPlanOnlyIsSeeded: the same seed prints the same plan.
@@ -197,4 +227,28 @@ func runHistory(t *testing.T, dir string) []jepsen.Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// runResult reads the results.json of the run in dir.
+func runResult(t *testing.T, dir string) *jepsen.Result {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Result *jepsen.Result }
+	if err := json.Unmarshal(data, &res); err != nil || res.Result == nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	return res.Result
+}
+
+// checkAgain runs `jepsen check` on the run in dir: it must recompute
+// the run's verdict line v offline.
+func checkAgain(t *testing.T, bin, dir, v string) {
+	t.Helper()
+	again, err := runJepsenBin(t, bin, "check", dir)
+	if err != nil || verdictOf(t, again) != v {
+		t.Fatalf("jepsen check: %q (exit %v), the run said %q", verdictOf(t, again), err, v)
+	}
 }
