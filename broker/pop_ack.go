@@ -3,8 +3,11 @@ package broker
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
+	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -56,6 +59,13 @@ func (b *Broker) AckPopped(ctx context.Context, group, topic string, handles []s
 		}
 		c.Del = append(c.Del, metadata.PopDel{Offset: h.Offset, Epoch: h.Epoch})
 		acked = append(acked, held{h, i})
+	}
+	if canary.Built && canary.PopAckInMemory() { // a jepsenbroken build only (internal/canary)
+		for _, a := range acked {
+			canary.NotePopAck(popCanaryKey(group, topic, a.h.QueueID, a.h.Offset, a.h.Epoch))
+		}
+		b.pop.notify(topic)
+		return errs, nil
 	}
 	list := make([]metadata.PopChange, 0, len(changes))
 	for _, c := range changes {
@@ -201,4 +211,25 @@ func (b *Broker) storeDeadLetter(ctx context.Context, group string, m *message.E
 	}
 	b.log.Debug("POP message to the dead-letter queue", "group", group, "topic", m.Topic, "queue", m.QueueID, "offset", m.QueueOffset)
 	return nil
+}
+
+// popCanaryKey names a receipt for the pop-ack-in-memory broken build.
+func popCanaryKey(group, topic string, q int32, offset, epoch int64) string {
+	return fmt.Sprint(group, "/", topic, "/", q, "/", offset, "/", epoch)
+}
+
+// popExpired is md.PopExpired; in a jepsenbroken build with
+// pop-ack-in-memory, without the receipts this process acknowledged in
+// memory (internal/canary).
+func popExpired(md *metadata.State, group, topic string, q int32, now int64, limit int) ([]metadata.PopReceipt, int64) {
+	if !canary.Built || !canary.PopAckInMemory() {
+		return md.PopExpired(group, topic, q, now, limit)
+	}
+	exp, next := md.PopExpired(group, topic, q, now, math.MaxInt)
+	exp = slices.DeleteFunc(exp, func(r metadata.PopReceipt) bool {
+		return canary.PopAcked(popCanaryKey(group, topic, q, r.Offset, r.Epoch))
+	})
+	// Those left out wait for a later receive (a long poll may not be
+	// woken for them: a broken build's detail).
+	return exp[:min(len(exp), limit)], next
 }

@@ -160,7 +160,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 				blocked[q], limit = true, inflight
 			}
 		}
-		exp, nx := md.PopExpired(r.Group, r.Topic, q, now, limit)
+		exp, nx := popExpired(md, r.Group, r.Topic, q, now, limit)
 		if nx > 0 && (next == 0 || nx < next) {
 			next = nx
 		}

@@ -81,6 +81,16 @@ func TestJepsenCatchesBrokenBuilds(t *testing.T) {
 		},
 		args:   []string{"--workload", "queue,register"},
 		caught: func(r *jepsen.Result) bool { return r.Register.Checked && !r.Register.Linearizable },
+	}, {
+		// POP acks answered and only remembered by the leader: once it is
+		// killed, the next leader delivers the acknowledged messages
+		// again.
+		broken: canary.PopAckInMemoryName,
+		faults: []jepsen.Fault{
+			{At: sec(8), Kind: jepsen.NemKill, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
+		},
+		args:   []string{"--workload", "queue,pop"},
+		caught: func(r *jepsen.Result) bool { return r.Pop.AckLost > 0 },
 	}}
 	for _, tc := range cases {
 		t.Run(tc.broken, func(t *testing.T) {

@@ -30,6 +30,11 @@
 //	                                    to reads for 100 ms and never proposed to
 //	                                    raft: a node serving entries it has taken
 //	                                    but raft never commits (and then drops)
+//	pop-ack-in-memory    broker         a POP ack is answered OK and never proposed
+//	                                    to raft: the leader only remembers it (its
+//	                                    own receives skip that receipt), so a new
+//	                                    leader delivers the acknowledged message
+//	                                    again once its invisible time ends
 package canary
 
 // Names of the broken behaviours.
@@ -39,6 +44,7 @@ const (
 	ApplyTwiceName       = "apply-twice"
 	SkipFsyncName        = "skip-fsync"
 	ServeUncommittedName = "serve-uncommitted"
+	PopAckInMemoryName   = "pop-ack-in-memory"
 )
 
 // EnvVar switches broken behaviours on in a jepsenbroken build.

@@ -28,3 +28,12 @@ func ServeUncommitted(string, int64) bool { return false }
 
 // Uncommitted: never in a plain build.
 func Uncommitted(string) (int64, bool) { return 0, false }
+
+// PopAckInMemory: never in a plain build.
+func PopAckInMemory() bool { return false }
+
+// NotePopAck does nothing in a plain build.
+func NotePopAck(string) {}
+
+// PopAcked: never in a plain build.
+func PopAcked(string) bool { return false }

@@ -97,3 +97,24 @@ func Uncommitted(key string) (int64, bool) {
 	}
 	return g.offset, true
 }
+
+// PopAckInMemory reports whether POP acks are answered without raft
+// (pop-ack-in-memory).
+func PopAckInMemory() bool { return on(PopAckInMemoryName) }
+
+var popAcked = map[string]bool{}
+
+// NotePopAck records a receipt this process acknowledged in memory only.
+func NotePopAck(key string) {
+	mu.Lock()
+	popAcked[key] = true
+	mu.Unlock()
+}
+
+// PopAcked reports whether this process acknowledged key's receipt in
+// memory.
+func PopAcked(key string) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return popAcked[key]
+}
