@@ -86,19 +86,20 @@ bench:
 # partitions again on 5 nodes, for the bridge and ring shapes), every run
 # directory kept in CHAOS_DIR; the verdict lines are collected in
 # CHAOS_DIR/verdicts.txt and any FAIL fails the target; then once more
-# under kill,partition with the transactions and consumer-offset register
-# workloads beside the queue (CHAOS_WORKLOADS), and every nemesis on 5
+# under kill,partition with the transactions, consumer-offset register
+# and POP workloads beside the queue (CHAOS_WORKLOADS), and every nemesis on 5
 # nodes with TLS and the ACL on, and kills, pauses, partitions and a whole
 # group down on two groups of 3 (jepsen run --groups 2), and power loss,
 # full disks, membership changes and hostile frames on two groups of 3
 # with CHAOS_WORKLOADS. Before them, the broken
 # broker builds (tag jepsenbroken) must each fail a jepsen run.
-# make test runs a one-minute jepsen smoke run (TestJepsenSmoke).
+# make test runs a one-minute jepsen smoke run (TestJepsenSmoke) and a
+# half-minute one of the POP workload (TestJepsenPop).
 CHAOS_TIME    ?= 5m
 CHAOS_SEED    ?= 1
 CHAOS_DIR     ?= $(RUN_DIR)/chaos
 CHAOS_NEMESES ?= kill pause partition oneway loss delay namesrv transfer power disk-full member hostile
-CHAOS_WORKLOADS ?= queue,txn,register
+CHAOS_WORKLOADS ?= queue,txn,register,pop
 # KEY=VALUE words added to every node's config in every chaos run, e.g.
 # CHAOS_NODE_CONF=raft.log=wal (the two-log layout; one log is the default).
 CHAOS_NODE_CONF ?=

@@ -14,6 +14,7 @@
 //	txn producers t0…  │                      ledgermq broker n0, n1, n2 (…n4)
 //	register r0…       ├─ client proxies ───▶ each node's raft peers are one proxy
 //	consumers c0…      │  (Net, 127.0.0.1)    per node (shared, the sender named
+//	POP consumers s0…  │                      (--workload pop: the gRPC ports too)
 //	nemesis            │                      by its process); the others' client
 //	monitor (status)   ┘                      ports and the name server are
 //	                                          proxies of its own links
@@ -22,7 +23,12 @@
 // has its proxy: client→node (the address each node advertises, so the
 // name server hands it out), client→namesrv, node→namesrv, and for every
 // ordered pair of nodes i→j one for forwarded sends (node i's config
-// names j's client port at it). Raft is different: a membership change
+// names j's client port at it). With --workload pop every node also
+// serves the RocketMQ 5 gRPC port (grpc_listen): client→node has a
+// second proxy, to it (node i's grpc_addrs name it for i itself), and
+// every i→j one more, through which a follower relays POP calls to the
+// leader's gRPC port (grpc_addrs names j's at it); both share their
+// Link's policy with the client port's proxies, so every fault applies. Raft is different: a membership change
 // hands every node the leader's address for each server, so every node
 // must reach node j's raft port at one address, RaftProxy(j) — the raft
 // configuration is the same on every node — and that proxy names each
@@ -209,6 +215,16 @@
 //	        read), invoke, t, outcome ok|failed|unknown, node (where the
 //	        route pointed)
 //	phase   kind load|heal|drain|final-read
+//	pop     process s<i>, kind start|recv|ack|change (--workload pop):
+//	        start, once per consumer; recv, one per message delivered
+//	        (value, seq, queue, offset, msgid, attempts: the delivery
+//	        attempt, receipt: its handle, invoke: when the receive was
+//	        sent, node: the node asked, outcome ok) or a receive that failed
+//	        (outcome failed|unknown, error, no value); ack, one per entry of
+//	        an AckMessage (the delivery's fields, invoke, t, outcome
+//	        ok|failed|unknown: failed is INVALID_RECEIPT_HANDLE, unknown no
+//	        answer or another error); change, a ChangeInvisibleDuration
+//	        (detail: the new duration and receipt when ok)
 //
 // queue and offset are -1 where not known, and meaningless on events
 // that are not about a message.
@@ -237,7 +253,17 @@
 // group no consumer uses, one operation at a time, each to the leader the
 // name server routes to (route refreshed every second and after a
 // failure), recording invoke and answer times (with two or more groups
-// each operation draws its group first: a key is a group's queue).
+// each operation draws its group first: a key is a group's queue); pop
+// (workload_pop.go) three SimpleConsumers s0… of one consumer group
+// (jepsen-pop) receiving the same topic over the nodes' gRPC ports (up to
+// 8 messages a receive, invisible 3 s, long polls of 2 s), each receive
+// to a group's leader as the name server routes it (in turn over the
+// groups), through the proxies: by a hash of the value, a first delivery
+// is acknowledged (most; one AckMessage a batch), left un-acknowledged
+// (it must come back with attempt 2), has its invisible time cut to 1 s
+// and is left, or has it changed and is acknowledged with the new
+// receipt handle; a redelivery, and every delivery once the load ends,
+// is acknowledged. The drain waits for the POP group too.
 //
 // # Checkers (check.go)
 //
@@ -286,13 +312,28 @@
 //     results.json and the report; an operation without an answer is open
 //     (returns after the end of the history). A timed-out search (1 min)
 //     is reported, not judged.
+//   - pop (check_pop.go), with --workload pop, per group too:
+//     pop-never-received, an acknowledged send (or committed transaction)
+//     the POP group never received (no message lost to POP across the
+//     faults); pop-ack-lost, a delivery of a message (a group's queue
+//     offset: a value stored twice is two messages) by a receive sent
+//     after an ack of it was answered OK — a failover must never lose an
+//     ack. Allowed: a redelivery whose receive was sent before the ack's
+//     answer (they raced), and any after an ack that failed or whose
+//     outcome is unknown. pop-attempt-regressions, a delivery whose
+//     receive was sent after another delivery of the message was
+//     answered, with a lower attempt (the same attempt again is counted,
+//     attempt-repeats, not judged). Reported: received (distinct values),
+//     deliveries, redelivered (attempt above 1), acks by outcome, changes,
+//     receive failures.
 //
 // The verdict is PASS when nothing was lost, unexpected, unjustifiably
 // duplicated, inconsistent, reordered, skipped or divergent, the register
-// (if run) was linearizable and the final read worked; it is the last
-// line:
+// (if run) was linearizable, the POP checks (if run) found nothing and
+// the final read worked; it is the last line (the pop part with
+// --workload pop only):
 //
-//	verdict: PASS|FAIL acked=N lost=N unexpected=N duplicates=N divergent=N max-unavailable-ms=N
+//	verdict: PASS|FAIL acked=N lost=N unexpected=N duplicates=N divergent=N max-unavailable-ms=N pop(received=N redelivered=N ack-lost=N never-received=N)
 //
 // # Testing the tester
 //
@@ -311,7 +352,10 @@
 // every node (lost); serve-uncommitted answers every 3rd offset commit to
 // reads for 100 ms and never hands it to raft, so the register goes back
 // to an older value after a read (linearizable=false, --workload
-// register).
+// register); pop-ack-in-memory answers every POP ack at once and never
+// proposes it, the leader only remembering it (its own receives skip the
+// receipt), so after the leader is killed the next one delivers the
+// acknowledged messages again (pop-ack-lost, --workload pop).
 //
 // # Not yet (later increments)
 //
