@@ -169,6 +169,9 @@ type consumerManager struct {
 	mu        sync.Mutex
 	groups    map[string]*consumerGroupInfo
 	producers map[string]map[string]*clientConn // group → clientID → conn
+	// requesters: the connection each requester's request messages came
+	// over (requesters.go), at most maxRequesters.
+	requesters map[string]*clientConn
 
 	notifyCh chan notifyEvent
 	// ensure holds groups whose subscription group or retry topic may
@@ -206,6 +209,7 @@ func newConsumerManager(d consumerDeps) *consumerManager {
 		consumerDeps: d,
 		groups:       map[string]*consumerGroupInfo{},
 		producers:    map[string]map[string]*clientConn{},
+		requesters:   map[string]*clientConn{},
 		notifyCh:     make(chan notifyEvent, notifyQueueSize),
 		ensure:       map[string]struct{}{},
 		ensureCh:     make(chan struct{}, 1),
@@ -323,6 +327,11 @@ func (m *consumerManager) removeIf(gone func(*clientConn) bool) []string {
 		}
 		if len(p) == 0 {
 			delete(m.producers, name)
+		}
+	}
+	for id, c := range m.requesters {
+		if gone(c) {
+			delete(m.requesters, id)
 		}
 	}
 	slices.Sort(left)

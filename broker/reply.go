@@ -157,8 +157,9 @@ func (b *Broker) pushReply(ctx context.Context, h *sendHeader, born netip.AddrPo
 }
 
 // producerConnOf returns the live connection of the producer client id
-// heartbeats on (any of its groups; the newest heartbeat wins), or nil
-// (Java's ProducerManager.findChannel).
+// heartbeats on (any of its groups; the newest heartbeat wins), or else
+// the one its request messages came over (requesters.go), or nil (Java's
+// ProducerManager.findChannel, which knows heartbeats only).
 func (m *consumerManager) producerConnOf(clientID string) *remoting.Conn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -169,6 +170,11 @@ func (m *consumerManager) producerConnOf(clientID string) *remoting.Conn {
 			continue
 		}
 		if best == nil || c.lastSeen.After(best.lastSeen) {
+			best = c
+		}
+	}
+	if best == nil {
+		if c := m.requesters[clientID]; c != nil && c.conn != nil && !c.conn.Closed() {
 			best = c
 		}
 	}

@@ -24,6 +24,23 @@ func replyHeader(requester, correlation string) protocol.SendMessageRequestHeade
 		Properties: string(message.EncodeProperties(props))}
 }
 
+// newRequester is a client that takes the replies pushed to it (closed
+// at the test's end if not before).
+func newRequester(t *testing.T) (*remoting.Client, chan *remoting.Command) {
+	pushed := make(chan *remoting.Command, 4)
+	requester := remoting.NewClient(remoting.ClientConfig{
+		OnRequest: remoting.HandlerFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+			if req.Code != remoting.PushReplyMessageToClient {
+				return nil
+			}
+			pushed <- req
+			return remoting.NewResponse(req, remoting.Success, "")
+		}),
+	})
+	t.Cleanup(func() { _ = requester.Close() })
+	return requester, pushed
+}
+
 // TestSendReplyMessage: SEND_REPLY_MESSAGE_V2 (325) and SEND_REPLY_MESSAGE
 // (324) store the reply in DefaultCluster_REPLY_TOPIC, which the leader
 // created as Java's broker does (1 queue), and push it with
@@ -44,17 +61,7 @@ func TestSendReplyMessage(t *testing.T) {
 		return ok && tcfg.ReadQueueNums == 1 && tcfg.WriteQueueNums == 1 && tcfg.Perm == 6
 	})
 
-	pushed := make(chan *remoting.Command, 4)
-	requester := remoting.NewClient(remoting.ClientConfig{
-		OnRequest: remoting.HandlerFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-			if req.Code != remoting.PushReplyMessageToClient {
-				return nil
-			}
-			pushed <- req
-			return remoting.NewResponse(req, remoting.Success, "")
-		}),
-	})
-	t.Cleanup(func() { _ = requester.Close() })
+	requester, pushed := newRequester(t)
 	hb, _ := json.Marshal(map[string]any{"clientID": "10.0.0.7@req", "producerDataSet": []map[string]string{{"groupName": "pg_requester"}}})
 	if resp, err := requester.Invoke(testCtx(t), addr, remoting.NewRequest(remoting.HeartBeat, nil, hb)); err != nil || resp.Code != remoting.Success {
 		t.Fatalf("heartbeat: %v %v", resp, err)
@@ -110,4 +117,56 @@ func TestSendReplyMessage(t *testing.T) {
 	if !strings.Contains(string(st.Body), replyTopic) {
 		t.Fatalf("system topics %s", st.Body)
 	}
+}
+
+// TestReplyToRequesterWithoutHeartbeat: a requester whose heartbeat has
+// not reached the leader yet (rocketmq-client-go sends none before a
+// request to a topic the name server knows) still gets its reply: the
+// leader pushes it over the connection the request message came on. Once
+// that connection closes, the reply is refused as for an unknown
+// requester (stored all the same).
+func TestReplyToRequesterWithoutHeartbeat(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTestTopic(t, tc, "RequestTopic", 1)
+	g, _ := leaderGroup(t, tc)
+	broker.WaitFor(t, "the reply topic", func() bool {
+		_, ok := g.Metadata().Topic(protocol.ReplyTopic("DefaultCluster"))
+		return ok
+	})
+
+	requester, pushed := newRequester(t)
+	// The request message: a plain send whose properties name the
+	// requester and the correlation id, and no heartbeat before it.
+	props := map[string]string{message.PropertyCorrelationID: "corr-r", message.PropertyReplyToClient: "10.0.0.9@req",
+		message.PropertyMessageTTL: "3"}
+	rh := protocol.SendMessageRequestHeader{ProducerGroup: "pg_requester", Topic: "RequestTopic", DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 4, QueueID: 0, BornTimestamp: 1_700_000_000_000, Properties: string(message.EncodeProperties(props))}
+	if r, err := requester.Invoke(testCtx(t), addr, remoting.NewRequest(remoting.SendMessage, rh.Encode(), []byte("ping"))); err != nil || r.Code != remoting.Success {
+		t.Fatalf("request: %v %v", r, err)
+	}
+
+	replier := newTestClient(t)
+	h := replyHeader("10.0.0.9@req", "corr-r")
+	if r := replier.call(t, addr, remoting.SendReplyMessageV2, (*protocol.SendMessageRequestHeaderV2)(&h).Encode(), []byte("pong")); r.Code != remoting.Success {
+		t.Fatalf("reply: %d %q", r.Code, r.Remark)
+	}
+	select {
+	case push := <-pushed:
+		if string(push.Body) != "pong" {
+			t.Fatalf("pushed %q", push.Body)
+		}
+	case <-testCtx(t).Done():
+		t.Fatal("no reply pushed")
+	}
+
+	_ = requester.Close()
+	broker.WaitFor(t, "the requester's connection forgotten", func() bool {
+		h := replyHeader("10.0.0.9@req", "corr-late")
+		r := replier.call(t, addr, remoting.SendReplyMessage, h.Encode(), []byte("late"))
+		return r.Code == remoting.SystemError && strings.Contains(r.Remark, "channel of <10.0.0.9@req> not found")
+	})
 }

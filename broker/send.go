@@ -385,6 +385,9 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 		return nil, err
 	}
 	batch := h.Batch || req.Code == remoting.SendBatchMessage
+	if _, fwd := req.Ext(extForwardedFrom); !batch && !fwd {
+		b.consumers.noteRequest(conn, props) // requesters.go
+	}
 	// A timer message (timer.go) waits in the timer topic; a timer batch
 	// or half message is refused rather than delivered early.
 	due, timed, err := b.timerDue(props)
