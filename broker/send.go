@@ -151,7 +151,7 @@ func (b *Broker) serveSendInline(ctx context.Context, conn *remoting.Conn, req *
 	if !b.group.IsLeader() {
 		return false
 	}
-	p, err := b.prepareSend(context.WithValue(ctx, inlineKey{}, true), conn, req)
+	p, err := b.prepareSend(ctx, conn, req)
 	if errors.Is(err, errWouldWait) || (err == nil && p.half) {
 		return false
 	}
@@ -175,25 +175,22 @@ func (b *Broker) serveSendInline(ctx context.Context, conn *remoting.Conn, req *
 // completer, which answers every connection).
 func (b *Broker) replyOutcome(ctx context.Context, conn *remoting.Conn, req, resp *remoting.Command, err error, reply remoting.Reply) {
 	if err != nil && leadershipMoving(err) {
+		// The send may then be served again here: it may wait.
+		ctx := remoting.Detached(ctx)
 		go func() { reply(b.sendOutcome(ctx, conn, req, nil, err)) }()
 		return
 	}
 	reply(b.sendOutcome(ctx, conn, req, resp, err))
 }
 
-// inlineKey marks the context of a send read on a connection's read
+// errWouldWait: the step must wait and its caller cannot (mustNotWait).
+var errWouldWait = errors.New("broker: the request must wait for the group")
+
+// mustNotWait reports whether ctx is a send's read on a connection's read
 // goroutine (serveSendInline): a step of prepareSend that would wait — a
 // topic to create, the transaction view to rebuild — answers errWouldWait
 // instead, and the send goes to a worker.
-type inlineKey struct{}
-
-// errWouldWait: the step must wait and its caller cannot (inlineKey).
-var errWouldWait = errors.New("broker: the request must wait for the group")
-
-// mustNotWait reports whether ctx is a send's that cannot wait.
-func mustNotWait(ctx context.Context) bool {
-	return ctx.Value(inlineKey{}) != nil
-}
+func mustNotWait(ctx context.Context) bool { return remoting.Inline(ctx) }
 
 // leadershipMoving: the leader refused a proposal before proposing it
 // because it is no longer, or is about to stop being, the leader.
@@ -352,6 +349,7 @@ type sendPlan struct {
 	start time.Time
 	h     sendHeader
 	msgs  []*message.Ext
+	one   [1]*message.Ext // msgs of a single message (one allocation fewer)
 	// answerQueue is the queue id the answer names (the producer's, also
 	// when the message is parked in another topic).
 	answerQueue int32
@@ -494,9 +492,11 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 				m.SetEncodedProperties(enc)
 			}
 		}
-		msgs = []*message.Ext{m}
+		p := &sendPlan{start: start, h: h, answerQueue: answerQueue, half: half}
+		p.one[0] = m
+		p.msgs = p.one[:]
+		return p, nil
 	}
-
 	return &sendPlan{start: start, h: h, msgs: msgs, answerQueue: answerQueue, half: half}, nil
 }
 

@@ -104,6 +104,7 @@ func TestEncodeMessagesEntryRefusesOneProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bad.done = make(chan proposalResult, 1) // as await makes it
 	good2, err := g.encodeProposal([]*message.Ext{testMsg("T", 1, "two")})
 	if err != nil {
 		t.Fatal(err)

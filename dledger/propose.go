@@ -24,22 +24,30 @@ import (
 // batcher straight into the entry, so a message's bytes are copied once,
 // from the request into the entry, and checked once (appendRecords).
 type proposal struct {
-	msgs  []*message.Ext // stamped messages
-	props [][]byte       // msgs[i]'s encoded properties
-	sizes []int          // msgs[i]'s record size
-	size  int            // bytes the records take in an entry, length fields included
-	entry []byte         // an entry proposed on its own (metadata, messages and an op)
-	done  chan proposalResult
+	msgs  []*message.Ext      // stamped messages
+	recs  []encodedRec        // msgs[i]'s encoded properties and record size
+	one   [1]encodedRec       // recs of a single message (one allocation fewer)
+	size  int                 // bytes the records take in an entry, length fields included
+	entry []byte              // an entry proposed on its own (metadata, messages and an op)
+	done  chan proposalResult // made by await; nil with cb
 	// cb, when set, is called with the result instead of sending it on
 	// done (ProposeAsync); answered makes it once.
 	cb       func([]store.PutResult, error)
 	answered atomic.Bool
 }
 
+// encodedRec is what encodeProposal works out for one message.
+type encodedRec struct {
+	props []byte // encoded properties
+	size  int    // record size
+}
+
 // finish answers the proposal.
 func (pr *proposal) finish(r proposalResult) {
 	if pr.cb == nil {
-		pr.done <- r
+		if pr.done != nil { // nil: never submitted (tests of the encoder)
+			pr.done <- r
+		}
 		return
 	}
 	if pr.answered.CompareAndSwap(false, true) {
@@ -214,7 +222,7 @@ func (g *Group) encodeMessagesEntry(props []*proposal, size int) ([]byte, []*pro
 // apply does not check them again.
 func (g *Group) appendRecords(b []byte, pr *proposal) ([]byte, error) {
 	for i, m := range pr.msgs {
-		n := pr.sizes[i]
+		n := pr.recs[i].size
 		b = binary.BigEndian.AppendUint32(b, uint32(n))
 		start := len(b)
 		b = slices.Grow(b, n)[:start+n]
@@ -222,7 +230,7 @@ func (g *Group) appendRecords(b []byte, pr *proposal) ([]byte, error) {
 		// encodes; they go to a copy, as the caller may have stopped
 		// waiting for the proposal and be reading its messages.
 		cp := *m
-		if err := message.EncodeRecordInto(b[start:], &cp, pr.props[i]); err != nil {
+		if err := message.EncodeRecordInto(b[start:], &cp, pr.recs[i].props); err != nil {
 			return b, fmt.Errorf("%w: %v", store.ErrBadMessage, err)
 		}
 		if err := g.store.CheckStamped(b[start:]); err != nil {
@@ -368,7 +376,7 @@ func (g *Group) ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, e
 		done(nil, err)
 		return
 	}
-	pr.done, pr.cb = nil, done
+	pr.cb = done
 	if err := g.prop.submit(pr); err != nil {
 		done(nil, err)
 		return
@@ -406,8 +414,12 @@ func (g *Group) ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metad
 // them (appendRecords).
 func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 	now := g.cfg.Clock().UnixMilli()
-	pr := &proposal{msgs: msgs, props: make([][]byte, len(msgs)), sizes: make([]int, len(msgs)),
-		done: make(chan proposalResult, 1)}
+	pr := &proposal{msgs: msgs}
+	if len(msgs) == 1 {
+		pr.recs = pr.one[:]
+	} else {
+		pr.recs = make([]encodedRec, len(msgs))
+	}
 	for i, m := range msgs {
 		if len(m.Body) > g.store.MaxMessageSize() {
 			return nil, fmt.Errorf("%w: body of %d bytes exceeds %d", store.ErrBadMessage, len(m.Body), g.store.MaxMessageSize())
@@ -428,9 +440,8 @@ func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 		if len(props) > message.MaxPropertiesLength {
 			return nil, fmt.Errorf("%w: %v: %d bytes", store.ErrBadMessage, message.ErrPropertiesTooLong, len(props))
 		}
-		pr.props[i] = props
-		pr.sizes[i] = message.RecordSize(m, len(props))
-		pr.size += pr.sizes[i] + 4
+		pr.recs[i] = encodedRec{props: props, size: message.RecordSize(m, len(props))}
+		pr.size += pr.recs[i].size + 4
 	}
 	if limit := g.maxBatchBytes(); pr.size > limit {
 		return nil, fmt.Errorf("%w: %d bytes, entries hold %d", ErrTooLarge, pr.size, limit)
@@ -469,11 +480,14 @@ func (g *Group) ProposeMetadata(ctx context.Context, op metadata.Op) error {
 	if err := g.writable(); err != nil && !(op.Kind == metadata.OpRaftLog && errors.Is(err, errSwitching)) {
 		return err
 	}
-	_, err = g.await(ctx, &proposal{entry: data, size: len(data), done: make(chan proposalResult, 1)})
+	_, err = g.await(ctx, &proposal{entry: data, size: len(data)})
 	return err
 }
 
 func (g *Group) await(ctx context.Context, pr *proposal) ([]store.PutResult, error) {
+	if pr.done == nil {
+		pr.done = make(chan proposalResult, 1)
+	}
 	if err := g.prop.submit(pr); err != nil {
 		return nil, err
 	}

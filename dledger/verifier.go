@@ -119,7 +119,7 @@ func (g *Group) ProposeCheckpoint(ctx context.Context) error {
 		return fmt.Errorf("dledger: checkpoint: %w", err)
 	}
 	data := encodeCheckpointEntry(from, to, sum)
-	_, err = g.await(ctx, &proposal{entry: data, size: len(data), done: make(chan proposalResult, 1)})
+	_, err = g.await(ctx, &proposal{entry: data, size: len(data)})
 	return err
 }
 

@@ -86,8 +86,10 @@ type Conn struct {
 	nc  net.Conn
 	cfg connConfig
 
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx context.Context
+	// inlineCtx is ctx marked for InlineHandler.ServeInline (Inline).
+	inlineCtx context.Context
+	cancel    context.CancelFunc
 
 	// Write side: encoded frames queue in wqueue, each in a buffer of
 	// frameBuffers, wbytes their total size; one writer at a time
@@ -157,12 +159,13 @@ type call struct {
 func newConn(nc net.Conn, cfg connConfig) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
-		id:      connIDs.Add(1),
-		nc:      nc,
-		cfg:     cfg,
-		ctx:     ctx,
-		cancel:  cancel,
-		pending: make(map[int32]*call),
+		id:        connIDs.Add(1),
+		nc:        nc,
+		cfg:       cfg,
+		ctx:       ctx,
+		inlineCtx: context.WithValue(ctx, inlineKey{}, true),
+		cancel:    cancel,
+		pending:   make(map[int32]*call),
 	}
 	c.wcond.L = &c.wmu
 	return c

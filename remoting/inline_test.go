@@ -13,7 +13,11 @@ type inlineTest struct {
 	block chan struct{} // holds the one worker
 }
 
-func (h inlineTest) ServeInline(_ context.Context, _ *Conn, req *Command, reply Reply) bool {
+func (h inlineTest) ServeInline(ctx context.Context, c *Conn, req *Command, reply Reply) bool {
+	if !Inline(ctx) || Inline(Detached(ctx)) || Detached(ctx).Done() != c.Context().Done() {
+		reply(NewResponse(req, SystemError, "inline context not marked, or Detached kept the mark or lost the connection's"))
+		return true
+	}
 	switch req.ExtFields["mode"] {
 	case "take":
 		resp := NewResponse(req, Success, "inline")
@@ -26,8 +30,12 @@ func (h inlineTest) ServeInline(_ context.Context, _ *Conn, req *Command, reply 
 	return false
 }
 
-func (h inlineTest) ServeAsync(_ context.Context, _ *Conn, req *Command, reply Reply) {
+func (h inlineTest) ServeAsync(ctx context.Context, _ *Conn, req *Command, reply Reply) {
 	<-h.block
+	if Inline(ctx) {
+		reply(NewResponse(req, SystemError, "a worker's context marked inline"))
+		return
+	}
 	reply(NewResponse(req, Success, "worker"))
 }
 
@@ -35,8 +43,9 @@ func (h inlineTest) Serve(ctx context.Context, c *Conn, req *Command) *Command {
 	return AsyncHandlerFunc(h.ServeAsync).Serve(ctx, c, req)
 }
 
-// TestInlineHandler: while the pool's one worker is held by a request the
-// inline start declined, requests it takes are answered on the read
+// TestInlineHandler: ServeInline's context is marked Inline (and
+// Detached's is not), a worker's is not; while the pool's one worker is
+// held by a request the inline start declined, requests it takes are answered on the read
 // goroutine (none needs the worker); a panic there is SystemError; the
 // declined request is answered by the worker once released; the pool
 // counts every request.

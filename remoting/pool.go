@@ -49,10 +49,39 @@ type AsyncHandler interface {
 // false having answered nothing, and the request goes to a worker of its
 // pool, which calls ServeAsync. A request started inline counts in its
 // connection's requests in flight and holds its read budget until
-// answered, as any other, and in its pool's counters.
+// answered, as any other, and in its pool's counters. ServeInline's ctx
+// says that it runs inline (Inline), so that code shared with the worker
+// path can decline to wait; it is made once per connection.
 type InlineHandler interface {
 	AsyncHandler
 	ServeInline(ctx context.Context, conn *Conn, req *Command, reply Reply) bool
+}
+
+// inlineKey marks the context InlineHandler.ServeInline is called with.
+type inlineKey struct{}
+
+// Inline reports whether ctx is (or derives from) the context of an
+// InlineHandler.ServeInline call: the caller runs on a connection's read
+// goroutine and must not wait.
+func Inline(ctx context.Context) bool { return ctx.Value(inlineKey{}) != nil }
+
+// Detached returns ctx without the Inline mark, for the work a
+// ServeInline call hands to a goroutine of its own (which may wait).
+func Detached(ctx context.Context) context.Context {
+	if !Inline(ctx) {
+		return ctx
+	}
+	return notInline{ctx}
+}
+
+// notInline hides the Inline mark of the context it wraps.
+type notInline struct{ context.Context }
+
+func (c notInline) Value(key any) any {
+	if _, ok := key.(inlineKey); ok {
+		return nil
+	}
+	return c.Context.Value(key)
 }
 
 // AsyncHandlerFunc adapts a function to AsyncHandler (and Handler, for
@@ -210,7 +239,7 @@ func (p *pool) callAsync(t task, ah AsyncHandler) {
 // connection's read goroutine) and reports whether it took the request.
 func (p *pool) callInline(t task, ih InlineHandler) bool {
 	return p.begin(t, func(reply Reply) bool {
-		return ih.ServeInline(t.conn.ctx, t.conn, t.req, reply)
+		return ih.ServeInline(t.conn.inlineCtx, t.conn, t.req, reply)
 	})
 }
 

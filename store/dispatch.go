@@ -24,10 +24,23 @@ type dispatchReq struct {
 	storeTime   int64
 	tags        string
 	keys        []string
-	uniq        string
+	// uniqKey is the IndexFile key of the record's UNIQ_KEY (topic#key,
+	// one string made once), "" without one.
+	uniqKey string
 	// host is the record's store host (its offset message id's), kept
 	// for the one-log store's answers (entries.go).
 	host netip.AddrPort
+}
+
+// indexKey is the IndexFile key of key in topic (topic#key), "" for no
+// key; key is a string or the bytes of one, copied once.
+func indexKey[K string | []byte](topic string, key K) string {
+	if len(key) == 0 {
+		return ""
+	}
+	var buf [128]byte
+	b := append(append(append(buf[:0], topic...), '#'), key...)
+	return string(b)
 }
 
 // dispatchFromRecord decodes what dispatch needs from an encoded record at
@@ -55,7 +68,7 @@ func dispatchFromRecord(off int64, b []byte) (dispatchReq, error) {
 		storeTime:   v.StoreTimestamp(),
 		tags:        m.Tags(),
 		keys:        m.Keys(),
-		uniq:        m.UniqKey(),
+		uniqKey:     indexKey(v.Topic(), m.UniqKey()),
 		host:        v.StoreHost(),
 	}, nil
 }
@@ -115,9 +128,9 @@ func (s *Store) dispatchLocked(reqs []dispatchReq, states []*queueState, toQueue
 		if !toIndex(i) {
 			continue
 		}
-		if r.uniq != "" {
-			if err := s.idx.Put(r.topic+"#"+r.uniq, r.phy, r.storeTime); err != nil {
-				return fmt.Errorf("store: index %s: %w", r.uniq, err)
+		if r.uniqKey != "" {
+			if err := s.idx.Put(r.uniqKey, r.phy, r.storeTime); err != nil {
+				return fmt.Errorf("store: index %s: %w", r.uniqKey, err)
 			}
 			s.idxPending++
 		}

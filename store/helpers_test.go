@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ledgermq/ledgermq/commitlog"
@@ -218,12 +219,16 @@ func verifyConsistent(t testing.TB, s *Store, skipCorrupt map[int64]bool) {
 		}
 	}
 	for _, r := range recs {
-		if r.d.uniq == "" {
+		uniq, ok := strings.CutPrefix(r.d.uniqKey, r.d.topic+"#")
+		if !ok {
+			if r.d.uniqKey != "" {
+				t.Errorf("index key %q of a record of %s", r.d.uniqKey, r.d.topic)
+			}
 			continue
 		}
-		got, err := s.QueryByKey(r.d.topic, r.d.uniq, 4, 0, 1<<62)
+		got, err := s.QueryByKey(r.d.topic, uniq, 4, 0, 1<<62)
 		if err != nil || len(got) != 1 || got[0].PhysicalOffset != r.d.phy {
-			t.Errorf("index: key %s: got %d results (err %v), want the record at %d", r.d.uniq, len(got), err, r.d.phy)
+			t.Errorf("index: key %s: got %d results (err %v), want the record at %d", uniq, len(got), err, r.d.phy)
 			return
 		}
 	}

@@ -86,7 +86,7 @@ func (it *batchItem) fromExt(m *message.Ext) error {
 			storeTime: m.StoreTimestamp,
 			tags:      m.Tags(),
 			keys:      m.Keys(),
-			uniq:      m.UniqKey(),
+			uniqKey:   indexKey(m.Topic, m.UniqKey()),
 		},
 		storeHost: m.StoreHost,
 	}

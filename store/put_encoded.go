@@ -111,7 +111,7 @@ func (s *Store) prepareEncodedMax(it *batchItem, rec []byte, verifyCRC bool, max
 			storeTime: v.StoreTimestamp(),
 			tags:      string(tags),
 			keys:      keys,
-			uniq:      string(uniq),
+			uniqKey:   indexKey(topic, uniq),
 		},
 		storeHost: v.StoreHost(),
 	}
