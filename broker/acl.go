@@ -19,6 +19,11 @@ package broker
 //	CONSUMER_SEND_MSG_BACK (36)               SUB on the group
 //	PULL_MESSAGE (11), QUERY/UPDATE_CONSUMER  SUB on consumerGroup and the topic
 //	  _OFFSET (14/15)
+//	POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE  SUB on consumerGroup and the topic
+//	  _INVISIBLETIME, PEEK_MESSAGE,
+//	  NOTIFICATION, POLLING_INFO (2000xx)
+//	BATCH_ACK_MESSAGE (200151)                SUB on every group and topic of its
+//	                                          body (it has no header)
 //	HEART_BEAT (34)                           SUB on every consumer group of the
 //	                                          body and every subscribed topic
 //	LOCK/UNLOCK_BATCH_MQ (41/42)              SUB on the group and every queue's topic
@@ -182,6 +187,10 @@ var aclTable = map[int32]aclRule{
 	remoting.PopMessage:                 {resources: extGroupTopic("consumerGroup", "topic")},
 	remoting.AckMessage:                 {resources: extGroupTopic("consumerGroup", "topic")},
 	remoting.ChangeMessageInvisibleTime: {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.PeekMessage:                {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.Notification:               {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.PollingInfo:                {resources: extGroupTopic("consumerGroup", "topic")},
+	remoting.BatchAckMessage:            {resources: batchAckRes}, // no header: its body's groups and topics
 	remoting.QueryMessage:               {resources: extTopic("topic", acl.Sub)},
 
 	remoting.UpdateAndCreateTopic:             {admin: true},

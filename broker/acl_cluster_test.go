@@ -181,16 +181,22 @@ func TestACLBroker(t *testing.T) {
 	}
 }
 
+// startACLNode starts a one-node group with the ACL on, its rules
+// aclTestFile.
+func startACLNode(t *testing.T) *brokertest.Cluster {
+	file := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(file, []byte(aclTestFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return brokertest.StartNode(t, func(_ int, c *broker.Config) { c.ACLEnable, c.ACLFile = true, file })
+}
+
 // TestACLRefusesEveryUnsignedRequest sends every request code the broker
 // serves without credentials, then with a wrong signature, to a node with
 // the ACL on: each is refused NO_PERMISSION, except RAFT_STATUS (4001),
 // which name servers ask unsigned to confirm a registration.
 func TestACLRefusesEveryUnsignedRequest(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	if err := os.WriteFile(file, []byte(aclTestFile), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tc := brokertest.StartNode(t, func(_ int, c *broker.Config) { c.ACLEnable, c.ACLFile = true, file })
+	tc := startACLNode(t)
 	c := newTestClient(t)
 	_, addr, _ := leaderOf(t, tc)
 	wrong := auth.Credentials{AccessKey: aclProducer.AccessKey, SecretKey: "not-the-secret"}

@@ -148,9 +148,11 @@
 // started and stopped with the broker; receives long-poll on their own
 // callers' goroutines. The remoting port serves the same state to
 // remoting POP consumers (POP_MESSAGE, ACK_MESSAGE,
-// CHANGE_MESSAGE_INVISIBLETIME; pop_remoting.go): their receipt is Java's
-// ExtraInfo, mapped on the leader to the receipt it names; a
-// POP_MESSAGE's long poll holds a worker of the pop pool.
+// CHANGE_MESSAGE_INVISIBLETIME; pop_remoting.go; PEEK_MESSAGE,
+// NOTIFICATION, POLLING_INFO and BATCH_ACK_MESSAGE in pop_peek.go,
+// pop_notify.go and pop_batchack.go): their receipt is Java's ExtraInfo,
+// mapped on the leader to the receipt it names; a POP_MESSAGE's or
+// NOTIFICATION's long poll holds a worker of the pop pool.
 //
 // Filters (msgfilter.go): a pull delivers what its subscription selects —
 // the request's own (pull consumers) or the one the group's heartbeat

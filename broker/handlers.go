@@ -36,8 +36,9 @@ var pools = map[string]remoting.PoolConfig{
 	poolPull:      {Workers: 16, QueueSize: 4096},
 	poolAdmin:     {Workers: 4, QueueSize: 256},
 	poolHeartbeat: {Workers: 2, QueueSize: 1024},
-	// A POP_MESSAGE long poll waits on its worker (up to maxPullHold), so
-	// the pool is its own: it bounds the receives waiting at once.
+	// A POP_MESSAGE or NOTIFICATION long poll waits on its worker (up to
+	// maxPullHold), so the pool is its own: it bounds the receives waiting
+	// at once.
 	poolPop: {Workers: 64, QueueSize: 1024},
 }
 
@@ -110,10 +111,15 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.GetMinOffset, pool: poolPull, serve: b.handleGetMinOffset},
 		{code: remoting.SearchOffsetByTimestamp, pool: poolPull, serve: b.handleSearchOffsetByTimestamp},
 		{code: remoting.GetEarliestMsgStoretime, pool: poolPull, serve: b.handleGetEarliestMsgStoretime},
-		// POP consumption (pop_remoting.go).
+		// POP consumption (pop_remoting.go, pop_peek.go, pop_notify.go,
+		// pop_batchack.go). A NOTIFICATION waits like a POP_MESSAGE.
 		{code: remoting.PopMessage, pool: poolPop, leader: b.popMessageRemote},
 		{code: remoting.AckMessage, pool: poolPull, leader: b.ackMessageRemote},
 		{code: remoting.ChangeMessageInvisibleTime, pool: poolPull, leader: b.changeInvisibleRemote},
+		{code: remoting.PeekMessage, pool: poolPull, leader: b.peekMessageRemote},
+		{code: remoting.Notification, pool: poolPop, leader: b.notificationRemote},
+		{code: remoting.PollingInfo, pool: poolPull, leader: b.pollingInfoRemote},
+		{code: remoting.BatchAckMessage, pool: poolPull, leader: b.batchAckRemote},
 
 		// Topics, queries and runtime (admin.go).
 		{code: remoting.UpdateAndCreateTopic, pool: poolAdmin, leader: b.updateAndCreateTopic},

@@ -113,6 +113,11 @@ type popService struct {
 	waiting atomic.Int64 // receives waiting now (a lock-free fast path for notify)
 	wmu     sync.Mutex
 	watches map[string]*popWatch // by topic
+
+	// polls counts the receives waiting, for POLLING_INFO; notifying the
+	// NOTIFICATION requests waiting (pop_notify.go).
+	polls     popPolls
+	notifying popNotifying
 }
 
 // popWatch wakes the receives waiting on a topic: ch is closed (and the

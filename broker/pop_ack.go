@@ -36,35 +36,56 @@ func (b *Broker) popReceiptOf(group, topic, handle string) (ReceiptHandle, metad
 // topic), all in one raft entry. The answer has one error per handle, nil
 // for those acknowledged; the error is for the request as a whole.
 func (b *Broker) AckPopped(ctx context.Context, group, topic string, handles []string) ([]error, error) {
+	acks := make([]popAck, len(handles))
+	for i, h := range handles {
+		acks[i] = popAck{group: group, topic: topic, handle: h}
+	}
+	return b.ackPopped(ctx, acks)
+}
+
+// popAck is a receipt to acknowledge: the group and topic it is of, and
+// its handle.
+type popAck struct {
+	group, topic, handle string
+}
+
+// ackPopped is AckPopped for receipts of any groups and topics (a
+// BATCH_ACK_MESSAGE), all in one raft entry.
+func (b *Broker) ackPopped(ctx context.Context, acks []popAck) ([]error, error) {
 	if err := b.checkPop(); err != nil {
 		return nil, err
 	}
-	errs := make([]error, len(handles))
-	changes := map[int32]*metadata.PopChange{}
+	errs := make([]error, len(acks))
+	changes := map[metadata.PopQueue]*metadata.PopChange{}
 	type held struct {
 		h ReceiptHandle
 		i int
 	}
 	var acked []held
-	for i, s := range handles {
-		h, _, err := b.popReceiptOf(group, topic, s)
+	topics := map[string]bool{}
+	for i, a := range acks {
+		h, _, err := b.popReceiptOf(a.group, a.topic, a.handle)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		c := changes[h.QueueID]
+		k := metadata.PopQueue{Group: a.group, Topic: a.topic, QueueID: h.QueueID}
+		c := changes[k]
 		if c == nil {
-			c = &metadata.PopChange{Group: group, Topic: topic, QueueID: h.QueueID}
-			changes[h.QueueID] = c
+			c = &metadata.PopChange{Group: a.group, Topic: a.topic, QueueID: h.QueueID}
+			changes[k] = c
 		}
 		c.Del = append(c.Del, metadata.PopDel{Offset: h.Offset, Epoch: h.Epoch})
 		acked = append(acked, held{h, i})
+		topics[a.topic] = true
 	}
 	if canary.Built && canary.PopAckInMemory() { // a jepsenbroken build only (internal/canary)
 		for _, a := range acked {
-			canary.NotePopAck(popCanaryKey(group, topic, a.h.QueueID, a.h.Offset, a.h.Epoch))
+			canary.NotePopAck(popCanaryKey(a.h.Group, a.h.Topic, a.h.QueueID, a.h.Offset, a.h.Epoch))
 		}
-		b.pop.notify(topic)
+		for t := range topics {
+			b.pop.notify(t)
+		}
 		return errs, nil
 	}
 	list := make([]metadata.PopChange, 0, len(changes))
@@ -78,11 +99,13 @@ func (b *Broker) AckPopped(ctx context.Context, group, topic string, handles []s
 	for _, a := range acked {
 		// Gone, or held by a later delivery: acknowledged only if this
 		// entry removed it (a redelivery that won the race keeps it).
-		if r, ok := md.PopReceipt(group, topic, a.h.QueueID, a.h.Offset); ok && r.Epoch >= a.h.Epoch {
+		if r, ok := md.PopReceipt(a.h.Group, a.h.Topic, a.h.QueueID, a.h.Offset); ok && r.Epoch >= a.h.Epoch {
 			errs[a.i] = fmt.Errorf("%w: the message was delivered again meanwhile", ErrInvalidReceipt)
 		}
 	}
-	b.pop.notify(topic)
+	for t := range topics {
+		b.pop.notify(t)
+	}
 	return errs, nil
 }
 

@@ -88,16 +88,11 @@ func (b *Broker) PopMessages(ctx context.Context, r PopRequest) ([]Popped, error
 			// again after popRecheck, not in a busy loop.
 			wait = min(wait, max(time.Duration(next-b.nowMs())*time.Millisecond, popRecheck))
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-wake:
-		case <-t.C:
-		case <-ctx.Done():
-		case <-b.ctx.Done():
-		}
-		t.Stop()
+		held := b.pop.polls.hold(r.Topic, r.Group, r.pollQueue())
+		over := b.popWait(ctx, wake, wait)
+		held()
 		done()
-		if ctx.Err() != nil || b.ctx.Err() != nil {
+		if over {
 			return nil, nil
 		}
 	}
@@ -302,15 +297,11 @@ func (b *Broker) popStart(group, topic string, q int32) int64 {
 
 // popRead reads the message at a queue offset, false if it is gone.
 func (b *Broker) popRead(topic string, q int32, offset int64) (*message.Ext, bool) {
-	res, err := b.group.Store().Get(topic, q, offset, 1, nil)
-	if err != nil {
+	rec, ok := b.popRecordAt(topic, q, offset)
+	if !ok {
 		return nil, false
 	}
-	defer res.Release()
-	if res.Status != store.Found || len(res.Records) == 0 || res.Records[0].QueueOffset != offset {
-		return nil, false
-	}
-	v, err := message.ParseView(res.Records[0].Bytes)
+	v, err := message.ParseView(rec)
 	if err != nil {
 		return nil, false
 	}
@@ -319,4 +310,18 @@ func (b *Broker) popRead(topic string, q int32, offset int64) (*message.Ext, boo
 		return nil, false
 	}
 	return m, true
+}
+
+// popWait waits for wake, for wait to pass, or for ctx or the broker to
+// end; it reports whether one of those ended.
+func (b *Broker) popWait(ctx context.Context, wake <-chan struct{}, wait time.Duration) bool {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-b.ctx.Done():
+	}
+	return ctx.Err() != nil || b.ctx.Err() != nil
 }

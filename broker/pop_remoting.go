@@ -4,7 +4,9 @@ package broker
 // (200051) and CHANGE_MESSAGE_INVISIBLETIME (200053), served by the
 // leader on the same replicated POP state as the gRPC port (pop.go): a
 // message acknowledged here is acknowledged for the gRPC consumers of the
-// group too, and the other way round.
+// group too, and the other way round. The other POP codes are served on
+// the same state: PEEK_MESSAGE (pop_peek.go), NOTIFICATION and
+// POLLING_INFO (pop_notify.go), BATCH_ACK_MESSAGE (pop_batchack.go).
 //
 // A remoting POP consumer does not hold our receipt handle: it rebuilds
 // Java's ExtraInfo ("startOffset popTime invisibleTime reviveQid retry
@@ -46,8 +48,9 @@ const (
 	popOrderReviveQid = 999
 )
 
-// remotePollTime is a POP_MESSAGE's long poll: its pollTime, capped at
-// maxPullHold; 0 when absent, negative or not a number.
+// remotePollTime is a POP_MESSAGE's or NOTIFICATION's long poll: its
+// pollTime, capped at maxPullHold; 0 when absent, negative or not a
+// number.
 func remotePollTime(req *remoting.Command) time.Duration {
 	v, _ := req.Ext("pollTime")
 	ms, err := strconv.ParseInt(v, 10, 64)
@@ -58,9 +61,9 @@ func remotePollTime(req *remoting.Command) time.Duration {
 }
 
 // forwardWait is how much longer than forwardTimeout a relay of req may
-// take: a POP_MESSAGE's long poll.
+// take: a POP_MESSAGE's or NOTIFICATION's long poll.
 func forwardWait(req *remoting.Command) time.Duration {
-	if req.Code == remoting.PopMessage {
+	if req.Code == remoting.PopMessage || req.Code == remoting.Notification {
 		return remotePollTime(req)
 	}
 	return 0

@@ -187,13 +187,6 @@ func TestRemotingPopSharesGRPCState(t *testing.T) {
 	if code, got := remotePop(t, c, addr, group, "PopRM", 2*time.Second, 0); code != remoting.PollingTimeout || len(got) != 0 {
 		t.Fatalf("remoting POP after gRPC took b: %d, %d messages", code, len(got))
 	}
-	// The POP codes not served are refused, naming the code (as Java does).
-	for _, code := range []int32{remoting.Notification, remoting.PollingInfo, remoting.PeekMessage, remoting.BatchAckMessage} {
-		resp := c.call(t, addr, code, map[string]string{"consumerGroup": group, "topic": "PopRM", "queueId": "0"}, nil)
-		if resp.Code != remoting.RequestCodeNotSupported || !strings.Contains(resp.Remark, strconv.Itoa(int(code))) {
-			t.Fatalf("%s: %d %q", remoting.RequestCodeName(code), resp.Code, resp.Remark)
-		}
-	}
 }
 
 // startGRPC serves the RocketMQ 5 gRPC protocol on every node of tc, on

@@ -199,11 +199,11 @@ var RequestCodes = []RequestCode{
 	{remoting.ListPopState, "LEDGERMQ_LIST_POP_STATE", Broker, "ledgermq's own: each consumer group's POP state per topic"},
 	{remoting.PopMessage, "POP_MESSAGE", Broker, "JSON headers only (the code exceeds int16); long polling up to 25 s; the POP state the gRPC port serves, replicated through raft"},
 	{remoting.AckMessage, "ACK_MESSAGE", Broker, "the receipt is Java's ExtraInfo; a stale one is NO_MESSAGE"},
-	{remoting.PeekMessage, "PEEK_MESSAGE", Neither, "not yet served: a look at a queue without receiving"},
+	{remoting.PeekMessage, "PEEK_MESSAGE", Broker, "the messages a POP of the group would get, changing nothing; answered like a pull (PULL_NOT_FOUND when none)"},
 	{remoting.ChangeMessageInvisibleTime, "CHANGE_MESSAGE_INVISIBLETIME", Broker, "answers the new popTime and invisibleTime, from which the client builds the new ExtraInfo"},
-	{remoting.Notification, "NOTIFICATION", Neither, "not served: POP_MESSAGE's own long polling (pollTime) waits for messages"},
-	{remoting.PollingInfo, "POLLING_INFO", Neither, "not served: the number of POP long polls held is not reported"},
-	{remoting.BatchAckMessage, "BATCH_ACK_MESSAGE", Neither, "not yet served (its body carries Java BitSets of offsets); ACK_MESSAGE per message"},
+	{remoting.Notification, "NOTIFICATION", Broker, "hasMsg: whether a POP of the group would get a message now; long polling up to 25 s, at most 32 held (then pollingFull)"},
+	{remoting.PollingInfo, "POLLING_INFO", Broker, "pollingNum: the POP long polls the leader holds for the group, topic and queue (-1: any queue)"},
+	{remoting.BatchAckMessage, "BATCH_ACK_MESSAGE", Broker, "Java's BitSets of offsets per queue; every receipt checked first (one stale: NO_MESSAGE, none acknowledged), then one raft entry"},
 }
 
 // ServedCodes returns the codes the table says server serves.
