@@ -500,3 +500,48 @@ func TestACLPopMoreRequests(t *testing.T) {
 		t.Errorf("batch ack unsigned: %d %q", r.Code, r.Remark)
 	}
 }
+
+// TestRemotingPopRestNum: a POP_MESSAGE answer's restNum is what is left
+// past the group's POP position once the receive is applied — of the
+// queue asked for, or of every readable queue for -1.
+func TestRemotingPopRestNum(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	popReady(t, tc)
+	createTestTopic(t, tc, "RestT", 2)
+	putTestMessages(t, tc, "RestT", 0, "a", "b", "c", "d", "e")
+	putTestMessages(t, tc, "RestT", 1, "f", "g")
+	addr, err := tc.LeaderAddr(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClient(t)
+	pop := func(queue, max int32) (int, int64) {
+		h := protocol.PopMessageRequestHeader{ConsumerGroup: "cg_rest", Topic: "RestT", QueueID: queue, MaxMsgNums: max,
+			InvisibleTime: time.Minute.Milliseconds(), BornTime: time.Now().UnixMilli()}
+		resp, err := c.Invoke(testCtx(t), addr, h.Request())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rh protocol.PopMessageResponseHeader
+		if err := rh.Decode(resp.ExtFields); err != nil {
+			t.Fatalf("answer %d %q: %v", resp.Code, resp.Remark, err)
+		}
+		msgs, err := message.DecodeRecords(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(msgs), rh.RestNum
+	}
+	if n, rest := pop(0, 2); n != 2 || rest != 3 {
+		t.Fatalf("pop 2 of queue 0's 5: %d messages, restNum %d, want 2 and 3", n, rest)
+	}
+	if n, rest := pop(1, 1); n != 1 || rest != 1 {
+		t.Fatalf("pop 1 of queue 1's 2: %d messages, restNum %d, want 1 and 1", n, rest)
+	}
+	if n, rest := pop(-1, 32); n != 4 || rest != 0 {
+		t.Fatalf("pop the rest of every queue: %d messages, restNum %d, want 4 and 0", n, rest)
+	}
+	if n, rest := pop(-1, 32); n != 0 || rest != 0 {
+		t.Fatalf("pop of nothing left: %d messages, restNum %d", n, rest)
+	}
+}

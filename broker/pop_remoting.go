@@ -26,7 +26,9 @@ package broker
 // POP_MESSAGE waits on a pool of its own (poolPop), so long polls never
 // hold the workers of pulls, acks or sends. The group starts where a gRPC
 // consumer of it would (its committed offset, else the queue's first
-// message); initMode is not read.
+// message); initMode is not read. restNum is what is left past the
+// group's POP position in the queue (every readable queue for -1) once
+// the receive is applied.
 
 import (
 	"context"
@@ -93,6 +95,16 @@ func (b *Broker) popMessageRemote(ctx context.Context, req *remoting.Command) (*
 		return nil, err
 	}
 	rh := protocol.PopMessageResponseHeader{PopTime: b.nowMs(), InvisibleTime: invisible.Milliseconds()}
+	if tc, ok := b.group.Metadata().Topic(h.Topic); ok {
+		queues := []int32{h.QueueID}
+		if h.QueueID < 0 {
+			queues = make([]int32, tc.ReadQueueNums)
+			for i := range queues {
+				queues[i] = int32(i)
+			}
+		}
+		rh.RestNum = b.popRest(h.ConsumerGroup, h.Topic, queues)
+	}
 	if h.Order {
 		rh.ReviveQid = popOrderReviveQid
 	}
