@@ -8,6 +8,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,7 @@ type benchFlags struct {
 	verify      bool
 	output      string
 	tls         tlsFlags
+	grpc        string // send through this RocketMQ 5 gRPC endpoint (produce modes)
 	cpuProfile  string // write the run's CPU profile here (produce modes)
 	memProfile  string // write the run's allocation profile here (produce modes)
 }
@@ -208,6 +210,7 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 	f.BoolVar(&bf.verify, "verify", false, "afterwards read every acknowledged send back by offset, and count the stored copies of every send that failed or had an unknown outcome (keys each message; memory grows with the count)")
 	f.BoolVar(&bf.compress, "compress", false, "let the client compress bodies of 4 KiB and more (off: bench bodies compress unrealistically well)")
 	f.StringVarP(&bf.output, "output", "o", "text", "summary format: "+strings.TrimPrefix(outputUsage, "output format: "))
+	f.StringVar(&bf.grpc, "grpc", "", "send through this RocketMQ 5 gRPC endpoint (a node's gRPC port or `ledgermq proxy`), one SendMessage call per message, instead of the remoting client")
 	f.StringVar(&bf.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (the client's own cost) to this file")
 	_ = f.MarkHidden("cpuprofile")
 	f.StringVar(&bf.memProfile, "memprofile", "", "write an allocation profile of the run (every allocation sampled) to this file")
@@ -222,6 +225,9 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 	if err := bf.tls.check(); err != nil {
 		return err
 	}
+	if bf.grpc != "" && (bf.verify || bf.compress || bf.tls != (tlsFlags{})) {
+		return errors.New("bench: --grpc sends plain NORMAL messages over TCP, unsigned: no --verify, --compress, TLS or ACL flags with it")
+	}
 	live := newLiveReport(progress, bf)
 	opts := append([]client.Option{client.WithNameServers(splitNamesrv(bf.namesrv)...), client.WithSendTimeout(bf.sendTimeout)}, bf.tls.clientOptions()...)
 	if !bf.compress {
@@ -234,6 +240,9 @@ func runBenchProduce(ctx context.Context, out, progress io.Writer, bf *benchFlag
 		// client keeps that deadline with none.
 		Count: bf.count, Duration: bf.duration, Rate: bf.rate,
 		NewSender: func(i int) (bench.Sender, error) {
+			if bf.grpc != "" {
+				return newGRPCSender(bf.grpc)
+			}
 			return client.NewProducer(append(opts, client.WithGroup(fmt.Sprintf("bench-producer-%d", i)))...)
 		},
 		Report: live.interval,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/grpcapi/grpcapitest"
 )
 
 // runCLI runs the command line args in process and returns its stdout and
@@ -147,5 +148,44 @@ func TestBenchConsume(t *testing.T) {
 			(members == "1" && unknown == 0 && s.Duplicates != 0) || s.MsgsPerSec <= 0 {
 			t.Fatalf("%s consumers: summary %+v %v (preload acked %d, unknown %d):\n%s\n%s", members, s, err, acked, unknown, out, errOut)
 		}
+	}
+}
+
+// TestBenchProduceGRPC: `bench produce --grpc` sends through a node's
+// RocketMQ 5 gRPC port; every acknowledged send is stored (the topic's
+// queues hold exactly the count), and flags it cannot honour are refused.
+func TestBenchProduceGRPC(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	lis, peers := grpcapitest.Listen(t, "n0")
+	grpcapitest.Serve(t, tc, lis, peers)
+	// The first remoting send creates the topic (auto-creation from
+	// TBW102); gRPC sends need it to exist.
+	waitFor(t, 20*time.Second, "a first acknowledged send", func() bool {
+		out, _, err := runCLI(t, "bench", "produce", "-n", tc.NamesrvAddr(), "--topic", "BenchGRPC", "--count", "1", "--producers", "1", "--inflight", "1")
+		return err == nil && strings.Contains(out, "acked=1 ")
+	})
+	out, errOut, err := runCLI(t, "bench", "produce", "--grpc", peers["n0"], "--topic", "BenchGRPC",
+		"--producers", "2", "--inflight", "8", "--count", "300", "--size", "256")
+	if err != nil || !strings.Contains(out, "summary: sent=300 acked=300 failed=0 unknown=0 ") {
+		t.Fatalf("bench --grpc: %v\n%s\n%s", err, out, errOut)
+	}
+	g := tc.Raft.Nodes[0].Group()
+	tcfg, ok := g.Metadata().Topic("BenchGRPC")
+	if !ok {
+		t.Fatal("no topic BenchGRPC")
+	}
+	stored := int64(0)
+	for q := range tcfg.WriteQueueNums {
+		n, err := g.Store().MaxOffset("BenchGRPC", int32(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored += n
+	}
+	if stored != 301 {
+		t.Fatalf("the topic's queues hold %d messages, want 301", stored)
+	}
+	if _, _, err := runCLI(t, "bench", "produce", "--grpc", peers["n0"], "--topic", "BenchGRPC", "--count", "1", "--verify"); err == nil || !strings.Contains(err.Error(), "--grpc") {
+		t.Fatalf("--grpc --verify: %v", err)
 	}
 }

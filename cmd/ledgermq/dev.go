@@ -597,7 +597,7 @@ func (d *devRun) consoleFlags() string {
 // pid (0 while down) and role (leader, follower, down; stopped once dev
 // stops), from the leaders last polled.
 func (d *devRun) clusterFile(stopped bool) devcluster.File {
-	cf := devcluster.File{Namesrv: d.namesrv, NamesrvHTTP: d.namesrvHTTP}
+	cf := devcluster.File{Namesrv: d.namesrv, NamesrvHTTP: d.namesrvHTTP, Proxy: d.proxy, ProxyHTTP: d.proxyHTTP}
 	for i, n := range d.layout {
 		pid, role := 0, devcluster.RoleDown
 		if c := d.nodeChildren[i]; c.alive() {

@@ -19,7 +19,12 @@ type File struct {
 	// NamesrvHTTP serves the name server's /livez, /readyz, /status and
 	// /metrics.
 	NamesrvHTTP string `json:"namesrvHttp,omitempty"`
-	Nodes       []Node `json:"nodes"`
+	// Proxy is the RocketMQ 5 proxy's gRPC address (ledgermq proxy, in
+	// front of every group); ProxyHTTP serves its /livez, /readyz and
+	// /metrics.
+	Proxy     string `json:"proxy,omitempty"`
+	ProxyHTTP string `json:"proxyHttp,omitempty"`
+	Nodes     []Node `json:"nodes"`
 }
 
 // Node is one broker node of File.
