@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -86,11 +83,7 @@ func TestRealNodeClientPushConsumer(t *testing.T) {
 	g := tc.Raft.Nodes[0].Group()
 	testwait.For(t, 20*time.Second, "the group at format version 4", func() bool { return g.FormatVersion() >= 4 })
 
-	cmd := exec.CommandContext(ctx, nodeBin, "push_consumer.js", srv.Addr().String(), topic, group)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd, stderr := nodeCommand(t, ctx, nodeBin, dir, "push_consumer.js", srv.Addr().String(), topic, group)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -88,11 +88,8 @@ func runNodeProducer(t *testing.T, ctx context.Context, nodeBin, dir, endpoint, 
 // test with the script's stderr.
 func runNodeScript(t *testing.T, ctx context.Context, nodeBin, dir string, out any, env []string, script string, args ...string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, nodeBin, append([]string{script}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd, stderr := nodeCommand(t, ctx, nodeBin, dir, script, args...)
+	cmd.Env = append(cmd.Env, env...)
 	stdout, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", script, err, stdout, stderr.String())
@@ -104,6 +101,17 @@ func runNodeScript(t *testing.T, ctx context.Context, nodeBin, dir string, out a
 	if stderr.Len() > 0 {
 		t.Logf("%s stderr: %s", script, stderr.String())
 	}
+}
+
+// nodeCommand is node running script of the Node.js client directory dir
+// with args, its home a temporary directory, its stderr collected.
+func nodeCommand(t *testing.T, ctx context.Context, nodeBin, dir, script string, args ...string) (*exec.Cmd, *strings.Builder) {
+	cmd := exec.CommandContext(ctx, nodeBin, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	return cmd, stderr
 }
 
 // nodeClient is the node binary and the directory of the Node.js client
