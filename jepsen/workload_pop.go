@@ -33,7 +33,8 @@ import (
 // own, so every fault of a node's client links reaches it, and a
 // follower relays to the leader's port through a proxy of that link):
 // ReceiveMessage of up to popBatch messages, each invisible for
-// popInvisible, long-polling popLongPoll; then, by a hash of the value,
+// popInvisible, long-polling popLongPoll (while draining popDrainBatch,
+// popDrainLongPoll); then, by a hash of the value,
 // most are acknowledged (one AckMessage for the batch), about one in ten
 // is left un-acknowledged (it must come back after its invisible time
 // with attempt 2), one in ten has its invisible time cut to popShort and
@@ -49,8 +50,15 @@ const (
 	PopGroup     = "jepsen-pop"
 	popBatch     = 8
 	popInvisible = 3 * time.Second
-	popShort     = time.Second
-	popLongPoll  = 2 * time.Second
+	// While draining, receives take more at once and long-poll briefly: a
+	// consumer goes over the groups in turn, so a group already drained
+	// would otherwise hold it popLongPoll per round, and a group left far
+	// behind by its faults (receives fail while it has no leader) could
+	// not be caught up within the drain's bound.
+	popDrainBatch    = 32
+	popDrainLongPoll = 200 * time.Millisecond
+	popShort         = time.Second
+	popLongPoll      = 2 * time.Second
 	// popCallTTL bounds a receive (its long poll and the answer);
 	// popOpTTL an ack or a change.
 	popCallTTL = popLongPoll + 2*time.Second
@@ -297,6 +305,9 @@ func (p *popWorkload) receive(ctx context.Context, mq v2pb.MessagingServiceClien
 		InvisibleDuration:  durationpb.New(popInvisible),
 		LongPollingTimeout: durationpb.New(popLongPoll),
 		AutoRenew:          false,
+	}
+	if p.draining.Load() {
+		req.BatchSize, req.LongPollingTimeout = popDrainBatch, durationpb.New(popDrainLongPoll)
 	}
 	rs, err := mq.ReceiveMessage(cctx, req)
 	if err != nil {
