@@ -189,7 +189,9 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 		filter:  f,
 		heapIdx: -1,
 	}
-	suspend := h.SysFlag&pullFlagSuspend != 0
+	// An in-process caller (ServeLocal: no connection) has nowhere a held
+	// pull could be answered later: its pulls are answered at once.
+	suspend := h.SysFlag&pullFlagSuspend != 0 && conn != nil
 	if suspend {
 		hold := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
 		if h.SuspendTimeoutMillis <= 0 {

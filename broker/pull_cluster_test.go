@@ -349,3 +349,19 @@ func BenchmarkPullFound(b *testing.B) {
 		}
 	}
 }
+
+// TestServeLocalPullIsNotHeld: an in-process caller's pull (ServeLocal,
+// no connection) that asks to be held at the end of its queue is
+// answered at once, PULL_NOT_FOUND: nothing could answer it later.
+func TestServeLocalPullIsNotHeld(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	createTestTopic(t, tc, "LocalPullT", 1)
+	putTestMessages(t, tc, "LocalPullT", 0, "a")
+	id, _, _ := leaderOf(t, tc)
+	req := remoting.NewRequest(remoting.PullMessage,
+		pullExt("cg_local", "LocalPullT", 0, 1, broker.PullFlagSuspend|broker.PullFlagSubscription, 20_000, "*"), nil)
+	resp := tc.Broker(id).ServeLocal(testCtx(t), netipLoopback, req)
+	if resp == nil || resp.Code != remoting.PullNotFound {
+		t.Fatalf("a held local pull answered %+v", resp)
+	}
+}

@@ -207,9 +207,12 @@ func consumeRequest(group, topic *v2pb.Resource) *remoting.Command {
 // callRequests are the remoting requests a call amounts to for the ACL,
 // as RocketMQ's plain ACL reads gRPC calls: a send is SEND_MESSAGE_V2 of
 // each topic (PUB); a receive, ack, invisible-time change, forward to the
-// dead-letter queue or assignment query a pull of the group and topic
-// (SUB on both); an end of transaction END_TRANSACTION (PUB on the
-// topic); a heartbeat or termination naming a group SUB on it; the
+// dead-letter queue, assignment query or pull a pull of the group and
+// topic (SUB on both); an offset update or read of the group
+// UPDATE_CONSUMER_OFFSET or QUERY_CONSUMER_OFFSET (SUB on both); a query
+// of a queue's offset GET_MIN_OFFSET, GET_MAX_OFFSET or
+// SEARCH_OFFSET_BY_TIMESTAMP (SUB on the topic); an end of transaction
+// END_TRANSACTION (PUB on the topic); a heartbeat or termination naming a group SUB on it; the
 // telemetry settings PUB on each publishing topic, SUB on the
 // subscription's group and topics. Anything else (routes) needs only a
 // valid signature.
@@ -238,6 +241,23 @@ func callRequests(req any) []*remoting.Command {
 		return []*remoting.Command{consumeRequest(r.GetGroup(), r.GetTopic())}
 	case *v2pb.EndTransactionRequest:
 		return []*remoting.Command{extRequest(remoting.EndTransaction, "topic", r.GetTopic().GetName())}
+	case *v2pb.PullMessageRequest:
+		return []*remoting.Command{consumeRequest(r.GetGroup(), r.GetMessageQueue().GetTopic())}
+	case *v2pb.UpdateOffsetRequest:
+		return []*remoting.Command{extRequest(remoting.UpdateConsumerOffset,
+			"consumerGroup", r.GetGroup().GetName(), "topic", r.GetMessageQueue().GetTopic().GetName())}
+	case *v2pb.GetOffsetRequest:
+		return []*remoting.Command{extRequest(remoting.QueryConsumerOffset,
+			"consumerGroup", r.GetGroup().GetName(), "topic", r.GetMessageQueue().GetTopic().GetName())}
+	case *v2pb.QueryOffsetRequest:
+		code := remoting.GetMinOffset
+		switch r.GetQueryOffsetPolicy() {
+		case v2pb.QueryOffsetPolicy_END:
+			code = remoting.GetMaxOffset
+		case v2pb.QueryOffsetPolicy_TIMESTAMP:
+			code = remoting.SearchOffsetByTimestamp
+		}
+		return []*remoting.Command{extRequest(code, "topic", r.GetMessageQueue().GetTopic().GetName())}
 	case *v2pb.HeartbeatRequest:
 		if r.GetGroup().GetName() != "" {
 			return []*remoting.Command{extRequest(remoting.GetConsumerListByGroup, "consumerGroup", r.GetGroup().GetName())}
@@ -300,8 +320,8 @@ func (s *Server) unaryAccess(ctx context.Context, req any, info *grpc.UnaryServe
 // refusal was sent.
 var errRefused = errors.New("grpcapi: refused by the ACL")
 
-// accessStream checks each message received (receive requests, telemetry
-// settings) for the identity in its context.
+// accessStream checks each message received (receive and pull requests,
+// telemetry settings) for the identity in its context.
 type accessStream struct {
 	grpc.ServerStream
 	s          *Server
@@ -320,10 +340,10 @@ func (a *accessStream) RecvMsg(m any) error {
 	if st == nil {
 		return nil
 	}
-	if _, ok := m.(*v2pb.ReceiveMessageRequest); ok {
+	if resp := streamRefusal(methodName(a.fullMethod), st); resp != nil {
 		// The only message of the call: the refusal is its answer.
 		a.refused = true
-		if err := a.ServerStream.SendMsg(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: st}}); err != nil {
+		if err := a.ServerStream.SendMsg(resp); err != nil {
 			return err
 		}
 		return errRefused
@@ -337,12 +357,25 @@ func (a *accessStream) RecvMsg(m any) error {
 	return grpcstatus.Error(c, st.GetMessage())
 }
 
+// streamRefusal is the answer refusing a call of a server-streaming
+// method (one request, answers led by a Status) with st, nil for another
+// method.
+func streamRefusal(method string, st *v2pb.Status) any {
+	switch method {
+	case "ReceiveMessage":
+		return &v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: st}}
+	case "PullMessage":
+		return &v2pb.PullMessageResponse{Content: &v2pb.PullMessageResponse_Status{Status: st}}
+	}
+	return nil
+}
+
 // streamAccess is the stream interceptor of Config.Access.
 func (s *Server) streamAccess(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	actx, st := s.authenticate(ss.Context(), info.FullMethod)
 	if st != nil {
-		if methodName(info.FullMethod) == "ReceiveMessage" {
-			return ss.SendMsg(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_Status{Status: st}})
+		if resp := streamRefusal(methodName(info.FullMethod), st); resp != nil {
+			return ss.SendMsg(resp)
 		}
 		if methodName(info.FullMethod) == "Telemetry" {
 			if err := ss.SendMsg(&v2pb.TelemetryCommand{Status: st}); err != nil {

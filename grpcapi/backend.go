@@ -35,6 +35,12 @@ type backend interface {
 	// group group is relayed to, with the context to call it with; a nil
 	// client means the call is served here (popper).
 	consumerRelay(ctx context.Context, topic, group string) (v2pb.MessagingServiceClient, context.Context, error)
+	// holdsPulls reports whether serve may be sent a PULL_MESSAGE for
+	// the broker to hold (the suspend flag): a remoting connection gets
+	// the answer when a message comes; a broker serving in process
+	// (ServeLocal) has no connection to answer a held pull on, so the
+	// pull is asked again instead (pull.go).
+	holdsPulls() bool
 	// relayFailed reports that a relay to group failed: the route it
 	// took may name a leader that is gone.
 	relayFailed(topic, group string)

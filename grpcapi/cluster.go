@@ -316,6 +316,10 @@ func (c *clusterBackend) relayFailed(topic, group string) {
 	}
 }
 
+// holdsPulls: the leaders are reached over remoting, which answers a
+// held pull when it ends.
+func (c *clusterBackend) holdsPulls() bool { return true }
+
 func (c *clusterBackend) popper() Popper { return nil }
 
 // maxAttempts is the default retry max: the proxy does not read the

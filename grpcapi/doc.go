@@ -10,9 +10,10 @@
 //     every group; a message goes to a group and queue chosen as below
 //     over the groups' writable queues, and its SEND_MESSAGE_V2 (an
 //     END_TRANSACTION: to the group the transaction id names) to the
-//     group's leader over remoting; consumer calls are relayed to the
-//     leader's gRPC port, which each broker publishes in its
-//     GET_BROKER_CONFIG answer (broker.GRPCEndpointKey); a receive that
+//     group's leader over remoting, as are a pull consumer's calls; POP
+//     consumer calls are relayed to the leader's gRPC port, which each
+//     broker publishes in its GET_BROKER_CONFIG answer
+//     (broker.GRPCEndpointKey); a receive that
 //     names no group takes the readable groups in turn, an ack the group
 //     its receipt handle names. A send whose leader is gone waits for the
 //     route to name the next and is sent there once (cluster.go).
@@ -33,8 +34,8 @@
 // serves (broker.Broker.ServeLocal), so the gRPC port stores messages
 // exactly as the remoting port does: the same checks, the same raft
 // proposal, the same forwarding from a follower to the group's leader;
-// consumers are served by the broker's POP consumption (Popper). What is
-// served:
+// POP consumers are served by the broker's POP consumption (Popper), pull
+// consumers by its pull and offset requests. What is served:
 //
 //   - QueryRoute: the topic's queues, each named by the broker group and
 //     (local mode) the gRPC endpoint of the node serving writes (the leader's, when
@@ -88,9 +89,26 @@
 //     the broker then hands out each queue's messages in order, the next
 //     ones only after those in flight are acknowledged).
 //
-// PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage and
-// SyncLiteSubscription answer NOT_IMPLEMENTED. A half message a gRPC producer never ends is checked back over
-// the telemetry stream of a producer of its topic (orphan.go).
+//   - PullMessage, UpdateOffset, GetOffset, QueryOffset (pull.go): the
+//     PullConsumer's offset-based consumption of a queue the client names
+//     (its broker group and id, one of the topic's readable queues), each
+//     as the broker's remoting request through the backend, as a send is:
+//     PULL_MESSAGE (up to batch_size messages, at most 32, from offset,
+//     the filter as the pull's subscription, no offset committed; long-
+//     polled up to long_polling_timeout, at most 25 s, within the call's
+//     deadline), UPDATE_CONSUMER_OFFSET (replicated by the group's
+//     leader), QUERY_CONSUMER_OFFSET, and GET_MIN_OFFSET, GET_MAX_OFFSET
+//     or SEARCH_OFFSET_BY_TIMESTAMP by the query's policy. A pull
+//     answers, as RocketMQ's proxy does, a Status (OK; MESSAGE_NOT_FOUND
+//     when nothing new matched; ILLEGAL_OFFSET for an offset outside the
+//     queue), the messages (as a receive hands them out, without receipt
+//     handle), then the offset to pull from next. A group with no offset
+//     of a queue is OFFSET_NOT_FOUND, unless the broker answers 0 (it
+//     does while the queue still holds its first message).
+//
+// RecallMessage and SyncLiteSubscription answer NOT_IMPLEMENTED. A half
+// message a gRPC producer never ends is checked back over the telemetry
+// stream of a producer of its topic (orphan.go).
 //
 // Security. With Config.TLS (the node's tls.enable: the remoting port's
 // certificates, re-read when they change) the port serves TLS; clients
@@ -104,8 +122,11 @@
 // included; then each remoting request the call amounts to is authorized
 // by the broker's code table (broker/acl.go): a send is SEND_MESSAGE_V2
 // (PUB on the topic), a receive, ack, invisible-time change, dead-letter
-// forward or assignment query a PULL_MESSAGE of its group and topic (SUB
-// on both), EndTransaction END_TRANSACTION (PUB), telemetry settings PUB
+// forward, assignment query or pull a PULL_MESSAGE of its group and
+// topic (SUB on both), UpdateOffset and GetOffset UPDATE_CONSUMER_OFFSET
+// and QUERY_CONSUMER_OFFSET (SUB on both), QueryOffset GET_MIN_OFFSET,
+// GET_MAX_OFFSET or SEARCH_OFFSET_BY_TIMESTAMP (SUB on the topic),
+// EndTransaction END_TRANSACTION (PUB), telemetry settings PUB
 // on their publishing topics and SUB on their subscription, routes a
 // valid signature. A bad or missing signature or an unknown account is
 // UNAUTHORIZED, a missing permission FORBIDDEN (telemetry: the stream

@@ -49,6 +49,8 @@ func (l localBackend) consumerRelay(ctx context.Context, _, _ string) (v2pb.Mess
 	return c, fctx, nil
 }
 
+func (l localBackend) holdsPulls() bool { return false }
+
 func (l localBackend) relayFailed(string, string) {}
 
 func (l localBackend) popper() Popper { return l.s.cfg.Broker }

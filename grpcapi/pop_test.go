@@ -5,12 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
-	"github.com/ledgermq/ledgermq/client"
 	"github.com/ledgermq/ledgermq/grpcapi/grpcapitest"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 )
@@ -261,17 +258,7 @@ func TestFollowerRelaysConsumersToLeader(t *testing.T) {
 	var follower *env
 	for id, srv := range grpcapitest.Serve(t, tc, lis, peers) {
 		if id != leaderID && follower == nil {
-			conn, err := grpc.NewClient(peers[id], grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = conn.Close() })
-			admin, err := client.NewAdmin(client.WithAdminNameServers(tc.NamesrvAddr()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = admin.Close() })
-			follower = &env{tc: tc, srv: srv, mq: v2pb.NewMessagingServiceClient(conn), admin: admin, target: peers[id]}
+			follower = newEnv(t, tc, srv, peers[id])
 		}
 	}
 	follower.createTopic(t, "PopRelay", 2)

@@ -116,15 +116,7 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 	if c != nil {
 		return relayReceive(fctx, c, req, stream, func() { s.be.relayFailed(topic, req.GetMessageQueue().GetBroker().GetName()) })
 	}
-	fe := req.GetFilterExpression()
-	exprType := ""
-	if fe.GetType() == v2pb.FilterType_SQL {
-		exprType = "SQL92"
-	}
-	expr := fe.GetExpression()
-	if expr == "" {
-		expr = "*"
-	}
+	expr, exprType := filterOf(req.GetFilterExpression(), "")
 	got, err := s.be.popper().PopMessages(ctx, broker.PopRequest{Group: group, Topic: topic, Expression: expr, ExpressionType: exprType,
 		Max: int(req.GetBatchSize()), Invisible: invisible, Wait: max(wait, 0)})
 	if err != nil {
@@ -150,11 +142,25 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 	return stream.Send(&v2pb.ReceiveMessageResponse{Content: &v2pb.ReceiveMessageResponse_DeliveryTimestamp{DeliveryTimestamp: timestamppb.Now()}})
 }
 
-// toClientMessage is a message handed out as the clients read it: the
-// body uncompressed with its CRC32 digest, the system properties from
-// the stored ones, the rest as user properties.
+// toClientMessage is a message handed out by a receive as the clients
+// read it (clientMessage) with its receipt handle, invisible duration and
+// delivery attempt.
 func toClientMessage(p broker.Popped, topic *v2pb.Resource, invisible time.Duration) (*v2pb.Message, error) {
-	m := p.Msg
+	out, err := clientMessage(p.Msg, topic)
+	if err != nil {
+		return nil, err
+	}
+	handle, attempt := p.Handle, p.Attempt
+	sp := out.SystemProperties
+	sp.ReceiptHandle, sp.InvisibleDuration, sp.DeliveryAttempt = &handle, durationpb.New(invisible), &attempt
+	return out, nil
+}
+
+// clientMessage is a stored message as the clients read it: the body
+// uncompressed with its CRC32 digest, the system properties from the
+// stored ones (its queue id and offset among them), the rest as user
+// properties.
+func clientMessage(m *message.Ext, topic *v2pb.Resource) (*v2pb.Message, error) {
 	body := m.Body
 	if m.SysFlag&message.SysFlagCompressed != 0 {
 		if m.SysFlag&(message.SysFlagCompressionLZ4|message.SysFlagCompressionZSTD) != 0 {
@@ -168,22 +174,19 @@ func toClientMessage(p broker.Popped, topic *v2pb.Resource, invisible time.Durat
 			return nil, fmt.Errorf("body: %w", err)
 		}
 	}
-	handle, offset, attempt := p.Handle, m.QueueOffset, p.Attempt
+	offset := m.QueueOffset
 	sp := &v2pb.SystemProperties{
-		MessageId:         m.MsgID(),
-		BodyDigest:        &v2pb.Digest{Type: v2pb.DigestType_CRC32, Checksum: strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10)},
-		BodyEncoding:      v2pb.Encoding_IDENTITY,
-		MessageType:       v2pb.MessageType_NORMAL,
-		BornTimestamp:     timestamppb.New(time.UnixMilli(m.BornTimestamp)),
-		BornHost:          m.BornHost.Addr().String(),
-		StoreTimestamp:    timestamppb.New(time.UnixMilli(m.StoreTimestamp)),
-		StoreHost:         m.StoreHost.String(),
-		ReceiptHandle:     &handle,
-		QueueId:           m.QueueID,
-		QueueOffset:       &offset,
-		InvisibleDuration: durationpb.New(invisible),
-		DeliveryAttempt:   &attempt,
-		Keys:              m.Keys(),
+		MessageId:      m.MsgID(),
+		BodyDigest:     &v2pb.Digest{Type: v2pb.DigestType_CRC32, Checksum: strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10)},
+		BodyEncoding:   v2pb.Encoding_IDENTITY,
+		MessageType:    v2pb.MessageType_NORMAL,
+		BornTimestamp:  timestamppb.New(time.UnixMilli(m.BornTimestamp)),
+		BornHost:       m.BornHost.Addr().String(),
+		StoreTimestamp: timestamppb.New(time.UnixMilli(m.StoreTimestamp)),
+		StoreHost:      m.StoreHost.String(),
+		QueueId:        m.QueueID,
+		QueueOffset:    &offset,
+		Keys:           m.Keys(),
 	}
 	if tag := m.Tags(); tag != "" {
 		sp.Tag = &tag
@@ -212,4 +215,17 @@ func toClientMessage(p broker.Popped, topic *v2pb.Resource, invisible time.Durat
 		t = &v2pb.Resource{Name: m.Topic}
 	}
 	return &v2pb.Message{Topic: t, UserProperties: user, SystemProperties: sp, Body: body}, nil
+}
+
+// filterOf is a request's filter as the broker takes it: the expression
+// ("*" when empty) and its type, "SQL92" for SQL or else tagType.
+func filterOf(fe *v2pb.FilterExpression, tagType string) (expr, exprType string) {
+	expr, exprType = fe.GetExpression(), tagType
+	if fe.GetType() == v2pb.FilterType_SQL {
+		exprType = "SQL92"
+	}
+	if expr == "" {
+		expr = "*"
+	}
+	return expr, exprType
 }

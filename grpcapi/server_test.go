@@ -3,7 +3,6 @@ package grpcapi_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -65,7 +64,14 @@ func startEnv(t *testing.T, tc *brokertest.Cluster, node string, peers map[strin
 			t.Error(err)
 		}
 	})
-	conn, err := grpc.NewClient(srv.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	return newEnv(t, tc, srv, srv.Addr().String())
+}
+
+// newEnv is the env of srv, a node of tc, called at target: a gRPC client
+// and an admin client, closed with the test.
+func newEnv(t *testing.T, tc *brokertest.Cluster, srv *grpcapi.Server, target string) *env {
+	t.Helper()
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +81,7 @@ func startEnv(t *testing.T, tc *brokertest.Cluster, node string, peers map[strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close() })
-	return &env{tc: tc, srv: srv, mq: v2pb.NewMessagingServiceClient(conn), admin: admin, target: srv.Addr().String()}
+	return &env{tc: tc, srv: srv, mq: v2pb.NewMessagingServiceClient(conn), admin: admin, target: target}
 }
 
 func (e *env) createTopic(t *testing.T, topic string, queues int32) {
@@ -371,25 +377,18 @@ func TestTelemetrySettingsAndStop(t *testing.T) {
 	}
 }
 
-// What the port does not serve (offset-based pulls) answers
-// NOT_IMPLEMENTED; a consumer request without a group is refused.
-func TestPullNotImplemented(t *testing.T) {
+// What the port does not serve (recall) answers NOT_IMPLEMENTED; a
+// consumer request without a group is refused.
+func TestNotServedAnswers(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	e := startEnv(t, tc, "n0", nil)
 	ack, err := e.mq.AckMessage(testCtx(t), &v2pb.AckMessageRequest{})
 	if err != nil || ack.GetStatus().GetCode() != v2pb.Code_ILLEGAL_CONSUMER_GROUP {
 		t.Fatalf("ack: %v %v", ack, err)
 	}
-	ps, err := e.mq.PullMessage(testCtx(t), &v2pb.PullMessageRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ps.Recv()
-	if err != nil || r.GetStatus().GetCode() != v2pb.Code_NOT_IMPLEMENTED {
-		t.Fatalf("pull: %v %v", r, err)
-	}
-	if _, err := ps.Recv(); err != io.EOF {
-		t.Fatalf("pull stream not ended: %v", err)
+	rc, err := e.mq.RecallMessage(testCtx(t), &v2pb.RecallMessageRequest{})
+	if err != nil || rc.GetStatus().GetCode() != v2pb.Code_NOT_IMPLEMENTED {
+		t.Fatalf("recall: %v %v", rc, err)
 	}
 	hb, err := e.mq.Heartbeat(testCtx(t), &v2pb.HeartbeatRequest{ClientType: v2pb.ClientType_PRODUCER})
 	if err != nil || hb.GetStatus().GetCode() != v2pb.Code_OK {

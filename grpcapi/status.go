@@ -42,6 +42,10 @@ func statusOf(resp *remoting.Command) *v2pb.Status {
 		code = v2pb.Code_FORBIDDEN
 	case remoting.QueryNotFound:
 		code = v2pb.Code_NOT_FOUND
+	case remoting.SubscriptionGroupNotExist:
+		code = v2pb.Code_CONSUMER_GROUP_NOT_FOUND
+	case remoting.SubscriptionParseFailed:
+		code = v2pb.Code_ILLEGAL_FILTER_EXPRESSION
 	case remoting.RequestCodeNotSupported:
 		code = v2pb.Code_NOT_IMPLEMENTED
 	case remoting.SystemError:
@@ -54,27 +58,10 @@ func statusOf(resp *remoting.Command) *v2pb.Status {
 
 // notServed is the Status of a method this port does not serve yet.
 func notServed(method string) *v2pb.Status {
-	return newStatus(v2pb.Code_NOT_IMPLEMENTED, "%s is not served by this broker yet (the gRPC port serves producers and POP consumers)", method)
+	return newStatus(v2pb.Code_NOT_IMPLEMENTED, "%s is not served by this broker yet (the gRPC port serves producers, POP and pull consumers)", method)
 }
 
-// The rest (offset-based pulls, recall, lite topics): NOT_IMPLEMENTED,
-// answered at once.
-
-func (s *Server) PullMessage(_ *v2pb.PullMessageRequest, stream v2pb.MessagingService_PullMessageServer) error {
-	return stream.Send(&v2pb.PullMessageResponse{Content: &v2pb.PullMessageResponse_Status{Status: notServed("PullMessage")}})
-}
-
-func (s *Server) UpdateOffset(context.Context, *v2pb.UpdateOffsetRequest) (*v2pb.UpdateOffsetResponse, error) {
-	return &v2pb.UpdateOffsetResponse{Status: notServed("UpdateOffset")}, nil
-}
-
-func (s *Server) GetOffset(context.Context, *v2pb.GetOffsetRequest) (*v2pb.GetOffsetResponse, error) {
-	return &v2pb.GetOffsetResponse{Status: notServed("GetOffset")}, nil
-}
-
-func (s *Server) QueryOffset(context.Context, *v2pb.QueryOffsetRequest) (*v2pb.QueryOffsetResponse, error) {
-	return &v2pb.QueryOffsetResponse{Status: notServed("QueryOffset")}, nil
-}
+// The rest (recall, lite topics): NOT_IMPLEMENTED, answered at once.
 
 func (s *Server) RecallMessage(context.Context, *v2pb.RecallMessageRequest) (*v2pb.RecallMessageResponse, error) {
 	return &v2pb.RecallMessageResponse{Status: notServed("RecallMessage")}, nil
