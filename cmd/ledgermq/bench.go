@@ -210,7 +210,7 @@ func newBenchProduceCmd(use string, producers, inflight int) *cobra.Command {
 	f.BoolVar(&bf.verify, "verify", false, "afterwards read every acknowledged send back by offset, and count the stored copies of every send that failed or had an unknown outcome (keys each message; memory grows with the count)")
 	f.BoolVar(&bf.compress, "compress", false, "let the client compress bodies of 4 KiB and more (off: bench bodies compress unrealistically well)")
 	f.StringVarP(&bf.output, "output", "o", "text", "summary format: "+strings.TrimPrefix(outputUsage, "output format: "))
-	f.StringVar(&bf.grpc, "grpc", "", "send through this RocketMQ 5 gRPC endpoint (a node's gRPC port or `ledgermq proxy`), one SendMessage call per message, instead of the remoting client")
+	f.StringVar(&bf.grpc, "grpc", "", "send through this RocketMQ 5 gRPC `ENDPOINT` (a node's gRPC port, or ledgermq proxy), one SendMessage call per message, instead of the remoting client")
 	f.StringVar(&bf.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (the client's own cost) to this file")
 	_ = f.MarkHidden("cpuprofile")
 	f.StringVar(&bf.memProfile, "memprofile", "", "write an allocation profile of the run (every allocation sampled) to this file")
