@@ -349,3 +349,25 @@ func TestCloneGroupOffset(t *testing.T) {
 		t.Fatal("an online clone copied a topic the source does not subscribe to")
 	}
 }
+
+// TestQueryOffsetSetZeroIfNotFound: a group without an offset, on a queue
+// that still starts at 0, reads 0 (4.x's answer) unless the request says
+// setZeroIfNotFound=false (RocketMQ 5's clients and proxy): then
+// QUERY_NOT_FOUND, so the client starts where its policy says.
+func TestQueryOffsetSetZeroIfNotFound(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	createTestTopic(t, tc, "ZT", 1)
+	putTestMessages(t, tc, "ZT", 0, "a")
+	_, leaderID := leaderGroup(t, tc)
+	c := newTestClient(t)
+	ext := map[string]string{"consumerGroup": "cg_new", "topic": "ZT", "queueId": "0"}
+	if r := c.call(t, tc.Peers[leaderID], remoting.QueryConsumerOffset, ext, nil); r.Code != remoting.Success || r.ExtFields["offset"] != "0" {
+		t.Fatalf("without setZeroIfNotFound: %d %v", r.Code, r.ExtFields)
+	}
+	for v, want := range map[string]int32{"true": remoting.Success, "false": remoting.QueryNotFound} {
+		ext["setZeroIfNotFound"] = v
+		if r := c.call(t, tc.Peers[leaderID], remoting.QueryConsumerOffset, ext, nil); r.Code != want {
+			t.Fatalf("setZeroIfNotFound=%s: %d %q, want %d", v, r.Code, r.Remark, want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ const readTimeout = commitTimeout
 
 // queryConsumerOffset serves QUERY_CONSUMER_OFFSET (14) on the leader:
 // ext offset, or 22 QUERY_NOT_FOUND (offsets.go's file comment says what
-// a new group reads).
+// a new group reads; setZeroIfNotFound=false always gets 22 then).
 func (b *Broker) queryConsumerOffset(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
 	var h protocol.QueryConsumerOffsetRequestHeader
 	if err := decodeHeader(&h, req.ExtFields); err != nil {
@@ -63,7 +63,7 @@ func (b *Broker) queryConsumerOffset(ctx context.Context, req *remoting.Command)
 	if off, ok := b.offsets.committed(k); ok {
 		return offsetResponse(req, off), nil
 	}
-	if b.queueMin(h.Topic, h.QueueID) <= 0 {
+	if !h.NotFoundIfNone && b.queueMin(h.Topic, h.QueueID) <= 0 {
 		return offsetResponse(req, 0), nil
 	}
 	return remoting.NewResponse(req, remoting.QueryNotFound, "Not found, maybe this group consumer boot first"), nil

@@ -267,15 +267,16 @@ func (s *Server) UpdateOffset(ctx context.Context, req *v2pb.UpdateOffsetRequest
 }
 
 // GetOffset answers the group's committed offset of the queue, as
-// QUERY_CONSUMER_OFFSET. A group that has none is OFFSET_NOT_FOUND (the
-// clients then start at the queue's end), unless the broker answers 0:
-// it does while the queue still holds its first message.
+// QUERY_CONSUMER_OFFSET with setZeroIfNotFound=false, as Java's proxy
+// asks it: a group that has none is OFFSET_NOT_FOUND (the clients then
+// start where their policy says, the queue's end by default).
 func (s *Server) GetOffset(ctx context.Context, req *v2pb.GetOffsetRequest) (*v2pb.GetOffsetResponse, error) {
 	group, q, st := s.consumerQueue(ctx, req.GetGroup(), req.GetMessageQueue())
 	if st != nil {
 		return &v2pb.GetOffsetResponse{Status: st}, nil
 	}
-	h := protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: q.topic, QueueID: q.id, BrokerName: q.group}
+	h := protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: q.topic, QueueID: q.id, BrokerName: q.group,
+		NotFoundIfNone: true}
 	resp := s.be.serve(ctx, peerOf(ctx), q.topic, q.group, h.Request())
 	off, st := offsetOf(resp)
 	if resp != nil && resp.Code == remoting.QueryNotFound {

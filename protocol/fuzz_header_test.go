@@ -35,7 +35,8 @@ func fuzzHeader[T comparable, P extHeader[T]](f *testing.F, seeds ...map[string]
 func FuzzQueryConsumerOffsetRequestHeader(f *testing.F) {
 	fuzzHeader[QueryConsumerOffsetRequestHeader](f,
 		map[string]string{"consumerGroup": "g", "topic": "T", "queueId": "3", "bname": "broker-a"},
-		map[string]string{"consumerGroup": "", "topic": "", "queueId": "-1"})
+		map[string]string{"consumerGroup": "", "topic": "", "queueId": "-1"},
+		map[string]string{"consumerGroup": "g", "topic": "T", "queueId": "0", "setZeroIfNotFound": "false"})
 }
 
 func FuzzUpdateConsumerOffsetRequestHeader(f *testing.F) {

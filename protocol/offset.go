@@ -1,6 +1,10 @@
 package protocol
 
-import "github.com/ledgermq/ledgermq/remoting"
+import (
+	"strings"
+
+	"github.com/ledgermq/ledgermq/remoting"
+)
 
 // The offset requests, consumer or admin → broker. Each names one queue by
 // topic and queueId; the broker (broker/offsets.go) checks that the topic
@@ -31,16 +35,26 @@ type QueryConsumerOffsetRequestHeader struct {
 	Topic         string
 	QueueID       int32
 	BrokerName    string
+	// NotFoundIfNone is RocketMQ 5's setZeroIfNotFound=false: it asks for
+	// QUERY_NOT_FOUND when the group has no offset, whatever the queue
+	// holds. Without it (the field absent or true) the answer is 4.x's:
+	// 0 while the queue still starts at 0.
+	NotFoundIfNone bool
 }
 
-// Encode returns the ext fields, every field written.
+// Encode returns the ext fields, every field written
+// (setZeroIfNotFound=false with NotFoundIfNone).
 func (h *QueryConsumerOffsetRequestHeader) Encode() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"consumerGroup": h.ConsumerGroup,
 		"topic":         h.Topic,
 		"queueId":       itoa32(h.QueueID),
 		"bname":         h.BrokerName,
 	}
+	if h.NotFoundIfNone {
+		m["setZeroIfNotFound"] = "false"
+	}
+	return m
 }
 
 // Decode reads the ext fields. A missing required field wraps
@@ -53,6 +67,9 @@ func (h *QueryConsumerOffsetRequestHeader) Decode(ext map[string]string) error {
 		Topic:         r.str("topic", true),
 		QueueID:       r.int32("queueId", true),
 		BrokerName:    r.str("bname", false),
+	}
+	if v, ok := r.get("setZeroIfNotFound"); ok && strings.EqualFold(v, "false") {
+		out.NotFoundIfNone = true
 	}
 	if r.err != nil {
 		return r.err
