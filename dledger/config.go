@@ -97,6 +97,9 @@ type Config struct {
 	// CPUs); more than 2 mostly makes them smaller.
 	QueueDepth  int
 	MaxInFlight int
+	// Faults, if set, breaks the write path on purpose (faults.go): a
+	// jepsenbroken build only. It reaches the store too.
+	Faults Faults
 	// ApplyTimeout bounds one proposal. Default 10 s.
 	ApplyTimeout time.Duration
 	// SnapshotInterval, SnapshotThreshold and TrailingLogs are raft's.

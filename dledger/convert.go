@@ -102,7 +102,7 @@ func (f *fsm) applyRaftLog(index uint64, op metadata.Op) applyResult {
 		}
 		return applyResult{}
 	}
-	if _, err := f.store.Put(index, nil); err != nil && !errors.Is(err, store.ErrSeqApplied) {
+	if err := f.store.RecordSeq(index); err != nil && !errors.Is(err, store.ErrSeqApplied) {
 		return f.stop(index, err)
 	}
 	// The store before the metadata: once the metadata says the group
@@ -237,7 +237,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 			return err
 		}
 	}
-	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize)
+	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize, g.cfg.Faults)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (g *Group) snapshotForConversion(scfg store.Config, raftDir, walDir, metaPa
 	if len(metas) > 0 && metas[0].Index == a {
 		return nil
 	}
-	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize)
+	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize, g.cfg.Faults)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func encodeGroup(t *testing.T) *Group {
 	}
 	t.Cleanup(func() { s.Close() })
 	now := time.UnixMilli(1_700_000_000_123)
-	g := &Group{store: s, own: &ownEntries{}}
+	g := &Group{store: s, checks: s, own: &ownEntries{}}
 	g.cfg.StoreHost = testBorn
 	g.cfg.Clock = func() time.Time { return now }
 	g.cfg.MaxBatchBytes = 1 << 20

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -31,7 +30,7 @@ var errApplied = errors.New("dledger: entry applied before")
 // the store) and idempotent (the store and the metadata skip entries at or
 // below what they already hold).
 type fsm struct {
-	store    *store.Store
+	store    fsmStore
 	meta     *metadata.State
 	metaPath string
 	// fail stops the node after a store write failure; set by the group.
@@ -66,6 +65,8 @@ type fsm struct {
 	recent *appliedRing
 	// snapshots and restores count the snapshots taken and installed.
 	snapshots, restores atomic.Uint64
+	// faults breaks apply on purpose (a jepsenbroken build only).
+	faults Faults
 	// own tells the entries this node proposed (checked when encoded) from
 	// the others (checked here, once); nil: check every entry.
 	own *ownEntries
@@ -144,7 +145,7 @@ func (f *fsm) applyOne(l *raft.Log) applyResult {
 		// a replay after a crash does not drop queues that later entries
 		// filled again.
 		return f.applyMetadata(l.Index, e.op, func() error {
-			if _, err := f.store.Put(l.Index, nil); err != nil && !errors.Is(err, store.ErrSeqApplied) {
+			if err := f.store.RecordSeq(l.Index); err != nil && !errors.Is(err, store.ErrSeqApplied) {
 				return err
 			}
 			return nil
@@ -223,7 +224,7 @@ func (f *fsm) notApplied(index uint64) applyResult {
 // putMessages stores the records of entry index.
 func (f *fsm) putMessages(index uint64, recs [][]byte) applyResult {
 	n := len(recs)
-	if canary.Built && canary.ApplyTwice(index) { // a jepsenbroken build only (internal/canary)
+	if applyTwice(f.faults, index) { // a jepsenbroken build only (faults.go)
 		recs = append(recs[:n:n], recs...)
 	}
 	// Each record was checked once on this node: when the proposer

@@ -40,12 +40,15 @@ const raftLogEvery = 10 * time.Second
 // Group is this node's member of a broker group: a hashicorp/raft node
 // whose FSM is the message store and the replicated metadata.
 type Group struct {
-	cfg   Config
-	log   hclog.Logger
-	store *store.Store
-	meta  *metadata.State
-	fsm   *fsm
-	wal   *raftLog // nil with one log
+	cfg Config
+	log hclog.Logger
+	// store is opened and closed here; the parts see it only through the
+	// interfaces of storage.go (checks: the proposer's).
+	store  *store.Store
+	checks recordChecks
+	meta   *metadata.State
+	fsm    *fsm
+	wal    *raftLog // nil with one log
 	// logs and stable are raft's log and stable store: raft-wal, or with
 	// one log (Config.OneLog) the CommitLog and a small file.
 	logs   raft.LogStore
@@ -143,6 +146,9 @@ func (g *Group) open() error {
 	scfg := g.cfg.Store
 	scfg.Dir = filepath.Join(g.cfg.DataDir, "store")
 	scfg.Logger = g.log
+	if scfg.Faults == nil && g.cfg.Faults != nil {
+		scfg.Faults = g.cfg.Faults
+	}
 	if err := os.RemoveAll(filepath.Join(raftDir, walConvertedName)); err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
@@ -208,8 +214,9 @@ func (g *Group) open() error {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "message store", Path: scfg.Dir, Err: err}
 	}
 	g.own = &ownEntries{}
+	g.checks = g.store
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
-		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own}
+		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own, faults: cfg.Faults}
 	g.fsm.verifier.lastTo.Store(-1)
 	g.fsm.recent.skipOffsets = cfg.OneLog
 	walDir := filepath.Join(raftDir, "wal")
@@ -219,10 +226,10 @@ func (g *Group) open() error {
 		if g.fstab, err = openFileStable(walDir); err != nil {
 			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 		}
-		g.clog = &commitLogRaftLog{st: g.store, own: g.own, fail: g.fail, observer: cfg.LogObserver}
+		g.clog = &commitLogRaftLog{st: g.store, own: g.own, fail: g.fail, observer: cfg.LogObserver, faults: cfg.Faults}
 		g.logs, g.stable, counter = g.clog, g.fstab, &g.clog.snapshotCounter
 	} else {
-		if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize); err != nil {
+		if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize, cfg.Faults); err != nil {
 			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 		}
 		g.wal.observer = cfg.LogObserver

@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 
-	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/internal/syncreport"
+	"github.com/ledgermq/ledgermq/store"
 )
 
 // raftLog is the raft log and stable store of one node (raft-wal), with
@@ -127,14 +127,14 @@ func (l *raftLog) termAt(index uint64) (uint64, bool) {
 }
 
 // openRaftLog opens (or creates) the raft log in dir. segmentSize 0 means
-// raft-wal's default (64 MiB).
-func openRaftLog(dir string, log hclog.Logger, segmentSize int) (*raftLog, error) {
+// raft-wal's default (64 MiB). faults (nil: none) may skip its fsyncs.
+func openRaftLog(dir string, log hclog.Logger, segmentSize int, faults store.Faults) (*raftLog, error) {
 	l := &raftLog{meta: &metadb.BoltMetaDB{}, log: log}
 	filer := wal.WithSegmentFiler(nil) // nil: raft-wal's own
-	if syncreport.Enabled() || canary.SkipFsync() {
+	if syncreport.Enabled() || faults != nil {
 		// The durable-length report (a test aid of the power-loss
 		// nemesis) hears every fsync of the segment files.
-		filer = wal.WithSegmentFiler(segment.NewFiler(dir, reportingVFS{VFS: walfs.New()}))
+		filer = wal.WithSegmentFiler(segment.NewFiler(dir, reportingVFS{VFS: walfs.New(), faults: faults}))
 	}
 	w, err := wal.Open(dir, wal.WithLogger(log), wal.WithMetaStore(l.meta), wal.WithSegmentSize(segmentSize), filer)
 	if err != nil {
@@ -163,7 +163,10 @@ func (l *raftLog) Close() error {
 // fsyncs inside StoreLogs, so a segment is durable at its size when the
 // sync began before StoreLogs returns to raft. Its metadata database
 // (bbolt) is not recorded: see the report's package doc.
-type reportingVFS struct{ types.VFS }
+type reportingVFS struct {
+	types.VFS
+	faults store.Faults // nil: none
+}
 
 func (v reportingVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
 	f, err := v.VFS.Create(dir, name, size)
@@ -173,7 +176,7 @@ func (v reportingVFS) Create(dir, name string, size uint64) (types.WritableFile,
 	path := filepath.Join(dir, name)
 	// Preallocated, never synced: it comes back zero-filled.
 	syncreport.Created(path, int64(size))
-	return &reportingFile{WritableFile: f, path: path}, nil
+	return &reportingFile{WritableFile: f, path: path, faults: v.faults}, nil
 }
 
 func (v reportingVFS) OpenWriter(dir, name string) (types.WritableFile, error) {
@@ -181,7 +184,7 @@ func (v reportingVFS) OpenWriter(dir, name string) (types.WritableFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	rf := &reportingFile{WritableFile: f, path: filepath.Join(dir, name)}
+	rf := &reportingFile{WritableFile: f, path: filepath.Join(dir, name), faults: v.faults}
 	rf.synced.Store(true) // it was there: synced before, as far as the canary cares
 	return rf, nil
 }
@@ -203,8 +206,9 @@ type reportingFile struct {
 	// appends at its recovered write offset).
 	end atomic.Int64
 	// synced: a first fsync has happened (the broken build skip-fsync,
-	// internal/canary, skips every later one).
+	// faults, skips every later one).
 	synced atomic.Bool
+	faults store.Faults
 }
 
 func (f *reportingFile) WriteAt(b []byte, off int64) (int, error) {
@@ -216,7 +220,7 @@ func (f *reportingFile) WriteAt(b []byte, off int64) (int, error) {
 }
 
 func (f *reportingFile) Sync() error {
-	if f.synced.Load() && canary.SkipFsync() {
+	if f.synced.Load() && skipFsync(f.faults) {
 		return nil // broken on purpose: acknowledged from the page cache
 	}
 	f.synced.Store(true)

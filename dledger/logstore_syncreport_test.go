@@ -26,7 +26,7 @@ func TestRaftLogReportsItsFsyncs(t *testing.T) {
 	if err := os.MkdirAll(walDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, err := openRaftLog(walDir, hclog.NewNullLogger(), 1<<20)
+	l, err := openRaftLog(walDir, hclog.NewNullLogger(), 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -171,7 +171,7 @@ func (g *Group) Status() Status {
 		LastIndex:    g.raft.LastIndex(),
 		CommitIndex:  g.raft.CommitIndex(),
 		AppliedIndex: g.AppliedIndex(),
-		StoreSeq:     g.store.LastSeq(),
+		StoreSeq:     g.fsm.store.LastSeq(),
 
 		FormatVersion:    g.meta.FormatVersion(),
 		MinFormatVersion: formatVersionMin,

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -46,6 +45,8 @@ type commitLogRaftLog struct {
 	fail func(error)
 	// observer hears every append (observe.go); nil: none.
 	observer LogObserver
+	// faults breaks appends on purpose (a jepsenbroken build only).
+	faults Faults
 	snapshotCounter
 }
 
@@ -79,7 +80,7 @@ func (l *commitLogRaftLog) StoreLogs(logs []*raft.Log) error {
 		e := store.Entry{Seq: log.Index, Term: log.Term, Type: uint8(log.Type), Header: log.Data}
 		if log.Type == raft.LogCommand {
 			if h, recs, ok := splitRecords(log.Data); ok {
-				if n := len(recs); canary.Built && canary.ApplyTwice(log.Index) { // a jepsenbroken build only (internal/canary)
+				if n := len(recs); applyTwice(l.faults, log.Index) { // a jepsenbroken build only (faults.go)
 					recs = append(recs[:n:n], recs...)
 					h = binary.BigEndian.AppendUint32(append([]byte(nil), h[:len(h)-messagesHeaderSize]...), uint32(2*n))
 				}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
@@ -233,7 +232,7 @@ func (g *Group) appendRecords(b []byte, pr *proposal) ([]byte, error) {
 		if err := message.EncodeRecordInto(b[start:], &cp, pr.recs[i].props); err != nil {
 			return b, fmt.Errorf("%w: %v", store.ErrBadMessage, err)
 		}
-		if err := g.store.CheckStamped(b[start:]); err != nil {
+		if err := g.checks.CheckStamped(b[start:]); err != nil {
 			return b, err
 		}
 	}
@@ -381,7 +380,7 @@ func (g *Group) ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, e
 		done(nil, err)
 		return
 	}
-	if canary.Built && canary.AckBeforeCommit() { // a jepsenbroken build only (internal/canary)
+	if ackBeforeCommit(g.cfg.Faults) { // a jepsenbroken build only (faults.go)
 		pr.finish(proposalResult{results: g.ackedBeforeCommit(len(pr.msgs))})
 	}
 }
@@ -421,8 +420,8 @@ func (g *Group) encodeProposal(msgs []*message.Ext) (*proposal, error) {
 		pr.recs = make([]encodedRec, len(msgs))
 	}
 	for i, m := range msgs {
-		if len(m.Body) > g.store.MaxMessageSize() {
-			return nil, fmt.Errorf("%w: body of %d bytes exceeds %d", store.ErrBadMessage, len(m.Body), g.store.MaxMessageSize())
+		if len(m.Body) > g.checks.MaxMessageSize() {
+			return nil, fmt.Errorf("%w: body of %d bytes exceeds %d", store.ErrBadMessage, len(m.Body), g.checks.MaxMessageSize())
 		}
 		m.StoreTimestamp = now
 		m.StoreHost = g.cfg.StoreHost
@@ -491,7 +490,7 @@ func (g *Group) await(ctx context.Context, pr *proposal) ([]store.PutResult, err
 	if err := g.prop.submit(pr); err != nil {
 		return nil, err
 	}
-	if canary.Built && canary.AckBeforeCommit() { // a jepsenbroken build only (internal/canary)
+	if ackBeforeCommit(g.cfg.Faults) { // a jepsenbroken build only (faults.go)
 		return g.ackedBeforeCommit(len(pr.msgs)), nil
 	}
 	select {
@@ -503,7 +502,7 @@ func (g *Group) await(ctx context.Context, pr *proposal) ([]store.PutResult, err
 }
 
 // ackedBeforeCommit is the answer of the ack-before-commit broken build
-// (internal/canary): n made-up results, given before raft commits.
+// (faults.go): n made-up results, given before raft commits.
 func (g *Group) ackedBeforeCommit(n int) []store.PutResult {
 	made := make([]store.PutResult, n)
 	for i := range made {
@@ -522,7 +521,7 @@ const batchOverhead = 128
 // one CommitLog segment of the group's size can hold as one batch (a
 // larger batch would be refused at apply, ErrBatchTooLarge).
 func (g *Group) maxBatchBytes() int {
-	return int(min(int64(g.cfg.MaxBatchBytes), g.store.SegmentSize()-batchOverhead))
+	return int(min(int64(g.cfg.MaxBatchBytes), g.checks.SegmentSize()-batchOverhead))
 }
 
 // writable says whether this node takes proposals now.
@@ -542,7 +541,7 @@ func (g *Group) writable() error {
 		}
 		return ErrNotLeader
 	}
-	if err := g.store.CheckWritable(); err != nil {
+	if err := g.checks.CheckWritable(); err != nil {
 		if errors.Is(err, store.ErrDiskFull) || errors.Is(err, store.ErrWriteFailed) {
 			g.stepDown(err)
 		}

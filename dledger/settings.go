@@ -132,7 +132,7 @@ func (g *Group) bootstrapSettings() error {
 	if _, ok := g.meta.Settings(); ok {
 		return nil
 	}
-	s := nodeSettings(g.store.Geometry(), g.store.MaxMessageSize(), g.cfg.DelayLevels)
+	s := nodeSettings(g.fsm.store.Geometry(), g.fsm.store.MaxMessageSize(), g.cfg.DelayLevels)
 	return g.applyDirect(metadata.Op{Kind: metadata.OpSettings, Bootstrap: true, Settings: &s})
 }
 

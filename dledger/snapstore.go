@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
@@ -234,7 +233,7 @@ func (s *snapshotStore) load(dir string) (*snapshot, error) {
 	if snap.segSize == 0 {
 		snap.segSize = s.fsm.store.SegmentSize()
 	}
-	if snap.segs, err = segmentsIn(dir, snap.segSize, snap.m.CommitLogMax); err != nil {
+	if snap.segs, err = segmentsIn(s.fsm.store, dir, snap.segSize, snap.m.CommitLogMax); err != nil {
 		return nil, err
 	}
 	counts := make([]int64, len(snap.segs))
@@ -245,17 +244,18 @@ func (s *snapshotStore) load(dir string) (*snapshot, error) {
 	return snap, nil
 }
 
-// segmentsIn lists the segment files of a snapshot directory and the bytes
+// segmentsIn lists the segment files of a snapshot directory (named as the
+// store names them) and the bytes
 // of each that belong to a snapshot ending at end. They must be
 // contiguous, end at end, and hold at least those bytes.
-func segmentsIn(dir string, segSize, end int64) ([]snapSegment, error) {
+func segmentsIn(names segmentFiles, dir string, segSize, end int64) ([]snapSegment, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var segs []snapSegment
 	for _, e := range ents {
-		start, ok := commitlog.ParseSegmentName(e.Name())
+		start, ok := names.ParseSegmentFileName(e.Name())
 		if !ok {
 			continue
 		}
@@ -349,7 +349,7 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 		tmp: tmp,
 		meta: raft.SnapshotMeta{Version: version, ID: id, Index: index, Term: term,
 			Configuration: configuration, ConfigurationIndex: configurationIndex},
-		w: newStagingWriter(tmp, s.fsm.store.SegmentSize()),
+		w: newStagingWriter(tmp, s.fsm.store.SegmentSize(), s.fsm.store),
 	}, nil
 }
 

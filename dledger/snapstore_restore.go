@@ -45,7 +45,7 @@ func (f *fsm) stageStream(r io.Reader) (string, manifest, error) {
 	if err != nil {
 		return "", manifest{}, fmt.Errorf("dledger: restore: %w", err)
 	}
-	w := newStagingWriter(dir, f.store.SegmentSize())
+	w := newStagingWriter(dir, f.store.SegmentSize(), f.store)
 	if _, err := io.Copy(w, r); err != nil {
 		w.abort()
 		return dir, manifest{}, fmt.Errorf("dledger: restore: %w", err)
@@ -85,7 +85,7 @@ func (f *fsm) install(dir string, m manifest, index uint64) error {
 		}
 	}
 	if have := f.store.LastSeq(); have < m.StoreSeq {
-		segs, err := segmentsIn(dir, f.store.SegmentSize(), m.CommitLogMax)
+		segs, err := segmentsIn(f.store, dir, f.store.SegmentSize(), m.CommitLogMax)
 		if err != nil {
 			return fmt.Errorf("dledger: restore: %w", err)
 		}

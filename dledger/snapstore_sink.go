@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/raft"
 	"golang.org/x/sys/unix"
 
-	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
@@ -151,7 +150,7 @@ func (s *snapshotStore) pin(dir string, m manifest) error {
 		if seg.Start >= m.CommitLogMax {
 			break
 		}
-		dst := filepath.Join(dir, commitlog.SegmentName(seg.Start))
+		dst := filepath.Join(dir, s.fsm.store.SegmentFileName(seg.Start))
 		if err := os.Link(seg.Path, dst); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				for _, p := range pinned {
@@ -184,14 +183,15 @@ const (
 type stagingWriter struct {
 	dir     string
 	segSize int64
+	names   segmentFiles
 	mode    int
 	json    []byte
 	target  *dirTarget
 	parser  *streamParser
 }
 
-func newStagingWriter(dir string, segSize int64) *stagingWriter {
-	return &stagingWriter{dir: dir, segSize: segSize}
+func newStagingWriter(dir string, segSize int64, names segmentFiles) *stagingWriter {
+	return &stagingWriter{dir: dir, segSize: segSize, names: names}
 }
 
 func (w *stagingWriter) streamed() bool { return w.mode == stageStream }
@@ -206,7 +206,7 @@ func (w *stagingWriter) Write(p []byte) (int, error) {
 			w.mode = stageManifest
 		case byte(streamMagic >> 24):
 			w.mode = stageStream
-			w.target = &dirTarget{dir: w.dir, segSize: w.segSize}
+			w.target = &dirTarget{dir: w.dir, segSize: w.segSize, names: w.names}
 			w.parser = newStreamParser(w.target)
 		default:
 			return 0, fmt.Errorf("%w: snapshot starts with %#x", ErrBadSnapshot, p[0])
@@ -259,6 +259,7 @@ func (w *stagingWriter) abort() {
 type dirTarget struct {
 	dir      string
 	segSize  int64 // this node's segment size; the stream must match it
+	names    segmentFiles
 	segments int
 	m        manifest
 	f        *os.File
@@ -292,7 +293,7 @@ func (t *dirTarget) beginSegment(start, n int64) error {
 	if start+n > t.m.CommitLogMax {
 		return fmt.Errorf("%w: segment at %d with %d bytes passes the manifest's end %d", ErrBadSnapshot, start, n, t.m.CommitLogMax)
 	}
-	f, err := os.OpenFile(filepath.Join(t.dir, commitlog.SegmentName(start)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(filepath.Join(t.dir, t.names.SegmentFileName(start)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

@@ -106,15 +106,15 @@ func (g *Group) ProposeCheckpoint(ctx context.Context) error {
 	}
 	// Applied bytes only: with one log, what follows them may not be
 	// committed yet.
-	to := g.store.AppliedEnd()
+	to := g.fsm.store.AppliedEnd()
 	from := g.fsm.verifier.lastTo.Load()
 	switch {
-	case from < g.store.MinPhysicalOffset() || from > to:
+	case from < g.fsm.store.MinPhysicalOffset() || from > to:
 		from = to
 	case from == to:
 		return nil
 	}
-	sum, err := g.store.CommitLogChecksum(from, to)
+	sum, err := g.fsm.store.CommitLogChecksum(from, to)
 	if err != nil {
 		return fmt.Errorf("dledger: checkpoint: %w", err)
 	}

@@ -112,6 +112,9 @@ type Config struct {
 	// durable-length report (internal/syncreport): a test aid for the
 	// chaos harness's power-loss nemesis, off by default.
 	SyncReport string
+	// Faults, if set, breaks the store on purpose (a jepsenbroken build
+	// only; Faults).
+	Faults Faults
 	// OnDispatch, if set, is called after a batch is visible to readers,
 	// once per touched queue with its new max offset (long polling wakes on
 	// it). It runs on the Put caller's goroutine and must not block or call

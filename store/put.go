@@ -55,6 +55,14 @@ func (s *Store) Put(seq uint64, msgs []*message.Ext) ([]PutResult, error) {
 	return s.putBatch(seq, items)
 }
 
+// RecordSeq records batch seq as applied without storing a message (Put of
+// an empty batch): a replay after a crash then skips it. Its errors are
+// Put's (ErrSeqApplied for a seq at or below LastSeq).
+func (s *Store) RecordSeq(seq uint64) error {
+	_, err := s.Put(seq, nil)
+	return err
+}
+
 // batchItem is one record of a batch on its way into the CommitLog: either
 // a message that is encoded in place (Put) or a canonical encoded record
 // that is copied as it is (PutEncoded). Both give the same bytes.

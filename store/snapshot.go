@@ -25,15 +25,28 @@ const (
 	restoreDirName = "commitlog.restore"
 )
 
+// SegmentInfo describes one CommitLog segment file (SegmentPaths).
+type SegmentInfo = commitlog.SegmentInfo
+
 // SegmentPaths lists the CommitLog's segment files, oldest first; the last
 // one is the active segment. A raft snapshot pins the segments it covers by
 // hard-linking these paths. The list is taken under the store's read lock,
 // so it never mixes the files of a CommitLog that RestoreFrom replaced with
 // those of its successor. Safe for concurrent use.
-func (s *Store) SegmentPaths() []commitlog.SegmentInfo {
+func (s *Store) SegmentPaths() []SegmentInfo {
 	s.rw.RLock()
 	defer s.rw.RUnlock()
 	return s.cl.Segments()
+}
+
+// SegmentFileName is the name of the file of the segment that starts at
+// offset start, in the CommitLog and in a directory staged for RestoreFrom.
+func (*Store) SegmentFileName(start int64) string { return commitlog.SegmentName(start) }
+
+// ParseSegmentFileName is SegmentFileName's inverse: the start offset a
+// segment file's name gives, and false for a name that is not one.
+func (*Store) ParseSegmentFileName(name string) (int64, bool) {
+	return commitlog.ParseSegmentName(name)
 }
 
 // SegmentSize is the CommitLog segment size (the one the store was opened

@@ -15,7 +15,6 @@ import (
 	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/consumequeue"
 	"github.com/ledgermq/ledgermq/index"
-	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
@@ -107,9 +106,6 @@ func Open(cfg Config) (*Store, error) {
 	lock, err := fsutil.Lock(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
-	}
-	if cfg.FlushMode == FlushSync {
-		canary.NoteSyncFlush() // the broken build skip-fsync acts only then
 	}
 	if cfg.SyncReport != "" {
 		if err := syncreport.Open(cfg.SyncReport); err != nil {

@@ -46,6 +46,7 @@ import (
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -860,6 +861,9 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		// The delay table is a group-wide setting: its canonical text is
 		// recorded and compared by the raft group.
 		DelayLevels: delayLevelsText(c.DelayLevels),
+	}
+	if canary.Built { // a jepsenbroken build only: the write path's broken behaviours
+		dc.Faults = canary.WritePath{SyncFlush: dc.Store.FlushMode == store.FlushSync}
 	}
 	if c.TLS != nil {
 		// ServerConfig fails only without a certificate, which Load

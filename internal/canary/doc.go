@@ -3,7 +3,10 @@
 // only in a binary built with the build tag jepsenbroken, switched on by
 // the JEPSEN_BROKEN environment variable (a comma-separated list of the
 // names below); a plain build compiles every check to a constant false,
-// so the shipped binary has no such switch.
+// so the shipped binary has no such switch. The write path's behaviours
+// (dledger and store below) reach it only as dledger.Faults (WritePath),
+// which cmd/ledgermq sets in a broken build; the broker asks this package
+// directly.
 //
 //	name                 where          what it breaks
 //	-------------------  -------------  ---------------------------------------------
@@ -36,6 +39,21 @@
 //	                                    leader delivers the acknowledged message
 //	                                    again once its invisible time ends
 package canary
+
+// WritePath is the broken behaviours of the write path as the node's
+// dledger.Faults: cmd/ledgermq sets it in a jepsenbroken build only, so the
+// write path itself holds no switch. SyncFlush: the node's store runs
+// SYNC_FLUSH (skip-fsync acts only then).
+type WritePath struct{ SyncFlush bool }
+
+// AckBeforeCommit: ack-before-commit.
+func (WritePath) AckBeforeCommit() bool { return AckBeforeCommit() }
+
+// ApplyTwice: apply-twice, for the entry at raft index.
+func (WritePath) ApplyTwice(index uint64) bool { return ApplyTwice(index) }
+
+// SkipFsync: skip-fsync, in a store that runs SYNC_FLUSH.
+func (w WritePath) SkipFsync() bool { return w.SyncFlush && SkipFsync() }
 
 // Names of the broken behaviours.
 const (

@@ -17,9 +17,6 @@ func ForgetsOffset(string) bool { return false }
 // ApplyTwice: never in a plain build.
 func ApplyTwice(uint64) bool { return false }
 
-// NoteSyncFlush does nothing in a plain build.
-func NoteSyncFlush() {}
-
 // SkipFsync: never in a plain build.
 func SkipFsync() bool { return false }
 

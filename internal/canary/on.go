@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -50,15 +49,9 @@ func ForgetsOffset(key string) bool {
 // twice: every 50th.
 func ApplyTwice(index uint64) bool { return on(ApplyTwiceName) && index%50 == 0 }
 
-var syncFlush atomic.Bool
-
-// NoteSyncFlush records that this process's store runs SYNC_FLUSH.
-func NoteSyncFlush() { syncFlush.Store(true) }
-
-// SkipFsync reports whether the raft log skips its fsyncs (all but each
-// segment file's first): with skip-fsync, in a store that runs
-// SYNC_FLUSH.
-func SkipFsync() bool { return syncFlush.Load() && on(SkipFsyncName) }
+// SkipFsync reports whether skip-fsync is on (WritePath asks it only for
+// a store that runs SYNC_FLUSH).
+func SkipFsync() bool { return on(SkipFsyncName) }
 
 // uncommittedFor is how long a commit that is never proposed is served.
 const uncommittedFor = 100 * time.Millisecond
