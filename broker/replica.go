@@ -67,6 +67,9 @@ func (g groupReplica) Store() MessageStore { return g.Group.Store() }
 type Roles interface {
 	Role() dledger.RoleEvent
 	IsLeader() bool
+	// RoleChanged is closed at the next role event (take it before reading
+	// Role or IsLeader, then wait on it).
+	RoleChanged() <-chan struct{}
 	Barrier(ctx context.Context) error
 }
 

@@ -203,15 +203,21 @@ func leadershipMoving(err error) bool {
 // the standard client's 3 s send timeout.
 const leaderWait = 1500 * time.Millisecond
 
+// leaderRecheck: a request waiting for a writable leader is retried at
+// every role event of the group (RoleChanged), and at this period besides,
+// for a leader that refused it while its role stayed the same.
+const leaderRecheck = 50 * time.Millisecond
+
 // sendWhenLed waits up to leaderWait for a writable leader: this node
 // (the send is stored here) or another (the send is forwarded). last is
 // the refusal answered when neither comes.
 func (b *Broker) sendWhenLed(ctx context.Context, conn *remoting.Conn, req *remoting.Command, last error) *remoting.Command {
 	wait, cancel := context.WithTimeout(ctx, leaderWait)
 	defer cancel()
-	t := time.NewTicker(10 * time.Millisecond)
+	t := time.NewTicker(leaderRecheck)
 	defer t.Stop()
 	for {
+		changed := b.group.RoleChanged()
 		if b.group.IsLeader() {
 			resp, err := b.send(ctx, conn, req)
 			if err == nil {
@@ -229,6 +235,7 @@ func (b *Broker) sendWhenLed(ctx context.Context, conn *remoting.Conn, req *remo
 		case <-wait.Done():
 			b.log.Debug("send refused: no writable leader came", "peer", remoteString(conn), "error", last)
 			return errorResponse(req, last)
+		case <-changed:
 		case <-t.C:
 		}
 	}
@@ -249,15 +256,17 @@ func (b *Broker) otherLeaderAddr() string {
 func (b *Broker) forwardLeader(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	wait, cancel := context.WithTimeout(ctx, leaderWait)
 	defer cancel()
-	t := time.NewTicker(10 * time.Millisecond)
+	t := time.NewTicker(leaderRecheck)
 	defer t.Stop()
 	for {
+		changed := b.group.RoleChanged()
 		if addr := b.otherLeaderAddr(); addr != "" && !b.group.IsLeader() {
 			return b.forward(ctx, conn, req, addr)
 		}
 		select {
 		case <-wait.Done():
 			return errorResponse(req, fmt.Errorf("%w: node %s knows no writable leader", ErrNoLeader, b.cfg.NodeID))
+		case <-changed:
 		case <-t.C:
 		}
 	}

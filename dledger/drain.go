@@ -128,9 +128,11 @@ func (g *Group) peerVoters() ([]peerVoter, error) {
 // the request before it is not yet taken), so leave waits for that one's
 // outcome and tries again if this node still leads.
 func (g *Group) leave(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Millisecond)
+	t := time.NewTicker(roleRecheck)
 	defer t.Stop()
 	for {
+		// Another transfer's outcome, or the next leader, is a role event.
+		changed := g.RoleChanged()
 		if g.raft.State() == raft.Leader {
 			to, err := g.transferTarget()
 			if err != nil {
@@ -153,6 +155,7 @@ func (g *Group) leave(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: another node to lead: %w", ErrDrain, ctx.Err())
+		case <-changed:
 		case <-t.C:
 		}
 	}

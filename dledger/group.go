@@ -78,6 +78,9 @@ type Group struct {
 
 	ready atomic.Bool // leader and caught up with its term (Barrier done)
 	role  atomic.Pointer[RoleEvent]
+	// roleChanged is closed, and replaced, at every new role event
+	// (RoleChanged).
+	roleChanged atomic.Pointer[chan struct{}]
 	// liveRaft is raft once created, for its logger's lines (which start
 	// before newRaft returns, so before g.raft is set).
 	liveRaft atomic.Pointer[raft.Raft]
@@ -124,6 +127,8 @@ func Open(cfg Config) (*Group, error) {
 		failDone: make(chan struct{}),
 		obsCh:    make(chan raft.Observation, 64),
 	}
+	changed := make(chan struct{})
+	g.roleChanged.Store(&changed)
 	g.ids = message.NewUniqIDGenerator(cfg.StoreHost.Addr(), os.Getpid(), cfg.Clock)
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	if err := g.open(); err != nil {

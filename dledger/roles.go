@@ -38,11 +38,19 @@ func (g *Group) Role() RoleEvent {
 // IsLeader reports whether this node is the leader and takes writes.
 func (g *Group) IsLeader() bool { return g.ready.Load() }
 
+// RoleChanged returns a channel that is closed at the next role event (a
+// change of Role, and so of IsLeader or the known leader). A waiter takes
+// the channel first, then reads Role or IsLeader, then waits on the
+// channel, so that no change between the read and the wait is missed.
+func (g *Group) RoleChanged() <-chan struct{} { return *g.roleChanged.Load() }
+
 func (g *Group) setRole(ev RoleEvent) {
 	prev := g.role.Swap(&ev)
 	if prev != nil && *prev == ev {
 		return
 	}
+	next := make(chan struct{})
+	close(*g.roleChanged.Swap(&next))
 	g.log.Info("role changed", roleLogArgs(ev, g.cfg.NodeID)...)
 	if g.cfg.OnRoleChange != nil {
 		g.cfg.OnRoleChange(ev)
@@ -142,22 +150,42 @@ func (g *Group) becomeReady() {
 	}
 }
 
-// WaitLeader waits until some node of the group is known as leader and
-// returns its id and raft address.
-func (g *Group) WaitLeader(ctx context.Context) (string, string, error) {
-	t := time.NewTicker(10 * time.Millisecond)
+// roleRecheck is how often waitRole reads raft's own view again between
+// role events: raft can know a leader a little before the event that
+// tells it (watchRoles).
+const roleRecheck = 50 * time.Millisecond
+
+// waitRole waits until cond holds, reading it again at every role event
+// and every roleRecheck, or until ctx ends (its error).
+func (g *Group) waitRole(ctx context.Context, cond func() bool) error {
+	t := time.NewTicker(roleRecheck)
 	defer t.Stop()
 	for {
-		addr, id := g.raft.LeaderWithID()
-		if id != "" {
-			return string(id), string(addr), nil
+		changed := g.RoleChanged()
+		if cond() {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return "", "", fmt.Errorf("dledger: no leader: %w", ctx.Err())
+			return ctx.Err()
+		case <-changed:
 		case <-t.C:
 		}
 	}
+}
+
+// WaitLeader waits until some node of the group is known as leader and
+// returns its id and raft address.
+func (g *Group) WaitLeader(ctx context.Context) (string, string, error) {
+	var addr raft.ServerAddress
+	var id raft.ServerID
+	if err := g.waitRole(ctx, func() bool {
+		addr, id = g.raft.LeaderWithID()
+		return id != ""
+	}); err != nil {
+		return "", "", fmt.Errorf("dledger: no leader: %w", err)
+	}
+	return string(id), string(addr), nil
 }
 
 // TransferLeadership hands leadership to the node with id to, or, when to
@@ -188,19 +216,13 @@ func (g *Group) TransferLeadership(ctx context.Context, to string) error {
 	if err := g.awaitRaft(f); err != nil {
 		return fmt.Errorf("%w: %w", ErrTransfer, err)
 	}
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
+	if err := g.waitRole(ctx, func() bool {
 		_, id := g.raft.LeaderWithID()
-		if id != "" && string(id) != g.cfg.NodeID && (to == "" || string(id) == to) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %v", ErrTransfer, ctx.Err())
-		case <-t.C:
-		}
+		return id != "" && string(id) != g.cfg.NodeID && (to == "" || string(id) == to)
+	}); err != nil {
+		return fmt.Errorf("%w: %v", ErrTransfer, err)
 	}
+	return nil
 }
 
 // whileLeading calls f every interval while this node is the writable
