@@ -47,6 +47,9 @@ type fsm struct {
 	// applied is the index of the last entry this FSM has processed (raft's
 	// own AppliedIndex runs ahead: it counts entries handed to the FSM).
 	applied atomic.Uint64
+	// appliedWake, when someone waits (appliedChanged), is closed and
+	// cleared after the next batch is applied.
+	appliedWake atomic.Pointer[chan struct{}]
 	// afterApply, if set (tests), runs after each entry is applied.
 	afterApply atomic.Pointer[func(index uint64)]
 	// snaps is the snapshot store; it registers itself when it opens.
@@ -97,7 +100,24 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 			(*hook)(l.Index)
 		}
 	}
+	if w := f.appliedWake.Swap(nil); w != nil {
+		close(*w)
+	}
 	return out
+}
+
+// appliedChanged returns a channel closed once the FSM has applied its
+// next batch. A waiter takes it before reading applied, then waits on it.
+func (f *fsm) appliedChanged() <-chan struct{} {
+	for {
+		if w := f.appliedWake.Load(); w != nil {
+			return *w
+		}
+		ch := make(chan struct{})
+		if f.appliedWake.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
 }
 
 func (f *fsm) applyOne(l *raft.Log) applyResult {

@@ -118,13 +118,15 @@ func (g *Group) resolveLost(index uint64, data []byte) (applyResult, bool) {
 	}
 	ctx, cancel := context.WithTimeout(g.ctx, resolveWait)
 	defer cancel()
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for g.fsm.applied.Load() < index {
+	for {
+		applied := g.fsm.appliedChanged()
+		if g.fsm.applied.Load() >= index {
+			break
+		}
 		select {
 		case <-ctx.Done():
 			return applyResult{}, false
-		case <-t.C:
+		case <-applied:
 		}
 	}
 	res, same, found := g.fsm.recent.lookup(index, data)

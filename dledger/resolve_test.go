@@ -56,3 +56,30 @@ func TestAppliedRingOneLog(t *testing.T) {
 		t.Fatal("another entry matched")
 	}
 }
+
+// TestAppliedChanged: a waiter's channel is closed by the next applied
+// batch, and only by it; every waiter before that batch shares it.
+func TestAppliedChanged(t *testing.T) {
+	f := &fsm{}
+	a, b := f.appliedChanged(), f.appliedChanged()
+	if a != b {
+		t.Fatal("two waiters before a batch got different channels")
+	}
+	select {
+	case <-a:
+		t.Fatal("closed before any batch")
+	default:
+	}
+	f.ApplyBatch(nil)
+	select {
+	case <-a:
+	default:
+		t.Fatal("not closed by the batch")
+	}
+	c := f.appliedChanged()
+	select {
+	case <-c:
+		t.Fatal("a channel taken after the batch is closed")
+	default:
+	}
+}
