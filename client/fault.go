@@ -48,7 +48,7 @@ type faultTable struct {
 type faultItem struct {
 	addr    string // the leader address the latency was measured on
 	latency time.Duration
-	until   time.Time // avoided before this instant
+	until   time.Time // avoided before this instant (zero: not avoided)
 }
 
 func newFaultTable(now func() time.Time) *faultTable {
@@ -60,9 +60,13 @@ func (f *faultTable) update(broker, addr string, latency time.Duration, failed b
 	if failed {
 		latency = failedLatency
 	}
+	it := faultItem{addr: addr, latency: latency}
+	if d := avoidFor(latency); d > 0 {
+		it.until = f.now().Add(d)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.items[broker] = faultItem{addr: addr, latency: latency, until: f.now().Add(avoidFor(latency))}
+	f.items[broker] = it
 }
 
 // available reports whether broker, led from addr now, may be used.
@@ -70,7 +74,8 @@ func (f *faultTable) available(broker, addr string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	it, ok := f.items[broker]
-	return !ok || it.addr != addr || !f.now().Before(it.until)
+	// A zero until (a send fast enough to avoid nothing) needs no clock.
+	return !ok || it.addr != addr || it.until.IsZero() || !f.now().Before(it.until)
 }
 
 // leastBad returns, among brokers (each with its current leader address
