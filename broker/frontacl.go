@@ -24,13 +24,6 @@ var ErrUnauthenticated = errors.New("unauthenticated")
 
 type identityKey struct{}
 
-// identity is who an authenticated call comes from: acc nil for a
-// white-listed address.
-type identity struct {
-	rules *acl.ACL
-	acc   *acl.Account
-}
-
 // ACLEnabled tells whether the broker checks access (Config.ACLEnable).
 func (b *Broker) ACLEnabled() bool { return b.cfg.ACLEnable }
 
@@ -61,52 +54,35 @@ func (b *Broker) Authorize(ctx context.Context, req *remoting.Command) error {
 	return authorizeIdentity(ctx, req)
 }
 
-// RulesAccess checks the calls of a front end that is no broker node (the
-// proxy: package grpcapi's cluster mode) as a node checks its own: the
-// same signature, the same table of what each request needs, against
-// rules the front end is handed (those the broker groups replicate).
-type RulesAccess struct {
-	// Rules returns the rules to authenticate a call naming accessKey
-	// with; a source may read them afresh when they name no such
-	// account.
-	Rules func(ctx context.Context, accessKey string) (*acl.ACL, error)
+// Identity is who a front end's call comes from by one set of rules: an
+// account, or a white-listed address (no account).
+type Identity struct {
+	rules *acl.ACL
+	acc   *acl.Account
 }
 
-// Authenticate is Broker.Authenticate against the rules Rules returns.
-func (r RulesAccess) Authenticate(ctx context.Context, peer netip.AddrPort, accessKey, code string, check func(secretKey string) error) (context.Context, error) {
-	rules, err := r.Rules(ctx, accessKey)
-	if err != nil {
-		return ctx, fmt.Errorf("%w: %w: no rules: %w", ErrUnauthenticated, acl.ErrDenied, err)
-	}
-	return authenticateWith(ctx, rules, peer, accessKey, code, check)
-}
-
-// Authorize is Broker.Authorize for the identity RulesAccess.Authenticate
-// put in ctx.
-func (r RulesAccess) Authorize(ctx context.Context, req *remoting.Command) error {
-	return authorizeIdentity(ctx, req)
-}
-
-// authenticateWith settles the identity of a call by rules.
-func authenticateWith(ctx context.Context, rules *acl.ACL, peer netip.AddrPort, accessKey, code string, check func(secretKey string) error) (context.Context, error) {
+// AuthenticateRules settles who a call from peer comes from by rules, as
+// Authenticate does by the group's rules in force: for a front end that
+// is no broker node (the proxy: package grpcapi's cluster mode), which
+// holds each broker group's rules and checks a call by the rules of the
+// group that serves it. Errors wrap ErrUnauthenticated.
+func AuthenticateRules(rules *acl.ACL, peer netip.AddrPort, accessKey, code string, check func(secretKey string) error) (*Identity, error) {
 	addr := ""
 	if peer.IsValid() {
 		addr = peer.String()
 	}
 	acc, err := rules.AuthenticateKey(addr, accessKey, code, check)
 	if err != nil {
-		return ctx, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
-	return context.WithValue(ctx, identityKey{}, &identity{rules: rules, acc: acc}), nil
+	return &Identity{rules: rules, acc: acc}, nil
 }
 
-// authorizeIdentity checks req for the identity in ctx by the rule of its
-// code.
-func authorizeIdentity(ctx context.Context, req *remoting.Command) error {
-	id, ok := ctx.Value(identityKey{}).(*identity)
-	if !ok {
-		return fmt.Errorf("%w: %w: the call was not authenticated", ErrUnauthenticated, acl.ErrDenied)
-	}
+// Authorize checks req, a remoting request a call amounts to, for id by
+// the rule of req's code (acl.go's table: the admin flag, the topics and
+// groups it names), as Broker.Authorize does; a nil req needs only the
+// identity.
+func (id *Identity) Authorize(req *remoting.Command) error {
 	if id.acc == nil || req == nil {
 		return nil
 	}
@@ -128,8 +104,27 @@ func authorizeIdentity(ctx context.Context, req *remoting.Command) error {
 	return id.rules.Authorize(id.acc, r)
 }
 
+// authenticateWith settles the identity of a call by rules.
+func authenticateWith(ctx context.Context, rules *acl.ACL, peer netip.AddrPort, accessKey, code string, check func(secretKey string) error) (context.Context, error) {
+	id, err := AuthenticateRules(rules, peer, accessKey, code, check)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, identityKey{}, id), nil
+}
+
+// authorizeIdentity checks req for the identity in ctx by the rule of its
+// code.
+func authorizeIdentity(ctx context.Context, req *remoting.Command) error {
+	id, ok := ctx.Value(identityKey{}).(*Identity)
+	if !ok {
+		return fmt.Errorf("%w: %w: the call was not authenticated", ErrUnauthenticated, acl.ErrDenied)
+	}
+	return id.Authorize(req)
+}
+
 // authenticated tells whether ctx carries an identity of Authenticate.
 func authenticated(ctx context.Context) bool {
-	_, ok := ctx.Value(identityKey{}).(*identity)
+	_, ok := ctx.Value(identityKey{}).(*Identity)
 	return ok
 }

@@ -91,6 +91,46 @@ func (b *Broker) ServeLocal(ctx context.Context, peer netip.AddrPort, req *remot
 	return resp
 }
 
+// ServeLocalWait is ServeLocal for a caller that waits for the answer of
+// a long poll: a PULL_MESSAGE (or LITE_PULL_MESSAGE) with the suspend flag
+// that finds nothing new is held as a remoting pull is (long polling,
+// longpoll.go: the same cap, maxHeldPulls, and the same wake-up by a
+// message dispatched to its queue), and ServeLocalWait returns its answer
+// when it comes: the messages, or PULL_NOT_FOUND when its suspend timeout
+// passes or long polling stops. When ctx ends first, the hold is dropped
+// and the answer is PULL_NOT_FOUND at the offset the pull was held at. A
+// full holder answers PULL_NOT_FOUND at once, as it answers a remoting
+// pull. Any other request is served as ServeLocal serves it.
+func (b *Broker) ServeLocalWait(ctx context.Context, peer netip.AddrPort, req *remoting.Command) *remoting.Command {
+	if req.Code != remoting.PullMessage && req.Code != remoting.LitePullMessage {
+		return b.ServeLocal(ctx, peer, req)
+	}
+	w := &localPull{ctx: ctx, ch: make(chan *remoting.Command, 1)}
+	resp := b.ServeLocal(context.WithValue(ctx, localPullKey{}, w), peer, req)
+	if resp != nil || w.p == nil {
+		return resp
+	}
+	select {
+	case resp = <-w.ch:
+		return resp
+	case <-ctx.Done():
+	}
+	b.pulls.drop(w.p)
+	select {
+	case resp = <-w.ch: // answered while it was being dropped
+		return resp
+	default:
+	}
+	// Not w.p's offset: a worker that took it before the drop may be
+	// reading it again (it then finds it gone and does not answer); its
+	// key never changes.
+	return b.pullNotFoundAt(req, w.p.key, w.offset)
+}
+
+// HeldPulls is how many pulls long polling holds now, the remoting
+// port's and ServeLocalWait's.
+func (b *Broker) HeldPulls() int64 { return b.pulls.heldNow() }
+
 // Topic returns the topic's configuration in this node's replica.
 func (b *Broker) Topic(name string) (metadata.TopicConfig, bool) {
 	return b.group.Metadata().Topic(name)

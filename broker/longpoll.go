@@ -95,7 +95,7 @@ func (h *pullHolder) hold(p *pullRequest) bool {
 	h.mu.Lock()
 	// Pulls queued for the workers count too, so run's sends to work (made
 	// under mu) can never block.
-	if h.closed || len(h.byDeadline)+len(h.work) >= maxHeldPulls || p.conn.Closed() {
+	if h.closed || len(h.byDeadline)+len(h.work) >= maxHeldPulls || p.gone() {
 		h.mu.Unlock()
 		return false
 	}
@@ -154,6 +154,17 @@ func (h *pullHolder) notify(key pullKey, maxOffset int64) {
 		h.signal()
 	}
 }
+
+// drop forgets p if it is held (its in-process caller went). A worker
+// that already took p finds it gone and does not answer it.
+func (h *pullHolder) drop(p *pullRequest) {
+	h.mu.Lock()
+	h.removeLocked(p)
+	h.mu.Unlock()
+}
+
+// heldNow is how many pulls are held now.
+func (h *pullHolder) heldNow() int64 { return h.held.Load() }
 
 // dropConn forgets the pulls held for a closed connection.
 func (h *pullHolder) dropConn(c *remoting.Conn) {
@@ -221,7 +232,7 @@ func (h *pullHolder) worker(ctx context.Context) {
 
 // serve answers p, or holds it again until its deadline.
 func (h *pullHolder) serve(p *pullRequest) {
-	if p.conn.Closed() {
+	if p.gone() {
 		return
 	}
 	if !h.nowFn().Before(p.deadline) {
@@ -239,6 +250,13 @@ func (h *pullHolder) serve(p *pullRequest) {
 }
 
 func (h *pullHolder) answer(p *pullRequest, resp *remoting.Command) {
+	if p.local != nil {
+		select {
+		case p.local.ch <- resp:
+		default: // answered before: cannot happen, a pull is answered once
+		}
+		return
+	}
 	if err := p.conn.WriteCommand(resp); err != nil {
 		h.log.Debug("pull answer not sent", "peer", p.conn.RemoteAddr(), "error", err)
 	}
@@ -266,7 +284,7 @@ func (h *pullHolder) close() {
 		break
 	}
 	for _, p := range pending {
-		if !p.conn.Closed() {
+		if !p.gone() {
 			h.answer(p, h.notFound(p))
 		}
 	}

@@ -190,7 +190,7 @@ func (b *Broker) popHasMsg(group string, tc metadata.TopicConfig, queueID int32)
 		}
 		pos, had := md.PopPosition(group, tc.TopicName, q)
 		if !had {
-			pos = b.popStart(group, tc.TopicName, q)
+			pos = b.popStart(group, tc.TopicName, q, protocol.PopInitModeMin)
 		}
 		if end, err := st.MaxOffset(tc.TopicName, q); err == nil && end > pos {
 			return true, next

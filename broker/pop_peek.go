@@ -82,11 +82,11 @@ func (b *Broker) peekMessageRemote(_ context.Context, req *remoting.Command) (*r
 		}
 	}
 	// Then the new ones, from each queue's position.
-	rest := b.popRest(group, topic, queues)
+	rest := b.popRest(group, topic, queues, protocol.PopInitModeMin)
 	for _, q := range queues {
 		pos, had := md.PopPosition(group, topic, q)
 		if !had {
-			pos = b.popStart(group, topic, q)
+			pos = b.popStart(group, topic, q, protocol.PopInitModeMin)
 		}
 		if n == limit {
 			continue
@@ -155,15 +155,15 @@ func (b *Broker) popRecordAt(topic string, q int32, offset int64) ([]byte, bool)
 }
 
 // popRest is the restNum of a POP answer: the messages of the queues
-// past the group's POP position (where it would start, for a queue it
-// never popped).
-func (b *Broker) popRest(group, topic string, queues []int32) int64 {
+// past the group's POP position (where it would start by initMode, for a
+// queue it never popped).
+func (b *Broker) popRest(group, topic string, queues []int32, initMode int32) int64 {
 	md, st := b.group.Metadata(), b.group.Store()
 	rest := int64(0)
 	for _, q := range queues {
 		pos, had := md.PopPosition(group, topic, q)
 		if !had {
-			pos = b.popStart(group, topic, q)
+			pos = b.popStart(group, topic, q, initMode)
 		}
 		if end, err := st.MaxOffset(topic, q); err == nil {
 			rest += max(end-pos, 0)

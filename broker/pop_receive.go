@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
+	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/store"
 )
 
@@ -29,6 +31,11 @@ type PopRequest struct {
 	// POP_MESSAGE naming a queue); otherwise every readable queue.
 	OneQueue bool
 	QueueID  int32
+	// InitMode is where the group starts in a queue it never popped from
+	// and has no committed offset of (popStart): protocol.PopInitModeMin
+	// (the zero value), the queue's first message; PopInitModeMax, its
+	// last, unless the queue is young (popFirstInMemory).
+	InitMode int32
 }
 
 // Popped is a message handed out: the message (its QueueID and
@@ -239,7 +246,7 @@ func (b *Broker) popOnce(ctx context.Context, r PopRequest, f msgFilter) ([]Popp
 func (b *Broker) popTake(st MessageStore, r PopRequest, f msgFilter, q int32, limit int, until int64, c *metadata.PopChange) ([]popCandidate, error) {
 	from, had := b.group.Metadata().PopPosition(r.Group, r.Topic, q)
 	if !had {
-		from = b.popStart(r.Group, r.Topic, q)
+		from = b.popStart(r.Group, r.Topic, q, r.InitMode)
 	}
 	pos := from
 	res, err := st.Get(r.Topic, q, pos, limit, f.tags)
@@ -286,13 +293,62 @@ func (b *Broker) popTake(st MessageStore, r PopRequest, f msgFilter, q int32, li
 	return out, nil
 }
 
+// popInitRecent is how young the first message of a queue must be for a
+// PopInitModeMax receive to start there (popFirstInMemory).
+const popInitRecent = 10 * time.Minute
+
 // popStart is where a group that never popped from a queue starts: its
-// committed consumer offset, else the queue's first message.
-func (b *Broker) popStart(group, topic string, q int32) int64 {
+// committed consumer offset, else by initMode, as Java's
+// PopMessageProcessor.getInitOffset: PopInitModeMin (and any retry
+// topic) the queue's first message; PopInitModeMax the queue's last
+// message (maxOffset-1, not before 0), unless the queue still holds its
+// very first message (min offset 0) and that message is "in memory"
+// (popFirstInMemory): then 0, so that a new topic's first messages reach
+// a group that started receiving just after they were sent.
+//
+// Only the leader computes it, on a receive; the receive's OpPop records
+// the position it started from (popTake: the move with From = To = the
+// start), so every replica, and a later leader, takes the group on from
+// where this leader put it. A receive that finds the queue empty records
+// nothing, and the next one decides again.
+func (b *Broker) popStart(group, topic string, q int32, initMode int32) int64 {
 	if off, ok := b.group.Metadata().Offset(group, topic, q); ok {
 		return off
 	}
-	return b.queueMin(topic, q)
+	if initMode != protocol.PopInitModeMax || strings.HasPrefix(topic, protocol.RetryTopicPrefix) {
+		return b.queueMin(topic, q)
+	}
+	st := b.group.Store()
+	maxOff, err := st.MaxOffset(topic, q)
+	if err != nil || maxOff <= 0 {
+		return 0
+	}
+	if minOff, err := st.MinOffset(topic, q); err == nil && minOff <= 0 && b.popFirstInMemory(topic, q) {
+		return 0
+	}
+	return maxOff - 1
+}
+
+// popFirstInMemory is Java's checkInMemByConsumeOffset(topic, queue, 0,
+// 1), made deterministic: Java asks whether the first message's bytes are
+// still in the page cache, which no replica can answer as another would
+// (and a new leader's cache differs from the old one's). What the page
+// cache holds is, on a broker taking writes, the last minutes of the
+// CommitLog; so the message at offset 0 counts as in memory when it was
+// stored less than popInitRecent before now by the leader's clock
+// (Config.Clock) and its own store timestamp, the same bytes on every
+// replica. The leader alone asks it, and replicates its answer as the
+// start it records (popStart).
+func (b *Broker) popFirstInMemory(topic string, q int32) bool {
+	rec, ok := b.popRecordAt(topic, q, 0)
+	if !ok {
+		return false
+	}
+	v, err := message.ParseView(rec)
+	if err != nil {
+		return false
+	}
+	return b.nowMs()-v.StoreTimestamp() < popInitRecent.Milliseconds()
 }
 
 // popRead reads the message at a queue offset, false if it is gone.

@@ -24,11 +24,12 @@ package broker
 // Limits: maxMsgNums 1–32 (Java's), invisibleTime within [MinInvisible,
 // MaxInvisible], pollTime capped at maxPullHold like a pull's hold.
 // POP_MESSAGE waits on a pool of its own (poolPop), so long polls never
-// hold the workers of pulls, acks or sends. The group starts where a gRPC
-// consumer of it would (its committed offset, else the queue's first
-// message); initMode is not read. restNum is what is left past the
-// group's POP position in the queue (every readable queue for -1) once
-// the receive is applied.
+// hold the workers of pulls, acks or sends. A group starts in a queue it
+// never popped from at its committed offset, else by the header's
+// initMode (popStart: MIN, 0, the queue's first message; MAX, 1, Java's
+// consumers' default, its last message unless the queue is young).
+// restNum is what is left past the group's POP position in the queue
+// (every readable queue for -1) once the receive is applied.
 
 import (
 	"context"
@@ -86,7 +87,7 @@ func (b *Broker) popMessageRemote(ctx context.Context, req *remoting.Command) (*
 	invisible := time.Duration(min(max(h.InvisibleTime, 0), MaxInvisible.Milliseconds()+1)) * time.Millisecond
 	r := PopRequest{Group: h.ConsumerGroup, Topic: h.Topic, Expression: h.Exp, ExpressionType: h.ExpType,
 		Max: int(h.MaxMsgNums), Invisible: invisible, Wait: remotePollTime(req),
-		OneQueue: h.QueueID >= 0, QueueID: h.QueueID}
+		OneQueue: h.QueueID >= 0, QueueID: h.QueueID, InitMode: h.InitMode}
 	if r.Expression == "" {
 		r.Expression = "*"
 	}
@@ -103,7 +104,7 @@ func (b *Broker) popMessageRemote(ctx context.Context, req *remoting.Command) (*
 				queues[i] = int32(i)
 			}
 		}
-		rh.RestNum = b.popRest(h.ConsumerGroup, h.Topic, queues)
+		rh.RestNum = b.popRest(h.ConsumerGroup, h.Topic, queues, h.InitMode)
 	}
 	if h.Order {
 		rh.ReviveQid = popOrderReviveQid

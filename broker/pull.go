@@ -35,6 +35,13 @@ package broker
 // Held pulls of a closed connection are dropped; on Close every held pull is
 // answered 19.
 //
+// An in-process caller (ServeLocal, the gRPC port) has no connection: its
+// pull is never held, unless it asks through ServeLocalWait, which waits
+// on the caller's goroutine for the holder's answer (a localPull: the
+// answer goes to a channel instead of a connection) and drops the hold
+// when the caller's context ends. Such pulls share maxHeldPulls and the
+// workers with the remoting port's.
+//
 // Wire format (ext values are decimal strings; protocol/doc.go):
 //
 //	request ext           meaning
@@ -118,7 +125,10 @@ type pullKey struct {
 
 // pullRequest is one pull being served or held.
 type pullRequest struct {
+	// conn is where the answer of a held pull is written; nil for an
+	// in-process caller, whose answer goes to local.
 	conn     *remoting.Conn
+	local    *localPull
 	req      *remoting.Command
 	group    string
 	arrived  time.Time
@@ -130,9 +140,37 @@ type pullRequest struct {
 	heapIdx  int // position in pullHolder.byDeadline; -1 when not held
 }
 
+// localPull is where a held pull of an in-process caller
+// (ServeLocalWait) is answered: ch, which the caller waits on until ctx
+// ends. The handler records the pull it held (p) and the offset it was
+// held at, for the caller to drop it and answer it itself when ctx ends.
+type localPull struct {
+	ctx    context.Context
+	ch     chan *remoting.Command // capacity 1: a pull is answered once
+	p      *pullRequest
+	offset int64
+}
+
+type localPullKey struct{}
+
+// localPullOf is the localPull ServeLocalWait put in ctx, nil if none.
+func localPullOf(ctx context.Context) *localPull {
+	l, _ := ctx.Value(localPullKey{}).(*localPull)
+	return l
+}
+
+// gone reports whether nobody waits for p's answer any more: its
+// connection closed, or its in-process caller's context ended.
+func (p *pullRequest) gone() bool {
+	if p.local != nil {
+		return p.local.ctx.Err() != nil
+	}
+	return p.conn.Closed()
+}
+
 // handlePull serves PULL_MESSAGE (11). It answers at once, or parks the
 // request in the pullHolder and returns nil (the answer is written later).
-func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (b *Broker) handlePull(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h, err := parsePullHeader(req.ExtFields)
 	if err != nil {
 		return errorResponse(req, err)
@@ -189,9 +227,13 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 		filter:  f,
 		heapIdx: -1,
 	}
-	// An in-process caller (ServeLocal: no connection) has nowhere a held
-	// pull could be answered later: its pulls are answered at once.
-	suspend := h.SysFlag&pullFlagSuspend != 0 && conn != nil
+	// An in-process caller without a connection has nowhere a held pull
+	// could be answered later (ServeLocal): its pulls are answered at
+	// once, unless it waits for the answer itself (ServeLocalWait).
+	if conn == nil {
+		p.local = localPullOf(ctx)
+	}
+	suspend := h.SysFlag&pullFlagSuspend != 0 && (conn != nil || p.local != nil)
 	if suspend {
 		hold := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
 		if h.SuspendTimeoutMillis <= 0 {
@@ -203,8 +245,15 @@ func (b *Broker) handlePull(_ context.Context, conn *remoting.Conn, req *remotin
 	if !hold {
 		return resp
 	}
+	if p.local != nil {
+		// Set before hold: once held, a worker may own p.
+		p.local.p, p.local.offset = p, p.offset
+	}
 	if b.pulls.hold(p) {
 		return nil
+	}
+	if p.local != nil {
+		p.local.p = nil
 	}
 	return b.pullNotFound(p)
 }
@@ -327,8 +376,14 @@ func pullResponse(req *remoting.Command, code int32, next, minOff, maxOff int64)
 // pullNotFound answers a held pull whose time is up (or that could not be
 // held): PULL_NOT_FOUND at its current offset.
 func (b *Broker) pullNotFound(p *pullRequest) *remoting.Command {
+	return b.pullNotFoundAt(p.req, p.key, p.offset)
+}
+
+// pullNotFoundAt is the PULL_NOT_FOUND answer to req, a pull of key, at
+// offset.
+func (b *Broker) pullNotFoundAt(req *remoting.Command, key pullKey, offset int64) *remoting.Command {
 	st := b.group.Store()
-	minOff, _ := st.MinOffset(p.key.topic, p.key.queueID)
-	maxOff, _ := st.MaxOffset(p.key.topic, p.key.queueID)
-	return pullResponse(p.req, remoting.PullNotFound, p.offset, minOff, maxOff)
+	minOff, _ := st.MinOffset(key.topic, key.queueID)
+	maxOff, _ := st.MaxOffset(key.topic, key.queueID)
+	return pullResponse(req, remoting.PullNotFound, offset, minOff, maxOff)
 }

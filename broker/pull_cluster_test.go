@@ -352,7 +352,9 @@ func BenchmarkPullFound(b *testing.B) {
 
 // TestServeLocalPullIsNotHeld: an in-process caller's pull (ServeLocal,
 // no connection) that asks to be held at the end of its queue is
-// answered at once, PULL_NOT_FOUND: nothing could answer it later.
+// answered at once, PULL_NOT_FOUND: nothing could answer it later. Only
+// a caller that waits for the answer (ServeLocalWait) has its pulls held;
+// ServeLocal's contract, answer before returning, is unchanged.
 func TestServeLocalPullIsNotHeld(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	createTestTopic(t, tc, "LocalPullT", 1)
@@ -363,5 +365,82 @@ func TestServeLocalPullIsNotHeld(t *testing.T) {
 	resp := tc.Broker(id).ServeLocal(testCtx(t), netipLoopback, req)
 	if resp == nil || resp.Code != remoting.PullNotFound {
 		t.Fatalf("a held local pull answered %+v", resp)
+	}
+	if n := tc.Broker(id).HeldPulls(); n != 0 {
+		t.Fatalf("%d pulls held after ServeLocal", n)
+	}
+}
+
+// TestServeLocalWaitHoldsPull: an in-process caller that waits for the
+// answer (ServeLocalWait) has its pull at the end of the queue held, as a
+// remoting pull is: a message sent to the queue answers it with that
+// message; its suspend timeout answers it PULL_NOT_FOUND; the end of the
+// caller's context drops the hold (none left held) and answers
+// PULL_NOT_FOUND at the offset it was held at; and a pull that finds
+// messages is answered at once.
+func TestServeLocalWaitHoldsPull(t *testing.T) {
+	tc := brokertest.StartNode(t, nil)
+	createTestTopic(t, tc, "LocalWaitT", 1)
+	putTestMessages(t, tc, "LocalWaitT", 0, "a")
+	id, _, _ := leaderOf(t, tc)
+	b := tc.Broker(id)
+	pull := func(ctx context.Context, offset, suspendMillis int64) *remoting.Command {
+		req := remoting.NewRequest(remoting.PullMessage,
+			pullExt("cg_local_wait", "LocalWaitT", 0, offset, broker.PullFlagSuspend|broker.PullFlagSubscription, suspendMillis, "*"), nil)
+		return b.ServeLocalWait(ctx, netipLoopback, req)
+	}
+
+	// Found at once.
+	if resp := pull(testCtx(t), 0, 20_000); resp == nil || resp.Code != remoting.Success {
+		t.Fatalf("a pull of a stored message: %+v", resp)
+	}
+
+	// Held, then answered by a message.
+	done := make(chan *remoting.Command, 1)
+	go func() { done <- pull(testCtx(t), 1, 20_000) }()
+	broker.WaitFor(t, "the pull held", func() bool { return b.HeldPulls() == 1 })
+	putTestMessages(t, tc, "LocalWaitT", 0, "b")
+	resp := <-done
+	if resp == nil || resp.Code != remoting.Success {
+		t.Fatalf("a held pull answered %+v", resp)
+	}
+	msgs, next := decodePull(t, resp)
+	if len(msgs) != 1 || msgs[0].Tags() != "b" || next != 2 {
+		t.Fatalf("a held pull answered %v, next %d", tagsOf(msgs), next)
+	}
+	if n := b.HeldPulls(); n != 0 {
+		t.Fatalf("%d pulls held after the answer", n)
+	}
+
+	// Held until its suspend timeout.
+	start := time.Now()
+	if resp := pull(testCtx(t), 2, 200); resp == nil || resp.Code != remoting.PullNotFound {
+		t.Fatalf("a held pull at its timeout: %+v", resp)
+	} else if _, next := decodePull(t, resp); next != 2 {
+		t.Fatalf("a held pull at its timeout: next %d", next)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Fatalf("a hold of 200ms answered after %v", took)
+	}
+
+	// The caller goes: the hold is dropped.
+	ctx, cancel := context.WithCancel(testCtx(t))
+	go func() { done <- pull(ctx, 2, 20_000) }()
+	broker.WaitFor(t, "the pull held", func() bool { return b.HeldPulls() == 1 })
+	cancel()
+	resp = <-done
+	if resp == nil || resp.Code != remoting.PullNotFound {
+		t.Fatalf("a cancelled pull answered %+v", resp)
+	}
+	if _, next := decodePull(t, resp); next != 2 {
+		t.Fatalf("a cancelled pull: next %d", next)
+	}
+	if n := b.HeldPulls(); n != 0 {
+		t.Fatalf("%d pulls held after the caller went", n)
+	}
+	// A message that comes later finds nobody to answer.
+	putTestMessages(t, tc, "LocalWaitT", 0, "c")
+	if resp := pull(testCtx(t), 2, 20_000); resp == nil || resp.Code != remoting.Success {
+		t.Fatalf("the message after a cancelled hold: %+v", resp)
 	}
 }

@@ -29,7 +29,7 @@ func (s *Server) AckMessage(ctx context.Context, req *v2pb.AckMessageRequest) (*
 			return &v2pb.AckMessageResponse{Status: newStatus(v2pb.Code_BAD_REQUEST, "the receipt handles of one ack are of one broker group")}, nil
 		}
 	}
-	c, fctx, st := s.consumerTarget(ctx, topic, bg)
+	c, fctx, st := s.consumerTarget(ctx, group, topic, bg)
 	if st != nil {
 		return &v2pb.AckMessageResponse{Status: st}, nil
 	}
@@ -79,7 +79,7 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2pb.ChangeIn
 		return &v2pb.ChangeInvisibleDurationResponse{Status: newStatus(v2pb.Code_ILLEGAL_INVISIBLE_TIME, "invisible duration %v", d)}, nil
 	}
 	bg := handleGroup(req.GetReceiptHandle())
-	c, fctx, st := s.consumerTarget(ctx, topic, bg)
+	c, fctx, st := s.consumerTarget(ctx, group, topic, bg)
 	if st != nil {
 		return &v2pb.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
@@ -107,7 +107,7 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2pb.
 		return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
 	}
 	bg := handleGroup(req.GetReceiptHandle())
-	c, fctx, st := s.consumerTarget(ctx, topic, bg)
+	c, fctx, st := s.consumerTarget(ctx, group, topic, bg)
 	if st != nil {
 		return &v2pb.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
 	}

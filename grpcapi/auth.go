@@ -75,6 +75,12 @@ const maxAuthHeader = 4096
 // may carry a scope after a slash (only the access key, before it, is
 // kept); the signature is hexadecimal of a SHA-1 HMAC (20 bytes).
 func parseAuthorization(v string) (authHeader, error) {
+	return parseSigned(v, mdDateTime)
+}
+
+// parseSigned is parseAuthorization of an entry whose SignedHeaders must
+// name every header of signed.
+func parseSigned(v string, signed ...string) (authHeader, error) {
 	var h authHeader
 	if len(v) > maxAuthHeader {
 		return h, fmt.Errorf("authorization of %d bytes", len(v))
@@ -114,12 +120,19 @@ func parseAuthorization(v string) (authHeader, error) {
 	case !sawSig:
 		return h, errors.New("authorization has no Signature")
 	}
-	for _, s := range h.SignedHeaders {
-		if strings.EqualFold(strings.TrimSpace(s), mdDateTime) {
-			return h, nil
+	for _, want := range signed {
+		found := false
+		for _, s := range h.SignedHeaders {
+			if strings.EqualFold(strings.TrimSpace(s), want) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return h, fmt.Errorf("authorization does not sign %s", want)
 		}
 	}
-	return h, fmt.Errorf("authorization does not sign %s", mdDateTime)
+	return h, nil
 }
 
 // sign is the signature of dateTime with secretKey.
@@ -160,7 +173,14 @@ func (s *Server) authenticate(ctx context.Context, fullMethod string) (context.C
 		}
 		return nil
 	}
-	actx, err := s.cfg.Access.Authenticate(ctx, peerOf(ctx), accessKey, methodName(fullMethod), check)
+	// A call relayed by a proxy is checked as from the client's address
+	// the proxy vouches for (relayauth.go), else from its connection's.
+	from, err := s.callerAddr(ctx, md, fullMethod)
+	if err != nil {
+		s.log.Info("gRPC call refused", "peer", peerOf(ctx), "method", methodName(fullMethod), "error", err)
+		return ctx, newStatus(v2pb.Code_UNAUTHORIZED, "%v", err)
+	}
+	actx, err := s.cfg.Access.Authenticate(ctx, from, accessKey, methodName(fullMethod), check)
 	if err != nil {
 		if parseErr != nil && accessKey == "" {
 			err = fmt.Errorf("%w (%w)", err, parseErr)

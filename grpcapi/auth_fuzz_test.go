@@ -3,6 +3,8 @@ package grpcapi
 import (
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc/metadata"
 )
 
 func TestParseAuthorization(t *testing.T) {
@@ -38,6 +40,52 @@ func FuzzParseAuthorization(f *testing.F) {
 		}
 		if h.AccessKey == "" || len(h.Signature) != 20 || strings.Contains(h.AccessKey, "/") {
 			t.Fatalf("%q parsed as %+v", s, h)
+		}
+	})
+}
+
+func TestParseRelay(t *testing.T) {
+	sig := strings.Repeat("0A", 20)
+	good := "MQv2-HMAC-SHA1 Credential=proxyadmin, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature=" + sig
+	md := func(kv ...string) metadata.MD { return metadata.Pairs(kv...) }
+	for name, c := range map[string]struct {
+		md             metadata.MD
+		stated, ok     bool
+		addr, accessKy string
+	}{
+		"none":    {md("authorization", "x"), false, true, "", ""},
+		"good":    {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization, good), true, true, "127.0.0.2:5", "proxyadmin"},
+		"mapped":  {md(mdRelayedFor, "[::ffff:127.0.0.2]:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization, good), true, true, "127.0.0.2:5", "proxyadmin"},
+		"partial": {md(mdRelayedFor, "127.0.0.2:5"), true, false, "", ""},
+		"twice":   {md(mdRelayedFor, "127.0.0.2:5", mdRelayedFor, "127.0.0.3:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization, good), true, false, "", ""},
+		"no port": {md(mdRelayedFor, "127.0.0.2", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization, good), true, false, "", ""},
+		"date":    {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "yesterday", mdRelayAuthorization, good), true, false, "", ""},
+		"unsigned address": {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization,
+			"MQv2-HMAC-SHA1 Credential=proxyadmin, SignedHeaders=x-ledgermq-relay-date-time, Signature="+sig), true, false, "", ""},
+	} {
+		r, stated, err := parseRelay(c.md)
+		if stated != c.stated || (err == nil) != c.ok || (c.ok && c.stated && (r.addr.String() != c.addr || r.auth.AccessKey != c.accessKy)) {
+			t.Errorf("%s: %+v stated %v, %v", name, r, stated, err)
+		}
+	}
+}
+
+// A relay's statement from the network either is refused or names a
+// valid address, an access key and a 20-byte signature.
+func FuzzParseRelay(f *testing.F) {
+	f.Add("127.0.0.2:5", "20240102T030405Z", "MQv2-HMAC-SHA1 Credential=proxyadmin, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature="+strings.Repeat("0A", 20))
+	f.Add("[::1]:0", "x", "MQv2-HMAC-SHA1 Credential=a/b,,=,Signature=,SignedHeaders=;;")
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, addr, dt, authz string) {
+		r, stated, err := parseRelay(metadata.Pairs(mdRelayedFor, addr, mdRelayDateTime, dt, mdRelayAuthorization, authz))
+		if !stated {
+			t.Fatal("a call with every entry stated nothing")
+		}
+		if err != nil {
+			return
+		}
+		if !r.addr.IsValid() || r.auth.AccessKey == "" || len(r.auth.Signature) != 20 || r.forRaw != addr {
+			t.Fatalf("%q %q %q parsed as %+v", addr, dt, authz, r)
 		}
 	})
 }

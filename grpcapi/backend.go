@@ -28,19 +28,21 @@ type backend interface {
 	// endpoint clients are told; an error wrapping errTopicNotFound when
 	// no group serves the topic.
 	routes(ctx context.Context, topic string) ([]groupRoute, error)
-	// serve sends a remoting request (a send, an end of transaction) of
-	// topic to broker group group and answers the group's response.
+	// serve sends a remoting request (a send, an end of transaction, a
+	// pull) of topic to broker group group and answers the group's
+	// response. A PULL_MESSAGE with the suspend flag may be held by the
+	// broker: serve then returns when the held pull is answered (a
+	// message came, its suspend timeout passed) or when ctx ends.
 	serve(ctx context.Context, from netip.AddrPort, topic, group string, req *remoting.Command) *remoting.Command
-	// consumerRelay is the gRPC port a consumer call on topic in broker
-	// group group is relayed to, with the context to call it with; a nil
-	// client means the call is served here (popper).
-	consumerRelay(ctx context.Context, topic, group string) (v2pb.MessagingServiceClient, context.Context, error)
-	// holdsPulls reports whether serve may be sent a PULL_MESSAGE for
-	// the broker to hold (the suspend flag): a remoting connection gets
-	// the answer when a message comes; a broker serving in process
-	// (ServeLocal) has no connection to answer a held pull on, so the
-	// pull is asked again instead (pull.go).
-	holdsPulls() bool
+	// consumerRelay is the gRPC port a consumer call of consumerGroup on
+	// topic in broker group group is relayed to, with the context to call
+	// it with; a nil client means the call is served here (popper). With
+	// group "" it picks one of the topic's readable groups.
+	consumerRelay(ctx context.Context, consumerGroup, topic, group string) (v2pb.MessagingServiceClient, context.Context, error)
+	// admitting are the routes of the groups whose own access rules
+	// allow req, what a call amounts to (all when none does); a node's
+	// port serves one group and has checked the call already.
+	admitting(ctx context.Context, routes []groupRoute, req *remoting.Command) []groupRoute
 	// relayFailed reports that a relay to group failed: the route it
 	// took may name a leader that is gone.
 	relayFailed(topic, group string)

@@ -187,6 +187,11 @@ func (c *clusterBackend) routes(ctx context.Context, topic string) ([]groupRoute
 // serve, it waits for the route to name another leader and sends there
 // once more.
 func (c *clusterBackend) serve(ctx context.Context, _ netip.AddrPort, topic, group string, req *remoting.Command) *remoting.Command {
+	if err := c.admits(ctx, group, req); err != nil {
+		c.s.log.Info("gRPC call refused by the broker group's ACL", "peer", peerOf(ctx), "group", group,
+			"code", remoting.RequestCodeName(req.Code), "error", err)
+		return remoting.NewResponse(req, remoting.NoPermission, err.Error())
+	}
 	rd, err := c.route(ctx, topic, false)
 	if err != nil {
 		return remoting.NewResponse(req, remoting.ServiceNotAvailable, err.Error())
@@ -250,21 +255,28 @@ func cloneRequest(req *remoting.Command) *remoting.Command {
 	return &out
 }
 
-// consumerRelay is a client of group's leader's gRPC port (a readable
-// group in turn when the client names none).
-func (c *clusterBackend) consumerRelay(ctx context.Context, topic, group string) (v2pb.MessagingServiceClient, context.Context, error) {
+// consumerRelay is a client of group's leader's gRPC port (when the
+// client names none, a readable group in turn among those whose rules
+// let consumerGroup subscribe to topic), once the group's rules allow
+// the call (admits).
+func (c *clusterBackend) consumerRelay(ctx context.Context, consumerGroup, topic, group string) (v2pb.MessagingServiceClient, context.Context, error) {
 	rd, err := c.route(ctx, topic, false)
 	if err != nil {
 		return nil, ctx, err
 	}
+	sub := extRequest(remoting.PullMessage, "consumerGroup", consumerGroup, "topic", topic)
 	if group == "" {
 		routes, err := c.routes(ctx, topic)
 		if err != nil {
 			return nil, ctx, err
 		}
-		if group = readableGroup(routes, c.s.turn.Add(1)); group == "" {
+		if group = readableGroup(c.admitting(ctx, routes, sub), c.s.turn.Add(1)); group == "" {
 			return nil, ctx, fmt.Errorf("%w: topic %s has no readable queue", broker.ErrNoPermission, topic)
 		}
+	}
+	if err := c.admits(ctx, group, sub); err != nil {
+		c.s.log.Info("gRPC call refused by the broker group's ACL", "peer", peerOf(ctx), "group", group, "error", err)
+		return nil, ctx, err
 	}
 	addr := leaderOf(rd, group)
 	if addr == "" {
@@ -279,7 +291,7 @@ func (c *clusterBackend) consumerRelay(ctx context.Context, topic, group string)
 	if err != nil {
 		return nil, ctx, err
 	}
-	return mc, relayContext(ctx, ""), nil
+	return mc, c.relayContext(ctx), nil
 }
 
 // endpoint is the gRPC endpoint of the broker at remoting address addr,
@@ -315,10 +327,6 @@ func (c *clusterBackend) relayFailed(topic, group string) {
 		delete(c.cache, topic)
 	}
 }
-
-// holdsPulls: the leaders are reached over remoting, which answers a
-// held pull when it ends.
-func (c *clusterBackend) holdsPulls() bool { return true }
 
 func (c *clusterBackend) popper() Popper { return nil }
 

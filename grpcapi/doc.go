@@ -96,7 +96,9 @@
 //     PULL_MESSAGE (up to batch_size messages, at most 32, from offset,
 //     the filter as the pull's subscription, no offset committed; long-
 //     polled up to long_polling_timeout, at most 25 s, within the call's
-//     deadline), UPDATE_CONSUMER_OFFSET (replicated by the group's
+//     deadline: the broker holds the pull, over remoting from the proxy,
+//     in process on a node's port, broker.Broker.ServeLocalWait, until a
+//     message comes, the time is up or the call ends), UPDATE_CONSUMER_OFFSET (replicated by the group's
 //     leader), QUERY_CONSUMER_OFFSET, and GET_MIN_OFFSET, GET_MAX_OFFSET
 //     or SEARCH_OFFSET_BY_TIMESTAMP by the query's policy. A pull
 //     answers, as RocketMQ's proxy does, a Status (OK; MESSAGE_NOT_FOUND
@@ -134,9 +136,14 @@
 // checked again there for the call's identity. A call a follower relays
 // carries the client's signature, checked again by the leader (which sees
 // the follower's address: a client let in by a white-listed address
-// alone is refused there). The date-time is not held against the clock,
-// as RocketMQ's proxy does not: TLS keeps the signature from being
-// replayed.
+// alone is refused there). A call the proxy relays carries the client's
+// signature too, and the client's address, stated and signed by the
+// proxy's admin account (relayauth.go), which the leader checks the call
+// from: a white-listed client works through the proxy. The proxy checks
+// each call against the rules of the broker group that serves it, and a
+// call tied to no group against any group's (clusteracl.go). The
+// date-time is not held against the clock, as RocketMQ's proxy does not:
+// TLS keeps the signature from being replayed.
 //
 // Metrics: with Config.Observer, an interceptor (the first in the chain,
 // so the ACL's refusals count) reports each call's method, gRPC status

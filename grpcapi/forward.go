@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/ledgermq/ledgermq/acl"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
@@ -149,12 +150,17 @@ func relayReceive(ctx context.Context, c v2pb.MessagingServiceClient, req *v2pb.
 	}
 }
 
-// consumerTarget is where a consumer call on topic in broker group group
-// goes: a client of the gRPC port to relay it to with the context to call
-// it with, or nil to serve it here; or the Status refusing it.
-func (s *Server) consumerTarget(ctx context.Context, topic, group string) (v2pb.MessagingServiceClient, context.Context, *v2pb.Status) {
-	c, fctx, err := s.be.consumerRelay(ctx, topic, group)
+// consumerTarget is where a consumer call of consumerGroup on topic in
+// broker group group goes: a client of the gRPC port to relay it to with
+// the context to call it with, or nil to serve it here; or the Status
+// refusing it.
+func (s *Server) consumerTarget(ctx context.Context, consumerGroup, topic, group string) (v2pb.MessagingServiceClient, context.Context, *v2pb.Status) {
+	c, fctx, err := s.be.consumerRelay(ctx, consumerGroup, topic, group)
 	switch {
+	case errors.Is(err, broker.ErrUnauthenticated), errors.Is(err, acl.ErrDenied):
+		// Refused by the rules of the group the call goes to: the
+		// caller is known (it passed the port's check), so FORBIDDEN.
+		return nil, ctx, newStatus(v2pb.Code_FORBIDDEN, "%v", err)
 	case err != nil:
 		return nil, ctx, popStatus(err)
 	case c == nil && s.be.popper() == nil:

@@ -39,19 +39,24 @@ func (l localBackend) writeEndpoint() netip.AddrPort {
 }
 
 // serve: the broker serves the request as its remoting port would (a
-// follower forwards it to the leader).
+// follower forwards it to the leader); a pull it holds is answered on
+// this goroutine when it ends (ServeLocalWait), its hold dropped when ctx
+// ends.
 func (l localBackend) serve(ctx context.Context, from netip.AddrPort, _, _ string, req *remoting.Command) *remoting.Command {
-	return l.s.cfg.Broker.ServeLocal(ctx, from, req)
+	return l.s.cfg.Broker.ServeLocalWait(ctx, from, req)
 }
 
-func (l localBackend) consumerRelay(ctx context.Context, _, _ string) (v2pb.MessagingServiceClient, context.Context, error) {
+func (l localBackend) consumerRelay(ctx context.Context, _, _, _ string) (v2pb.MessagingServiceClient, context.Context, error) {
 	c, fctx := l.s.leaderClient(ctx)
 	return c, fctx, nil
 }
 
-func (l localBackend) holdsPulls() bool { return false }
-
 func (l localBackend) relayFailed(string, string) {}
+
+// admitting: the node's one group, whose rules checked the call already.
+func (l localBackend) admitting(_ context.Context, routes []groupRoute, _ *remoting.Command) []groupRoute {
+	return routes
+}
 
 func (l localBackend) popper() Popper { return l.s.cfg.Broker }
 

@@ -40,11 +40,6 @@ const (
 	// maxPullWait caps a pull's long_polling_timeout as the broker caps
 	// the hold of a pull (below the clients' 30 s request timeout).
 	maxPullWait = 25 * time.Second
-	// pullRecheckMin and pullRecheckMax bound the pause between two reads
-	// of a long poll asked again (backend.holdsPulls false): it doubles
-	// from the first to the second while nothing comes.
-	pullRecheckMin = 10 * time.Millisecond
-	pullRecheckMax = 100 * time.Millisecond
 )
 
 // pullQueue is the queue a call names, checked against the topic's
@@ -195,18 +190,19 @@ func (s *Server) PullMessage(req *v2pb.PullMessageRequest, stream v2pb.Messaging
 	return sendNext(next)
 }
 
-// pull serves h until it finds messages or until is reached: as one pull
-// the broker holds when the backend's connection can be answered later
-// (holdsPulls), else as pulls asked again with a growing pause. It
-// returns the last answer, a pull answer (SUCCESS, PULL_NOT_FOUND,
-// PULL_RETRY_IMMEDIATELY, PULL_OFFSET_MOVED) with the offset the next
-// pull starts at, or the Status of any other answer.
+// pull serves h as one pull the broker holds (the suspend flag, with the
+// time left until until) until a message comes or the time is up: over
+// remoting from the proxy, in process on a node's port (ServeLocalWait).
+// An answer that found nothing but moved the offset on (messages the
+// filter skipped, a page at a time) is asked on from there at once while
+// time is left; the offsets only grow, so this ends. It returns the last
+// answer, a pull answer (SUCCESS, PULL_NOT_FOUND, PULL_RETRY_IMMEDIATELY,
+// PULL_OFFSET_MOVED) with the offset the next pull starts at, or the
+// Status of any other answer.
 func (s *Server) pull(ctx context.Context, from netip.AddrPort, q pullQueue, h protocol.PullMessageRequestHeader, until time.Time) (*remoting.Command, int64, *v2pb.Status) {
-	pause := pullRecheckMin
 	for {
 		h.SysFlag, h.SuspendTimeoutMillis = protocol.PullFlagSubscription, 0
-		left := time.Until(until)
-		if s.be.holdsPulls() && left > 0 {
+		if left := time.Until(until); left > 0 {
 			h.SysFlag |= protocol.PullFlagSuspend
 			h.SuspendTimeoutMillis = max(left.Milliseconds(), 1)
 		}
@@ -222,23 +218,14 @@ func (s *Server) pull(ctx context.Context, from netip.AddrPort, q pullQueue, h p
 		if err := rh.Decode(resp.ExtFields); err != nil {
 			return nil, 0, newStatus(v2pb.Code_INTERNAL_SERVER_ERROR, "the broker's answer: %v", err)
 		}
-		if resp.Code == remoting.Success || resp.Code == remoting.PullOffsetMoved {
+		if resp.Code == remoting.Success || resp.Code == remoting.PullOffsetMoved ||
+			rh.NextBeginOffset <= h.QueueOffset || time.Until(until) <= 0 || ctx.Err() != nil {
+			// Found, moved, or nothing more to read before the time is
+			// up: the hold ended (PULL_NOT_FOUND), or the broker asks the
+			// same offset again (a follower behind).
 			return resp, rh.NextBeginOffset, nil
 		}
-		// Nothing matched: the next read starts past what was skipped.
 		h.QueueOffset = rh.NextBeginOffset
-		left = time.Until(until)
-		if left <= 0 {
-			return resp, h.QueueOffset, nil
-		}
-		t := time.NewTimer(min(pause, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return resp, h.QueueOffset, nil
-		case <-t.C:
-		}
-		pause = min(2*pause, pullRecheckMax)
 	}
 }
 

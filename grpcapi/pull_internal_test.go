@@ -19,7 +19,6 @@ import (
 // every topic, and answers each request with answer (recording it).
 type answeringBackend struct {
 	backend // what the tests below do not call
-	holds   bool
 	answer  func(req *remoting.Command) *remoting.Command
 
 	mu   sync.Mutex
@@ -36,8 +35,6 @@ func (a *answeringBackend) serve(_ context.Context, _ netip.AddrPort, _, _ strin
 	a.mu.Unlock()
 	return a.answer(req)
 }
-
-func (a *answeringBackend) holdsPulls() bool { return a.holds }
 
 func testServer(be backend) *Server {
 	return &Server{be: be, log: hclog.NewNullLogger(), stopCtx: context.Background()}
@@ -69,65 +66,76 @@ func TestGetOffsetNotFound(t *testing.T) {
 	}
 }
 
-// TestPullAsksAgain: where the broker cannot hold a pull (in process), a
-// long poll is pulls asked again without the suspend flag, each from the
-// offset the last answered (past what the filter skipped), until a pull
-// finds messages or the time is up; where it can, the pull carries the
-// suspend flag and the time left.
-func TestPullAsksAgain(t *testing.T) {
+// TestPullHeldByBroker: a long poll is one pull with the suspend flag and
+// the time left, which the broker holds; an answer that found nothing but
+// moved the offset on (past what the filter skipped) is asked on at once
+// from there, with the time then left; an answer that did not move it
+// (the hold ended: PULL_NOT_FOUND; a follower behind) is the answer, not
+// asked again; without a long poll the pull carries no suspend flag.
+func TestPullHeldByBroker(t *testing.T) {
 	q := pullQueue{topic: "T", group: "broker-a", id: 0}
 	h := protocol.PullMessageRequestHeader{ConsumerGroup: "cg", Topic: "T", QueueOffset: 5, MaxMsgNums: 4, Subscription: "*", ExpressionType: "TAG"}
+	header := func(t *testing.T, req *remoting.Command) protocol.PullMessageRequestHeader {
+		t.Helper()
+		var rh protocol.PullMessageRequestHeader
+		if err := rh.Decode(req.ExtFields); err != nil {
+			t.Fatal(err)
+		}
+		return rh
+	}
+	held := func(t *testing.T, rh protocol.PullMessageRequestHeader, offset int64, most int64) {
+		t.Helper()
+		if rh.QueueOffset != offset || rh.SysFlag != protocol.PullFlagSubscription|protocol.PullFlagSuspend ||
+			rh.SuspendTimeoutMillis <= 0 || rh.SuspendTimeoutMillis > most || rh.CommitOffset != 0 {
+			t.Fatalf("pull %+v: want offset %d held up to %d ms, no commit", rh, offset, most)
+		}
+	}
+
+	// Filtered up to 7, then found.
 	calls := 0
 	be := &answeringBackend{answer: func(req *remoting.Command) *remoting.Command {
 		calls++
-		switch calls {
-		case 1:
-			return pullAnswerOf(req, remoting.PullRetryImmediately, 7) // filtered up to 7
-		case 2:
-			return pullAnswerOf(req, remoting.PullNotFound, 7)
+		if calls == 1 {
+			return pullAnswerOf(req, remoting.PullRetryImmediately, 7)
 		}
 		r := pullAnswerOf(req, remoting.Success, 8)
 		r.Body = []byte("records")
 		return r
 	}}
-	s := testServer(be)
-	resp, next, st := s.pull(context.Background(), netip.AddrPort{}, q, h, time.Now().Add(time.Minute))
-	if st != nil || resp.Code != remoting.Success || next != 8 || calls != 3 {
+	resp, next, st := testServer(be).pull(context.Background(), netip.AddrPort{}, q, h, time.Now().Add(10*time.Second))
+	if st != nil || resp.Code != remoting.Success || next != 8 || calls != 2 {
 		t.Fatalf("pull: %v %d %v after %d calls", resp, next, st, calls)
 	}
-	for i, want := range []int64{5, 7, 7} {
-		var rh protocol.PullMessageRequestHeader
-		if err := rh.Decode(be.reqs[i].ExtFields); err != nil {
-			t.Fatal(err)
-		}
-		if rh.QueueOffset != want || rh.SysFlag != protocol.PullFlagSubscription || rh.CommitOffset != 0 {
-			t.Fatalf("pull %d: %+v, want offset %d without suspend or commit", i, rh, want)
-		}
-	}
+	held(t, header(t, be.reqs[0]), 5, 10_000)
+	held(t, header(t, be.reqs[1]), 7, 10_000)
 
-	// Nothing comes: answered when the time is up, at the last offset.
+	// The hold ends with nothing: the answer, not asked again.
 	be = &answeringBackend{answer: func(req *remoting.Command) *remoting.Command {
 		return pullAnswerOf(req, remoting.PullNotFound, 5)
 	}}
-	resp, next, st = testServer(be).pull(context.Background(), netip.AddrPort{}, q, h, time.Now().Add(50*time.Millisecond))
-	if st != nil || resp.Code != remoting.PullNotFound || next != 5 || len(be.reqs) < 2 {
-		t.Fatalf("pull with nothing coming: %v %d %v after %d pulls", resp, next, st, len(be.reqs))
+	resp, next, st = testServer(be).pull(context.Background(), netip.AddrPort{}, q, h, time.Now().Add(time.Minute))
+	if st != nil || resp.Code != remoting.PullNotFound || next != 5 || len(be.reqs) != 1 {
+		t.Fatalf("a hold that ended with nothing: %v %d %v after %d pulls", resp, next, st, len(be.reqs))
 	}
 
-	// A backend whose broker holds pulls is sent the suspend flag.
-	be = &answeringBackend{holds: true, answer: func(req *remoting.Command) *remoting.Command {
-		r := pullAnswerOf(req, remoting.Success, 6)
-		r.Body = []byte("records")
-		return r
+	// A retry at the same offset (a follower behind) is not asked again.
+	be = &answeringBackend{answer: func(req *remoting.Command) *remoting.Command {
+		return pullAnswerOf(req, remoting.PullRetryImmediately, 5)
 	}}
-	if _, _, st := testServer(be).pull(context.Background(), netip.AddrPort{}, q, h, time.Now().Add(10*time.Second)); st != nil {
-		t.Fatal(st)
+	resp, next, st = testServer(be).pull(context.Background(), netip.AddrPort{}, q, h, time.Now().Add(time.Minute))
+	if st != nil || resp.Code != remoting.PullRetryImmediately || next != 5 || len(be.reqs) != 1 {
+		t.Fatalf("a retry at the same offset: %v %d %v after %d pulls", resp, next, st, len(be.reqs))
 	}
-	var rh protocol.PullMessageRequestHeader
-	if err := rh.Decode(be.reqs[0].ExtFields); err != nil {
-		t.Fatal(err)
+
+	// No long poll: one pull without the suspend flag.
+	be = &answeringBackend{answer: func(req *remoting.Command) *remoting.Command {
+		return pullAnswerOf(req, remoting.PullRetryImmediately, 9)
+	}}
+	resp, next, st = testServer(be).pull(context.Background(), netip.AddrPort{}, q, h, time.Now())
+	if st != nil || resp.Code != remoting.PullRetryImmediately || next != 9 || len(be.reqs) != 1 {
+		t.Fatalf("a pull without long poll: %v %d %v after %d pulls", resp, next, st, len(be.reqs))
 	}
-	if rh.SysFlag != protocol.PullFlagSubscription|protocol.PullFlagSuspend || rh.SuspendTimeoutMillis <= 9000 || rh.SuspendTimeoutMillis > 10000 {
-		t.Fatalf("held pull: %+v", rh)
+	if rh := header(t, be.reqs[0]); rh.SysFlag != protocol.PullFlagSubscription || rh.SuspendTimeoutMillis != 0 {
+		t.Fatalf("a pull without long poll: %+v", rh)
 	}
 }

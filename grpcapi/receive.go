@@ -17,6 +17,7 @@ import (
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/protocol"
 )
 
 // Popper is the broker's POP consumption, what the consumer side of the
@@ -109,7 +110,7 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.stopCtx, cancel)()
-	c, fctx, st := s.consumerTarget(ctx, topic, req.GetMessageQueue().GetBroker().GetName())
+	c, fctx, st := s.consumerTarget(ctx, group, topic, req.GetMessageQueue().GetBroker().GetName())
 	if st != nil {
 		return send(st)
 	}
@@ -117,8 +118,11 @@ func (s *Server) ReceiveMessage(req *v2pb.ReceiveMessageRequest, stream v2pb.Mes
 		return relayReceive(fctx, c, req, stream, func() { s.be.relayFailed(topic, req.GetMessageQueue().GetBroker().GetName()) })
 	}
 	expr, exprType := filterOf(req.GetFilterExpression(), "")
+	// A group new to a queue starts as Java's proxy starts it
+	// (ConsumeInitMode.MAX): at the queue's last message, or its first
+	// while the queue is young (broker.PopRequest.InitMode).
 	got, err := s.be.popper().PopMessages(ctx, broker.PopRequest{Group: group, Topic: topic, Expression: expr, ExpressionType: exprType,
-		Max: int(req.GetBatchSize()), Invisible: invisible, Wait: max(wait, 0)})
+		Max: int(req.GetBatchSize()), Invisible: invisible, Wait: max(wait, 0), InitMode: protocol.PopInitModeMax})
 	if err != nil {
 		return send(popStatus(err))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/grpcapi/v2pb"
 	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // SendMessage stores each message of the request through the broker's
@@ -40,6 +41,9 @@ func (s *Server) sendOne(ctx context.Context, from netip.AddrPort, m *v2pb.Messa
 	if err != nil {
 		return &v2pb.SendResultEntry{Status: routesStatus(out.topic, err), MessageId: out.messageID}
 	}
+	// Through the proxy, among the groups whose own rules let the caller
+	// publish to the topic (clusteracl.go).
+	routes = s.be.admitting(ctx, routes, extRequest(remoting.SendMessageV2, "b", out.topic))
 	bg, q := pickQueue(routes, out.group, s.turn.Add(1))
 	out.header.QueueID = q
 	h := protocol.SendMessageRequestHeaderV2(out.header)
@@ -93,6 +97,12 @@ func (s *Server) EndTransaction(ctx context.Context, req *v2pb.EndTransactionReq
 		TransactionID:        msgID,
 		BrokerName:           cmp.Or(t.brokerName, s.cfg.BrokerName),
 	}
-	rresp := s.be.serve(ctx, peerOf(ctx), topicName(req.GetTopic()), h.BrokerName, h.Request(""))
+	r := h.Request("")
+	if t := topicName(req.GetTopic()); t != "" {
+		// As RocketMQ 5's header: the broker group that ends it checks
+		// PUB on the topic (its ACL, or the proxy's check of it).
+		r.ExtFields["topic"] = t
+	}
+	rresp := s.be.serve(ctx, peerOf(ctx), topicName(req.GetTopic()), h.BrokerName, r)
 	return &v2pb.EndTransactionResponse{Status: statusOf(rresp)}, nil
 }

@@ -28,6 +28,10 @@ type Broker interface {
 	// ServeLocal serves a remoting request as the remoting port would
 	// from a client at peer.
 	ServeLocal(ctx context.Context, peer netip.AddrPort, req *remoting.Command) *remoting.Command
+	// ServeLocalWait is ServeLocal that may hold a pull with the suspend
+	// flag until a message comes, its suspend timeout or the end of ctx,
+	// and returns its answer then.
+	ServeLocalWait(ctx context.Context, peer netip.AddrPort, req *remoting.Command) *remoting.Command
 	// Topic is the topic's configuration in the node's replica.
 	Topic(name string) (metadata.TopicConfig, bool)
 	// LeaderID is the node id of the group's leader, "" when unknown.
@@ -143,7 +147,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.be = be
 		if be.acl != nil {
-			cfg.Access = broker.RulesAccess{Rules: be.acl.Rules}
+			cfg.Access = groupsAccess{acl: be.acl}
 			s.cfg.Access = cfg.Access
 		}
 	} else {

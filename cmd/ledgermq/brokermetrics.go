@@ -25,6 +25,7 @@ import (
 //	ledgermq_pop_inflight_messages{topic,consumer_group} gauge     POP messages handed out, not acknowledged
 //	ledgermq_pop_due_messages{topic,consumer_group}     gauge      of those, invisible time over (redelivery or DLQ next)
 //	ledgermq_pop_oldest_invisible_until_seconds{topic,consumer_group} gauge  earliest invisible-until (Unix s)
+//	ledgermq_held_pulls                                 gauge      pulls long polling holds now (remoting and gRPC)
 //	ledgermq_send_latency_seconds                       histogram  a send's arrival to its answer (leader)
 //	ledgermq_pull_latency_seconds                       histogram  a pull's arrival to its answer with messages
 //	ledgermq_raft_log_append_seconds                    histogram  one raft log write, fsync included
@@ -132,6 +133,7 @@ type brokerCollector struct {
 	b                                     *broker.Broker
 	lag, topics, groups, prods, consumers *prometheus.Desc
 	popInflight, popDue, popOldest        *prometheus.Desc
+	heldPulls                             *prometheus.Desc
 }
 
 func newBrokerCollector(b *broker.Broker, labels prometheus.Labels) *brokerCollector {
@@ -151,12 +153,13 @@ func newBrokerCollector(b *broker.Broker, labels prometheus.Labels) *brokerColle
 			"topic", "consumer_group"),
 		popOldest: d("ledgermq_pop_oldest_invisible_until_seconds", "The earliest invisible-until (Unix seconds) of a consumer group's POP messages in flight, per topic.",
 			"topic", "consumer_group"),
+		heldPulls: d("ledgermq_held_pulls", "Pulls long polling holds on this node now (remoting consumers' and the gRPC port's PullMessage)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *brokerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.lag, c.topics, c.groups, c.prods, c.consumers, c.popInflight, c.popDue, c.popOldest} {
+	for _, d := range []*prometheus.Desc{c.lag, c.topics, c.groups, c.prods, c.consumers, c.popInflight, c.popDue, c.popOldest, c.heldPulls} {
 		ch <- d
 	}
 }
@@ -173,6 +176,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.popOldest, prometheus.GaugeValue, float64(p.OldestUntil.UnixMilli())/1000, p.Topic, p.Group)
 		}
 	}
+	ch <- prometheus.MustNewConstMetric(c.heldPulls, prometheus.GaugeValue, float64(c.b.HeldPulls()))
 	n := c.b.Counts()
 	for d, v := range map[*prometheus.Desc]int{c.topics: n.Topics, c.groups: n.Groups, c.prods: n.Producers, c.consumers: n.Consumers} {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))

@@ -106,6 +106,7 @@ func TestGRPCCallMetrics(t *testing.T) {
 		regexp.MustCompile(`ledgermq_pop_inflight_messages\{[^}]*consumer_group="cg_gm",[^}]*topic="GMetrics"\} 1\n`),
 		regexp.MustCompile(`ledgermq_pop_due_messages\{[^}]*consumer_group="cg_gm",[^}]*topic="GMetrics"\} 0\n`),
 		regexp.MustCompile(`ledgermq_pop_oldest_invisible_until_seconds\{[^}]*consumer_group="cg_gm",[^}]*topic="GMetrics"\} \d`),
+		regexp.MustCompile(`ledgermq_held_pulls\{[^}]*\} 0\n`),
 	}
 	var body string
 	waitFor(t, 20*time.Second, "the calls in /metrics", func() bool {

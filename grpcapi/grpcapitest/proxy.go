@@ -63,7 +63,17 @@ func StartProxyClusterWith(t testing.TB, a ProxyACL) *ProxyCluster {
 		return true
 	})
 	pc := &ProxyCluster{TC: tc, Nodes: Serve(t, tc, lis, peers)}
-	cc := &grpcapi.ClusterConfig{NameServers: []string{tc.NamesrvAddr()}}
+	pc.Proxy = StartProxy(t, tc.NamesrvAddr(), a)
+	return pc
+}
+
+// StartProxy starts a proxy in cluster mode in front of the broker groups
+// the name server at namesrv knows, on loopback, with the ACL on when
+// a.File is set (read and signed with the account of a), stopped by the
+// test's cleanup.
+func StartProxy(t testing.TB, namesrv string, a ProxyACL) *grpcapi.Server {
+	t.Helper()
+	cc := &grpcapi.ClusterConfig{NameServers: []string{namesrv}}
 	if a.File != "" {
 		cc.ACL, cc.Credentials = true, auth.Credentials{AccessKey: a.AccessKey, SecretKey: a.SecretKey}
 	}
@@ -74,7 +84,6 @@ func StartProxyClusterWith(t testing.TB, a ProxyACL) *ProxyCluster {
 	if err := proxy.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pc.Proxy = proxy
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -82,7 +91,34 @@ func StartProxyClusterWith(t testing.TB, a ProxyACL) *ProxyCluster {
 			t.Error(err)
 		}
 	})
-	return pc
+	return proxy
+}
+
+// StartGroupNode starts a one-node broker group named name whose node,
+// n0, serves gRPC on a port of its own and publishes it. With namesrv
+// set the node registers with that name server (another Cluster's), else
+// with the Cluster's own; with aclFile set it enforces that
+// plain_acl.yml (its gRPC port checks every call). It returns once the
+// name server routes the group's leader and the group is at format
+// version 4 (POP needs it).
+func StartGroupNode(t testing.TB, name, namesrv, aclFile string) (*brokertest.Cluster, *grpcapi.Server) {
+	t.Helper()
+	lis, peers := Listen(t, "n0")
+	tc := brokertest.StartNode(t, func(_ int, c *broker.Config) {
+		c.BrokerName = name
+		c.GRPCEndpoint = peers["n0"]
+		if namesrv != "" {
+			c.NamesrvAddrs = []string{namesrv}
+		}
+		if aclFile != "" {
+			c.ACLEnable, c.ACLFile = true, aclFile
+		}
+	})
+	testwait.For(t, 30*time.Second, "format version 4 on "+name, func() bool {
+		g := tc.Raft.Node("n0").Group()
+		return g != nil && g.FormatVersion() >= 4
+	})
+	return tc, ServeGroup(t, tc, name, lis, peers)["n0"]
 }
 
 // Listen opens a loopback listener for the gRPC port of each node id, and
@@ -106,9 +142,15 @@ func Listen(t testing.TB, ids ...string) (map[string]net.Listener, map[string]st
 // cleanup stops them.
 func Serve(t testing.TB, tc *brokertest.Cluster, lis map[string]net.Listener, peers map[string]string) map[string]*grpcapi.Server {
 	t.Helper()
+	return ServeGroup(t, tc, "broker-a", lis, peers)
+}
+
+// ServeGroup is Serve of a group named name.
+func ServeGroup(t testing.TB, tc *brokertest.Cluster, name string, lis map[string]net.Listener, peers map[string]string) map[string]*grpcapi.Server {
+	t.Helper()
 	nodes := map[string]*grpcapi.Server{}
 	for id := range tc.Peers {
-		cfg := grpcapi.Config{Listener: lis[id], BrokerName: "broker-a", NodeID: id, Peers: peers, Broker: tc.Broker(id)}
+		cfg := grpcapi.Config{Listener: lis[id], BrokerName: name, NodeID: id, Peers: peers, Broker: tc.Broker(id)}
 		if b := tc.Broker(id); b.ACLEnabled() {
 			cfg.Access = b
 		}
