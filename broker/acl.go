@@ -165,6 +165,9 @@ var aclTable = map[int32]aclRule{
 	remoting.SendBatchMessage:    {resources: extTopic("b", acl.Pub)},
 	remoting.ConsumerSendMsgBack: {resources: extGroupTopic("group", "")},
 	remoting.EndTransaction:      {resources: extTopic("topic", acl.Pub)},
+	// As Java's RecallMessageRequestHeader (@RocketMQAction PUB on the
+	// topic).
+	remoting.RecallMessage: {resources: extTopic("topic", acl.Pub)},
 	// Java's ACL names no resource of a reply: a valid signature is
 	// enough.
 	remoting.SendReplyMessage:   {},

@@ -20,6 +20,7 @@
 //	10    SEND_MESSAGE             send   leader; a follower forwards
 //	310   SEND_MESSAGE_V2          send   leader; a follower forwards
 //	320   SEND_BATCH_MESSAGE       send   leader; a follower forwards
+//	370   RECALL_MESSAGE           send   leader; a follower forwards
 //	17    UPDATE_AND_CREATE_TOPIC  admin  leader; a follower forwards
 //	215   DELETE_TOPIC_IN_BROKER   admin  leader; a follower forwards
 //	21    GET_ALL_TOPIC_CONFIG     admin  any node, from its replica
@@ -193,6 +194,18 @@
 // %LEDGERMQ_TIMER_SCHEDULER% in the same raft entry: exactly once across
 // failover. The timer scheduler and index own their start and stop
 // (timerService) and reach the group through the timerRaft interface.
+//
+// Recall (recall.go, RocketMQ 5.3): the answer to a SEND_MESSAGE or
+// SEND_MESSAGE_V2 that parked a timer carries Java's recall handle
+// (recallHandle: base64 of "v1 topic brokerName TIMER_OUT_MS+1 UNIQ_KEY");
+// RECALL_MESSAGE with it, before the timer is due, records the recall as
+// an offset of an internal group (%LEDGERMQ_TIMER_RECALL%<second>), so
+// the scheduler of every later leader skips the timer; the recall and the
+// scheduler's rounds exclude each other, and the scheduler drops a
+// second's recalls once every timer due by then is handled. Refusals as
+// Java's: ILLEGAL_OPERATION (604) for a handle that does not decode,
+// names another topic or group, or whose time passed or timer was
+// delivered; TOPIC_NOT_EXIST for an unknown topic.
 //
 // Pending work (timer_admin.go; ledgermq's codes, protocol/pending.go):
 // 4011 LEDGERMQ_LIST_PENDING_TIMERS (count, next due, the first limit in

@@ -91,6 +91,7 @@ func (b *Broker) handlers() []handlerRow {
 		{code: remoting.SendBatchMessage, pool: poolSend, serve: b.serveSend, inline: b.serveSendInline},
 		{code: remoting.ConsumerSendMsgBack, pool: poolSend, leader: b.sendBack},
 		{code: remoting.EndTransaction, pool: poolSend, serve: b.serveEndTransaction},
+		{code: remoting.RecallMessage, pool: poolSend, leader: b.recallMessage},
 		// Request-reply (reply.go).
 		{code: remoting.SendReplyMessage, pool: poolSend, serve: b.serveReply},
 		{code: remoting.SendReplyMessageV2, pool: poolSend, serve: b.serveReply},

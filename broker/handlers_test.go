@@ -16,7 +16,7 @@ func TestHandlerTable(t *testing.T) {
 	}{
 		remoting.SendMessage: {poolSend, false}, remoting.SendMessageV2: {poolSend, false},
 		remoting.SendBatchMessage: {poolSend, false}, remoting.ConsumerSendMsgBack: {poolSend, true},
-		remoting.EndTransaction:   {poolSend, false},
+		remoting.EndTransaction: {poolSend, false}, remoting.RecallMessage: {poolSend, true},
 		remoting.SendReplyMessage: {poolSend, false}, remoting.SendReplyMessageV2: {poolSend, false},
 		remoting.HeartBeat: {poolHeartbeat, false}, remoting.UnregisterClient: {poolHeartbeat, false},
 		remoting.LockBatchMQ: {poolHeartbeat, true}, remoting.UnlockBatchMQ: {poolHeartbeat, true},

@@ -363,6 +363,11 @@ type sendPlan struct {
 	// when the message is parked in another topic).
 	answerQueue int32
 	half        bool
+	// recallTopic and recallDue: a single message parked as a timer (not
+	// for a retry topic), whose answer carries its recall handle
+	// (recall.go), as Java's SendMessageProcessor answers it.
+	recallTopic string
+	recallDue   int64
 }
 
 // proposeSend proposes p and waits for its answer.
@@ -439,12 +444,16 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 	// Parking rewrites props; a message that is not parked keeps the
 	// producer's properties, and their encoding (newExt).
 	parked := false
+	var recallTopic string
 	if level := b.delayLevelOf(props, h.SysFlag); !batch && !deadLettered && level > 0 {
 		if topic, queueID, err = b.park(ctx, level, topic, queueID, props); err != nil {
 			return nil, err
 		}
 		parked = true
 	} else if timed && !deadLettered {
+		if !batch && !strings.HasPrefix(topic, retryPrefix) {
+			recallTopic = topic
+		}
 		if topic, queueID, err = b.parkTimer(ctx, due, topic, queueID, props); err != nil {
 			return nil, err
 		}
@@ -501,7 +510,7 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 				m.SetEncodedProperties(enc)
 			}
 		}
-		p := &sendPlan{start: start, h: h, answerQueue: answerQueue, half: half}
+		p := &sendPlan{start: start, h: h, answerQueue: answerQueue, half: half, recallTopic: recallTopic, recallDue: due}
 		p.one[0] = m
 		p.msgs = p.one[:]
 		return p, nil
@@ -531,6 +540,9 @@ func (b *Broker) sendAnswer(req *remoting.Command, p *sendPlan, results []store.
 	if len(results) == 1 {
 		// strings.Join of one would do the same, after two slices.
 		rh.MsgID, rh.TransactionID = results[0].MsgID, msgs[0].UniqKey()
+		if p.recallTopic != "" {
+			rh.RecallHandle = protocol.NewRecallHandle(p.recallTopic, b.cfg.BrokerName, p.recallDue, rh.TransactionID).String()
+		}
 	} else {
 		ids := make([]string, len(results))
 		keys := make([]string, len(msgs))

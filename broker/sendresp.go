@@ -13,7 +13,7 @@ import (
 // and fields allocated apart) would be made for nothing on every send.
 type sendResponse struct {
 	remoting.Command
-	ext [6]remoting.ExtField
+	ext [7]remoting.ExtField
 }
 
 // newSendResponse answers req with SUCCESS and h's fields, the fields and
@@ -27,8 +27,12 @@ func newSendResponse(req *remoting.Command, h *protocol.SendMessageResponseHeade
 	r.ext[4] = remoting.ExtField{Key: "TRACE_ON", Value: strconv.FormatBool(h.TraceOn)}
 	n := 5
 	if h.Region != "" {
-		r.ext[5] = remoting.ExtField{Key: "MSG_REGION", Value: h.Region}
-		n = 6
+		r.ext[n] = remoting.ExtField{Key: "MSG_REGION", Value: h.Region}
+		n++
+	}
+	if h.RecallHandle != "" {
+		r.ext[n] = remoting.ExtField{Key: protocol.ExtRecallHandle, Value: h.RecallHandle}
+		n++
 	}
 	r.ExtList = r.ext[:n:n]
 	return &r.Command

@@ -15,6 +15,7 @@ func TestSendResponseMatchesEncode(t *testing.T) {
 	for _, h := range []protocol.SendMessageResponseHeader{
 		{MsgID: "7F00000100002A9F0000000000000000", QueueID: 3, QueueOffset: 1 << 40, TransactionID: "AB", Region: defaultRegion, TraceOn: true},
 		{MsgID: "a,b", QueueID: -1, QueueOffset: 0, TransactionID: "x,y"},
+		{MsgID: "m", QueueID: 1, TransactionID: "u", Region: defaultRegion, TraceOn: true, RecallHandle: "djEgdCBiIDEgdQ=="},
 		{},
 	} {
 		got := newSendResponse(req, &h)

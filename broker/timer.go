@@ -147,6 +147,11 @@ type timerService struct {
 	// behindSince: since when the scheduler has found the index behind
 	// the parked queue (zero: it is not); the scheduler's goroutine only.
 	behindSince time.Time
+	// mu is held by a scheduler round and by a recall (recall.go): no
+	// delivery is decided while a recall is being recorded. lastDrop is
+	// when the scheduler last dropped recalls (under mu).
+	mu       sync.Mutex
+	lastDrop time.Time
 }
 
 // timerDir is where a node keeps its timer index: beside the store.

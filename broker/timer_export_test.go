@@ -17,3 +17,6 @@ func (b *Broker) TimerIndexLenForTest() int64 { return b.timers.wheel.Len() }
 
 // TimerDirForTest is where this node keeps its timer index.
 func (b *Broker) TimerDirForTest() string { return b.timers.cfg.Dir }
+
+// RecallGroupPrefix names the internal groups of recalled timers.
+const RecallGroupPrefix = recallGroupPrefix

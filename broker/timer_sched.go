@@ -75,6 +75,8 @@ func (s *timerService) scheduleLoop(ctx context.Context) {
 // the due timers of the wheel in key order. more says another pass may
 // find work right away.
 func (s *timerService) round(ctx context.Context) (more bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	p := readTimerProgress(s.g.Metadata())
 	end := s.wheel.Len()
 	if end < p.Q {
@@ -83,7 +85,8 @@ func (s *timerService) round(ctx context.Context) (more bool, err error) {
 	// Timers parked but not indexed yet may be due before the ones the
 	// wheel would deliver now: moving the cursor past them would make them
 	// late, delivered out of due order. Wait (briefly) for the indexer.
-	if parked, _ := s.g.Store().MaxOffset(timerTopic, 0); end < parked {
+	parked, _ := s.g.Store().MaxOffset(timerTopic, 0)
+	if end < parked {
 		if s.behindSince.IsZero() {
 			s.behindSince = time.Now()
 		}
@@ -125,8 +128,17 @@ func (s *timerService) round(ctx context.Context) (more bool, err error) {
 		return false, err
 	}
 	if len(win) == 0 {
-		// Nothing due. Move Q on when the examined stretch is long, so
-		// the next rounds do not read it again.
+		// Nothing due: every timer due by now is handled when the index
+		// is complete and nothing late is left past qn, so the recalls
+		// of the seconds before now can go (recall.go), once a second.
+		if qn == end && end >= parked && time.Since(s.lastDrop) >= time.Second {
+			s.lastDrop = time.Now()
+			if err := s.dropRecalls(ctx, now); err != nil {
+				return false, err
+			}
+		}
+		// Move Q on when the examined stretch is long, so the next
+		// rounds do not read it again.
 		if qn-p.Q >= timerLateScan/4 {
 			next := p
 			next.Q = qn
@@ -160,6 +172,7 @@ func (s *timerService) round(ctx context.Context) (more bool, err error) {
 // would hold back every timer after it.
 func (s *timerService) deliver(ctx context.Context, ts []timerwheel.Timer, next timerProgress) error {
 	st := s.g.Store()
+	md := s.g.Metadata()
 	msgs := make([]*message.Ext, 0, len(ts))
 	for _, t := range ts {
 		if t.Gone {
@@ -180,6 +193,10 @@ func (s *timerService) deliver(ctx context.Context, ts []timerwheel.Timer, next 
 		d, ok := unparkTimer(m)
 		if !ok {
 			s.log.Warn("parked timer message without a destination dropped", "q", t.Q)
+			continue
+		}
+		if isRecalled(md, d.Topic, d.UniqKey(), t.Due) {
+			s.log.Debug("recalled timer message not delivered", "q", t.Q, "topic", d.Topic, "message", d.UniqKey())
 			continue
 		}
 		msgs = append(msgs, d)

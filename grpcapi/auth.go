@@ -261,6 +261,8 @@ func callRequests(req any) []*remoting.Command {
 		return []*remoting.Command{consumeRequest(r.GetGroup(), r.GetTopic())}
 	case *v2pb.EndTransactionRequest:
 		return []*remoting.Command{extRequest(remoting.EndTransaction, "topic", r.GetTopic().GetName())}
+	case *v2pb.RecallMessageRequest:
+		return []*remoting.Command{extRequest(remoting.RecallMessage, "topic", r.GetTopic().GetName())}
 	case *v2pb.PullMessageRequest:
 		return []*remoting.Command{consumeRequest(r.GetGroup(), r.GetMessageQueue().GetTopic())}
 	case *v2pb.UpdateOffsetRequest:

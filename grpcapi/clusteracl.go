@@ -19,6 +19,7 @@ package grpcapi
 //	                                      rules let the caller publish to
 //	                                      the topic, when any does)
 //	EndTransaction                        the group the transaction id names
+//	RecallMessage                         the group the recall handle names
 //	ReceiveMessage                        the group received from (picked
 //	                                      among those whose rules let the
 //	                                      caller subscribe, when the client

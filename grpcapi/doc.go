@@ -108,7 +108,15 @@
 //     of a queue is OFFSET_NOT_FOUND, unless the broker answers 0 (it
 //     does while the queue still holds its first message).
 //
-// RecallMessage and SyncLiteSubscription answer NOT_IMPLEMENTED. A half
+//   - RecallMessage (recall.go): a timer message's recall handle, which
+//     SendMessage answers (SendResultEntry.recall_handle), sent as the
+//     broker's RECALL_MESSAGE to the group the handle names
+//     (broker/recall.go): OK with the message id, or the broker's
+//     refusal (its ILLEGAL_OPERATION is INTERNAL_SERVER_ERROR, as
+//     RocketMQ's proxy maps it); a handle that does not decode is
+//     BAD_REQUEST.
+//
+// SyncLiteSubscription answers NOT_IMPLEMENTED. A half
 // message a gRPC producer never ends is checked back over the telemetry
 // stream of a producer of its topic (orphan.go).
 //
@@ -128,7 +136,8 @@
 // topic (SUB on both), UpdateOffset and GetOffset UPDATE_CONSUMER_OFFSET
 // and QUERY_CONSUMER_OFFSET (SUB on both), QueryOffset GET_MIN_OFFSET,
 // GET_MAX_OFFSET or SEARCH_OFFSET_BY_TIMESTAMP (SUB on the topic),
-// EndTransaction END_TRANSACTION (PUB), telemetry settings PUB
+// EndTransaction END_TRANSACTION (PUB), RecallMessage RECALL_MESSAGE
+// (PUB on the topic), telemetry settings PUB
 // on their publishing topics and SUB on their subscription, routes a
 // valid signature. A bad or missing signature or an unknown account is
 // UNAUTHORIZED, a missing permission FORBIDDEN (telemetry: the stream

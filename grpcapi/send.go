@@ -60,6 +60,7 @@ func (s *Server) sendOne(ctx context.Context, from netip.AddrPort, m *v2pb.Messa
 		return entry
 	}
 	entry.Offset = rh.QueueOffset
+	entry.RecallHandle = rh.RecallHandle // a timer message's (recall.go)
 	if ids := rh.MsgIDs(); out.half && len(ids) == 1 {
 		entry.TransactionId = formatTxnID(ids[0], rh.QueueOffset, bg)
 	}

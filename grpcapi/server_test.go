@@ -377,8 +377,8 @@ func TestTelemetrySettingsAndStop(t *testing.T) {
 	}
 }
 
-// What the port does not serve (recall) answers NOT_IMPLEMENTED; a
-// consumer request without a group is refused.
+// A recall without a topic and a consumer request without a group are
+// refused.
 func TestNotServedAnswers(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	e := startEnv(t, tc, "n0", nil)
@@ -387,7 +387,7 @@ func TestNotServedAnswers(t *testing.T) {
 		t.Fatalf("ack: %v %v", ack, err)
 	}
 	rc, err := e.mq.RecallMessage(testCtx(t), &v2pb.RecallMessageRequest{})
-	if err != nil || rc.GetStatus().GetCode() != v2pb.Code_NOT_IMPLEMENTED {
+	if err != nil || rc.GetStatus().GetCode() != v2pb.Code_ILLEGAL_TOPIC {
 		t.Fatalf("recall: %v %v", rc, err)
 	}
 	hb, err := e.mq.Heartbeat(testCtx(t), &v2pb.HeartbeatRequest{ClientType: v2pb.ClientType_PRODUCER})

@@ -61,11 +61,7 @@ func notServed(method string) *v2pb.Status {
 	return newStatus(v2pb.Code_NOT_IMPLEMENTED, "%s is not served by this broker yet (the gRPC port serves producers, POP and pull consumers)", method)
 }
 
-// The rest (recall, lite topics): NOT_IMPLEMENTED, answered at once.
-
-func (s *Server) RecallMessage(context.Context, *v2pb.RecallMessageRequest) (*v2pb.RecallMessageResponse, error) {
-	return &v2pb.RecallMessageResponse{Status: notServed("RecallMessage")}, nil
-}
+// The rest (lite topics): NOT_IMPLEMENTED, answered at once.
 
 func (s *Server) SyncLiteSubscription(context.Context, *v2pb.SyncLiteSubscriptionRequest) (*v2pb.SyncLiteSubscriptionResponse, error) {
 	return &v2pb.SyncLiteSubscriptionResponse{Status: notServed("SyncLiteSubscription")}, nil

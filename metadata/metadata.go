@@ -366,6 +366,24 @@ func (s *State) OffsetGroups(topic string) []string {
 	return out
 }
 
+// OffsetGroupsWithPrefix returns, sorted and without repeats, the groups
+// whose name starts with prefix that have committed an offset (the
+// broker's internal groups: the timer's recalled messages).
+func (s *State) OffsetGroupsWithPrefix(prefix string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	seen := map[string]bool{}
+	var out []string
+	for k := range s.offsets {
+		if i := strings.LastIndexByte(k, '@'); i >= 0 && strings.HasPrefix(k[:i], prefix) && !seen[k[:i]] {
+			seen[k[:i]] = true
+			out = append(out, k[:i])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // OffsetTopics returns, sorted, the topics of which group has committed
 // an offset.
 func (s *State) OffsetTopics(group string) []string {

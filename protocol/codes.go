@@ -144,6 +144,7 @@ var RequestCodes = []RequestCode{
 	{353, "UPDATE_AND_GET_GROUP_FORBIDDEN", Neither, "RocketMQ 5"},
 	{354, "CHECK_ROCKSDB_CQ_WRITE_PROGRESS", Neither, "RocketMQ 5's RocksDB ConsumeQueue"},
 	{remoting.LitePullMessage, "LITE_PULL_MESSAGE", Broker, "the Java DefaultLitePullConsumer's pulls, served as PULL_MESSAGE"},
+	{remoting.RecallMessage, "RECALL_MESSAGE", Broker, "RocketMQ 5.3: a timer message recalled before it is due, by the handle its send answered; replicated through raft"},
 	{400, "QUERY_ASSIGNMENT", Neither, "RocketMQ 5's server-side rebalance"},
 	{401, "SET_MESSAGE_REQUEST_MODE", Neither, "RocketMQ 5's pop mode"},
 	{402, "GET_ALL_MESSAGE_REQUEST_MODE", Neither, "RocketMQ 5's pop mode"},

@@ -288,6 +288,8 @@ func (h *SendMessageRequestHeader) decodeFrom(r extReader, short bool, header st
 //	TransactionID  transactionId            the UNIQ_KEY(s) (Java: UNIQ_KEY)
 //	Region         MSG_REGION               "DefaultRegion"
 //	TraceOn        TRACE_ON                 any value but "false" and "" is on
+//	RecallHandle   recallHandle             a timer message's (RocketMQ 5.3,
+//	                                        recall.go); only when set
 type SendMessageResponseHeader struct {
 	MsgID         string
 	QueueID       int32
@@ -295,12 +297,16 @@ type SendMessageResponseHeader struct {
 	TransactionID string
 	Region        string
 	TraceOn       bool
+	RecallHandle  string
 }
 
 // Ext names of the send response header.
 const (
 	extMsgRegion = "MSG_REGION"
 	extTraceOn   = "TRACE_ON"
+	// ExtRecallHandle is the send answer's recall handle of a timer
+	// message.
+	ExtRecallHandle = "recallHandle"
 )
 
 // Encode returns the ext fields as the broker writes them (MSG_REGION only
@@ -315,6 +321,9 @@ func (h *SendMessageResponseHeader) Encode() map[string]string {
 	}
 	if h.Region != "" {
 		ext[extMsgRegion] = h.Region
+	}
+	if h.RecallHandle != "" {
+		ext[ExtRecallHandle] = h.RecallHandle
 	}
 	return ext
 }
@@ -331,6 +340,7 @@ func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
 		TransactionID: r.str("transactionId", false),
 		Region:        r.str(extMsgRegion, false),
 		TraceOn:       trace != "" && trace != "false",
+		RecallHandle:  r.str(ExtRecallHandle, false),
 	}
 	if r.err != nil {
 		return r.err

@@ -165,6 +165,7 @@ const (
 	GetTopicConfig                   int32 = 351 // admin → broker
 	GetSubscriptionGroupConfig       int32 = 352 // admin → broker
 	LitePullMessage                  int32 = 361 // Java lite consumer → broker
+	RecallMessage                    int32 = 370 // producer → broker (RocketMQ 5.3)
 )
 
 // Request codes of POP consumption (RocketMQ 4.9+/5.x). They exceed int16:
@@ -351,6 +352,7 @@ var requestCodeNames = map[int32]string{
 	GetTopicConfig:                   "GET_TOPIC_CONFIG",
 	GetSubscriptionGroupConfig:       "GET_SUBSCRIPTIONGROUP_CONFIG",
 	LitePullMessage:                  "LITE_PULL_MESSAGE",
+	RecallMessage:                    "RECALL_MESSAGE",
 	PopMessage:                       "POP_MESSAGE",
 	AckMessage:                       "ACK_MESSAGE",
 	PeekMessage:                      "PEEK_MESSAGE",
