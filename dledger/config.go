@@ -88,13 +88,17 @@ type Config struct {
 	MaxBatchMessages int
 	// QueueDepth bounds waiting proposals (default 4096); beyond it Propose
 	// answers ErrBusy. MaxInFlight bounds raft entries proposed and not yet
-	// answered (default 2): the next entry is closed only when one is
+	// answered (default 1): the next entry is closed only when one is
 	// answered, so proposals queue up meanwhile and entries grow under
-	// load. Every entry costs an fsync on each node and a network round
-	// whatever its size, so few large entries beat many small ones; 2 lets
-	// the leader write one entry while the followers write the other. 1
-	// makes entries largest (least CPU per message when the nodes share
-	// CPUs); more than 2 mostly makes them smaller.
+	// load. Every entry costs an fsync on each node (~0.1 ms of CPU each on
+	// a virtual disk) and a network round whatever its size, so few large
+	// entries beat many small ones: 1 makes entries largest, and under load
+	// gives both the most messages per second and the least CPU per message
+	// (4 producers × 64 in flight, alternating A/B: +16 % msgs/s, -21 % CPU
+	// per message against 2); 2 lets the leader write one entry while the
+	// followers write the other, which helps only when few sends are in
+	// flight (1 producer × 16: up to 17 % more msgs/s than 1); more than 2
+	// mostly makes entries smaller.
 	QueueDepth  int
 	MaxInFlight int
 	// Faults, if set, breaks the write path on purpose (faults.go): a
@@ -189,7 +193,7 @@ func (c *Config) setDefaults() {
 		c.QueueDepth = 4096
 	}
 	if c.MaxInFlight == 0 {
-		c.MaxInFlight = 2
+		c.MaxInFlight = 1
 	}
 	if c.ApplyTimeout == 0 {
 		c.ApplyTimeout = 10 * time.Second

@@ -133,6 +133,7 @@ var brokerKeys = []keySpec{
 	{key: "raft.snapshot_threshold", def: "8192", usage: "raft entries since the last snapshot that trigger one"},
 	{key: "raft.snapshot_bytes", def: "33554432", usage: "raft log bytes since the last snapshot that trigger one (keeps restarts short when entries are large batches)"},
 	{key: "raft.trailing_logs", def: "10240", usage: "raft entries kept after a snapshot for followers to catch up from"},
+	{key: "raft.max_inflight_entries", def: "1", usage: "raft entries of sends the leader has proposed and not yet answered: 1 makes entries largest (least CPU per message, most messages/s under load); 2 pipelines them (lower latency with few sends in flight)"},
 	{key: "raft.segment_size", def: "67108864", usage: "raft log segment file size in bytes (compacted entries go a whole segment at a time)"},
 	{key: "raft.log", def: "commitlog", usage: "where raft's log lives: commitlog (the CommitLog is the raft log: each message written once) or wal (a log beside the CommitLog). A node without data takes its group's layout from the members that hold data, and a new group this setting (the same on every member); a group in the wal layout switches in place, each node converting its data at one restart, once every member is configured commitlog (so at an upgrade from a release that wrote wal); a node's data, once in the commitlog layout, stays so"},
 }
@@ -241,6 +242,9 @@ type nodeConfig struct {
 	SnapshotBytes     int64
 	TrailingLogs      uint64
 	RaftSegmentSize   int
+	// MaxInFlight: raft entries of sends proposed and not yet answered
+	// (dledger.Config.MaxInFlight).
+	MaxInFlight int
 	// OneLog: the CommitLog is the raft log (raft.log = commitlog).
 	OneLog bool
 
@@ -549,6 +553,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		SnapshotBytes:         integer("raft.snapshot_bytes", 64<<10, 1<<40),
 		TrailingLogs:          uint64(integer("raft.trailing_logs", 1, 1<<40)),
 		RaftSegmentSize:       int(integer("raft.segment_size", 64<<10, 1<<34)),
+		MaxInFlight:           int(integer("raft.max_inflight_entries", 1, 64)),
 	}
 	switch l := strings.ToLower(str("raft.log")); l {
 	case "wal":
@@ -856,6 +861,7 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		SnapshotThreshold: c.SnapshotThreshold,
 		SnapshotBytes:     c.SnapshotBytes,
 		TrailingLogs:      c.TrailingLogs,
+		MaxInFlight:       c.MaxInFlight,
 		RaftSegmentSize:   c.RaftSegmentSize,
 		OneLog:            c.OneLog,
 		// The delay table is a group-wide setting: its canonical text is

@@ -395,6 +395,20 @@ func TestConfigTimerMaxDelay(t *testing.T) {
 	}
 }
 
+// TestConfigMaxInFlight: raft.max_inflight_entries reaches the group's
+// config (1 by default), and 0 is refused.
+func TestConfigMaxInFlight(t *testing.T) {
+	if c, err := loadWith(t, "", ""); err != nil || c.dledgerConfig(nil).MaxInFlight != 1 {
+		t.Fatalf("default: %v", err)
+	}
+	if c, err := loadWith(t, "b.yaml", "raft:\n  max_inflight_entries: 2\n"); err != nil || c.dledgerConfig(nil).MaxInFlight != 2 {
+		t.Fatalf("2: %v", err)
+	}
+	if _, err := loadWith(t, "b.yaml", "raft:\n  max_inflight_entries: 0\n"); !errors.Is(err, errBadValue) {
+		t.Fatalf("0: %v, want errBadValue", err)
+	}
+}
+
 // TestConfigACL: RocketMQ's aclEnable turns the ACL on; acl_file names
 // plain_acl.yml; both reach the broker's config.
 func TestConfigACL(t *testing.T) {
