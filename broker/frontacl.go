@@ -5,10 +5,14 @@ package broker
 // group's rules in force), then has every remoting request the call
 // amounts to checked by the rule of that request's code (Authorize, the
 // table of acl.go), and ServeLocal serves a request of an authenticated
-// call behind that check instead of the remoting signature's.
+// call behind that check instead of the remoting signature's. A node's
+// front end relaying a call to the leader's states the client's address,
+// signed with the cluster secret (NodeRelaySignature).
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -52,6 +56,30 @@ func (b *Broker) Authorize(ctx context.Context, req *remoting.Command) error {
 		return nil
 	}
 	return authorizeIdentity(ctx, req)
+}
+
+// nodeRelayLabel derives the key of NodeRelaySignature from the cluster
+// secret, so that it signs nothing extNodeSig signs.
+const nodeRelayLabel = "ledgermq node relay statement v1"
+
+// NodeRelaySignature is this node's signature of a front end's statement
+// that a call it relays to the group's leader, at dateTime, is for a
+// client at relayedFor (the leader checks the call from that address,
+// package grpcapi's relayauth.go): HMAC-SHA256 over dateTime, a newline
+// and relayedFor, keyed with HMAC-SHA256 of nodeRelayLabel under the
+// cluster secret. ok is false when the node signs nothing (ACL off or no
+// ClusterSecret); a node checks a statement by computing it again.
+func (b *Broker) NodeRelaySignature(dateTime, relayedFor string) (sig []byte, ok bool) {
+	if !b.cfg.ACLEnable || b.cfg.ClusterSecret == "" {
+		return nil, false
+	}
+	key := hmac.New(sha256.New, []byte(b.cfg.ClusterSecret))
+	key.Write([]byte(nodeRelayLabel))
+	mac := hmac.New(sha256.New, key.Sum(nil))
+	mac.Write([]byte(dateTime))
+	mac.Write([]byte{'\n'})
+	mac.Write([]byte(relayedFor))
+	return mac.Sum(nil), true
 }
 
 // Identity is who a front end's call comes from by one set of rules: an

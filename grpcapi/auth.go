@@ -50,6 +50,11 @@ type Access interface {
 	// identity in ctx; nil needs the identity only. An error wrapping
 	// broker.ErrUnauthenticated means no identity.
 	Authorize(ctx context.Context, req *remoting.Command) error
+	// NodeRelaySignature is the node's signature, with the group's
+	// cluster secret, of the statement that a call relayed at dateTime
+	// is for a client at relayedFor (relayauth.go); false when there is
+	// no secret to sign with (no broker node, or no ClusterSecret).
+	NodeRelaySignature(dateTime, relayedFor string) ([]byte, bool)
 }
 
 // Metadata keys of the signature.
@@ -81,13 +86,19 @@ func parseAuthorization(v string) (authHeader, error) {
 // parseSigned is parseAuthorization of an entry whose SignedHeaders must
 // name every header of signed.
 func parseSigned(v string, signed ...string) (authHeader, error) {
+	return parseSignedWith(v, authAlgorithm, sha1.Size, signed...)
+}
+
+// parseSignedWith is parseSigned of an entry of algorithm alg whose
+// signature is sigLen bytes.
+func parseSignedWith(v, alg string, sigLen int, signed ...string) (authHeader, error) {
 	var h authHeader
 	if len(v) > maxAuthHeader {
 		return h, fmt.Errorf("authorization of %d bytes", len(v))
 	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(v), authAlgorithm)
+	rest, ok := strings.CutPrefix(strings.TrimSpace(v), alg)
 	if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
-		return h, fmt.Errorf("authorization is not %s", authAlgorithm)
+		return h, fmt.Errorf("authorization is not %s", alg)
 	}
 	var sawCred, sawSig bool
 	for _, part := range strings.Split(rest, ",") {
@@ -108,8 +119,8 @@ func parseSigned(v string, signed ...string) (authHeader, error) {
 			h.SignedHeaders = strings.Split(val, ";")
 		case "Signature":
 			sig, err := hex.DecodeString(val)
-			if err != nil || len(sig) != sha1.Size {
-				return h, errors.New("authorization Signature is not the hex of a SHA-1 HMAC")
+			if err != nil || len(sig) != sigLen {
+				return h, fmt.Errorf("authorization Signature is not the hex of a %d-byte HMAC", sigLen)
 			}
 			h.Signature, sawSig = sig, true
 		}
@@ -173,8 +184,9 @@ func (s *Server) authenticate(ctx context.Context, fullMethod string) (context.C
 		}
 		return nil
 	}
-	// A call relayed by a proxy is checked as from the client's address
-	// the proxy vouches for (relayauth.go), else from its connection's.
+	// A call relayed by a proxy or a node of the group is checked as from
+	// the client's address the relay vouches for (relayauth.go), else
+	// from its connection's.
 	from, err := s.callerAddr(ctx, md, fullMethod)
 	if err != nil {
 		s.log.Info("gRPC call refused", "peer", peerOf(ctx), "method", methodName(fullMethod), "error", err)
@@ -188,7 +200,7 @@ func (s *Server) authenticate(ctx context.Context, fullMethod string) (context.C
 		s.log.Info("gRPC call refused", "peer", peerOf(ctx), "method", methodName(fullMethod), "error", err)
 		return ctx, newStatus(v2pb.Code_UNAUTHORIZED, "%v", err)
 	}
-	return actx, nil
+	return context.WithValue(actx, checkedFromKey{}, from), nil
 }
 
 // authorize checks what a request amounts to (callRequests).

@@ -47,6 +47,7 @@ func FuzzParseAuthorization(f *testing.F) {
 func TestParseRelay(t *testing.T) {
 	sig := strings.Repeat("0A", 20)
 	good := "MQv2-HMAC-SHA1 Credential=proxyadmin, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature=" + sig
+	node := "LedgerMQ-Node-HMAC-SHA256 Credential=n1, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature=" + strings.Repeat("0A", 32)
 	md := func(kv ...string) metadata.MD { return metadata.Pairs(kv...) }
 	for name, c := range map[string]struct {
 		md             metadata.MD
@@ -62,20 +63,33 @@ func TestParseRelay(t *testing.T) {
 		"date":    {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "yesterday", mdRelayAuthorization, good), true, false, "", ""},
 		"unsigned address": {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization,
 			"MQv2-HMAC-SHA1 Credential=proxyadmin, SignedHeaders=x-ledgermq-relay-date-time, Signature="+sig), true, false, "", ""},
+		"node": {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization, node), true, true, "127.0.0.2:5", "n1"},
+		"node with a SHA-1 signature": {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization,
+			"LedgerMQ-Node-HMAC-SHA256 Credential=n1, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature="+sig), true, false, "", ""},
+		"proxy with a SHA-256 signature": {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization,
+			"MQv2-HMAC-SHA1 Credential=proxyadmin, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature="+strings.Repeat("0A", 32)), true, false, "", ""},
+		"node scheme run on": {md(mdRelayedFor, "127.0.0.2:5", mdRelayDateTime, "20240102T030405Z", mdRelayAuthorization,
+			"LedgerMQ-Node-HMAC-SHA256x Credential=n1, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature="+strings.Repeat("0A", 32)), true, false, "", ""},
 	} {
 		r, stated, err := parseRelay(c.md)
 		if stated != c.stated || (err == nil) != c.ok || (c.ok && c.stated && (r.addr.String() != c.addr || r.auth.AccessKey != c.accessKy)) {
 			t.Errorf("%s: %+v stated %v, %v", name, r, stated, err)
 		}
+		if err == nil && stated && r.node != (name == "node") {
+			t.Errorf("%s: node statement %v", name, r.node)
+		}
 	}
 }
 
 // A relay's statement from the network either is refused or names a
-// valid address, an access key and a 20-byte signature.
+// valid address, an access key and a signature: a proxy's of 20 bytes in
+// its scheme, a node's of 32 bytes in its own.
 func FuzzParseRelay(f *testing.F) {
 	f.Add("127.0.0.2:5", "20240102T030405Z", "MQv2-HMAC-SHA1 Credential=proxyadmin, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature="+strings.Repeat("0A", 20))
 	f.Add("[::1]:0", "x", "MQv2-HMAC-SHA1 Credential=a/b,,=,Signature=,SignedHeaders=;;")
 	f.Add("", "", "")
+	f.Add("127.0.0.2:5", "20240102T030405Z", "LedgerMQ-Node-HMAC-SHA256 Credential=n1, SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature="+strings.Repeat("0A", 32))
+	f.Add("[::ffff:127.0.0.2]:5", "20240102T030405Z", "LedgerMQ-Node-HMAC-SHA256 Credential=n1, SignedHeaders=x-ledgermq-relayed-for, Signature="+strings.Repeat("0A", 20))
 	f.Fuzz(func(t *testing.T, addr, dt, authz string) {
 		r, stated, err := parseRelay(metadata.Pairs(mdRelayedFor, addr, mdRelayDateTime, dt, mdRelayAuthorization, authz))
 		if !stated {
@@ -84,7 +98,12 @@ func FuzzParseRelay(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !r.addr.IsValid() || r.auth.AccessKey == "" || len(r.auth.Signature) != 20 || r.forRaw != addr {
+		want, scheme := 20, "MQv2-HMAC-SHA1"
+		if r.node {
+			want, scheme = 32, "LedgerMQ-Node-HMAC-SHA256"
+		}
+		if !r.addr.IsValid() || r.auth.AccessKey == "" || len(r.auth.Signature) != want || r.forRaw != addr ||
+			!strings.HasPrefix(strings.TrimSpace(authz), scheme) {
 			t.Fatalf("%q %q %q parsed as %+v", addr, dt, authz, r)
 		}
 	})

@@ -389,6 +389,10 @@ func (g groupsAccess) Authorize(ctx context.Context, req *remoting.Command) erro
 	return first
 }
 
+// NodeRelaySignature: the proxy holds no cluster secret, so it takes no
+// node's statement of a caller's address.
+func (groupsAccess) NodeRelaySignature(string, string) ([]byte, bool) { return nil, false }
+
 // admits checks req, what a call served by broker group group amounts
 // to, by that group's rules alone: nil when the proxy checks no ACL,
 // else an error wrapping acl.ErrDenied (and broker.ErrUnauthenticated

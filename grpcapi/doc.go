@@ -143,12 +143,14 @@
 // UNAUTHORIZED, a missing permission FORBIDDEN (telemetry: the stream
 // ends with PermissionDenied). The requests sent through ServeLocal are
 // checked again there for the call's identity. A call a follower relays
-// carries the client's signature, checked again by the leader (which sees
-// the follower's address: a client let in by a white-listed address
-// alone is refused there). A call the proxy relays carries the client's
-// signature too, and the client's address, stated and signed by the
-// proxy's admin account (relayauth.go), which the leader checks the call
-// from: a white-listed client works through the proxy. The proxy checks
+// carries the client's signature, checked again by the leader, and the
+// client's address, stated and signed by the follower with the group's
+// cluster secret (relayauth.go), which the leader checks the call from:
+// a client let in by a white-listed address alone works through any
+// node. A call the proxy relays carries the client's signature too, and
+// the client's address, stated and signed by the proxy's admin account
+// in a scheme of its own, which the leader checks the call from: a
+// white-listed client works through the proxy. The proxy checks
 // each call against the rules of the broker group that serves it, and a
 // call tied to no group against any group's (clusteracl.go). The
 // date-time is not held against the clock, as RocketMQ's proxy does not:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -25,6 +26,8 @@ import (
 // Config.Peers names it (clients keep the endpoint of a route for up to
 // 30 s after leadership moves). A relayed call carries forwardedHeader,
 // and a node never relays such a call again: it answers from its broker.
+// With the ACL on it also carries the client's address, signed with the
+// cluster secret (relayauth.go), which the leader checks the call from.
 // The connections to the leaders are the server's, closed by Stop.
 
 // forwardedHeader marks a call relayed by another node of the group.
@@ -58,7 +61,18 @@ func (s *Server) leaderClient(ctx context.Context) (v2pb.MessagingServiceClient,
 		s.log.Warn("no client of the leader's gRPC port", "addr", addr, "error", err)
 		return nil, ctx
 	}
-	return c, relayContext(ctx, s.cfg.NodeID)
+	out := relayContext(ctx, s.cfg.NodeID)
+	// The leader sees this node's address: with the ACL on, the node
+	// states the address it checked the call from, signed with the
+	// cluster secret (relayauth.go), for a call that carries no signature
+	// of its own (one let in by its address). A signed call is checked
+	// by its signature at the leader, as before: so a leader of the
+	// previous release, which knows no statement, still takes it during a
+	// rolling upgrade.
+	if from := checkedFrom(ctx); s.cfg.Access != nil && from.IsValid() && !signedCall(ctx) {
+		out = nodeStatement(out, from, s.cfg.NodeID, time.Now(), s.cfg.Access.NodeRelaySignature)
+	}
+	return c, out
 }
 
 // peerClient is a client of the gRPC port at addr, over TLS when tlsCfg
@@ -177,4 +191,11 @@ func handleGroup(handle string) string {
 		return ""
 	}
 	return h.BrokerName
+}
+
+// signedCall reports whether the incoming call carries a request
+// signature (the authorization metadata) of its own.
+func signedCall(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return len(md.Get(mdAuthorization)) > 0
 }

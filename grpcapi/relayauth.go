@@ -27,15 +27,34 @@ package grpcapi
 // account. As for the clients' signature, the date-time is not held
 // against the clock: TLS keeps a statement from being replayed by an
 // eavesdropper. A proxy without an account states nothing.
+//
+// A follower relays a consumer call to the leader's gRPC port too
+// (forward.go), and states the address it checked the call from in the
+// same entries, signed by the node with the group's cluster secret
+// (broker ClusterSecret, which the nodes sign what they forward to each
+// other over remoting with) under a scheme of its own:
+//
+//	x-ledgermq-relay-authorization:  LedgerMQ-Node-HMAC-SHA256 Credential=<node id>,
+//	    SignedHeaders=x-ledgermq-relay-date-time;x-ledgermq-relayed-for, Signature=<hex>
+//
+// where the signature is Access.NodeRelaySignature (HMAC-SHA256 under a
+// key derived from the secret for this statement alone) of the date-time
+// and the address. The scheme names which check applies, and the
+// signatures differ in length, so a proxy's statement is never taken for
+// a node's nor the other way round. A node takes a node's statement only
+// when the signature is the one it computes with its own cluster secret;
+// the proxy, which holds none, takes none.
 
 import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // the clients' algorithm
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/metadata"
@@ -48,6 +67,8 @@ const (
 	mdRelayedFor         = "x-ledgermq-relayed-for"
 	mdRelayDateTime      = "x-ledgermq-relay-date-time"
 	mdRelayAuthorization = "x-ledgermq-relay-authorization"
+	// nodeRelayAlgorithm is the scheme of a node's statement.
+	nodeRelayAlgorithm = "LedgerMQ-Node-HMAC-SHA256"
 	// dateTimeLayout is the clients' x-mq-date-time layout.
 	dateTimeLayout = "20060102T150405Z"
 	// maxRelayEntry bounds the address and date-time entries parsed.
@@ -55,11 +76,14 @@ const (
 )
 
 // relayClaim is a relay's statement: the client's address, the
-// date-time and the signature of the account vouching for them.
+// date-time and the signature of the account vouching for them, or, node
+// set, of the node (auth.AccessKey its id) signing with the cluster
+// secret.
 type relayClaim struct {
 	forRaw   string
 	addr     netip.AddrPort
 	dateTime string
+	node     bool
 	auth     authHeader
 }
 
@@ -87,7 +111,13 @@ func parseRelay(md metadata.MD) (relayClaim, bool, error) {
 	if _, err := time.Parse(dateTimeLayout, c.dateTime); err != nil {
 		return relayClaim{}, true, fmt.Errorf("%s: %w", mdRelayDateTime, err)
 	}
-	if c.auth, err = parseSigned(auths[0], mdRelayDateTime, mdRelayedFor); err != nil {
+	if strings.HasPrefix(strings.TrimSpace(auths[0]), nodeRelayAlgorithm) {
+		c.node = true
+		c.auth, err = parseSignedWith(auths[0], nodeRelayAlgorithm, sha256.Size, mdRelayDateTime, mdRelayedFor)
+	} else {
+		c.auth, err = parseSigned(auths[0], mdRelayDateTime, mdRelayedFor)
+	}
+	if err != nil {
 		return relayClaim{}, true, fmt.Errorf("%s: %w", mdRelayAuthorization, err)
 	}
 	return c, true, nil
@@ -111,6 +141,37 @@ func relayStatement(ctx context.Context, from netip.AddrPort, accessKey, secretK
 		mdRelayAuthorization, authAlgorithm+" Credential="+accessKey+", SignedHeaders="+mdRelayDateTime+";"+mdRelayedFor+", Signature="+sig)
 }
 
+// nodeStatement is ctx with node's statement that the call is relayed for
+// a client at from, signed with signNode (Access.NodeRelaySignature); ctx
+// as is when signNode has no secret to sign with.
+func nodeStatement(ctx context.Context, from netip.AddrPort, node string, now time.Time,
+	signNode func(dateTime, relayedFor string) ([]byte, bool)) context.Context {
+	dt := now.UTC().Format(dateTimeLayout)
+	sig, ok := signNode(dt, from.String())
+	if !ok {
+		return ctx
+	}
+	if node == "" {
+		node = "node" // the Credential names someone
+	}
+	return metadata.AppendToOutgoingContext(ctx, mdRelayedFor, from.String(), mdRelayDateTime, dt,
+		mdRelayAuthorization, nodeRelayAlgorithm+" Credential="+node+", SignedHeaders="+mdRelayDateTime+";"+mdRelayedFor+
+			", Signature="+hex.EncodeToString(sig))
+}
+
+// checkedFromKey is the context key of the address a call was checked
+// from (authenticate).
+type checkedFromKey struct{}
+
+// checkedFrom is the address ctx's call was checked from: the one a relay
+// vouched for, else the connection's.
+func checkedFrom(ctx context.Context) netip.AddrPort {
+	if a, ok := ctx.Value(checkedFromKey{}).(netip.AddrPort); ok {
+		return a
+	}
+	return peerOf(ctx)
+}
+
 // callerAddr is the address a call is checked from: the client's a relay
 // states and vouches for, else the connection's.
 func (s *Server) callerAddr(ctx context.Context, md metadata.MD, fullMethod string) (netip.AddrPort, error) {
@@ -121,6 +182,16 @@ func (s *Server) callerAddr(ctx context.Context, md metadata.MD, fullMethod stri
 		return peer, fmt.Errorf("the relay's statement: %w", err)
 	case !stated:
 		return peer, nil
+	}
+	if c.node {
+		want, ok := s.cfg.Access.NodeRelaySignature(c.dateTime, c.forRaw)
+		switch {
+		case !ok:
+			return peer, fmt.Errorf("node %s vouching for %s: no cluster secret here to check a node's statement with", c.auth.AccessKey, c.forRaw)
+		case !hmac.Equal(c.auth.Signature, want):
+			return peer, fmt.Errorf("node %s vouching for %s: the signature does not match the cluster secret", c.auth.AccessKey, c.forRaw)
+		}
+		return c.addr, nil
 	}
 	check := func(secretKey string) error {
 		if !hmac.Equal(c.auth.Signature, signRelay(secretKey, c.dateTime, c.forRaw)) {

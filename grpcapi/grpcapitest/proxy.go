@@ -34,6 +34,10 @@ func StartProxyCluster(t testing.TB) *ProxyCluster {
 	return StartProxyClusterWith(t, ProxyACL{})
 }
 
+// ClusterSecret is the cluster secret of a ProxyCluster's nodes with the
+// ACL on.
+const ClusterSecret = "0123456789abcdef0123456789abcdef"
+
 // ProxyACL turns the ACL on in a ProxyCluster: every node enforces the
 // plain_acl.yml at File (the nodes' gRPC ports check every call), and the
 // proxy checks calls against the group's rules, read and signed with the
@@ -51,7 +55,7 @@ func StartProxyClusterWith(t testing.TB, a ProxyACL) *ProxyCluster {
 		c.GRPCEndpoint = peers[fmt.Sprintf("n%d", i)]
 		if a.File != "" {
 			c.ACLEnable, c.ACLFile = true, a.File
-			c.ClusterSecret = "0123456789abcdef0123456789abcdef"
+			c.ClusterSecret = ClusterSecret
 		}
 	})
 	testwait.For(t, 30*time.Second, "format version 4 on every node", func() bool {
