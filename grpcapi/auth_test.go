@@ -154,6 +154,23 @@ func (e *secureEnv) receiveCode(t *testing.T, ctx context.Context, group, topic 
 	return first.GetStatus().GetCode(), msgs
 }
 
+// receiveFirst receives in group from topic until a message comes (a
+// MESSAGE_NOT_FOUND answer is asked again; any other status fails what)
+// and returns the first.
+func (e *secureEnv) receiveFirst(t *testing.T, ctx context.Context, what, group, topic string) *v2pb.Message {
+	t.Helper()
+	var got []*v2pb.Message
+	waitFor(t, what, func() bool {
+		code, ms := e.receiveCode(t, ctx, group, topic)
+		if code != v2pb.Code_OK && code != v2pb.Code_MESSAGE_NOT_FOUND {
+			t.Fatalf("%s: %v", what, code)
+		}
+		got = append(got, ms...)
+		return len(got) > 0
+	})
+	return got[0]
+}
+
 // routeCode is the status of a route of topic asked with ctx.
 func (e *secureEnv) routeCode(t *testing.T, ctx context.Context, topic string) v2pb.Code {
 	t.Helper()

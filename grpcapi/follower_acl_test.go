@@ -98,19 +98,11 @@ func TestFollowerRelaysWhiteListedClient(t *testing.T) {
 	if code := white.sendCode(t, ctx, "WhiteRelay", "white-listed at a follower"); code != v2pb.Code_OK {
 		t.Fatalf("the white-listed client's send at a follower: %v", code)
 	}
-	var got []*v2pb.Message
-	waitFor(t, "the white-listed client's receive at a follower", func() bool {
-		code, ms := white.receiveCode(t, ctx, "cg_white", "WhiteRelay")
-		if code != v2pb.Code_OK && code != v2pb.Code_MESSAGE_NOT_FOUND {
-			t.Fatalf("the white-listed client's receive at a follower: %v", code)
-		}
-		got = append(got, ms...)
-		return len(got) > 0
-	})
-	if string(got[0].GetBody()) != "white-listed at a follower" {
-		t.Fatalf("received %q", got[0].GetBody())
+	first := white.receiveFirst(t, ctx, "the white-listed client's receive at a follower", "cg_white", "WhiteRelay")
+	if string(first.GetBody()) != "white-listed at a follower" {
+		t.Fatalf("received %q", first.GetBody())
 	}
-	sp := got[0].GetSystemProperties()
+	sp := first.GetSystemProperties()
 	ci, err := white.mq.ChangeInvisibleDuration(ctx, &v2pb.ChangeInvisibleDurationRequest{
 		Group: &v2pb.Resource{Name: "cg_white"}, Topic: &v2pb.Resource{Name: "WhiteRelay"},
 		ReceiptHandle: sp.GetReceiptHandle(), InvisibleDuration: durationpb.New(30 * time.Second), MessageId: sp.GetMessageId(),
@@ -119,7 +111,7 @@ func TestFollowerRelaysWhiteListedClient(t *testing.T) {
 		t.Fatalf("the white-listed client's invisible-time change at a follower: %v %v", ci, err)
 	}
 	sp.ReceiptHandle = proto.String(ci.GetReceiptHandle())
-	if code := white.ackCode(t, ctx, "cg_white", "WhiteRelay", got[0]); code != v2pb.Code_OK {
+	if code := white.ackCode(t, ctx, "cg_white", "WhiteRelay", first); code != v2pb.Code_OK {
 		t.Fatalf("the white-listed client's ack at a follower: %v", code)
 	}
 
