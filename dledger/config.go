@@ -164,7 +164,11 @@ type Config struct {
 	// tests). 0: what this binary supports.
 	MaxFormatVersion uint32
 	// Clock stamps store times on the leader. Default time.Now.
-	Clock  func() time.Time
+	Clock func() time.Time
+	// BootID names the machine's current boot (boot.go): a node whose log
+	// was not flushed when it stopped abstains from votes when it differs.
+	// Default: the kernel's boot id.
+	BootID func() string
 	Logger hclog.Logger
 
 	// convertStop, set by tests, stops a conversion to one log after the
@@ -209,6 +213,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = 10240
+	}
+	if c.BootID == nil {
+		c.BootID = machineBootID
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now

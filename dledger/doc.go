@@ -5,7 +5,7 @@
 //
 // # Write path
 //
-//	broker ──Propose──▶ proposer ──raft.Apply──▶ raft log (fsync) ──▶ quorum commit
+//	broker ──Propose──▶ proposer ──raft.Apply──▶ raft log ──▶ quorum commit
 //	                                                                   │
 //	        ◀── PutResults ◀── completer ◀── FSM.ApplyBatch ◀──────────┘
 //	                                          store.PutEncoded(raft index, records)
@@ -16,11 +16,12 @@
 // a RocketMQ record, once: that record is what the raft log, the network
 // and every replica's CommitLog carry. The proposer coalesces concurrent
 // proposals into one raft entry (bounded by MaxBatchBytes and
-// MaxBatchMessages): group commit, one fsync per entry on each node. At
+// MaxBatchMessages): group commit, one raft log write per entry on each
+// node (and under SYNC_FLUSH one fsync; see "Durability" below). At
 // most MaxInFlight entries are proposed and not yet answered; the batcher
 // closes the next entry only when a slot is free, after yielding briefly
 // while answered proposers queue their next proposals, so under load
-// entries grow rather than multiply (each entry costs an fsync on every
+// entries grow rather than multiply (each entry costs a log write on every
 // node and a network round whatever its size). A full queue answers
 // ErrBusy; nothing queues without bound.
 //
@@ -36,7 +37,8 @@
 // is raft's LogStore over the store's entry methods, and raft's term and
 // vote live in raft/state.json (fileStable). StoreLogs splits an entry
 // that carries records into its header and records, which the store writes
-// once, with their queue and physical offsets, and fsyncs once per append;
+// once, with their queue and physical offsets (and under SYNC_FLUSH
+// fsyncs once per append);
 // the FSM then dispatches committed entries (fsm_onelog.go) instead of
 // writing them. Every entry the FSM sees is dispatched, so the store's
 // LastSeq is the FSM's applied index; a local snapshot's manifest ends at
@@ -51,6 +53,26 @@
 // of each node, which converts its data before raft starts; the
 // CommitLog written beside raft-wal stays as the prefix a snapshot
 // covers). A node's data, once one-log, stays so.
+//
+// # Durability (boot.go, abstain.go)
+//
+// Under SYNC_FLUSH every raft append is fsynced before StoreLogs returns,
+// so an acknowledged send is on disk on a majority and survives every node
+// losing power at once. Under ASYNC_FLUSH (the default, as in RocketMQ and
+// NATS JetStream) the one-log store leaves appends to its background flush
+// (store.flush_interval, 500 ms): a kill -9 loses nothing, since the page
+// cache outlives the process, but a crash of the machine may take a node's
+// last appends, some of which counted towards commits. Such a node must
+// not help elect a leader that lacks them. The boot record (raft/boot.json:
+// the machine's boot id, whether appends were unsynced, whether the node
+// stopped cleanly) tells it at start; it then abstains — refuses every
+// vote, pre-vote and hand-over, and sends none of its own (voteGate wraps
+// raft's transport) — until its log is as long as the leader's was when
+// it asked (node info's lastIndex), or a majority of the voters say they
+// are recovering too (then no majority kept its log whole, and the group
+// elects from what remains rather than not at all). /readyz says so and
+// ledgermq_raft_abstaining is 1 meanwhile. The raft log (raft-wal) fsyncs
+// every append in both modes.
 //
 // # Entry format
 //
@@ -349,7 +371,8 @@
 //
 // A Group owns: the proposer's batcher and completer, the role watcher, the
 // version loop, the verifier loop (if enabled), the preferred-leader loop
-// (if configured) and short-lived step-down and failure goroutines; Close
+// (if configured), while it abstains the abstention loop and the vote
+// gate's forwarder, and short-lived step-down and failure goroutines; Close
 // and Kill stop and wait for all of them, and for raft's own. The raft
 // port's stream layer (peerinfo.go) owns its accept goroutine and one
 // goroutine per connection until its first byte is read; it stops when the

@@ -283,8 +283,13 @@ type manifest struct {
 // has the entries it misses).
 var ErrSnapshotNeedsData = errors.New("dledger: snapshot is ahead of the local commitlog")
 
-// Snapshot forces the CommitLog, queues and index to disk, saves the
-// metadata, and captures the manifest. Runs on the FSM goroutine.
+// Snapshot saves the metadata and captures the manifest. Runs on the FSM
+// goroutine, so it writes no message data: the snapshot store forces the
+// CommitLog, queues and index to disk before it writes the manifest
+// (snapshotSink.finalise, on raft's snapshot goroutine), which covers
+// everything captured here. Under ASYNC_FLUSH that flush holds up to a
+// flush interval of appends, and on the FSM goroutine it would stop
+// every apply, and so every answer, for as long.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if f.converting() {
 		// raft counts entries after the switch as applied that this store
@@ -296,9 +301,6 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 
 // snapshot is Snapshot without the check (the conversion's own snapshot).
 func (f *fsm) snapshot() (raft.FSMSnapshot, error) {
-	if err := f.store.Flush(); err != nil {
-		return nil, fmt.Errorf("dledger: snapshot: %w", err)
-	}
 	meta, err := f.meta.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("dledger: snapshot: %w", err)

@@ -57,9 +57,12 @@ type Group struct {
 	fstab  *fileStable
 	snaps  raft.SnapshotStore
 	trans  *raft.NetworkTransport
-	mux    *muxLayer
-	raft   *raft.Raft
-	prop   *proposer
+	// gate is raft's transport while the node abstains (abstain.go): nil
+	// for a node that started without cause to.
+	gate *voteGate
+	mux  *muxLayer
+	raft *raft.Raft
+	prop *proposer
 	// own marks the entries this node proposed, checked when encoded.
 	own *ownEntries
 	ids *message.UniqIDGenerator
@@ -94,6 +97,12 @@ type Group struct {
 	// drained: the node hands leadership away and does not campaign
 	// (drain.go).
 	drained atomic.Bool
+	// abstaining: the node neither votes nor campaigns until it has
+	// recovered what a machine crash may have taken (boot.go, abstain.go).
+	// bootID and unsynced are what its boot record says of this run.
+	abstaining atomic.Bool
+	bootID     string
+	unsynced   bool
 	// wantOneLog is Config.OneLog as configured; cfg.OneLog is the layout
 	// the node runs (chooseLayout).
 	wantOneLog bool
@@ -158,6 +167,15 @@ func (g *Group) open() error {
 		return fmt.Errorf("dledger: %w", err)
 	}
 	g.wantOneLog = g.cfg.OneLog
+	if err := fsutil.MkdirAll(raftDir); err != nil {
+		return err
+	}
+	prevBoot, hadBoot, err := readBootRecord(raftDir)
+	if err != nil {
+		return &StartError{NodeID: g.cfg.NodeID, DataDir: g.cfg.DataDir, Part: "raft log", Path: raftDir, Err: err}
+	}
+	g.bootID = g.cfg.BootID()
+	g.abstaining.Store(mayHaveLost(prevBoot, hadBoot, g.bootID))
 	// The raft port first: it answers node info (supported format versions
 	// and the layout) beside raft's RPCs, and a node without data learns
 	// its group's layout from the others' (layout.go) while they ask it.
@@ -212,6 +230,17 @@ func (g *Group) open() error {
 		scfg.CommittedSeq, scfg.EntriesFrom = newestSnapshotBounds(filepath.Join(raftDir, snapshotsDirName))
 		scfg.EntryDeletes = deletesTopic
 	}
+	// Under ASYNC_FLUSH the one-log store does not fsync each append: the
+	// boot record says so before the first such append.
+	g.unsynced = cfg.OneLog && scfg.FlushMode == store.FlushAsync
+	if err := writeBootRecord(raftDir, bootRecord{BootID: g.bootID, Unsynced: g.unsynced || (prevBoot.Unsynced && !prevBoot.Clean),
+		Recovering: g.abstaining.Load()}); err != nil {
+		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: raftDir, Err: err}
+	}
+	if g.abstaining.Load() {
+		g.log.Warn("this node stopped without flushing its log and the machine has restarted since: it may have lost entries it acknowledged, and it neither votes nor campaigns until its log holds what the leader's held when it came back",
+			"last_boot_id", prevBoot.BootID, "boot_id", g.bootID)
+	}
 	if g.store, err = store.Open(scfg); err != nil {
 		if errors.Is(err, fsutil.ErrLocked) {
 			return fmt.Errorf("dledger: %w", err)
@@ -251,6 +280,11 @@ func (g *Group) open() error {
 		Stream: g.mux, MaxPool: 3, Timeout: 10 * time.Second, Logger: g.log.Named("transport"),
 		MaxRPCsInFlight: raftRPCsInFlight,
 	})
+	var trans raft.Transport = g.trans
+	if g.abstaining.Load() {
+		g.gate = newVoteGate(g.trans, raft.ServerID(cfg.NodeID), &g.abstaining)
+		trans = g.gate
+	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.NodeID)
 	rc.HeartbeatTimeout = cfg.Timing.HeartbeatTimeout
@@ -304,7 +338,7 @@ func (g *Group) open() error {
 		for _, p := range cfg.Peers {
 			conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
 		}
-		if err := raft.BootstrapCluster(rc, g.logs, g.stable, g.snaps, g.trans, conf); err != nil {
+		if err := raft.BootstrapCluster(rc, g.logs, g.stable, g.snaps, trans, conf); err != nil {
 			return fmt.Errorf("dledger: bootstrap: %w", err)
 		}
 	}
@@ -316,7 +350,7 @@ func (g *Group) open() error {
 	if err != nil {
 		return fmt.Errorf("dledger: log cache: %w", err)
 	}
-	if g.raft, err = newRaft(rc, g.fsm, logs, g.stable, g.snaps, g.trans); err != nil {
+	if g.raft, err = newRaft(rc, g.fsm, logs, g.stable, g.snaps, trans); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 	}
 	g.liveRaft.Store(g.raft)
@@ -338,6 +372,13 @@ func (g *Group) open() error {
 		defer g.wg.Done()
 		g.snapshotOnBytes(g.ctx, counter.snapshotDue)
 	}()
+	if g.abstaining.Load() {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.abstainUntilSafe(g.ctx)
+		}()
+	}
 	if cfg.PreferredLeader != "" {
 		g.whileLeading(2*cfg.Timing.ElectionTimeout, g.preferLeader)
 	}
@@ -473,7 +514,9 @@ func (g *Group) closeParts(clean bool) error {
 		errs = append(errs, g.shutdownRaft())
 	}
 	g.wg.Wait()
-	if g.trans != nil {
+	if g.gate != nil {
+		errs = append(errs, g.gate.Close())
+	} else if g.trans != nil {
 		errs = append(errs, g.trans.Close())
 	}
 	if g.mux != nil {
@@ -491,7 +534,14 @@ func (g *Group) closeParts(clean bool) error {
 			if err := g.meta.Save(g.fsm.metaPath); err != nil {
 				errs = append(errs, err)
 			}
-			errs = append(errs, g.store.Close())
+			err := g.store.Close()
+			errs = append(errs, err)
+			if err == nil {
+				// Everything is flushed: nothing a crash of the machine
+				// could take is left.
+				errs = append(errs, writeBootRecord(g.raftDir(), bootRecord{BootID: g.bootID, Unsynced: g.unsynced,
+					Clean: true, Recovering: g.abstaining.Load()}))
+			}
 		} else {
 			errs = append(errs, g.store.CloseUnclean())
 		}
@@ -504,6 +554,10 @@ func (g *Group) closeParts(clean bool) error {
 	}
 	return errors.Join(out...)
 }
+
+// raftDir is where the raft log's files (or, with one log, its state)
+// lie.
+func (g *Group) raftDir() string { return filepath.Join(g.cfg.DataDir, "raft") }
 
 // Store is the node's message store, for reads (Get, lookups). Writes go
 // through Propose.

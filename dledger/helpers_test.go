@@ -49,13 +49,14 @@ func retryable(err error) bool {
 // load is a set of writers proposing unique messages to whichever node
 // leads, recording what was acknowledged and what ended unknown.
 type load struct {
-	c       *dledgertest.Cluster
-	mu      sync.Mutex
-	acked   map[string]store.PutResult
-	unknown map[string]bool
-	errs    []error
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	c        *dledgertest.Cluster
+	mu       sync.Mutex
+	acked    map[string]store.PutResult
+	unknown  map[string]bool
+	errs     []error
+	stop     chan struct{}
+	haltOnce sync.Once
+	wg       sync.WaitGroup
 }
 
 func startLoad(_ *testing.T, c *dledgertest.Cluster, writers int, topic string) *load {
@@ -130,8 +131,9 @@ func (l *load) send(topic string, q int32, body string) {
 	}
 }
 
+// halt stops the writers and waits for them; a second call does nothing.
 func (l *load) halt() {
-	close(l.stop)
+	l.haltOnce.Do(func() { close(l.stop) })
 	l.wg.Wait()
 }
 
@@ -225,9 +227,9 @@ func (l *load) finish(t *testing.T, ctx context.Context, topic string) {
 
 // loadedCluster starts a 3-node group, waits for its leader and starts 4
 // writers, returning once 100 messages are acknowledged.
-func loadedCluster(t *testing.T) (*dledgertest.Cluster, context.Context, *dledgertest.Node, *load) {
+func loadedCluster(t *testing.T, opts ...dledgertest.ClusterOption) (*dledgertest.Cluster, context.Context, *dledgertest.Node, *load) {
 	t.Helper()
-	c := dledgertest.MakeCluster(t, 3)
+	c := dledgertest.MakeCluster(t, 3, opts...)
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {

@@ -21,7 +21,9 @@ import (
 //	request:  0xB7
 //	answer:   {"node":"n1","minVersion":1,"maxVersion":6,"drained":true,"oneLog":true,"layout":"commitlog"}\n
 //	          (at most 512 bytes; "drained" only while the node is drained;
-//	          "layout", or "fresh":true for a node without data: older binaries send neither)
+//	          "layout", or "fresh":true for a node without data: older binaries send neither;
+//	          a leader adds "leader":true, "term" and "lastIndex", its raft log's last index;
+//	          "recovering":true while the node abstains from votes, abstain.go)
 const peerInfoRPC byte = 0xB7
 
 const (
@@ -48,6 +50,13 @@ type nodeInfo struct {
 	// learn its group's (layout.go). Older binaries send neither.
 	Layout string `json:"layout,omitempty"`
 	Fresh  bool   `json:"fresh,omitempty"`
+	// Leader: the node leads its group at Term, and its raft log ends at
+	// LastIndex. Recovering: the node abstains from votes (abstain.go).
+	// Older binaries send none of them.
+	Leader     bool   `json:"leader,omitempty"`
+	Term       uint64 `json:"term,omitempty"`
+	LastIndex  uint64 `json:"lastIndex,omitempty"`
+	Recovering bool   `json:"recovering,omitempty"`
 }
 
 // errBadNodeInfo: a node-info answer that is not one.

@@ -77,8 +77,15 @@ func (k *snapshotSink) finalise() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !k.w.streamed() && k.s.fsm.store.OneLog() && m.StoreSeq < k.meta.Index {
-		if m, err = k.coverIndex(m); err != nil {
+	if !k.w.streamed() {
+		// A local snapshot: what the FSM captured must be durable before
+		// the manifest is (fsm.Snapshot leaves the flush to here).
+		if k.s.fsm.store.OneLog() && m.StoreSeq < k.meta.Index {
+			m, err = k.coverIndex(m) // it flushes
+		} else {
+			err = k.s.fsm.store.Flush()
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

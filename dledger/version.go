@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/ledgermq/ledgermq/metadata"
 )
 
@@ -83,6 +85,10 @@ func (g *Group) nodeInfo() nodeInfo {
 	default:
 		ni.Fresh = true
 	}
+	if r := g.liveRaft.Load(); r != nil && r.State() == raft.Leader {
+		ni.Leader, ni.Term, ni.LastIndex = true, r.CurrentTerm(), r.LastIndex()
+	}
+	ni.Recovering = g.Abstaining()
 	return ni
 }
 

@@ -162,10 +162,17 @@
 // file is durable (internal/syncreport: the model, per kind of file, is
 // in its package doc). After the kill the harness cuts every recorded
 // file back to that (truncates, punches out the unsynced tail of a
-// preallocated file), fsyncs the node's files and restarts it at the
-// heal; a "step" event per node says how many files and bytes were cut.
-// "all" is every node at once: with it, I1 holds only if every
-// acknowledged entry was fsynced on a majority.
+// preallocated file), fsyncs the node's files, records in its boot record
+// that the machine has booted since (dledger.MarkPowerLoss) and restarts it
+// at the heal; a "step" event per node says how many files and bytes were
+// cut. Under ASYNC_FLUSH (the default) the raft log is flushed in the
+// background, not per append: a cut node comes back abstaining from votes
+// until it has caught up with the leader (dledger's abstain.go). "all" is
+// every node at once: with it, I1 holds only if every acknowledged entry
+// was fsynced on a majority, which SYNC_FLUSH does and ASYNC_FLUSH does
+// not promise, so a run whose nodes do not run SYNC_FLUSH narrows "all" to
+// the leader and says so (make chaos runs power a second time under
+// SYNC_FLUSH).
 //
 // disk-full: with a disk-full fault in the plan every node's data
 // directory is a tmpfs of DiskSize bytes of its own, mounted before the

@@ -103,10 +103,13 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 			res.Dir = ""
 		}
 	}()
+	say := func(format string, args ...any) { fmt.Fprintf(cfg.Out, "jepsen: "+format+"\n", args...) }
+	if n := powerToMinority(&cfg.Plan, cfg.NodeConf); n > 0 {
+		say("%d power faults on every node narrowed to the leader: the nodes run ASYNC_FLUSH, under which a power loss of most of a group may lose acknowledged sends (run with --node-conf store.flush_disk_type=SYNC_FLUSH for them)", n)
+	}
 	if err := WritePlan(filepath.Join(dir, "plan.json"), cfg.Plan); err != nil {
 		return nil, err
 	}
-	say := func(format string, args ...any) { fmt.Fprintf(cfg.Out, "jepsen: "+format+"\n", args...) }
 	shape := fmt.Sprintf("%d nodes", cfg.Plan.Nodes)
 	if cfg.Plan.groups() > 1 {
 		shape = fmt.Sprintf("%d groups of %d nodes", cfg.Plan.groups(), cfg.Plan.Nodes)

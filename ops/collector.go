@@ -16,6 +16,7 @@ var roles = []string{"leader", "follower", "candidate", "shutdown"}
 //	ledgermq_raft_apply_lag_entries    gauge  commit − applied
 //	ledgermq_raft_format_version       gauge  the group's format version as applied here
 //	ledgermq_node_ready                gauge  1 when /readyz would answer 200
+//	ledgermq_raft_abstaining           gauge  1 while the node abstains from votes after a machine crash
 //	ledgermq_raft_snapshots_total      counter snapshots taken since the start
 //	ledgermq_raft_restores_total       counter snapshots installed since the start
 //	ledgermq_commitlog_min_offset_bytes gauge the CommitLog's first byte offset
@@ -27,7 +28,7 @@ type NodeCollector struct {
 	status                                                func() Status
 	maxLag                                                uint64
 	term, role, last, commit, applied, lag, format, ready *prometheus.Desc
-	snapshots, restores, clMin, clMax                     *prometheus.Desc
+	snapshots, restores, clMin, clMax, abstaining         *prometheus.Desc
 }
 
 // NewNodeCollector returns the collector of status with constant labels.
@@ -53,12 +54,14 @@ func NewNodeCollector(status func() Status, maxLag uint64, labels prometheus.Lab
 		restores:  d("ledgermq_raft_restores_total", "Raft snapshots installed on this node since it started."),
 		clMin:     d("ledgermq_commitlog_min_offset_bytes", "The offset of the first byte of the node's CommitLog."),
 		clMax:     d("ledgermq_commitlog_max_offset_bytes", "The node's CommitLog write position (the leader's minus a follower's is its lag in bytes)."),
+		abstaining: d("ledgermq_raft_abstaining",
+			"1 while the node abstains from raft votes: it came back from a machine crash that may have taken entries it acknowledged, and waits to catch up."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *NodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.term, c.role, c.last, c.commit, c.applied, c.lag, c.format, c.ready, c.snapshots, c.restores, c.clMin, c.clMax} {
+	for _, d := range []*prometheus.Desc{c.term, c.role, c.last, c.commit, c.applied, c.lag, c.format, c.ready, c.snapshots, c.restores, c.clMin, c.clMax, c.abstaining} {
 		ch <- d
 	}
 }
@@ -91,4 +94,9 @@ func (c *NodeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.restores, prometheus.CounterValue, float64(s.Restores))
 	gauge(c.clMin, float64(s.CommitLogMin))
 	gauge(c.clMax, float64(s.CommitLogMax))
+	abstaining := 0.0
+	if s.Abstaining {
+		abstaining = 1
+	}
+	gauge(c.abstaining, abstaining)
 }

@@ -92,9 +92,10 @@ func TestEndpoints(t *testing.T) {
 	// Not ready, with every reason on its own line.
 	n.set(func(s *Status) {
 		s.Leader, s.CommitIndex, s.Lag, s.DiskError, s.Draining, s.Stopping = "", 5000, 4990, "disk full", true, true
+		s.Abstaining = true
 	})
 	code, body = get(t, base+"/readyz")
-	for _, want := range []string{"no leader known", "4990 entries behind", "disk not writable: disk full", "draining", "shutting down"} {
+	for _, want := range []string{"no leader known", "4990 entries behind", "disk not writable: disk full", "draining", "shutting down", "not voting yet"} {
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, want) {
 			t.Fatalf("readyz %d %q lacks %q", code, body, want)
 		}
@@ -107,6 +108,7 @@ func TestEndpoints(t *testing.T) {
 		`ledgermq_raft_role{cluster="c",group="broker-a",node="n0",role="leader"} 0`,
 		`ledgermq_raft_apply_lag_entries{cluster="c",group="broker-a",node="n0"} 4990`,
 		`ledgermq_node_ready{cluster="c",group="broker-a",node="n0"} 0`,
+		`ledgermq_raft_abstaining{cluster="c",group="broker-a",node="n0"} 1`,
 	} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Fatalf("metrics %d lacks %q:\n%s", code, want, body)

@@ -48,6 +48,10 @@ type Status struct {
 	// ReadStarved is why the node cannot read new requests ("" while it
 	// can): its read budget's reserve has been used up for a while.
 	ReadStarved string `json:"readStarved,omitempty"`
+	// Abstaining: the node came back from a machine crash that may have
+	// taken log entries it had acknowledged, and neither votes nor
+	// campaigns until it has caught up with the leader.
+	Abstaining bool `json:"abstaining,omitempty"`
 }
 
 // Ready reports whether the node should get traffic, and why not.
@@ -65,6 +69,9 @@ func (s Status) Ready(maxLag uint64) (bool, []string) {
 	if s.Lag > maxLag {
 		why = append(why, fmt.Sprintf("applied index %d is %d entries behind the commit index %d (more than %d)",
 			s.AppliedIndex, s.Lag, s.CommitIndex, maxLag))
+	}
+	if s.Abstaining {
+		why = append(why, "recovering log entries a machine crash may have taken: not voting yet")
 	}
 	if s.DiskError != "" {
 		why = append(why, "disk not writable: "+s.DiskError)

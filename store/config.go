@@ -17,6 +17,15 @@ import (
 // cache and a background flush runs every FlushInterval (the raft log is the
 // durable copy); FlushSync (SYNC_FLUSH) returns once the batch is on disk,
 // concurrent Puts sharing one flush (group commit).
+//
+// With one log (Config.OneLog) the CommitLog is the raft log, and the mode
+// says the same of AppendEntries: FlushSync fsyncs every append before it
+// returns; FlushAsync returns once the entries are in the page cache and
+// leaves them to the background flush, as RocketMQ's DLedger and NATS
+// JetStream do by default. A kill -9 loses nothing either way; a crash of
+// the machine may take the last FlushInterval of appends from a node, which
+// then abstains from raft votes until it has them again (dledger's boot
+// record).
 type FlushMode = commitlog.FlushMode
 
 // The flush modes.

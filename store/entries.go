@@ -16,7 +16,8 @@ import (
 )
 
 // One log (Config.OneLog): the CommitLog is the raft log, so a message is
-// written and fsynced once per node.
+// written once per node, and fsynced once (with every append under
+// FlushSync, in the background under FlushAsync).
 //
 // AppendEntries writes each raft entry as its records followed by a
 // version-2 marker (marker.go) that holds the entry's term, type and every
@@ -185,7 +186,8 @@ func (s *Store) OneLog() bool { return s.cfg.OneLog }
 
 // AppendEntries writes entries, which must follow the last one appended
 // (or start anywhere above LastSeq when the store holds none), and returns
-// once they are durable: raft's StoreLogs. A record that does not parse or
+// once they are durable (FlushSync) or in the page cache, flushed within
+// FlushInterval (FlushAsync; see FlushMode): raft's StoreLogs. A record that does not parse or
 // fails its CRC (when not Checked) is ErrBadMessage and nothing of that
 // entry or the later ones is written; the earlier ones stay.
 func (s *Store) AppendEntries(ents []Entry) error {
@@ -205,7 +207,7 @@ func (s *Store) AppendEntries(ents []Entry) error {
 		}
 		end = e
 	}
-	if len(ents) == 0 || (s.cfg.Faults != nil && s.cfg.Faults.SkipFsync()) { // skip-fsync: a jepsenbroken build only
+	if len(ents) == 0 || s.cfg.FlushMode != FlushSync || (s.cfg.Faults != nil && s.cfg.Faults.SkipFsync()) { // skip-fsync: a jepsenbroken build only
 		return nil
 	}
 	// The raft log's one appender waits for its own append: it flushes on

@@ -26,9 +26,10 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *a
 			Snapshots: st.Snapshots, Restores: st.Restores,
 			CommitLogMin: g.Store().MinPhysicalOffset(), CommitLogMax: g.Store().MaxPhysicalOffset(),
 			// The group is open, so the store has recovered and raft runs.
-			Recovered: true,
-			Draining:  st.Drained,
-			Stopping:  stopping.Load(),
+			Recovered:  true,
+			Draining:   st.Drained,
+			Stopping:   stopping.Load(),
+			Abstaining: g.Abstaining(),
 		}
 		if st.CommitIndex > st.AppliedIndex {
 			s.Lag = st.CommitIndex - st.AppliedIndex

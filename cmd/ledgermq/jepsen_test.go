@@ -215,6 +215,52 @@ func TestJepsenPowerAndDiskFull(t *testing.T) {
 	}
 }
 
+// TestJepsenPowerAsync: power losses under ASYNC_FLUSH (the default), where
+// the raft log is not fsynced per append. A node that loses its unflushed
+// appends comes back abstaining from votes (dledger's boot record) and
+// votes again once it has caught up; nothing acknowledged is lost. A power
+// loss of every node is narrowed to the leader (the mode allows losing
+// what only page caches held when most of a group loses power).
+func TestJepsenPowerAsync(t *testing.T) {
+	if os.Getenv("LEDGERMQ_JEPSEN_FAULTS") != "1" {
+		t.Skip("set LEDGERMQ_JEPSEN_FAULTS=1 to run the power-loss nemesis (make chaos does)")
+	}
+	bin := devcluster.Build(t)
+	sec := func(s float64) jepsen.Duration { return jepsen.Duration(time.Duration(s * float64(time.Second))) }
+	plan := jepsen.Plan{Seed: 5, Nodes: 3, Time: sec(40), Nemeses: []string{jepsen.NemPower},
+		Faults: []jepsen.Fault{
+			{At: sec(5), Kind: jepsen.NemPower, Targets: []string{jepsen.TargetLeader}, Duration: sec(3)},
+			{At: sec(14), Kind: jepsen.NemPower, Targets: []string{"n1"}, Duration: sec(3)},
+			{At: sec(23), Kind: jepsen.NemPower, Targets: []string{jepsen.TargetAll}, Duration: sec(3)},
+		}}
+	out, dir, err := replayPlan(t, bin, plan, "--log-level", "info")
+	v := verdictOf(t, out)
+	if err != nil || !strings.HasPrefix(v, "verdict: PASS ") {
+		t.Fatalf("%s (exit: %v)", v, err)
+	}
+	if !strings.Contains(out, "1 power faults on every node narrowed to the leader") {
+		t.Fatalf("the power loss of every node was not narrowed under ASYNC_FLUSH:\n%s", out)
+	}
+	cuts := 0
+	for _, e := range runHistory(t, dir) {
+		if e.Type == jepsen.EvFault && e.Phase == "step" && e.Error == "" && e.Kind == jepsen.NemPower && strings.HasPrefix(e.Detail, "cut ") {
+			cuts++
+		}
+	}
+	var abstained, votedAgain int
+	for _, id := range []string{"n0", "n1", "n2"} {
+		b, err := os.ReadFile(filepath.Join(dir, id+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		abstained += strings.Count(string(b), "neither votes nor campaigns")
+		votedAgain += strings.Count(string(b), "this node votes again")
+	}
+	if cuts != 3 || abstained != 3 || votedAgain != 3 {
+		t.Fatalf("%d nodes cut back, %d came back abstaining, %d voted again (want 3 each)", cuts, abstained, votedAgain)
+	}
+}
+
 // runHistory reads the history.jsonl of the run in dir.
 func runHistory(t *testing.T, dir string) []jepsen.Event {
 	t.Helper()
