@@ -53,7 +53,8 @@ func newCore(o options) *core {
 		ctx:    ctx,
 		cancel: cancel,
 	}
-	c.rc = newRPC(remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: c.dial, OnRequest: o.onRequest}), o.creds)
+	c.rc = newRPC(remoting.NewClient(remoting.ClientConfig{Logger: o.logger.Named("remoting"), Dial: c.dial, OnRequest: o.onRequest,
+		RawSocketIO: true}), o.creds)
 	c.routes = newRouteCache(ctx, &c.wg, o.logger, c.fetchRoute)
 	c.wg.Add(1)
 	go c.refreshLoop()

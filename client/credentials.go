@@ -62,6 +62,13 @@ func (c *rpcClient) InvokeWith(ctx context.Context, addr string, req *remoting.C
 	return c.Client.InvokeWith(ctx, addr, req, o)
 }
 
+// InvokeFunc signs req and sends it, done receiving the outcome
+// (remoting.Client.InvokeFunc).
+func (c *rpcClient) InvokeFunc(ctx context.Context, addr string, req *remoting.Command, o remoting.CallOptions, done func(*remoting.Command, error)) error {
+	c.sign(req)
+	return c.Client.InvokeFunc(ctx, addr, req, o, done)
+}
+
 // InvokeOneway signs req and sends it without waiting for an answer.
 func (c *rpcClient) InvokeOneway(ctx context.Context, addr string, req *remoting.Command) error {
 	c.sign(req)

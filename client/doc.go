@@ -92,7 +92,14 @@
 //
 // SendOneWay writes the request and returns; a nil error means written,
 // with an outcome unknown by nature. SendAsync runs Send's path on a
-// goroutine and hands its result to a callback.
+// goroutine and hands its result to a callback. SendFunc is for a caller
+// that keeps many sends in flight: it queues the first attempt with
+// remoting's InvokeFunc and returns, and the attempt is settled, by the
+// same code as Send's, on the goroutine that ends the call, which hands
+// the result to the callback; only a send that needs a route read, a
+// dial or a retry goes on on a goroutine (as SendAsync's). So a send
+// answered at once costs no goroutine hand-off, and the frames queued by
+// one read of answers leave in one write.
 //
 // # TLS
 //
@@ -153,6 +160,8 @@
 //	route fetch (1 per topic in     the route cache      its GET_ROUTEINFO answer or
 //	  flight)                                            timeout; Close cancels it
 //	async send (1 per SendAsync)    SendAsync            after its callback returns
+//	SendFunc's rest (1 per send     SendFunc             after its callback returns
+//	  not settled at once)
 //	remoting read loops, callbacks  remoting.Client      Close
 //
 // Close refuses new sends, waits for the sends in progress (each bounded

@@ -14,7 +14,8 @@ import (
 )
 
 // TestBrokerAnswers: how each kind of broker answer ends a send: retried
-// or not, and with which outcome.
+// or not, and with which outcome; the same through Send and through
+// SendFunc's first attempt without a goroutine.
 func TestBrokerAnswers(t *testing.T) {
 	firstThen := func(code int32) func(int32, *remoting.Command) *remoting.Command {
 		return func(n int32, req *remoting.Command) *remoting.Command {
@@ -49,35 +50,37 @@ func TestBrokerAnswers(t *testing.T) {
 		{name: "no retries", program: answer(remoting.ServiceNotAvailable, "no leader"), opts: []Option{WithRetries(0)},
 			attempts: 1, outcome: OutcomeFailed, code: remoting.ServiceNotAvailable},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			f := startFake(t, "a")
-			b := f.broker("a")
-			b.program(tt.program)
-			p := newProducer(t, append([]Option{WithNameServers(f.nsAddr())}, tt.opts...)...)
-			res, err := p.Send(ctxGuard(t), &Message{Topic: "T", Body: []byte("x")})
-			if got := OutcomeOf(err); got != tt.outcome {
-				t.Fatalf("outcome %v (%v), want %v", got, err, tt.outcome)
-			}
-			if got := int(b.sends.Load()); got != tt.attempts {
-				t.Fatalf("broker saw %d attempts, want %d", got, tt.attempts)
-			}
-			if err != nil {
-				se := sendErr(t, err)
-				var be *BrokerError
-				if len(se.Attempts) != tt.attempts || !errors.As(err, &be) || be.Code != tt.code || be.Addr != b.addr {
-					t.Fatalf("error %v: %d attempts, broker error %+v", err, len(se.Attempts), be)
+		for _, via := range sendWays {
+			t.Run(via+"/"+tt.name, func(t *testing.T) {
+				f := startFake(t, "a")
+				b := f.broker("a")
+				b.program(tt.program)
+				p := newProducer(t, append([]Option{WithNameServers(f.nsAddr())}, tt.opts...)...)
+				res, err := sendVia(t, p, via, ctxGuard(t), &Message{Topic: "T", Body: []byte("x")})
+				if got := OutcomeOf(err); got != tt.outcome {
+					t.Fatalf("outcome %v (%v), want %v", got, err, tt.outcome)
 				}
-				return
-			}
-			if res.Attempts != tt.attempts || res.Status != tt.status {
-				t.Fatalf("result %+v", res)
-			}
-			if tt.attempts > 1 {
-				if res.Earlier[0].Outcome != tt.earlier || res.MaybeDuplicated() != (tt.earlier == OutcomeUnknown) {
-					t.Fatalf("earlier %+v, MaybeDuplicated %v", res.Earlier, res.MaybeDuplicated())
+				if got := int(b.sends.Load()); got != tt.attempts {
+					t.Fatalf("broker saw %d attempts, want %d", got, tt.attempts)
 				}
-			}
-		})
+				if err != nil {
+					se := sendErr(t, err)
+					var be *BrokerError
+					if len(se.Attempts) != tt.attempts || !errors.As(err, &be) || be.Code != tt.code || be.Addr != b.addr {
+						t.Fatalf("error %v: %d attempts, broker error %+v", err, len(se.Attempts), be)
+					}
+					return
+				}
+				if res.Attempts != tt.attempts || res.Status != tt.status {
+					t.Fatalf("result %+v", res)
+				}
+				if tt.attempts > 1 {
+					if res.Earlier[0].Outcome != tt.earlier || res.MaybeDuplicated() != (tt.earlier == OutcomeUnknown) {
+						t.Fatalf("earlier %+v, MaybeDuplicated %v", res.Earlier, res.MaybeDuplicated())
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ledgermq/ledgermq/message"
@@ -26,7 +27,7 @@ type Producer struct {
 
 	mu     sync.Mutex
 	closed bool
-	sends  sync.WaitGroup // sends in progress, sync and async
+	sends  sendGate // sends in progress, sync and async
 
 	replies replies // request-reply (request.go)
 	tracer  *tracer // WithTrace (trace.go); nil: no traces
@@ -44,6 +45,7 @@ func NewProducer(opts ...Option) (*Producer, error) {
 		return nil, err
 	}
 	p := &Producer{async: make(chan struct{}, o.maxAsync), replies: replies{waiting: map[string]chan *MessageExt{}}}
+	p.sends.drained = make(chan struct{})
 	// Replies to this producer's requests come as broker requests; other
 	// broker requests go to the handler the options set (a transaction
 	// producer's check-backs).
@@ -84,7 +86,7 @@ func (p *Producer) Send(ctx context.Context, m *Message) (SendResult, error) {
 	if err := p.begin(out.topic); err != nil {
 		return SendResult{}, err
 	}
-	defer p.sends.Done()
+	defer p.sends.leave()
 	return p.deliver(ctx, out, kindSync)
 }
 
@@ -112,7 +114,8 @@ func (p *Producer) SendAsync(ctx context.Context, m *Message, cb func(SendResult
 		return err
 	}
 	go func() {
-		defer p.sends.Done()
+		defer p.sends.leave()
+		out.start = time.Now() // not while it waited for its slot
 		res, err := p.deliver(ctx, out, kindSync)
 		<-p.async
 		if cb != nil {
@@ -135,7 +138,7 @@ func (p *Producer) SendOneWay(ctx context.Context, m *Message) error {
 	if err := p.begin(out.topic); err != nil {
 		return err
 	}
-	defer p.sends.Done()
+	defer p.sends.leave()
 	_, err = p.deliver(ctx, out, kindOneway)
 	return err
 }
@@ -153,7 +156,7 @@ func (p *Producer) SendBatch(ctx context.Context, msgs []*Message) (SendResult, 
 	if err := p.begin(out.topic); err != nil {
 		return SendResult{}, err
 	}
-	defer p.sends.Done()
+	defer p.sends.leave()
 	return p.deliver(ctx, out, kindSync)
 }
 
@@ -169,7 +172,7 @@ func (p *Producer) Close() error {
 	}
 	p.closed = true
 	p.mu.Unlock()
-	p.sends.Wait()
+	p.sends.close()
 	p.replies.mu.Lock()
 	hb := p.replies.hb
 	p.replies.mu.Unlock()
@@ -185,20 +188,53 @@ func (p *Producer) Close() error {
 
 // begin registers a send, or refuses it after Close.
 func (p *Producer) begin(topic string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	if !p.sends.enter() {
 		return failedError(topic, ErrClosed)
 	}
-	p.sends.Add(1)
 	return nil
 }
 
-func (p *Producer) isClosed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
+func (p *Producer) isClosed() bool { return p.sends.isClosed() }
+
+// sendGate counts the sends in progress and refuses new ones once closed,
+// with one atomic add on the way in and one on the way out: no lock that
+// every send of the producer would take.
+type sendGate struct {
+	n       atomic.Int64  // sends in progress, plus gateClosed once closed
+	drained chan struct{} // closed once the gate is closed and empty
+	once    sync.Once     // closes drained
 }
+
+// gateClosed, added to sendGate.n when the gate closes, is far above any
+// number of sends in progress.
+const gateClosed = int64(1) << 48
+
+// enter registers a send; false when the gate is closed.
+func (g *sendGate) enter() bool {
+	if g.n.Add(1) >= gateClosed {
+		g.leave()
+		return false
+	}
+	return true
+}
+
+// leave ends a send that entered.
+func (g *sendGate) leave() {
+	if g.n.Add(-1) == gateClosed {
+		g.once.Do(func() { close(g.drained) })
+	}
+}
+
+// close refuses every later send and waits for those in progress. It is
+// called once.
+func (g *sendGate) close() {
+	if g.n.Add(gateClosed) == gateClosed {
+		g.once.Do(func() { close(g.drained) })
+	}
+	<-g.drained
+}
+
+func (g *sendGate) isClosed() bool { return g.n.Load() >= gateClosed }
 
 // failedError is the error of a send refused before any attempt.
 func failedError(topic string, err error) error {
@@ -225,9 +261,20 @@ type outgoing struct {
 	ordered bool      // the queue comes from a selector
 	id      [1]string // ids' backing array for a single message
 	offID   [1]string // the offset message id's of a single message's result
-	// sctx is the send's context (withSendTimeout), in the allocation
-	// every send makes anyway. deliver runs once per outgoing.
+	// start is when the send began, which its timeout counts from: the
+	// clock reading its header's born timestamp took, or, for SendAsync,
+	// when its goroutine took it up.
+	start time.Time
+	// sctx is the send's context (withSendTimeout) and loop its attempts'
+	// state, in the allocation every send makes anyway. deliver runs once
+	// per outgoing.
 	sctx sendContext
+	loop sendLoop
+	// fn receives the outcome of a SendFunc, whose first attempt went to
+	// first at attemptStart (sendfunc.go).
+	fn           func(SendResult, error)
+	first        target
+	attemptStart time.Time
 }
 
 // half reports whether out is a transaction's half message.
@@ -235,14 +282,15 @@ func (out *outgoing) half() bool {
 	return protocol.TransactionType(out.header.SysFlag) == protocol.TransactionPrepared
 }
 
-// newHeader is the send header of topic with what every send shares.
-func (p *Producer) newHeader(topic string) protocol.SendMessageRequestHeader {
+// newHeader is the send header of topic with what every send shares,
+// born now.
+func (p *Producer) newHeader(topic string, now time.Time) protocol.SendMessageRequestHeader {
 	return protocol.SendMessageRequestHeader{
 		ProducerGroup:         p.opts.group,
 		Topic:                 topic,
 		DefaultTopic:          protocol.DefaultTopic,
 		DefaultTopicQueueNums: protocol.DefaultTopicQueueNums,
-		BornTimestamp:         time.Now().UnixMilli(),
+		BornTimestamp:         now.UnixMilli(),
 	}
 }
 
@@ -261,7 +309,8 @@ func (p *Producer) prepareWith(m *Message, extra map[string]string) (*outgoing, 
 	ok := false
 	uniq := p.core.ids.Next()
 	reply := false
-	h := p.newHeader(m.Topic)
+	now := time.Now()
+	h := p.newHeader(m.Topic, now)
 	h.Flag = m.Flag
 	if len(extra) == 0 {
 		h.Properties, ok = m.systemProperties(uniq)
@@ -290,6 +339,7 @@ func (p *Producer) prepareWith(m *Message, extra map[string]string) (*outgoing, 
 		reply:   reply,
 		ordered: p.opts.selector != nil || m.ShardingKey != "",
 		id:      [1]string{uniq},
+		start:   now,
 	}
 	out.ids = out.id[:]
 	return out, nil
@@ -328,9 +378,11 @@ func (p *Producer) prepareBatch(msgs []*Message) (*outgoing, error) {
 	if n := batchSize(items); n > p.opts.maxMessageSize {
 		return nil, failedError(topic, fmt.Errorf("%w: batch of %d bytes is larger than %d", ErrInvalidMessage, n, p.opts.maxMessageSize))
 	}
-	h := p.newHeader(topic)
+	now := time.Now()
+	h := p.newHeader(topic, now)
 	h.Batch = true
 	return &outgoing{
+		start:   now,
 		topic:   topic,
 		header:  h,
 		body:    encodeBatch(items),

@@ -341,25 +341,39 @@ func TestPushConsumerOrderlyTimeSlice(t *testing.T) {
 	}
 	c := startPush(t, topic, Selector{}, h, orderly(ns, "orderly-slice-g",
 		WithConsumeGoroutines(1), WithMaxTimeConsumeContinuously(time.Nanosecond))...)
+	// Should the test fail while the worker is held, the consumer's Close
+	// (a cleanup registered before this one, so run after it) must not
+	// wait for the held handler for ever.
+	var opened sync.Once
+	openGate := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(openGate)
 	// The one worker is held in its first handler while both queues pull
 	// their backlog and the other queue waits for a worker.
+	var state string // the last state seen, for a failure's log
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last state: %s", state)
+		}
+	})
 	waitFor(t, "both backlogs pulled and a queue waiting", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if len(c.pqs) != 2 || len(c.work) != 1 {
-			return false
-		}
-		for _, pq := range c.pqs {
+		state = fmt.Sprintf("%d queues, %d tasks waiting", len(c.pqs), len(c.work))
+		ok, queues := len(c.work) == 1, 0
+		for q, pq := range c.pqs {
+			if q.Topic != topic {
+				continue // the group's retry topic, once its route is read
+			}
+			queues++
 			pq.mu.Lock()
 			n := len(pq.msgs)
 			pq.mu.Unlock()
-			if n < 12/2*steps/2 {
-				return false
-			}
+			state += fmt.Sprintf(", %v: %d messages", q, n)
+			ok = ok && n >= 12/2*steps/2
 		}
-		return true
+		return ok && queues == 2
 	})
-	close(gate)
+	openGate()
 	total := 12 * steps
 	waitFor(t, "everything consumed", func() bool {
 		mu.Lock()

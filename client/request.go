@@ -76,7 +76,7 @@ func (p *Producer) Request(ctx context.Context, m *Message, timeout time.Duratio
 		return nil, err
 	}
 	_, err = p.deliver(ctx, out, kindSync)
-	p.sends.Done()
+	p.sends.leave()
 	if err != nil {
 		return nil, err
 	}

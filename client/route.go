@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -34,6 +35,9 @@ type routeCache struct {
 	mu      sync.Mutex
 	closed  bool
 	entries map[string]*routeEntry
+	// byTopic is a copy of entries, replaced (under mu) when a topic is
+	// added: get reads a route that is ready without taking mu.
+	byTopic atomic.Pointer[map[string]*routeEntry]
 }
 
 // routeEntry is one topic's cached route and its fetch in flight.
@@ -46,6 +50,9 @@ type routeEntry struct {
 	// fetch ends.
 	suspect bool
 	next    atomic.Uint32
+	// ready is info while it is neither nil nor suspect (set under the
+	// cache's mu, read without it): what get returns at once.
+	ready atomic.Pointer[publishInfo]
 }
 
 // fetchCall is one fetch; done closes when info or err is set.
@@ -63,6 +70,9 @@ func newRouteCache(ctx context.Context, wg *sync.WaitGroup, log hclog.Logger,
 // get returns the cached route of topic, fetching it first when there is
 // none yet, and reading it again first when it is suspect (as refresh).
 func (c *routeCache) get(ctx context.Context, topic string) (*publishInfo, error) {
+	if info := c.ready(topic); info != nil {
+		return info, nil
+	}
 	c.mu.Lock()
 	e := c.entryLocked(topic)
 	if e.info != nil && !e.suspect {
@@ -80,6 +90,17 @@ func (c *routeCache) get(ctx context.Context, topic string) (*publishInfo, error
 		return nil, err
 	}
 	return c.wait(ctx, topic, call)
+}
+
+// ready returns topic's cached route when get would return it at once
+// (neither missing nor suspect), else nil; it never waits.
+func (c *routeCache) ready(topic string) *publishInfo {
+	if m := c.byTopic.Load(); m != nil {
+		if e := (*m)[topic]; e != nil {
+			return e.ready.Load()
+		}
+	}
+	return nil
 }
 
 // refresh fetches topic's route (or joins the fetch in flight) and waits
@@ -119,6 +140,7 @@ func (c *routeCache) invalidate(topic string) {
 	e := c.entryLocked(topic)
 	if e.info != nil {
 		e.suspect = true
+		e.ready.Store(nil)
 	}
 	_, _ = c.startLocked(topic, e)
 }
@@ -155,6 +177,8 @@ func (c *routeCache) entryLocked(topic string) *routeEntry {
 	if e == nil {
 		e = &routeEntry{}
 		c.entries[topic] = e
+		m := maps.Clone(c.entries)
+		c.byTopic.Store(&m)
 	}
 	return e
 }
@@ -199,6 +223,7 @@ func (c *routeCache) run(topic string, e *routeEntry, call *fetchCall) {
 		}
 		e.info = info
 	}
+	e.ready.Store(e.info)
 	call.info, call.err = info, err
 	c.mu.Unlock()
 	close(call.done)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/protocol"
+	"github.com/ledgermq/ledgermq/remoting"
 )
 
 // errNoLeader: the chosen group (or every group) has no leader in the
@@ -89,74 +90,120 @@ func (p *Producer) deliver(ctx context.Context, out *outgoing, kind sendKind) (S
 
 // deliverOnce is deliver without the trace.
 func (p *Producer) deliverOnce(ctx context.Context, out *outgoing, kind sendKind) (SendResult, error) {
-	ctx, sctx := withSendTimeout(ctx, p.opts.sendTimeout, &out.sctx)
-	defer sctx.stop()
+	out.loop.init(p, ctx, out)
+	defer out.loop.sctx.stop()
+	return p.runLoop(out, kind, nil)
+}
+
+// sendLoop is a send's state across its attempts (deliverOnce).
+type sendLoop struct {
+	ctx  context.Context // the caller's, bounded by the send timeout
+	sctx *sendContext    // stopped once the send is over (nil: nothing to stop)
 	// attempts lists the failed attempts: most sends succeed at once and
 	// need no list.
-	var attempts []Attempt
-	var last *attemptResult
-	rs := sendRetry{route: backoff{next: firstBackoff, leaveRoom: true},
+	attempts []Attempt
+	last     *attemptResult // the failed attempt a retry follows
+	rs       sendRetry
+	spent    int // attempts that count against the retry budget
+}
+
+// init starts the loop of out, bounded by ctx and the send timeout.
+func (l *sendLoop) init(p *Producer, ctx context.Context, out *outgoing) {
+	l.ctx, l.sctx = withSendTimeout(ctx, out.start, p.opts.sendTimeout, &out.sctx)
+	l.rs = sendRetry{route: backoff{next: firstBackoff, leaveRoom: true},
 		refused: backoff{next: firstRetryBackoff, max: maxRetryBackoff, leaveRoom: true}}
-	spent := 0 // attempts that count against the retry budget
+}
+
+// target is where an attempt goes: a queue, its group's leader, and the
+// route that named them.
+type target struct {
+	q    Queue
+	addr string
+	info *publishInfo
+}
+
+// runLoop makes out's attempts until one settles the send: the first at
+// first when it is set (resolved already), every other where resolve
+// says.
+func (p *Producer) runLoop(out *outgoing, kind sendKind, first *target) (SendResult, error) {
+	l := &out.loop
 	for {
-		q, addr, info, err := p.resolve(ctx, out, last, &rs)
-		if err != nil {
-			if last != nil {
-				// No further attempt (the send timed out between attempts,
-				// or the route is gone): say why the last one failed too.
-				err = fmt.Errorf("%w, retrying after: %w", err, last.Err)
+		var t target
+		if first != nil {
+			t, first = *first, nil
+		} else {
+			q, addr, info, err := p.resolve(l.ctx, out, l.last, &l.rs)
+			if err != nil {
+				if l.last != nil {
+					// No further attempt (the send timed out between attempts,
+					// or the route is gone): say why the last one failed too.
+					err = fmt.Errorf("%w, retrying after: %w", err, l.last.Err)
+				}
+				return SendResult{}, p.sendError(out, l.attempts, err)
 			}
-			return SendResult{}, p.sendError(out, attempts, err)
+			t = target{q: q, addr: addr, info: info}
 		}
-		r := p.attempt(ctx, out, kind, q, addr)
-		if r.Outcome != OutcomeOK {
-			attempts = append(attempts, r.Attempt)
+		r := p.attempt(l.ctx, out, kind, t.q, t.addr)
+		if res, done, err := p.settle(out, t.info, &r); done {
+			return res, err
 		}
-		if !r.certain {
-			spent++
-		}
-		if r.Outcome == OutcomeUnknown && out.half() && rs.pin == nil {
-			q := r.Queue
-			rs.pin = &q
-		}
-		if p.opts.latencyFault && !out.ordered && (r.Outcome == OutcomeOK || r.retry) {
-			p.core.faults.update(q.BrokerName, addr, r.Latency, r.Outcome != OutcomeOK)
-		}
-		if r.Outcome == OutcomeOK {
-			if info.fromDefault {
-				// The broker created the topic; learn its real route.
-				p.core.routes.trigger(out.topic)
-			}
-			res := r.result
-			res.Attempts = len(attempts) + 1
-			if len(attempts) > 0 {
-				res.Earlier = slices.Clip(attempts)
-			}
-			return res, nil
-		}
-		overBudget := p.opts.retries == 0 || !r.certain && spent > p.opts.retries
-		if !r.retry || overBudget || ctx.Err() != nil ||
-			(r.Outcome == OutcomeUnknown && !p.opts.retryUnknown) {
-			if r.transport || r.retry {
-				// The leader may be gone: the next send reads the route first.
-				p.core.routes.invalidate(out.topic)
-			} else {
-				p.core.routes.trigger(out.topic)
-			}
-			return SendResult{}, p.sendError(out, attempts, r.Err)
-		}
-		p.core.routes.trigger(out.topic) // the retry's resolve waits for it
-		if r.certain {
-			if rs.tried == nil {
-				rs.tried = map[string]bool{}
-			}
-			rs.tried[addr] = true
-		}
-		p.opts.logger.Debug("retrying send", "topic", out.topic, "queue", q, "addr", addr,
-			"outcome", r.Outcome, "error", r.Err)
-		failed := r // only a retry keeps its attempt past the loop
-		last = &failed
 	}
+}
+
+// settle takes in r, an attempt of out to r.Queue at r.Addr on the route
+// info: done, with the send's result or error, when it ends the send;
+// otherwise the loop is ready for the retry.
+func (p *Producer) settle(out *outgoing, info *publishInfo, r *attemptResult) (SendResult, bool, error) {
+	l := &out.loop
+	q, addr := r.Queue, r.Addr
+	if r.Outcome != OutcomeOK {
+		l.attempts = append(l.attempts, r.Attempt)
+	}
+	if !r.certain {
+		l.spent++
+	}
+	if r.Outcome == OutcomeUnknown && out.half() && l.rs.pin == nil {
+		q := r.Queue
+		l.rs.pin = &q
+	}
+	if p.opts.latencyFault && !out.ordered && (r.Outcome == OutcomeOK || r.retry) {
+		p.core.faults.update(q.BrokerName, addr, r.Latency, r.Outcome != OutcomeOK)
+	}
+	if r.Outcome == OutcomeOK {
+		if info.fromDefault {
+			// The broker created the topic; learn its real route.
+			p.core.routes.trigger(out.topic)
+		}
+		res := r.result
+		res.Attempts = len(l.attempts) + 1
+		if len(l.attempts) > 0 {
+			res.Earlier = slices.Clip(l.attempts)
+		}
+		return res, true, nil
+	}
+	overBudget := p.opts.retries == 0 || !r.certain && l.spent > p.opts.retries
+	if !r.retry || overBudget || l.ctx.Err() != nil ||
+		(r.Outcome == OutcomeUnknown && !p.opts.retryUnknown) {
+		if r.transport || r.retry {
+			// The leader may be gone: the next send reads the route first.
+			p.core.routes.invalidate(out.topic)
+		} else {
+			p.core.routes.trigger(out.topic)
+		}
+		return SendResult{}, true, p.sendError(out, l.attempts, r.Err)
+	}
+	p.core.routes.trigger(out.topic) // the retry's resolve waits for it
+	if r.certain {
+		if l.rs.tried == nil {
+			l.rs.tried = map[string]bool{}
+		}
+		l.rs.tried[addr] = true
+	}
+	p.opts.logger.Debug("retrying send", "topic", out.topic, "queue", q, "addr", addr,
+		"outcome", r.Outcome, "error", r.Err)
+	failed := *r // only a retry keeps its attempt past the loop
+	l.last = &failed
+	return SendResult{}, false, nil
 }
 
 // sendError builds the error of a failed send: unknown as soon as one
@@ -299,7 +346,8 @@ func (p *Producer) roundRobin(info *publishInfo, last *attemptResult) Queue {
 // attempt sends out to q at addr once.
 func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q Queue, addr string) attemptResult {
 	r := attemptResult{Attempt: Attempt{Queue: q, Addr: addr}}
-	if err := ctx.Err(); err != nil {
+	start := time.Now() // the one clock reading for the checks and the latency
+	if err := errAt(ctx, start); err != nil {
 		// Nothing was written.
 		r.Outcome, r.Err = OutcomeFailed, err
 		return r
@@ -307,7 +355,6 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 	sr := out.request(q)
 	defer sr.release() // the response does not refer to the request
 	req := &sr.cmd
-	start := time.Now()
 	if kind == kindOneway {
 		err := p.core.rc.InvokeOneway(ctx, addr, req)
 		r.Latency = time.Since(start)
@@ -321,24 +368,30 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 	copts.ExtList = true // read by decodeSendResponse
 	resp, err := p.core.rc.InvokeWith(cctx, addr, req, copts)
 	r.Latency = time.Since(start)
+	p.answered(out, &r, resp, err)
+	return r
+}
+
+// answered completes r, an attempt of out, with what its call returned.
+func (p *Producer) answered(out *outgoing, r *attemptResult, resp *remoting.Command, err error) {
 	if err != nil {
 		r.Outcome, r.retry, r.transport, r.certain = classifyTransport(err)
 		r.Err = err
-		return r
+		return
 	}
 	cls := classifyCode(resp.Code, resp.Remark)
 	r.Outcome, r.retry, r.certain = cls.outcome, cls.retry, cls.certain
 	if cls.outcome != OutcomeOK {
-		r.Err = &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: addr}
-		return r
+		r.Err = &BrokerError{Code: resp.Code, Remark: resp.Remark, Addr: r.Addr}
+		return
 	}
 	var h protocol.SendMessageResponseHeader
 	if err := decodeSendResponse(resp, &h); err != nil {
 		// Stored, says the code, but we cannot tell where: report the
 		// outcome as unknown rather than invent a result, and do not retry.
 		r.Outcome, r.retry = OutcomeUnknown, false
-		r.Err = fmt.Errorf("client: broker %s acknowledged the send with a malformed header: %w", addr, err)
-		return r
+		r.Err = fmt.Errorf("client: broker %s acknowledged the send with a malformed header: %w", r.Addr, err)
+		return
 	}
 	offIDs := offsetMsgIDs(&h, &out.offID)
 	r.result = SendResult{
@@ -346,16 +399,15 @@ func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q 
 		MsgID:         out.ids[0],
 		MsgIDs:        out.ids,
 		OffsetMsgIDs:  offIDs,
-		Queue:         Queue{Topic: out.topic, BrokerName: q.BrokerName, QueueID: h.QueueID},
+		Queue:         Queue{Topic: out.topic, BrokerName: r.Queue.BrokerName, QueueID: h.QueueID},
 		QueueOffset:   h.QueueOffset,
 		TransactionID: h.TransactionID,
 		Region:        h.Region,
-		Addr:          addr,
+		Addr:          r.Addr,
 	}
 	if len(offIDs) > 0 {
 		r.result.OffsetMsgID = offIDs[0]
 	}
-	return r
 }
 
 // backoff is a doubling wait, capped at max (maxBackoff when 0).

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/ledgermq/ledgermq/remoting"
@@ -58,4 +59,46 @@ func BenchmarkSend(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSendFunc is BenchmarkSend through SendFunc: 64 sends kept in
+// flight by their own callbacks, none waited for by a goroutine.
+func BenchmarkSendFunc(b *testing.B) {
+	f := startFake(b, "broker-a")
+	p := newProducer(b, WithNameServers(f.nsAddr()), WithCompression(0, 0))
+	ctx := context.Background()
+	if _, err := p.Send(ctx, &Message{Topic: "BenchTopic", Body: make([]byte, 1024)}); err != nil {
+		b.Fatal(err)
+	}
+	const inflight = 64
+	left := int64(b.N)
+	var mu sync.Mutex
+	var slots sync.WaitGroup
+	var send func(m *Message)
+	send = func(m *Message) {
+		mu.Lock()
+		left--
+		more := left >= 0
+		mu.Unlock()
+		if !more {
+			slots.Done()
+			return
+		}
+		if err := p.SendFunc(ctx, m, func(_ SendResult, err error) {
+			if err != nil {
+				b.Error(err)
+			}
+			send(m)
+		}); err != nil {
+			b.Error(err)
+			slots.Done()
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range inflight {
+		slots.Add(1)
+		send(&Message{Topic: "BenchTopic", Body: make([]byte, 1024)})
+	}
+	slots.Wait()
 }

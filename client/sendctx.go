@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ledgermq/ledgermq/protocol"
@@ -18,23 +19,30 @@ import (
 // the caller's would be made and stopped for nothing on every send. Done
 // arms them the first time it is called (a retry's back-off, a route
 // read, a context derived from this one); Err and Deadline need neither.
+// Until then every method reads an atomic pointer only: a send costs no
+// lock for its context.
 type sendContext struct {
 	context.Context // the caller's
 	deadline        time.Time
 
-	mu     sync.Mutex
-	armed  context.Context // once Done was called
+	mu    sync.Mutex // serializes arming
+	armed atomic.Pointer[armedContext]
+}
+
+// armedContext is the timer-backed context Done arms.
+type armedContext struct {
+	ctx    context.Context
 	cancel context.CancelFunc
 }
 
-// withSendTimeout bounds ctx by the send timeout, returning the send
-// context to stop once the send is over: s, unused until then (a send's
-// outgoing holds one, sparing an allocation), or a new one when s is nil.
-// When ctx's own deadline comes first, the timeout changes nothing and
-// ctx is used as it is (and the send context is nil, stopping which does
-// nothing).
-func withSendTimeout(ctx context.Context, timeout time.Duration, s *sendContext) (context.Context, *sendContext) {
-	dl := time.Now().Add(timeout)
+// withSendTimeout bounds ctx by the send timeout counted from now,
+// returning the send context to stop once the send is over: s, unused
+// until then (a send's outgoing holds one, sparing an allocation), or a
+// new one when s is nil. When ctx's own deadline comes first, the timeout
+// changes nothing and ctx is used as it is (and the send context is nil,
+// stopping which does nothing).
+func withSendTimeout(ctx context.Context, now time.Time, timeout time.Duration, s *sendContext) (context.Context, *sendContext) {
+	dl := now.Add(timeout)
 	if cdl, ok := ctx.Deadline(); ok && !cdl.After(dl) {
 		return ctx, nil
 	}
@@ -48,25 +56,31 @@ func withSendTimeout(ctx context.Context, timeout time.Duration, s *sendContext)
 func (s *sendContext) Deadline() (time.Time, bool) { return s.deadline, true }
 
 func (s *sendContext) Done() <-chan struct{} {
+	if a := s.armed.Load(); a != nil {
+		return a.ctx.Done()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.armed == nil {
-		s.armed, s.cancel = context.WithDeadline(s.Context, s.deadline)
+	a := s.armed.Load()
+	if a == nil {
+		a = new(armedContext)
+		a.ctx, a.cancel = context.WithDeadline(s.Context, s.deadline)
+		s.armed.Store(a)
 	}
-	return s.armed.Done()
+	return a.ctx.Done()
 }
 
-func (s *sendContext) Err() error {
-	s.mu.Lock()
-	armed := s.armed
-	s.mu.Unlock()
-	if armed != nil {
-		return armed.Err()
+func (s *sendContext) Err() error { return s.errAt(time.Now()) }
+
+// errAt is Err with the clock already read.
+func (s *sendContext) errAt(now time.Time) error {
+	if a := s.armed.Load(); a != nil {
+		return a.ctx.Err()
 	}
 	if err := s.Context.Err(); err != nil {
 		return err
 	}
-	if !time.Now().Before(s.deadline) {
+	if !now.Before(s.deadline) {
 		return context.DeadlineExceeded
 	}
 	return nil
@@ -77,12 +91,18 @@ func (s *sendContext) stop() {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	cancel := s.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if a := s.armed.Load(); a != nil {
+		a.cancel()
 	}
+}
+
+// errAt is ctx.Err() for a clock reading of now, which a send context
+// uses instead of reading the clock again.
+func errAt(ctx context.Context, now time.Time) error {
+	if s, ok := ctx.(*sendContext); ok {
+		return s.errAt(now)
+	}
+	return ctx.Err()
 }
 
 // callContext returns what a call bounded by ctx is made with: for a
@@ -90,13 +110,8 @@ func (s *sendContext) stop() {
 // deadline as an option, which the connection keeps; otherwise ctx as it
 // is.
 func callContext(ctx context.Context) (context.Context, remoting.CallOptions) {
-	if s, ok := ctx.(*sendContext); ok {
-		s.mu.Lock()
-		armed := s.armed
-		s.mu.Unlock()
-		if armed == nil {
-			return s.Context, remoting.CallOptions{Deadline: s.deadline}
-		}
+	if s, ok := ctx.(*sendContext); ok && s.armed.Load() == nil {
+		return s.Context, remoting.CallOptions{Deadline: s.deadline}
 	}
 	return ctx, remoting.CallOptions{}
 }

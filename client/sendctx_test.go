@@ -90,7 +90,7 @@ func FuzzDecodeSendResponse(f *testing.F) {
 func TestSendContext(t *testing.T) {
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ctx, s := withSendTimeout(parent, time.Hour, nil)
+	ctx, s := withSendTimeout(parent, time.Now(), time.Hour, nil)
 	defer s.stop()
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < 59*time.Minute {
 		t.Fatalf("deadline %v %v", dl, ok)
@@ -104,14 +104,14 @@ func TestSendContext(t *testing.T) {
 	}
 
 	// Past its deadline, with no timer: Err says so at once.
-	past, ps := withSendTimeout(parent, -time.Millisecond, nil)
+	past, ps := withSendTimeout(parent, time.Now(), -time.Millisecond, nil)
 	if !errors.Is(past.Err(), context.DeadlineExceeded) {
 		t.Fatalf("past: %v", past.Err())
 	}
 	ps.stop()
 
 	// Done arms a timer: the channel closes at the deadline.
-	short, ss := withSendTimeout(parent, 10*time.Millisecond, nil)
+	short, ss := withSendTimeout(parent, time.Now(), 10*time.Millisecond, nil)
 	defer ss.stop()
 	select {
 	case <-short.Done():
@@ -135,7 +135,7 @@ func TestSendContext(t *testing.T) {
 	// A caller's earlier deadline is used as it is.
 	early, cancelEarly := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelEarly()
-	if got, s := withSendTimeout(early, time.Hour, nil); got != early || s != nil {
+	if got, s := withSendTimeout(early, time.Now(), time.Hour, nil); got != early || s != nil {
 		t.Fatal("the send timeout replaced an earlier deadline")
 	}
 }

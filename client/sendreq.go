@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -85,7 +86,7 @@ func fillSendExt(ext *[sendExtFields]remoting.ExtField, h *protocol.SendMessageR
 	ext[3].Value = strconv.FormatInt(int64(h.DefaultTopicQueueNums), 10)
 	ext[4].Value = strconv.FormatInt(int64(h.QueueID), 10)
 	ext[5].Value = strconv.FormatInt(int64(h.SysFlag), 10)
-	ext[6].Value = strconv.FormatInt(h.BornTimestamp, 10)
+	ext[6].Value = bornText(h.BornTimestamp)
 	ext[7].Value = strconv.FormatInt(int64(h.Flag), 10)
 	ext[8].Value = h.Properties
 	ext[9].Value = strconv.FormatInt(int64(h.ReconsumeTimes), 10)
@@ -93,6 +94,26 @@ func fillSendExt(ext *[sendExtFields]remoting.ExtField, h *protocol.SendMessageR
 	ext[11].Value = strconv.FormatInt(int64(h.MaxReconsumeTimes), 10)
 	ext[12].Value = strconv.FormatBool(h.Batch)
 	ext[13].Value = h.BrokerName
+}
+
+// msText is a Unix millisecond time and its decimal text.
+type msText struct {
+	ms   int64
+	text string
+}
+
+// lastBorn is the text of the latest born timestamp formatted: the sends
+// of one millisecond share it rather than each format its own.
+var lastBorn atomic.Pointer[msText]
+
+// bornText is strconv.FormatInt(ms, 10), from lastBorn when it holds ms.
+func bornText(ms int64) string {
+	if t := lastBorn.Load(); t != nil && t.ms == ms {
+		return t.text
+	}
+	t := &msText{ms: ms, text: strconv.FormatInt(ms, 10)}
+	lastBorn.Store(t)
+	return t.text
 }
 
 // systemProperties encodes the properties of a message that has no user

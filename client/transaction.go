@@ -143,7 +143,7 @@ func (tp *TransactionProducer) SendInTransaction(ctx context.Context, m *Message
 	if err := tp.begin(out.topic); err != nil {
 		return TransactionResult{}, err
 	}
-	defer tp.sends.Done()
+	defer tp.sends.leave()
 	res, err := tp.deliver(ctx, out, kindSync)
 	if err != nil {
 		return TransactionResult{SendResult: res}, err

@@ -124,8 +124,11 @@ type Conn struct {
 	// and adding needs no lock.
 	inflight atomic.Int64
 
-	mu         sync.Mutex
-	closed     bool
+	mu     sync.Mutex
+	closed bool
+	// isClosed mirrors closed for Closed, which the write path and a
+	// client's every call ask without taking mu.
+	isClosed   atomic.Bool
 	closeErr   error
 	pending    map[int32]*call
 	nextOpaque int32
@@ -135,6 +138,13 @@ type Conn struct {
 	deadlines callDeadlines
 	sweeper   *time.Timer
 	sweepAt   time.Time
+	// watches holds, for each context of pending InvokeFunc calls, how
+	// many there are and its one cancellation hook (see watchContext);
+	// hooks counts those hooks running, which start only before the
+	// connection closes, and which the read goroutine waits for as it
+	// ends.
+	watches map[context.Context]*ctxWatch
+	hooks   sync.WaitGroup
 }
 
 // call is a request waiting for its response.
@@ -143,6 +153,9 @@ type call struct {
 	code   int32 // the request's, for a timeout's error
 	// list: the response's ext fields stay in ExtList (CallOptions).
 	list bool
+	// ctx, if set, is an InvokeFunc call's context, watched while the
+	// call is pending: its end ends the call.
+	ctx context.Context
 	// deadline, if not zero, is when the sweep fails the call; index is
 	// its place in the deadline heap (-1: not there).
 	deadline time.Time
@@ -185,11 +198,7 @@ func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
 func (c *Conn) Context() context.Context { return c.ctx }
 
 // Closed reports whether the connection has closed.
-func (c *Conn) Closed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
+func (c *Conn) Closed() bool { return c.isClosed.Load() }
 
 // Close closes the connection. Pending calls fail with ErrConnClosed and
 // the owner's close hook runs on the read goroutine. Closing twice is a
@@ -280,7 +289,11 @@ func (c *Conn) start(cmd *Command, done func(*Command, error)) (*call, error) {
 
 // startCall is start with the call given: if it returns an error the call
 // was never pending; otherwise it finishes exactly once.
-func (c *Conn) startCall(cmd *Command, cl *call) error {
+func (c *Conn) startCall(cmd *Command, cl *call) error { return c.startCallMode(cmd, cl, false) }
+
+// startCallMode is startCall; detached writes the frame as replyDetached
+// does, without waiting for the queue or writing to the socket.
+func (c *Conn) startCallMode(cmd *Command, cl *call, detached bool) error {
 	c.mu.Lock()
 	if c.closed {
 		err := connClosedError(c.closeErr)
@@ -298,9 +311,12 @@ func (c *Conn) startCall(cmd *Command, cl *call) error {
 	if !cl.deadline.IsZero() {
 		c.watchDeadline(cl)
 	}
+	if cl.ctx != nil {
+		c.watchContext(cl)
+	}
 	c.mu.Unlock()
 
-	if err := c.write(cmd, cl.opaque, cmd.Flag&^(FlagResponse|FlagOneway), false); err != nil {
+	if err := c.write(cmd, cl.opaque, cmd.Flag&^(FlagResponse|FlagOneway), detached); err != nil {
 		if c.forget(cl) {
 			return err
 		}
@@ -318,6 +334,7 @@ func (c *Conn) forget(cl *call) bool {
 	if c.pending[cl.opaque] == cl {
 		delete(c.pending, cl.opaque)
 		c.unwatchDeadline(cl)
+		c.unwatchContext(cl)
 		return true
 	}
 	return false
@@ -331,6 +348,7 @@ func (c *Conn) complete(resp *Command) {
 	if cl != nil {
 		delete(c.pending, resp.Opaque)
 		c.unwatchDeadline(cl)
+		c.unwatchContext(cl)
 	}
 	c.mu.Unlock()
 	if cl == nil {
@@ -480,11 +498,21 @@ func (c *Conn) flushQueued() error {
 	return nil
 }
 
+// framesWriter is a connection that writes a batch of frames itself (a
+// client's TCP connection on Linux: rawconn_linux.go).
+type framesWriter interface {
+	writeFrames(frames []*[]byte) (int, error)
+}
+
 // writeBatch writes the frames of batch to the connection in one system
 // call where it can: one frame as it is, several as one writev on a TCP
 // connection, and otherwise (TLS, whose records would each take a
 // syscall) joined into one buffer first. Only the flusher calls it.
 func (c *Conn) writeBatch(batch []*[]byte) error {
+	if fw, ok := c.nc.(framesWriter); ok {
+		_, err := fw.writeFrames(batch)
+		return err
+	}
 	if len(batch) == 1 {
 		_, err := c.nc.Write(*batch[0])
 		return err
@@ -535,10 +563,12 @@ func (c *Conn) closeWith(reason error) {
 		return
 	}
 	c.closed = true
+	c.isClosed.Store(true)
 	c.closeErr = reason
 	pending := c.pending
 	c.pending = nil
 	c.stopSweeper()
+	c.stopWatches()
 	c.mu.Unlock()
 
 	c.cancel()
@@ -559,6 +589,7 @@ func (c *Conn) readLoop() {
 	defer func() {
 		c.closeWith(errClosedLocally)
 		c.flushers.Wait()
+		c.hooks.Wait()
 		if c.cfg.onClose != nil {
 			c.cfg.onClose(c)
 		}

@@ -90,6 +90,7 @@ func (c *Conn) sweep() {
 	for len(c.deadlines) > 0 && !c.deadlines[0].deadline.After(now) {
 		cl := heap.Pop(&c.deadlines).(*call)
 		delete(c.pending, cl.opaque)
+		c.unwatchContext(cl)
 		due = append(due, cl)
 	}
 	if len(c.deadlines) > 0 {

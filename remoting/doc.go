@@ -218,9 +218,16 @@
 //
 // Client: each pooled connection has a read goroutine as above; requests
 // from the server go to ClientConfig.OnRequest on a small worker pool; each
-// InvokeAsync completion runs its callback on a goroutine of its own.
-// Invoke blocks its caller until the response, the context's deadline
-// (ErrTimeout) or the connection's death (ErrConnClosed).
+// InvokeAsync completion runs its callback on a goroutine of its own;
+// InvokeFunc's runs on the goroutine that ends the call (the read
+// goroutine for a response), and its frames are written by a flusher
+// goroutine of the connection's, one per burst. Invoke blocks its caller
+// until the response, the context's deadline (ErrTimeout) or the
+// connection's death (ErrConnClosed). With ClientConfig.RawSocketIO, on
+// Linux, a client's TCP connections read and write with raw system calls
+// on their non-blocking sockets (rawconn_linux.go), sparing the runtime's
+// bookkeeping of a call that may block, and the thread switches it leads
+// to.
 //
 // Every goroutine is owned: Server.Close and Client.Close close the
 // connections, wait for the read goroutines (and the OnConnClose hooks,

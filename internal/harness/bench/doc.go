@@ -9,7 +9,12 @@
 // latency runs from that due time, not from when a free producer picked it
 // up, so a stall shows in the latencies of every send it delayed instead of
 // being hidden (coordinated omission). Without --rate every producer keeps
-// --inflight sends outstanding and latency runs from the send call.
+// --inflight sends outstanding and latency runs from the send call. A
+// producer that can (client.Producer.SendFunc: FuncSender) keeps them so
+// without a goroutine per send: each send's callback, on the goroutine
+// that ends it (a connection's reader), records it and makes the next, so
+// the client spends its CPU on messages, not on goroutine hand-offs;
+// others (the gRPC sender) run one goroutine per send in flight.
 //
 // Latencies go into HDR histograms (1 µs .. 1 h, 3 significant digits): one
 // for the run and one per report interval. max-gap-ms is the longest time
@@ -38,5 +43,6 @@
 // # Goroutines
 //
 // Run owns its producer goroutines, the pacer and the reporter; all have
-// ended when it returns. Recorder is safe for concurrent use.
+// ended when it returns (a FuncSender's callbacks with its Close, which
+// waits for them). Recorder is safe for concurrent use.
 package bench

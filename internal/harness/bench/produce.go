@@ -140,70 +140,18 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 		runCtx, cancel = context.WithDeadline(runCtx, start.Add(cfg.Duration))
 		defer cancel()
 	}
-	var next atomic.Int64 // the next send's number, over all producers
-	var keptMu, errMu sync.Mutex
-	errs := map[string]int64{}
-	var refused int64 // errMu
-	var refusedRemark string
-	var kept []Sent
+	r := &run{cfg: cfg, start: start, runCtx: runCtx, rec: rec, errs: map[string]int64{}}
 	var wg sync.WaitGroup
 	for p, s := range senders {
+		if fs, ok := s.(FuncSender); ok && cfg.Rate <= 0 {
+			r.startSlots(ctx, &wg, uint32(p), fs)
+			continue
+		}
 		for w := 0; w < cfg.Inflight; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				// Each sender's sends derive from a context of its own, so
-				// the per-send timeouts do not all register with (and
-				// contend for) the run's context.
-				wctx, wcancel := context.WithCancel(ctx)
-				defer wcancel()
-				body := make([]byte, cfg.Size)
-				// The client never modifies a message, so one serves
-				// every send of this sender.
-				m := &client.Message{Topic: cfg.Topic, Body: body}
-				for {
-					seq := next.Add(1) - 1
-					if cfg.Count > 0 && seq >= cfg.Count {
-						return
-					}
-					due, ok := dueTime(runCtx, cfg, start, seq)
-					if !ok {
-						return
-					}
-					EncodeHeader(body, uint32(p), uint64(seq))
-					if cfg.Keep {
-						m.Keys = []string{KeyOf(cfg.RunID, uint32(p), uint64(seq))}
-					}
-					sctx, cancel := wctx, context.CancelFunc(func() {})
-					if cfg.SendTimeout > 0 {
-						sctx, cancel = context.WithTimeout(wctx, cfg.SendTimeout)
-					}
-					res, err := s.Send(sctx, m)
-					cancel()
-					o := outcomeOf(err)
-					rec.Record(due, cfg.Clock(), o, cfg.Size)
-					if err != nil {
-						errMu.Lock()
-						k := err.Error()
-						if _, ok := errs[k]; !ok && len(errs) >= maxErrorKinds {
-							k = "other"
-						}
-						errs[k]++
-						if remark, ok := refusal(err); ok {
-							if refused == 0 {
-								refusedRemark = remark
-							}
-							refused++
-						}
-						errMu.Unlock()
-					}
-					if cfg.Keep {
-						keptMu.Lock()
-						kept = append(kept, Sent{Key: m.Keys[0], Outcome: o, MaybeDuplicated: res.MaybeDuplicated(),
-							Broker: res.Queue.BrokerName, OffsetMsgID: res.OffsetMsgID})
-						keptMu.Unlock()
-					}
-				}
+				r.worker(ctx, uint32(p), s)
 			}()
 		}
 	}
@@ -216,7 +164,176 @@ func Produce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	wg.Wait()
 	close(sendsDone)
 	<-reporterDone
-	return Result{Summary: rec.Finish(cfg.Clock()), Sent: kept, Errors: errs, Refused: refused, RefusedRemark: refusedRemark}, nil
+	return Result{Summary: rec.Finish(cfg.Clock()), Sent: r.kept, Errors: r.errs, Refused: r.refused, RefusedRemark: r.refusedRemark}, nil
+}
+
+// run is a produce run's shared state.
+type run struct {
+	cfg    ProduceConfig
+	start  time.Time
+	runCtx context.Context // ends when the run is over
+	rec    *Recorder
+	next   atomic.Int64 // the next send's number, over all producers
+
+	errMu         sync.Mutex
+	errs          map[string]int64
+	refused       int64
+	refusedRemark string
+
+	keptMu sync.Mutex
+	kept   []Sent
+}
+
+// take numbers the next send of producer p, ready in m (its header, and
+// with Keep its key), and returns when it is due; ok is false once the run
+// is over.
+func (r *run) take(p uint32, m *client.Message) (due time.Time, ok bool) {
+	seq := r.next.Add(1) - 1
+	if r.cfg.Count > 0 && seq >= r.cfg.Count {
+		return time.Time{}, false
+	}
+	due, ok = dueTime(r.runCtx, r.cfg, r.start, seq)
+	if !ok {
+		return time.Time{}, false
+	}
+	EncodeHeader(m.Body, p, uint64(seq))
+	if r.cfg.Keep {
+		m.Keys = []string{KeyOf(r.cfg.RunID, p, uint64(seq))}
+	}
+	return due, true
+}
+
+// sendCtx is the context of one send under ctx: with the run's own send
+// timeout, if it has one.
+func (r *run) sendCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.cfg.SendTimeout > 0 {
+		return context.WithTimeout(ctx, r.cfg.SendTimeout)
+	}
+	return ctx, func() {}
+}
+
+// settled records a send of m that was due at due and ended at done.
+func (r *run) settled(m *client.Message, due, done time.Time, res client.SendResult, err error) {
+	o := outcomeOf(err)
+	r.rec.Record(due, done, o, r.cfg.Size)
+	if err != nil {
+		r.errMu.Lock()
+		k := err.Error()
+		if _, ok := r.errs[k]; !ok && len(r.errs) >= maxErrorKinds {
+			k = "other"
+		}
+		r.errs[k]++
+		if remark, ok := refusal(err); ok {
+			if r.refused == 0 {
+				r.refusedRemark = remark
+			}
+			r.refused++
+		}
+		r.errMu.Unlock()
+	}
+	if r.cfg.Keep {
+		r.keptMu.Lock()
+		r.kept = append(r.kept, Sent{Key: m.Keys[0], Outcome: o, MaybeDuplicated: res.MaybeDuplicated(),
+			Broker: res.Queue.BrokerName, OffsetMsgID: res.OffsetMsgID})
+		r.keptMu.Unlock()
+	}
+}
+
+// worker keeps one send of producer p in flight, one Send after the
+// other, until the run is over.
+func (r *run) worker(ctx context.Context, p uint32, s Sender) {
+	// Each worker's sends derive from a context of its own, so the
+	// per-send timeouts do not all register with (and contend for) the
+	// run's context.
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	// The client never modifies a message, so one serves every send of
+	// this worker.
+	m := &client.Message{Topic: r.cfg.Topic, Body: make([]byte, r.cfg.Size)}
+	for {
+		due, ok := r.take(p, m)
+		if !ok {
+			return
+		}
+		sctx, cancel := r.sendCtx(wctx)
+		res, err := s.Send(sctx, m)
+		cancel()
+		r.settled(m, due, r.cfg.Clock(), res, err)
+	}
+}
+
+// FuncSender is a Sender that can also send without a goroutine waiting
+// for each answer (client.Producer.SendFunc): f gets what Send would have
+// returned, on the goroutine that ends the send, and must not block. A
+// closed-loop run keeps its sends in flight with it.
+type FuncSender interface {
+	Sender
+	SendFunc(ctx context.Context, m *client.Message, f func(client.SendResult, error)) error
+}
+
+// slot is one send of a producer kept in flight through SendFunc: each
+// send's callback records it and makes the next, until the run is over.
+// A slot's fields are its current send's; one is in flight at a time.
+type slot struct {
+	r      *run
+	p      uint32
+	s      FuncSender
+	ctx    context.Context
+	m      *client.Message // the client does not modify it
+	due    time.Time
+	cancel context.CancelFunc
+	done   func(client.SendResult, error) // s.settle, made once
+	wg     *sync.WaitGroup
+}
+
+// startSlots starts the Inflight slots of producer p, whose sends share
+// one context under ctx: a connection watches it once for all of them.
+func (r *run) startSlots(ctx context.Context, wg *sync.WaitGroup, p uint32, s FuncSender) {
+	pctx, cancel := context.WithCancel(ctx)
+	var slots sync.WaitGroup
+	slots.Add(r.cfg.Inflight)
+	wg.Add(1)
+	go func() { // releases the producer's context once its slots are over
+		defer wg.Done()
+		slots.Wait()
+		cancel()
+	}()
+	for range r.cfg.Inflight {
+		sl := &slot{r: r, p: p, s: s, ctx: pctx, wg: &slots,
+			m: &client.Message{Topic: r.cfg.Topic, Body: make([]byte, r.cfg.Size)}}
+		sl.done = sl.settle
+		sl.send()
+	}
+}
+
+// send makes the slot's next send, or ends the slot once the run is
+// over. A send refused at once is recorded as Send's error would be.
+func (sl *slot) send() {
+	r := sl.r
+	for {
+		due, ok := r.take(sl.p, sl.m)
+		if !ok {
+			sl.wg.Done()
+			return
+		}
+		sl.due = due
+		var sctx context.Context
+		sctx, sl.cancel = r.sendCtx(sl.ctx)
+		err := sl.s.SendFunc(sctx, sl.m, sl.done)
+		if err == nil {
+			return
+		}
+		sl.cancel()
+		r.settled(sl.m, due, r.cfg.Clock(), client.SendResult{}, err)
+	}
+}
+
+// settle is the callback of the slot's send.
+func (sl *slot) settle(res client.SendResult, err error) {
+	done := sl.r.cfg.Clock()
+	sl.cancel()
+	sl.r.settled(sl.m, sl.due, done, res, err)
+	sl.send()
 }
 
 // refusal reports whether err is a broker's NO_PERMISSION answer, and its
