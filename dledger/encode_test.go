@@ -47,9 +47,10 @@ func TestEncodeMessagesEntryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, kept, count := g.encodeMessagesEntry([]*proposal{a, b}, a.size+b.size)
-	if len(kept) != 2 || count != 3 {
-		t.Fatalf("kept %d proposals, %d messages; want 2, 3", len(kept), count)
+	prep := &store.PreparedRecords{}
+	data, kept, count := g.encodeMessagesEntry([]*proposal{a, b}, a.size+b.size, prep)
+	if len(kept) != 2 || count != 3 || prep.Len() != 3 {
+		t.Fatalf("kept %d proposals, %d messages, %d read; want 2, 3, 3", len(kept), count, prep.Len())
 	}
 	var recs [][]byte
 	for _, pr := range kept {
@@ -109,9 +110,13 @@ func TestEncodeMessagesEntryRefusesOneProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, kept, count := g.encodeMessagesEntry([]*proposal{good1, bad, good2}, good1.size+bad.size+good2.size)
+	prep := &store.PreparedRecords{}
+	data, kept, count := g.encodeMessagesEntry([]*proposal{good1, bad, good2}, good1.size+bad.size+good2.size, prep)
 	if len(kept) != 2 || kept[0] != good1 || kept[1] != good2 || count != 2 {
 		t.Fatalf("kept %d proposals with %d messages, want the two good ones", len(kept), count)
+	}
+	if prep.Len() != 2 {
+		t.Fatalf("%d records read, want the good ones' 2", prep.Len())
 	}
 	select {
 	case r := <-bad.done:
@@ -142,7 +147,17 @@ func TestOwnEntries(t *testing.T) {
 	var o ownEntries
 	a := []byte{1, 2, 3}
 	same := append([]byte(nil), a...)
-	o.add(a)
+	prep := &store.PreparedRecords{}
+	o.add(a, prep)
+	if _, ok := o.prepared(same); ok {
+		t.Fatal("a copy was known for the proposed entry")
+	}
+	if got, ok := o.prepared(a); !ok || got != prep {
+		t.Fatalf("prepared = %p %v, want the entry's %p", got, ok, prep)
+	}
+	if got, ok := o.prepared(a); !ok || got != nil {
+		t.Fatalf("prepared again = %p %v: handed over twice, or the entry forgotten", got, ok)
+	}
 	if o.take(same) {
 		t.Fatal("a copy was taken for the proposed entry")
 	}
@@ -157,9 +172,9 @@ func TestOwnEntries(t *testing.T) {
 	}
 	// Older entries are forgotten (and then checked like any other).
 	first := []byte{9}
-	o.add(first)
+	o.add(first, nil)
 	for i := 0; i < len(o.ring); i++ {
-		o.add([]byte{byte(i)})
+		o.add([]byte{byte(i)}, nil)
 	}
 	if o.take(first) {
 		t.Fatal("an entry older than the ring was still known")
@@ -177,7 +192,7 @@ func TestApplySkipsStoredEntriesUndecoded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _, _ := g.encodeMessagesEntry([]*proposal{pr}, pr.size)
+	data, _, _ := g.encodeMessagesEntry([]*proposal{pr}, pr.size, nil)
 	if res := f.applyOne(&raft.Log{Index: 1, Type: raft.LogCommand, Data: data}); res.err != nil {
 		t.Fatal(res.err)
 	}

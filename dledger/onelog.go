@@ -87,7 +87,9 @@ func (l *commitLogRaftLog) StoreLogs(logs []*raft.Log) error {
 				e.Header, e.Records = h, recs
 				// The proposer checked what it encoded; others are checked
 				// by the store as they are written.
-				e.Checked = l.own != nil && l.own.has(log.Data)
+				if l.own != nil {
+					e.Prepared, e.Checked = l.own.prepared(log.Data)
+				}
 			}
 			e.DeletesTopic = deletesTopic(log.Data)
 		}

@@ -179,14 +179,16 @@ func (p *proposer) batch(ctx context.Context) {
 				break fill
 			}
 		}
-		data, props, count := p.g.encodeMessagesEntry(props, bytes)
+		prep := &store.PreparedRecords{}
+		prep.Grow(count)
+		data, props, count := p.g.encodeMessagesEntry(props, bytes, prep)
 		if len(props) == 0 {
 			p.release()
 			continue
 		}
 		p.entries.Add(1)
 		p.messages.Add(uint64(count))
-		p.propose(data, props)
+		p.proposePrepared(data, props, prep)
 	}
 }
 
@@ -195,15 +197,16 @@ func (p *proposer) batch(ctx context.Context) {
 // proposal whose messages the store would refuse is answered with the
 // refusal and left out. It returns the entry, the proposals it carries and
 // their message count.
-func (g *Group) encodeMessagesEntry(props []*proposal, size int) ([]byte, []*proposal, int) {
+func (g *Group) encodeMessagesEntry(props []*proposal, size int, prep *store.PreparedRecords) ([]byte, []*proposal, int) {
 	b := make([]byte, entryHeaderSize+messagesHeaderSize, entryHeaderSize+messagesHeaderSize+size)
 	b[0], b[1] = entryVersion, entryTypeMessages
 	kept, count := props[:0], 0
 	for _, pr := range props {
-		mark := len(b)
+		mark, prepMark := len(b), prep.Len()
 		var err error
-		if b, err = g.appendRecords(b, pr); err != nil {
+		if b, err = g.appendRecords(b, pr, prep); err != nil {
 			b = b[:mark]
+			prep.Truncate(prepMark)
 			pr.finish(proposalResult{err: err})
 			continue
 		}
@@ -219,7 +222,7 @@ func (g *Group) encodeMessagesEntry(props []*proposal, size int) ([]byte, []*pro
 // (store.CheckStamped): this is the leader's one check of a record, and
 // the entry's bytes are marked as checked (ownEntries) so that its own
 // apply does not check them again.
-func (g *Group) appendRecords(b []byte, pr *proposal) ([]byte, error) {
+func (g *Group) appendRecords(b []byte, pr *proposal, prep *store.PreparedRecords) ([]byte, error) {
 	for i, m := range pr.msgs {
 		n := pr.recs[i].size
 		b = binary.BigEndian.AppendUint32(b, uint32(n))
@@ -232,7 +235,13 @@ func (g *Group) appendRecords(b []byte, pr *proposal) ([]byte, error) {
 		if err := message.EncodeRecordInto(b[start:], &cp, pr.recs[i].props); err != nil {
 			return b, fmt.Errorf("%w: %v", store.ErrBadMessage, err)
 		}
-		if err := g.checks.CheckStamped(b[start:]); err != nil {
+		var err error
+		if prep != nil {
+			err = g.checks.PrepareStamped(prep, b[start:])
+		} else {
+			err = g.checks.CheckStamped(b[start:])
+		}
+		if err != nil {
 			return b, err
 		}
 	}
@@ -241,7 +250,13 @@ func (g *Group) appendRecords(b []byte, pr *proposal) ([]byte, error) {
 
 // propose hands an entry to raft; the caller holds a slot for it.
 func (p *proposer) propose(data []byte, props []*proposal) {
-	p.g.own.add(data)
+	p.proposePrepared(data, props, nil)
+}
+
+// proposePrepared is propose for an entry whose records the proposer read
+// as prep (nil: not kept) as it encoded them.
+func (p *proposer) proposePrepared(data []byte, props []*proposal, prep *store.PreparedRecords) {
+	p.g.own.add(data, prep)
 	fut := p.g.raft.Apply(data, p.g.cfg.ApplyTimeout)
 	p.inflight <- inflight{fut: fut, props: props, data: data}
 }
@@ -463,7 +478,7 @@ func (g *Group) encodeMessagesOpEntry(pr *proposal, op metadata.Op) ([]byte, err
 	b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
 	b = append(b, p...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(pr.msgs)))
-	return g.appendRecords(b, pr)
+	return g.appendRecords(b, pr, nil)
 }
 
 // ProposeMetadata replicates a metadata change and returns once this node

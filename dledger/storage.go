@@ -89,6 +89,7 @@ type checksumSource interface {
 // proposes it, and whether the store can take writes at all.
 type recordChecks interface {
 	CheckStamped(rec []byte) error
+	PrepareStamped(p *store.PreparedRecords, rec []byte) error
 	CheckWritable() error
 	MaxMessageSize() int
 	SegmentSize() int64

@@ -60,6 +60,9 @@ type Entry struct {
 	Records [][]byte
 	// Checked: the records' body CRCs were verified on this node already.
 	Checked bool
+	// Prepared, if set, is what the leader read of Records as it encoded
+	// them (PrepareStamped): they are stored without being parsed again.
+	Prepared *PreparedRecords
 	// DeletesTopic names the topic this entry deletes when it is applied
 	// (after its records, if any).
 	DeletesTopic string
@@ -219,13 +222,16 @@ func (s *Store) AppendEntries(ents []Entry) error {
 }
 
 func (s *Store) appendEntry(e *Entry) (int64, error) {
-	items := make([]batchItem, len(e.Records))
-	for i, rec := range e.Records {
-		// The group's maximum message size is checked by the leader before
-		// it proposes; here it may not be applied yet (a raised limit
-		// travels in an entry before the message it admits).
-		if err := s.prepareEncodedMax(&items[i], rec, !e.Checked, math.MaxInt); err != nil {
-			return 0, fmt.Errorf("%w: entry %d, message %d: %v", ErrBadMessage, e.Seq, i, err)
+	items := e.Prepared.itemsFor(e.Records)
+	if items == nil {
+		items = make([]batchItem, len(e.Records))
+		for i, rec := range e.Records {
+			// The group's maximum message size is checked by the leader
+			// before it proposes; here it may not be applied yet (a raised
+			// limit travels in an entry before the message it admits).
+			if err := s.prepareEncodedMax(&items[i], rec, !e.Checked, math.MaxInt); err != nil {
+				return 0, fmt.Errorf("%w: entry %d, message %d: %v", ErrBadMessage, e.Seq, i, err)
+			}
 		}
 	}
 	m := marker{v2: true, count: len(items), seq: e.Seq, term: e.Term, logType: e.Type, header: e.Header}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ledgermq/ledgermq/consumequeue"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
@@ -131,13 +130,7 @@ func (s *Store) CheckStamped(rec []byte) error {
 
 func (s *Store) checkEncoded(rec []byte, verifyCRC bool) error {
 	var it batchItem
-	if err := s.prepareEncoded(&it, rec, verifyCRC); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadMessage, err)
-	}
-	if !consumequeue.ValidTopic(it.req.topic) {
-		return fmt.Errorf("%w: topic %q cannot be stored", ErrBadMessage, it.req.topic)
-	}
-	return nil
+	return s.checkInto(&it, rec, verifyCRC)
 }
 
 // CommitLogChecksum is the CRC-32C of the CommitLog's bytes in [from, to)
