@@ -72,3 +72,23 @@ func BenchmarkGet32Parallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPutUnits100 appends 100 units per call to one queue, as the
+// store's dispatcher does with a batch's units of one queue.
+func BenchmarkPutUnits100(b *testing.B) {
+	s := openStore(b, b.TempDir(), 0, 0)
+	q := mustQueue(b, s, "bench", 0)
+	units := make([]Unit, 100)
+	b.SetBytes(int64(len(units)) * UnitSize)
+	b.ReportAllocs()
+	o := int64(0)
+	for b.Loop() {
+		for j := range units {
+			units[j] = unitAt(o + int64(j))
+		}
+		if err := q.PutUnits(o, units); err != nil {
+			b.Fatal(err)
+		}
+		o += int64(len(units))
+	}
+}

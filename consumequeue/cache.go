@@ -1,7 +1,6 @@
 package consumequeue
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,11 +32,45 @@ func (k fileKey) path() string { return k.q.filePath(k.start) }
 type cachedFile struct {
 	key     fileKey
 	f       *os.File
-	refs    int           // holders; the entry is idle (evictable) at 0
-	dirty   bool          // written since last synced
-	opening bool          // being opened by the goroutine that inserted it
-	doomed  bool          // forgotten while held: the last release closes it
-	elem    *list.Element // position in fileCache.idle while refs == 0
+	refs    int  // holders; the entry is idle (evictable) at 0
+	dirty   bool // written since last synced
+	opening bool // being opened by the goroutine that inserted it
+	doomed  bool // forgotten while held: the last release closes it
+	// prev and next link the entry into fileCache.idle while refs == 0
+	// (nil otherwise): the list runs through the entries themselves, so a
+	// release, once per read or write, allocates nothing.
+	prev, next *cachedFile
+}
+
+// idleList is the LRU of idle entries, most recently released first, a
+// ring through root.
+type idleList struct {
+	root cachedFile
+}
+
+func (l *idleList) init() { l.root.next, l.root.prev = &l.root, &l.root }
+
+// back returns the least recently released entry, nil if there is none.
+func (l *idleList) back() *cachedFile {
+	if l.root.prev == &l.root {
+		return nil
+	}
+	return l.root.prev
+}
+
+func (l *idleList) pushFront(cf *cachedFile) {
+	cf.prev, cf.next = &l.root, l.root.next
+	l.root.next.prev = cf
+	l.root.next = cf
+}
+
+// remove unlinks cf; an entry not in the list is left as it is.
+func (l *idleList) remove(cf *cachedFile) {
+	if cf.next == nil {
+		return
+	}
+	cf.prev.next, cf.next.prev = cf.next, cf.prev
+	cf.prev, cf.next = nil, nil
 }
 
 // fileCache is the Store's bounded set of open queue files, shared by all
@@ -57,10 +90,10 @@ type fileCache struct {
 	mu      sync.Mutex
 	cond    *sync.Cond // broadcast when a slot frees up or an open finishes
 	files   map[fileKey]*cachedFile
-	idle    *list.List // idle entries, most recently released first
-	open    int        // descriptors open or being opened, incl. Flush's
-	inUse   int        // entries with refs > 0
-	waiters int        // goroutines in cond.Wait
+	idle    idleList // idle entries, most recently released first
+	open    int      // descriptors open or being opened, incl. Flush's
+	inUse   int      // entries with refs > 0
+	waiters int      // goroutines in cond.Wait
 	pending map[fileKey]struct{}
 	dirs    map[string]struct{}
 	closed  bool
@@ -72,11 +105,11 @@ func newFileCache(root string, max int, log hclog.Logger) *fileCache {
 		root:    root,
 		log:     log,
 		files:   make(map[fileKey]*cachedFile),
-		idle:    list.New(),
 		pending: make(map[fileKey]struct{}),
 		dirs:    make(map[string]struct{}),
 	}
 	c.cond = sync.NewCond(&c.mu)
+	c.idle.init()
 	return c
 }
 
@@ -161,11 +194,11 @@ func (c *fileCache) makeRoomLocked() bool {
 	if c.open < c.max {
 		return true
 	}
-	e := c.idle.Back()
-	if e == nil {
+	cf := c.idle.back()
+	if cf == nil {
 		return false
 	}
-	c.evictLocked(e.Value.(*cachedFile))
+	c.evictLocked(cf)
 	return true
 }
 
@@ -174,8 +207,7 @@ func (c *fileCache) makeRoomLocked() bool {
 // an fdatasync on the write path of every queue once more queues are busy
 // than there are handles.
 func (c *fileCache) evictLocked(cf *cachedFile) {
-	c.idle.Remove(cf.elem)
-	cf.elem = nil
+	c.idle.remove(cf)
 	delete(c.files, cf.key)
 	if cf.dirty {
 		c.pending[cf.key] = struct{}{}
@@ -193,8 +225,7 @@ func (c *fileCache) closeLocked(cf *cachedFile) {
 
 func (c *fileCache) refLocked(cf *cachedFile) {
 	if cf.refs == 0 {
-		c.idle.Remove(cf.elem)
-		cf.elem = nil
+		c.idle.remove(cf)
 		c.inUse++
 	}
 	cf.refs++
@@ -216,7 +247,7 @@ func (c *fileCache) release(cf *cachedFile, wrote bool) {
 		c.closeLocked(cf)
 		return
 	}
-	cf.elem = c.idle.PushFront(cf)
+	c.idle.pushFront(cf)
 	c.wake()
 }
 
@@ -242,8 +273,7 @@ func (c *fileCache) forgetLocked(k fileKey) {
 		cf.doomed = true
 		return
 	}
-	c.idle.Remove(cf.elem)
-	cf.elem = nil
+	c.idle.remove(cf)
 	c.closeLocked(cf)
 }
 
@@ -416,7 +446,7 @@ func (c *fileCache) close() error {
 		delete(c.files, k)
 		c.closeLocked(cf)
 	}
-	c.idle.Init()
+	c.idle.init()
 	return err
 }
 

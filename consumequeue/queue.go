@@ -15,6 +15,9 @@ import (
 // readChunk is the number of units Get reads with one pread.
 const readChunk = 256
 
+// stackUnits is the number of units Put encodes without allocating.
+const stackUnits = 128
+
 var readBufs = sync.Pool{New: func() any { return new([readChunk * UnitSize]byte) }}
 
 // Queue is the ConsumeQueue of one topic/queue: a run of files of
@@ -277,10 +280,14 @@ func (q *Queue) appendLocked(o int64, units []Unit) error {
 	if create {
 		q.s.cache.dirCreated(q.dir())
 	}
-	var one [UnitSize]byte
-	b := one[:]
-	if len(units) > 1 {
-		b = make([]byte, len(units)*UnitSize)
+	// A run of up to stackUnits units (a batch's units of one queue, as
+	// a rule) is encoded on the stack; a longer one takes a buffer.
+	var stack [stackUnits * UnitSize]byte
+	var b []byte
+	if n := len(units) * UnitSize; n <= len(stack) {
+		b = stack[:n]
+	} else {
+		b = make([]byte, n)
 	}
 	for i, u := range units {
 		EncodeUnit(b[i*UnitSize:], u)

@@ -77,3 +77,64 @@ func BenchmarkPutFlushed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPutMessages100 indexes 100 messages per op, each under its
+// UNIQ_KEY and one KEYS value (two keys a message), as the store's
+// dispatcher does for a batch.
+func BenchmarkPutMessages100(b *testing.B) {
+	s := mustOpen(b, benchConfig(b))
+	defer mustClose(b, s)
+	const n = 100
+	uniq := make([]string, 1<<12)
+	keys := make([]string, 1<<12)
+	for i := range uniq {
+		uniq[i] = fmt.Sprintf("TopicTest#7F0000010001%020X", i)
+		keys[i] = fmt.Sprintf("TopicTest#ORDER-%08d", i)
+	}
+	b.ReportAllocs()
+	off := int64(0)
+	for b.Loop() {
+		for j := 0; j < n; j++ {
+			k := int(off/200) & (len(uniq) - 1)
+			if err := s.Put(uniq[k], off, base+off/200); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Put(keys[k], off, base+off/200); err != nil {
+				b.Fatal(err)
+			}
+			off += 200
+		}
+	}
+}
+
+// BenchmarkPutKeys100 is BenchmarkPutMessages100 in one PutKeys call per
+// 100 messages, the KEYS values given as topic and name, as the store's
+// dispatcher gives them.
+func BenchmarkPutKeys100(b *testing.B) {
+	s := mustOpen(b, benchConfig(b))
+	defer mustClose(b, s)
+	const n = 100
+	uniq := make([]string, 1<<12)
+	names := make([]string, 1<<12)
+	for i := range uniq {
+		uniq[i] = fmt.Sprintf("TopicTest#7F0000010001%020X", i)
+		names[i] = fmt.Sprintf("ORDER-%08d", i)
+	}
+	keys := make([]Key, 0, 2*n)
+	b.ReportAllocs()
+	off := int64(0)
+	for b.Loop() {
+		keys = keys[:0]
+		for j := 0; j < n; j++ {
+			k := int(off/200) & (len(uniq) - 1)
+			ts := base + off/200
+			keys = append(keys,
+				Key{Name: uniq[k], PhyOffset: off, StoreTimestamp: ts},
+				Key{Topic: "TopicTest", Name: names[k], PhyOffset: off, StoreTimestamp: ts})
+			off += 200
+		}
+		if _, err := s.PutKeys(keys); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

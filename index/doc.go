@@ -51,7 +51,9 @@
 // Put writes entry indexCount (keyHash, offset, timeDiff, prevIndex = the
 // slot's current head), points the slot at it, then increments indexCount,
 // sets the begin fields on the first entry, raises the end fields to
-// max(end, new value) and rewrites the header. Entries and the header are
+// max(end, new value) and rewrites the header. PutKeys does the same for a
+// batch of keys under one hold of the lock, rewriting each file's header
+// once, after its last entry of the batch. Entries and the header are
 // written in the mapping; the slot table of the file taking puts is kept in
 // anonymous memory, its shadow, which Flush writes into the file page by
 // changed page with pwrite (shadow.go): slot writes land on random pages,
@@ -122,7 +124,7 @@
 //
 //	caller (goroutine)                  method                      lock
 //	----------------------------------  --------------------------  ------------------------------
-//	store dispatcher                    Put                         write, held for the whole put
+//	store dispatcher                    Put, PutKeys                write, held for the whole put
 //	request handlers (many)             Query, Files, Corrupt,      read
 //	                                    MaxPhyOffset
 //	store flush loop                    Flush                       write while writing changed

@@ -107,6 +107,9 @@ type indexFile struct {
 	slotDirty []uint64
 }
 
+// pageSize is the size of a page of a mapping.
+var pageSize = int64(os.Getpagesize())
+
 // ensureBacked makes sure the pages of [off, off+n) have storage before
 // put writes them through the mapping. The file is sparse: the first
 // write to a page makes the file system allocate it, and when it cannot
@@ -115,7 +118,7 @@ type indexFile struct {
 // returns that failure as an error instead (ErrNoSpace), so a full disk
 // fails the put. Pages once backed stay backed, so each costs one call.
 func (f *indexFile) ensureBacked(off, n int64) error {
-	page := int64(os.Getpagesize())
+	page := pageSize
 	if f.backed == nil {
 		f.backed = make([]uint64, (int64(len(f.data))/page+64)/64)
 	}
@@ -243,35 +246,47 @@ func unmap(path string, data []byte, dirty bool) error {
 	return err
 }
 
-// put appends key hash → phyOffset at store time ts to a mapped file that is
-// not full, links it at the head of its slot's chain and rewrites the header.
-// The caller holds Service.mu for writing.
-func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) error {
-	so := g.slotOff(g.slotOf(hash))
-	eo := g.entryOff(int64(max(f.hdr.IndexCount, 1)))
-	// The slot goes to the shadow, which reaches the file by pwrite: a
-	// page the disk has no room for fails that write (and the Flush), not
-	// the process.
-	for _, r := range [][2]int64{{0, HeaderSize}, {eo, EntrySize}} {
-		if err := f.ensureBacked(r[0], r[1]); err != nil {
+// beginPuts readies a mapped file that is not full to take entries: the
+// page of its header has storage and its shadow is built. The caller holds
+// Service.mu for writing, and calls endPuts once the file has taken its
+// entries.
+func (f *indexFile) beginPuts(g geometry) error {
+	if err := f.ensureBacked(0, HeaderSize); err != nil {
+		return err
+	}
+	if f.slots == nil {
+		return f.loadShadow(g)
+	}
+	return nil
+}
+
+// putEntry appends key hash → phyOffset at store time ts to a file readied
+// by beginPuts, links it at the head of its slot's chain and updates the
+// in-memory header, which endPuts writes into the mapping. *backed is an
+// offset below which the entry pages are known to have storage (0 at
+// first); putEntry raises it as it checks pages, so a run of puts asks
+// ensureBacked once a page. Nothing is written when it fails. The caller
+// holds Service.mu for writing.
+func (f *indexFile) putEntry(g geometry, hash int32, phyOffset, ts int64, backed *int64) error {
+	h := &f.hdr
+	idx := max(h.IndexCount, 1)
+	eo := g.entryOff(int64(idx))
+	if eo+EntrySize > *backed {
+		if err := f.ensureBacked(eo, EntrySize); err != nil {
 			return err
 		}
+		*backed = ((eo+EntrySize-1)/pageSize + 1) * pageSize
 	}
-	h := &f.hdr
-	if h.IndexCount < 1 {
-		h.IndexCount = 1
-	}
-	idx := h.IndexCount
+	h.IndexCount = idx
 	if idx == 1 {
 		h.BeginTimestamp, h.EndTimestamp = ts, ts
 		h.BeginPhyOffset, h.EndPhyOffset = phyOffset, phyOffset
 	}
-	if f.slots == nil {
-		if err := f.loadShadow(g); err != nil {
-			return err
-		}
-	}
-	head := int32(binary.BigEndian.Uint32(f.slots[so-HeaderSize : so-HeaderSize+SlotSize]))
+	// The slot goes to the shadow, which reaches the file by pwrite: a
+	// page the disk has no room for fails that write (and the Flush), not
+	// the process.
+	so := g.slotOff(g.slotOf(hash)) - HeaderSize
+	head := int32(binary.BigEndian.Uint32(f.slots[so : so+SlotSize]))
 	if head <= 0 || head >= idx {
 		// Empty, or a leftover of writes lost in a crash: start a new chain.
 		head = 0
@@ -285,13 +300,18 @@ func (f *indexFile) put(g geometry, hash int32, phyOffset, ts int64) error {
 		timeDiff:  timeDiff(h.BeginTimestamp, ts),
 		prevIndex: head,
 	})
-	f.setSlot(so, uint32(idx))
+	f.setSlot(so+HeaderSize, uint32(idx))
 	h.IndexCount++
 	h.EndTimestamp = max(h.EndTimestamp, ts)
 	h.EndPhyOffset = max(h.EndPhyOffset, phyOffset)
-	EncodeHeader(f.data[:HeaderSize], *h)
-	f.dirty.Store(true)
 	return nil
+}
+
+// endPuts writes the header of a file that took entries into its mapping
+// and marks the mapping dirty. The caller holds Service.mu for writing.
+func (f *indexFile) endPuts() {
+	EncodeHeader(f.data[:HeaderSize], f.hdr)
+	f.dirty.Store(true)
 }
 
 // source reads n ≤ EntrySize bytes at off from a mapped or a cold file.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/ledgermq/ledgermq/message"
 )
@@ -149,7 +150,11 @@ func (g geometry) slotOf(hash int32) int64 {
 // keyHash is the non-negative hash stored in entries: |message.JavaStringHash(key)|,
 // with math.MinInt32 (whose absolute value does not fit) mapped to 0.
 func keyHash(key string) int32 {
-	h := message.JavaStringHash(key)
+	return nonNegative(message.JavaStringHash(key))
+}
+
+// nonNegative is |h|, with math.MinInt32 mapped to 0.
+func nonNegative(h int32) int32 {
 	switch {
 	case h == math.MinInt32:
 		return 0
@@ -157,6 +162,27 @@ func keyHash(key string) int32 {
 		return -h
 	}
 	return h
+}
+
+// asciiHash continues Java's String.hashCode from h over s and reports
+// whether s is all ASCII; for a string that is not, the hash is not
+// meaningful. For ASCII s, asciiHash(message.JavaStringHash(a), s) is
+// message.JavaStringHash(a + s). Four bytes are folded a step, with the
+// powers of 31, so the multiplications do not wait on each other.
+func asciiHash(h int32, s string) (int32, bool) {
+	const p1, p2, p3, p4 = 31, 31 * 31, 31 * 31 * 31, 31 * 31 * 31 * 31
+	var high byte
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		c0, c1, c2, c3 := s[i], s[i+1], s[i+2], s[i+3]
+		high |= c0 | c1 | c2 | c3
+		h = h*p4 + int32(c0)*p3 + int32(c1)*p2 + int32(c2)*p1 + int32(c3)
+	}
+	for ; i < len(s); i++ {
+		high |= s[i]
+		h = 31*h + int32(s[i])
+	}
+	return h, high < utf8.RuneSelf
 }
 
 // timeDiff returns the whole seconds from begin to ts, clamped to

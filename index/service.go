@@ -154,10 +154,32 @@ func (s *Service) nextName(ts int64) fileName {
 }
 
 func checkKey(key string) error {
-	if key == "" || len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: length %d, want 1..%d bytes", ErrBadKey, len(key), MaxKeyLen)
+	return checkKeyLen(len(key))
+}
+
+func checkKeyLen(n int) error {
+	if n == 0 || n > MaxKeyLen {
+		return fmt.Errorf("%w: length %d, want 1..%d bytes", ErrBadKey, n, MaxKeyLen)
 	}
 	return nil
+}
+
+// Key is one key for PutKeys: the key indexed is Topic + "#" + Name when
+// Topic is not empty (a message's KEYS value under its topic, without the
+// caller building that string), Name alone when Topic is empty.
+type Key struct {
+	Topic          string
+	Name           string
+	PhyOffset      int64 // commitlog offset of the message
+	StoreTimestamp int64 // store time of the message (ms)
+}
+
+// String returns the key indexed.
+func (k Key) String() string {
+	if k.Topic == "" {
+		return k.Name
+	}
+	return k.Topic + "#" + k.Name
 }
 
 // Put indexes key → phyOffset for a message stored at storeTimestamp (ms).
@@ -169,26 +191,104 @@ func checkKey(key string) error {
 // Put is meant for one goroutine (the store's dispatcher) but is safe to
 // call concurrently with every other method; it holds the write lock.
 func (s *Service) Put(key string, phyOffset int64, storeTimestamp int64) error {
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	if phyOffset < 0 {
-		return fmt.Errorf("%w: %d", ErrBadOffset, phyOffset)
-	}
-	hash := keyHash(key)
+	_, err := s.PutKeys([]Key{{Name: key, PhyOffset: phyOffset, StoreTimestamp: storeTimestamp}})
+	return err
+}
+
+// PutKeys indexes keys in order, as a Put of each would, and returns how
+// many it indexed: on an error (one of Put's), keys[:n] are indexed and
+// keys[n] is the one that failed. It holds the write lock for the whole
+// call, so a query sees none of the keys or all that were indexed, and
+// rewrites each file's header once, not once a key.
+func (s *Service) PutKeys(keys []Key) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	f := s.writable()
-	if f == nil {
-		var err error
-		if f, err = s.roll(storeTimestamp); err != nil {
-			return err
+	var (
+		kh     keyHasher
+		f      *indexFile // the file taking keys, nil before the first
+		wrote  bool       // f took a key in this call
+		backed int64      // f's entry pages below this have storage
+	)
+	defer func() {
+		if wrote {
+			f.endPuts()
 		}
+	}()
+	for i := range keys {
+		k := &keys[i]
+		hash, err := kh.hash(k)
+		if err != nil {
+			return i, err
+		}
+		if k.PhyOffset < 0 {
+			return i, fmt.Errorf("%w: %d", ErrBadOffset, k.PhyOffset)
+		}
+		if f == nil || f.full(s.g) {
+			if s.closed {
+				return i, ErrClosed
+			}
+			if wrote {
+				// Before roll, which may detach f's mapping.
+				f.endPuts()
+				wrote = false
+			}
+			if f = s.writable(); f == nil {
+				if f, err = s.roll(k.StoreTimestamp); err != nil {
+					return i, err
+				}
+			}
+			if err := f.beginPuts(s.g); err != nil {
+				f = nil
+				return i, err
+			}
+			backed = 0
+		}
+		if err := f.putEntry(s.g, hash, k.PhyOffset, k.StoreTimestamp, &backed); err != nil {
+			return i, err
+		}
+		wrote = true
 	}
-	return f.put(s.g, hash, phyOffset, storeTimestamp)
+	return len(keys), nil
+}
+
+// keyHasher hashes the keys of one PutKeys call, remembering the hash of
+// the last topic prefix ("topic#"): a message's keys, and a batch's
+// messages, share their topic.
+type keyHasher struct {
+	topic  string
+	prefix int32 // JavaStringHash(topic + "#") when ok
+	ok     bool
+}
+
+// hash checks k's length and returns keyHash of the key it stands for.
+// Topic and Name are hashed in place while they are ASCII (Java's hash of
+// a concatenation continues the hash of its first part); otherwise the
+// key is built and hashed whole.
+func (kh *keyHasher) hash(k *Key) (int32, error) {
+	if k.Topic == "" {
+		if err := checkKey(k.Name); err != nil {
+			return 0, err
+		}
+		if h, ascii := asciiHash(0, k.Name); ascii {
+			return nonNegative(h), nil
+		}
+		return keyHash(k.Name), nil
+	}
+	if err := checkKeyLen(len(k.Topic) + 1 + len(k.Name)); err != nil {
+		return 0, err
+	}
+	if !kh.ok || kh.topic != k.Topic {
+		h, ascii := asciiHash(0, k.Topic)
+		if !ascii {
+			return keyHash(k.String()), nil
+		}
+		kh.topic, kh.prefix, kh.ok = k.Topic, 31*h+'#', true
+	}
+	h, ascii := asciiHash(kh.prefix, k.Name)
+	if !ascii {
+		return keyHash(k.String()), nil
+	}
+	return nonNegative(h), nil
 }
 
 // writable returns the file that takes the next put, or nil if a new one is

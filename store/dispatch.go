@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"sync"
 
 	"github.com/ledgermq/ledgermq/consumequeue"
+	"github.com/ledgermq/ledgermq/index"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -81,67 +84,167 @@ func dispatchesToQueue(sysFlag int32) bool {
 	return t != message.SysFlagTransactionPrepared && t != message.SysFlagTransactionRollback
 }
 
+// dispatchScratch is the working memory of dispatchLocked, pooled so that
+// a dispatch allocates nothing once warm.
+type dispatchScratch struct {
+	runs  []unitRun
+	runOf []int32 // run of each record, -1 for one without a unit
+	units []consumequeue.Unit
+	// last maps a queue to its newest run once a batch has more runs than
+	// a scan of them is worth.
+	last map[*queueState]int32
+	keys []index.Key
+}
+
+// unitRun is a run of units for consecutive queue offsets of one queue.
+type unitRun struct {
+	st    *queueState
+	first int // the record of the run's first unit
+	n     int // units in the run
+	at    int // where the run's units start in dispatchScratch.units
+}
+
+// scanRuns is the number of runs up to which dispatchLocked finds a
+// queue's newest run by scanning them rather than through a map.
+const scanRuns = 8
+
+// keepScratch is the largest scratch (in units or keys) returned to the
+// pool; a recovery batch larger than that does not pin its memory.
+const keepScratch = 1 << 12
+
+var dispatchScratches = sync.Pool{New: func() any {
+	return &dispatchScratch{last: map[*queueState]int32{}}
+}}
+
 // dispatchLocked writes the ConsumeQueue units (where toQueue[i]) and the
 // IndexFile keys (where toIndex[i]) of a batch of records, given in
 // CommitLog order with their queues' writer states. A queue's units of one
-// batch are consecutive and go to disk in one write. Called with s.mu held.
+// batch are consecutive and go to disk in one write; the batch's keys go
+// to the index in one call. Called with s.mu held.
 func (s *Store) dispatchLocked(reqs []dispatchReq, states []*queueState, toQueue, toIndex func(i int) bool) error {
-	type run struct {
-		st    *queueState
-		first dispatchReq
-		units []consumequeue.Unit
-	}
-	var runs []*run
-	open := map[*queueState]*run{}
-	for i, r := range reqs {
+	sc := dispatchScratches.Get().(*dispatchScratch)
+	defer sc.release()
+	// Group the units into runs: a record whose queue offset follows its
+	// queue's newest run joins it, any other starts a run.
+	runs, runOf := sc.runs[:0], sc.runOf[:0]
+	mapped := false
+	for i := range reqs {
+		r := &reqs[i]
 		if !toQueue(i) || !dispatchesToQueue(r.sysFlag) {
+			runOf = append(runOf, -1)
 			continue
 		}
-		u := consumequeue.Unit{Offset: r.phy, Size: r.size, TagsCode: message.TagsHashCode(r.tags)}
-		ru := open[states[i]]
-		if ru == nil || ru.first.queueOffset+int64(len(ru.units)) != r.queueOffset {
-			ru = &run{st: states[i], first: r}
-			open[states[i]] = ru
-			runs = append(runs, ru)
+		st := states[i]
+		j := int32(-1)
+		if mapped {
+			if k, ok := sc.last[st]; ok {
+				j = k
+			}
+		} else {
+			for k := len(runs) - 1; k >= 0; k-- {
+				if runs[k].st == st {
+					j = int32(k)
+					break
+				}
+			}
 		}
-		ru.units = append(ru.units, u)
+		if j < 0 || reqs[runs[j].first].queueOffset+int64(runs[j].n) != r.queueOffset {
+			j = int32(len(runs))
+			runs = append(runs, unitRun{st: st, first: i})
+			switch {
+			case mapped:
+				sc.last[st] = j
+			case len(runs) > scanRuns:
+				for k := range runs {
+					sc.last[runs[k].st] = int32(k)
+				}
+				mapped = true
+			}
+		}
+		runs[j].n++
+		runOf = append(runOf, j)
 	}
-	for _, ru := range runs {
-		r, st := ru.first, ru.st
-		err := st.q.PutUnits(r.queueOffset, ru.units)
+	sc.runs, sc.runOf = runs, runOf
+	if mapped {
+		clear(sc.last)
+	}
+	total := 0
+	for k := range runs {
+		runs[k].at = total
+		total += runs[k].n
+	}
+	units := slices.Grow(sc.units[:0], total)[:total]
+	sc.units = units
+	// Place each unit in its run's span, counting the run up again.
+	for k := range runs {
+		runs[k].n = 0
+	}
+	for i, j := range runOf {
+		if j < 0 {
+			continue
+		}
+		r, ru := &reqs[i], &runs[j]
+		units[ru.at+ru.n] = consumequeue.Unit{Offset: r.phy, Size: r.size, TagsCode: message.TagsHashCode(r.tags)}
+		ru.n++
+	}
+	for k := range runs {
+		ru := &runs[k]
+		r, st, us := &reqs[ru.first], ru.st, units[ru.at:ru.at+ru.n]
+		err := st.q.PutUnits(r.queueOffset, us)
 		if errors.Is(err, consumequeue.ErrGap) {
 			// The slots between the queue's end and this record belong to
 			// records lost to corruption; point them at the corrupt range
 			// so a reader skips them and reports it.
-			if err = s.fillGapLocked(st, r); err == nil {
-				err = st.q.PutUnits(r.queueOffset, ru.units)
+			if err = s.fillGapLocked(st, *r); err == nil {
+				err = st.q.PutUnits(r.queueOffset, us)
 			}
 		}
 		if err != nil {
 			return fmt.Errorf("store: dispatch %s/%d@%d: %w", r.topic, r.queueID, r.queueOffset, err)
 		}
-		if end := r.queueOffset + int64(len(ru.units)); end > st.next {
+		if end := r.queueOffset + int64(len(us)); end > st.next {
 			st.next = end
 		}
 	}
-	for i, r := range reqs {
+	// Every record's UNIQ_KEY and KEYS values, as topic#key, in one put.
+	keys := sc.keys[:0]
+	for i := range reqs {
 		if !toIndex(i) {
 			continue
 		}
+		r := &reqs[i]
 		if r.uniqKey != "" {
-			if err := s.idx.Put(r.uniqKey, r.phy, r.storeTime); err != nil {
-				return fmt.Errorf("store: index %s: %w", r.uniqKey, err)
-			}
-			s.idxPending++
+			keys = append(keys, index.Key{Name: r.uniqKey, PhyOffset: r.phy, StoreTimestamp: r.storeTime})
 		}
 		for _, k := range r.keys {
-			if err := s.idx.Put(r.topic+"#"+k, r.phy, r.storeTime); err != nil {
-				return fmt.Errorf("store: index %s: %w", k, err)
+			key := index.Key{Topic: r.topic, Name: k, PhyOffset: r.phy, StoreTimestamp: r.storeTime}
+			if r.topic == "" {
+				key = index.Key{Name: "#" + k, PhyOffset: r.phy, StoreTimestamp: r.storeTime}
 			}
+			keys = append(keys, key)
 		}
-		s.idxPending += int64(len(r.keys))
+	}
+	sc.keys = keys
+	if len(keys) == 0 {
+		return nil
+	}
+	n, err := s.idx.PutKeys(keys)
+	s.idxPending += int64(n)
+	if err != nil {
+		return fmt.Errorf("store: index %s: %w", keys[n].Name, err)
 	}
 	return nil
+}
+
+// release clears what the scratch points at and returns it to the pool,
+// unless a large batch made it too big to keep.
+func (sc *dispatchScratch) release() {
+	if cap(sc.units) > keepScratch || cap(sc.keys) > keepScratch || cap(sc.runOf) > keepScratch {
+		return
+	}
+	clear(sc.runs)
+	clear(sc.keys)
+	dispatchScratches.Put(sc)
 }
 
 // fillGapLocked fills the queue up to (not including) r's slot.
