@@ -319,27 +319,34 @@ func (b *Broker) forward(ctx context.Context, conn *remoting.Conn, req *remoting
 // checks what every send is checked for: the topic's name (not a reserved
 // one), the body's and the properties' sizes.
 func (b *Broker) readSendRequest(req *remoting.Command) (protocol.SendMessageRequestHeader, map[string]string, error) {
+	h, p, err := b.readSend(req)
+	return h, p.m, err
+}
+
+// readSend is readSendRequest with the properties as readProperties reads
+// them for splicing the cluster's name in.
+func (b *Broker) readSend(req *remoting.Command) (protocol.SendMessageRequestHeader, sendProps, error) {
 	h, err := parseSendHeader(req)
 	if err != nil {
-		return h, nil, err
+		return h, sendProps{}, err
 	}
 	if err := validateTopic(h.Topic); err != nil {
-		return h, nil, err
+		return h, sendProps{}, err
 	}
 	if h.Topic == autoCreateTopic || systemTopics[h.Topic] {
-		return h, nil, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
+		return h, sendProps{}, fmt.Errorf("%w: the topic[%s] is conflict with system reserved words", ErrInvalidParameter, h.Topic)
 	}
 	if limit := b.maxMessageSize(); len(req.Body) > limit {
-		return h, nil, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), limit)
+		return h, sendProps{}, fmt.Errorf("%w: the message body size %d is over the max value %d", ErrMessageIllegal, len(req.Body), limit)
 	}
 	if len(h.Properties) > message.MaxPropertiesLength {
-		return h, nil, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
+		return h, sendProps{}, fmt.Errorf("%w: properties of %d bytes are longer than %d", ErrMessageIllegal, len(h.Properties), message.MaxPropertiesLength)
 	}
-	props, err := decodeProperties(h.Properties)
+	p, err := readProperties(h.Properties, message.PropertyCluster)
 	if err != nil {
-		return h, nil, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
+		return h, sendProps{}, fmt.Errorf("%w: %w", ErrMessageIllegal, err)
 	}
-	return h, props, nil
+	return h, p, nil
 }
 
 // send stores the message or batch of req on this leader and builds the
@@ -358,7 +365,12 @@ type sendPlan struct {
 	start time.Time
 	h     sendHeader
 	msgs  []*message.Ext
-	one   [1]*message.Ext // msgs of a single message (one allocation fewer)
+	// one and ext are msgs of a single message, and enc its encoded
+	// properties when they fit: the plan, the message and its
+	// properties' bytes are one allocation.
+	one [1]*message.Ext
+	ext message.Ext
+	enc [sendPlanProps]byte
 	// answerQueue is the queue id the answer names (the producer's, also
 	// when the message is parked in another topic).
 	answerQueue int32
@@ -369,6 +381,11 @@ type sendPlan struct {
 	recallTopic string
 	recallDue   int64
 }
+
+// sendPlanProps is room for the encoded properties of most messages
+// (a UNIQ_KEY, tags, keys and the cluster's name take about 100 bytes);
+// longer ones take a slice of their own.
+const sendPlanProps = 192
 
 // proposeSend proposes p and waits for its answer.
 func (b *Broker) proposeSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command, p *sendPlan) (*remoting.Command, error) {
@@ -392,19 +409,26 @@ func (b *Broker) proposeSend(ctx context.Context, conn *remoting.Conn, req *remo
 // timer and half-message parking, a batch's messages.
 func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*sendPlan, error) {
 	start := time.Now()
-	h, props, err := b.readSendRequest(req)
+	h, sp, err := b.readSend(req)
 	if err != nil {
 		return nil, err
 	}
+	props := sp.m
 	batch := h.Batch || req.Code == remoting.SendBatchMessage
-	if _, fwd := req.Ext(extForwardedFrom); !batch && !fwd {
+	// The checks of properties the send does not hold are skipped: each
+	// answers nothing and changes nothing without them.
+	fwdFrom, fwd := req.Ext(extForwardedFrom)
+	if !batch && !fwd && sp.seen&seenReplyTo != 0 {
 		b.consumers.noteRequest(conn, props) // requesters.go
 	}
 	// A timer message (timer.go) waits in the timer topic; a timer batch
 	// or half message is refused rather than delivered early.
-	due, timed, err := b.timerDue(props)
-	if err != nil {
-		return nil, err
+	var due int64
+	var timed bool
+	if sp.seen&seenTimer != 0 {
+		if due, timed, err = b.timerDue(props); err != nil {
+			return nil, err
+		}
 	}
 	if timed && batch {
 		return nil, fmt.Errorf("%w: a batch cannot be a timer message; send timer messages one by one", ErrMessageIllegal)
@@ -445,7 +469,11 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 	// producer's properties, and their encoding (newExt).
 	parked := false
 	var recallTopic string
-	if level := b.delayLevelOf(props, h.SysFlag); !batch && !deadLettered && level > 0 {
+	level := 0
+	if sp.seen&seenDelay != 0 {
+		level = b.delayLevelOf(props, h.SysFlag)
+	}
+	if !batch && !deadLettered && level > 0 {
 		if topic, queueID, err = b.park(ctx, level, topic, queueID, props); err != nil {
 			return nil, err
 		}
@@ -475,7 +503,7 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 		parked = true
 	}
 
-	born := bornHost(conn, req)
+	born := bornHostOf(conn, fwdFrom, fwd)
 	var msgs []*message.Ext
 	if batch {
 		items, err := decodeBatch(req.Body)
@@ -483,6 +511,7 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 			return nil, err
 		}
 		msgs = make([]*message.Ext, len(items))
+		exts := make([]message.Ext, len(items))
 		for i, it := range items {
 			p := it.Properties
 			if _, timed, err := b.timerDue(p); err != nil {
@@ -490,7 +519,7 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 			} else if timed {
 				return nil, fmt.Errorf("%w: a batch cannot hold timer messages; send them one by one", ErrMessageIllegal)
 			}
-			if b.delayLevelOf(p, h.SysFlag) > 0 || b.delayLevelOf(props, h.SysFlag) > 0 {
+			if b.delayLevelOf(p, h.SysFlag) > 0 || level > 0 {
 				return nil, fmt.Errorf("%w: a batch cannot be delayed; send delayed messages one by one", ErrMessageIllegal)
 			}
 			for k, v := range props {
@@ -498,19 +527,21 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 					p[k] = v
 				}
 			}
-			msgs[i] = b.newExt(&h, topic, queueID, born, it.Flag, it.Body, p)
+			b.fillExt(&exts[i], &h, topic, queueID, born, it.Flag, it.Body, p)
+			msgs[i] = &exts[i]
 		}
 	} else {
-		m := b.newExt(&h, topic, queueID, born, h.Flag, req.Body, props)
+		p := &sendPlan{start: start, h: h, answerQueue: answerQueue, half: half, recallTopic: recallTopic, recallDue: due}
+		m := &p.ext
+		b.fillExt(m, &h, topic, queueID, born, h.Flag, req.Body, props)
 		if !parked {
 			// Propose stores the producer's properties string with the
 			// cluster's name spliced in, rather than encoding the map
 			// again, when the two are the same bytes.
-			if enc, ok := withProperty(h.Properties, message.PropertyCluster, b.cfg.ClusterName); ok {
+			if enc, ok := sp.appendWith(p.enc[:0], h.Properties, message.PropertyCluster, b.cfg.ClusterName); ok {
 				m.SetEncodedProperties(enc)
 			}
 		}
-		p := &sendPlan{start: start, h: h, answerQueue: answerQueue, half: half, recallTopic: recallTopic, recallDue: due}
 		p.one[0] = m
 		p.msgs = p.one[:]
 		return p, nil
@@ -558,18 +589,23 @@ func (b *Broker) sendAnswer(req *remoting.Command, p *sendPlan, results []store.
 // newExt builds one message to propose; the leader's Propose stamps the
 // store time, store host and a missing UNIQ_KEY.
 func (b *Broker) newExt(h *sendHeader, topic string, queueID int32, born netip.AddrPort, flag int32, body []byte, props map[string]string) *message.Ext {
+	m := new(message.Ext)
+	b.fillExt(m, h, topic, queueID, born, flag, body, props)
+	return m
+}
+
+// fillExt is newExt into m, a zero Ext.
+func (b *Broker) fillExt(m *message.Ext, h *sendHeader, topic string, queueID int32, born netip.AddrPort, flag int32, body []byte, props map[string]string) {
 	if props == nil {
 		props = map[string]string{}
 	}
 	props[message.PropertyCluster] = b.cfg.ClusterName
-	return &message.Ext{
-		Message:        message.Message{Topic: topic, Flag: flag, Body: body, Properties: props},
-		QueueID:        queueID,
-		SysFlag:        h.SysFlag &^ (message.SysFlagBornHostV6 | message.SysFlagStoreHostV6),
-		BornTimestamp:  h.BornTimestamp,
-		BornHost:       born,
-		ReconsumeTimes: h.ReconsumeTimes,
-	}
+	m.Message = message.Message{Topic: topic, Flag: flag, Body: body, Properties: props}
+	m.QueueID = queueID
+	m.SysFlag = h.SysFlag &^ (message.SysFlagBornHostV6 | message.SysFlagStoreHostV6)
+	m.BornTimestamp = h.BornTimestamp
+	m.BornHost = born
+	m.ReconsumeTimes = h.ReconsumeTimes
 }
 
 // chooseQueue validates the requested queue id against the topic, as
@@ -676,7 +712,14 @@ func (b *Broker) maxReconsumeTimes(group string, requested int32) int32 {
 // bornHost is the producer's address: the connection's peer, or, for a
 // request a follower forwarded, the address the follower recorded.
 func bornHost(conn *remoting.Conn, req *remoting.Command) netip.AddrPort {
-	if v, ok := req.Ext(extForwardedFrom); ok {
+	v, ok := req.Ext(extForwardedFrom)
+	return bornHostOf(conn, v, ok)
+}
+
+// bornHostOf is bornHost of a request whose extForwardedFrom is v (when
+// fwd).
+func bornHostOf(conn *remoting.Conn, v string, fwd bool) netip.AddrPort {
+	if fwd {
 		if ap, err := netip.ParseAddrPort(v); err == nil {
 			return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}

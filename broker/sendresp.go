@@ -2,6 +2,7 @@ package broker
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -14,15 +15,21 @@ import (
 type sendResponse struct {
 	remoting.Command
 	ext [7]remoting.ExtField
+	// offset holds the digits of the queueOffset field's value, which
+	// would otherwise be a string of its own.
+	offset [20]byte
 }
 
 // newSendResponse answers req with SUCCESS and h's fields, the fields and
 // values of h.Encode (TestSendResponseMatchesEncode keeps them so).
 func newSendResponse(req *remoting.Command, h *protocol.SendMessageResponseHeader) *remoting.Command {
-	r := &sendResponse{Command: *remoting.NewResponse(req, remoting.Success, "")}
+	// remoting.NewResponse's fields, set in place rather than copied in.
+	r := new(sendResponse)
+	r.Code, r.Language, r.Version = remoting.Success, remoting.LanguageJava, remoting.Version
+	r.Opaque, r.Flag = req.Opaque, remoting.FlagResponse
 	r.ext[0] = remoting.ExtField{Key: "msgId", Value: h.MsgID}
 	r.ext[1] = remoting.ExtField{Key: "queueId", Value: strconv.FormatInt(int64(h.QueueID), 10)}
-	r.ext[2] = remoting.ExtField{Key: "queueOffset", Value: strconv.FormatInt(h.QueueOffset, 10)}
+	r.ext[2] = remoting.ExtField{Key: "queueOffset", Value: r.digits(h.QueueOffset)}
 	r.ext[3] = remoting.ExtField{Key: "transactionId", Value: h.TransactionID}
 	r.ext[4] = remoting.ExtField{Key: "TRACE_ON", Value: strconv.FormatBool(h.TraceOn)}
 	n := 5
@@ -36,4 +43,11 @@ func newSendResponse(req *remoting.Command, h *protocol.SendMessageResponseHeade
 	}
 	r.ExtList = r.ext[:n:n]
 	return &r.Command
+}
+
+// digits is strconv.FormatInt(n, 10) held in r.offset: written once
+// here, never changed after, so the string may alias it.
+func (r *sendResponse) digits(n int64) string {
+	b := strconv.AppendInt(r.offset[:0], n, 10)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }

@@ -79,6 +79,19 @@ type statsBook struct {
 	items sync.Map // statsID → *statsItem
 	count atomic.Int64
 	ticks int64 // sampler rounds, for the hour and day windows; the sampler's
+	// puts holds each topic's TOPIC_PUT_NUMS and TOPIC_PUT_SIZE
+	// (topic → *[2]*statsItem) once both exist, and brokerPut the last
+	// cluster's BROKER_PUT_NUMS: a send finds its three statistics with
+	// one lookup by topic instead of three by name and key. Both hold
+	// only items the book holds (none is ever removed).
+	puts      sync.Map
+	brokerPut atomic.Pointer[clusterItem]
+}
+
+// clusterItem is a cluster's BROKER_PUT_NUMS.
+type clusterItem struct {
+	cluster string
+	item    *statsItem
 }
 
 func newStatsBook(clock func() time.Time) *statsBook {
@@ -88,11 +101,20 @@ func newStatsBook(clock func() time.Time) *statsBook {
 // add adds value (and times increments) to the statistic name/key,
 // creating it — sampled at once, as Java's — on its first add.
 func (s *statsBook) add(name, key string, value, times int64) {
+	if it := s.item(name, key); it != nil {
+		it.value.Add(value)
+		it.times.Add(times)
+	}
+}
+
+// item is the statistic name/key, created — sampled at once, as Java's —
+// when it does not exist yet; nil when it does not and the book is full.
+func (s *statsBook) item(name, key string) *statsItem {
 	id := statsID{name, key}
 	v, ok := s.items.Load(id)
 	if !ok {
 		if s.count.Load() >= maxStatsItems {
-			return
+			return nil
 		}
 		it := &statsItem{}
 		it.sample(s.clock().UnixMilli(), true, true, true)
@@ -100,9 +122,7 @@ func (s *statsBook) add(name, key string, value, times int64) {
 			s.count.Add(1)
 		}
 	}
-	it := v.(*statsItem)
-	it.value.Add(value)
-	it.times.Add(times)
+	return v.(*statsItem)
 }
 
 // Start runs the sampler.
@@ -185,9 +205,35 @@ func (s *statsBook) data(name, key string) (protocol.BrokerStatsData, bool) {
 
 // stored counts a send of msgs messages with bytes of bodies to topic.
 func (s *statsBook) stored(cluster, topic string, msgs, bytes int) {
-	s.add(statsTopicPutNums, topic, int64(msgs), 1)
-	s.add(statsTopicPutSize, topic, int64(bytes), 1)
-	s.add(statsBrokerPutNums, cluster, int64(msgs), 0)
+	if v, ok := s.puts.Load(topic); ok {
+		its := v.(*[2]*statsItem)
+		its[0].value.Add(int64(msgs))
+		its[0].times.Add(1)
+		its[1].value.Add(int64(bytes))
+		its[1].times.Add(1)
+	} else {
+		nums, size := s.item(statsTopicPutNums, topic), s.item(statsTopicPutSize, topic)
+		for _, a := range [...]struct {
+			it *statsItem
+			v  int64
+		}{{nums, int64(msgs)}, {size, int64(bytes)}} {
+			if a.it != nil {
+				a.it.value.Add(a.v)
+				a.it.times.Add(1)
+			}
+		}
+		if nums != nil && size != nil {
+			s.puts.Store(topic, &[2]*statsItem{nums, size})
+		}
+	}
+	if c := s.brokerPut.Load(); c != nil && c.cluster == cluster {
+		c.item.value.Add(int64(msgs))
+		return
+	}
+	if it := s.item(statsBrokerPutNums, cluster); it != nil {
+		it.value.Add(int64(msgs))
+		s.brokerPut.Store(&clusterItem{cluster: cluster, item: it})
+	}
 }
 
 // served counts msgs messages with bytes of bodies handed to group from

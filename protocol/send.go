@@ -135,11 +135,99 @@ func DecodeSendRequestHeader(code int32, ext map[string]string) (SendMessageRequ
 // of a header decoded into a list (remoting.Command.ExtList), with the
 // same result and error as of the map of those fields.
 func DecodeSendRequestHeaderList(code int32, ext []remoting.ExtField) (SendMessageRequestHeader, error) {
+	if h, ok := decodeSendList(code, ext); ok {
+		return h, nil
+	}
 	slot := sendSlotLong
 	if sendShortNames(code) {
 		slot = sendSlotShort
 	}
 	return decodeSendRequestHeader(code, slotReader(ext, slot))
+}
+
+// decodeSendList decodes the list of a send header in one pass when it is
+// of the form every client sends: the required fields present, and every
+// number present a plain decimal (an optional minus sign and at most
+// 9 digits, 18 for bornTimestamp), which strconv reads as these do. ok is
+// false for anything else, which the general decoding reads (the same
+// header) or refuses (and says why).
+func decodeSendList(code int32, ext []remoting.ExtField) (h SendMessageRequestHeader, ok bool) {
+	switch code {
+	case remoting.SendMessage, remoting.SendReplyMessage,
+		remoting.SendMessageV2, remoting.SendBatchMessage, remoting.SendReplyMessageV2:
+	default:
+		return h, false
+	}
+	short := sendShortNames(code)
+	var val [14]string
+	var has uint16
+	for _, f := range ext {
+		var i int
+		if short {
+			i = sendSlotShort(f.Key)
+		} else {
+			i = sendSlotLong(f.Key)
+		}
+		if i >= 0 {
+			val[i], has = f.Value, has|1<<i
+		}
+	}
+	// Slots 0 to 7 are the required fields.
+	if has&0xFF != 0xFF {
+		return h, false
+	}
+	var n [14]int64
+	for _, i := range [...]int{3, 4, 5, 6, 7, 9, 11} {
+		if i >= 9 && val[i] == "" {
+			continue
+		}
+		digits := 9
+		if i == 6 {
+			digits = 18
+		}
+		if n[i], ok = plainDecimal(val[i], digits); !ok {
+			return h, false
+		}
+	}
+	return SendMessageRequestHeader{
+		ProducerGroup:         val[0],
+		Topic:                 val[1],
+		DefaultTopic:          val[2],
+		DefaultTopicQueueNums: int32(n[3]),
+		QueueID:               int32(n[4]),
+		SysFlag:               int32(n[5]),
+		BornTimestamp:         n[6],
+		Flag:                  int32(n[7]),
+		Properties:            val[8],
+		ReconsumeTimes:        int32(n[9]),
+		UnitMode:              strings.EqualFold(val[10], "true"),
+		MaxReconsumeTimes:     int32(n[11]),
+		Batch:                 strings.EqualFold(val[12], "true"),
+		BrokerName:            val[13],
+	}, true
+}
+
+// plainDecimal reads s, an optional minus sign and 1 to digits decimal
+// digits; ok is false for anything else.
+func plainDecimal(s string, digits int) (n int64, ok bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > digits {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(c)
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // sendShortNames: code's header has the one-letter names.
