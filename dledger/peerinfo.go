@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/ledgermq/ledgermq/internal/rawconn"
 )
 
 // The raft port also answers one request of its own, node info: which
@@ -162,7 +164,7 @@ func (m *muxLayer) sniff(c net.Conn) {
 		return
 	}
 	select {
-	case m.conns <- &prefixConn{Conn: c, first: first[0], pending: true}:
+	case m.conns <- &prefixConn{Conn: rawconn.Wrap(c), first: first[0], pending: true}:
 	case <-m.closed:
 		c.Close()
 	}
@@ -200,6 +202,10 @@ func (m *muxLayer) Addr() net.Addr { return m.inner.Addr() }
 func (m *muxLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	c, err := m.inner.Dial(addr, timeout)
 	if err == nil {
+		// raft's connections carry entries of up to MaxBatchBytes:
+		// written raw (internal/rawconn), a large write does not hand
+		// this node's processor to another thread.
+		c = rawconn.Wrap(c)
 		if _, ok := m.dialed.Load(string(addr)); !ok {
 			m.dialed.Store(string(addr), struct{}{})
 		}

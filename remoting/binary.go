@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // binaryFixedLength is the size of a ROCKETMQ header without its remark and
@@ -65,8 +66,9 @@ func appendBinaryHeader(dst []byte, c *Command, opaque, flag int32) ([]byte, err
 // checked against the bytes that remain; negative lengths, a header that
 // ends early, bytes left over after the ext entries and more entries than
 // lim.MaxExtFields all fail with ErrBadHeader. Strings are taken as raw
-// bytes, without UTF-8 validation.
-func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) ([]ExtField, error) {
+// bytes, without UTF-8 validation. With owned they are views of h, which
+// the command then keeps; otherwise of a copy.
+func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField, owned bool) ([]ExtField, error) {
 	if len(h) < binaryFixedLength {
 		return nil, fmt.Errorf("%w: binary header of %d bytes, need at least %d", ErrBadHeader, len(h), binaryFixedLength)
 	}
@@ -87,9 +89,15 @@ func decodeBinaryHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField
 	if int64(remarkLen) > int64(len(h)-pos-4) {
 		return nil, fmt.Errorf("%w: remark length %d with %d header bytes left", ErrBadHeader, remarkLen, len(h)-pos-4)
 	}
-	// Strings are cut from one copy of the header: one allocation of its
-	// size, whatever the number of fields.
-	hs := string(h)
+	// Strings are cut from one copy of the header (one allocation of its
+	// size, whatever the number of fields), or from h itself when it is
+	// the command's (h holds at least the fixed part here).
+	var hs string
+	if owned {
+		hs = unsafe.String(&h[0], len(h))
+	} else {
+		hs = string(h)
+	}
 	if remarkLen > 0 {
 		c.Remark = hs[pos : pos+int(remarkLen)]
 		pos += int(remarkLen)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ledgermq/ledgermq/internal/rawconn"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
 
@@ -54,7 +55,7 @@ type ClientConfig struct {
 	// connections (TLS ones excepted) with raw system calls on their
 	// non-blocking sockets rather than through the net package, sparing
 	// the runtime's bookkeeping of a call that may block and the thread
-	// switches it leads to (rawconn_linux.go): for a client with many
+	// switches it leads to (internal/rawconn): for a client with many
 	// calls in flight. The bytes and the errors are the same.
 	RawSocketIO bool
 	// Sign, if set, is called on every request just before it is sent
@@ -374,7 +375,7 @@ func (c *Client) dialConn(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	if c.cfg.TLS == nil {
 		if c.cfg.RawSocketIO {
-			return rawConn(nc), nil
+			return rawconn.Wrap(nc), nil
 		}
 		return nc, nil
 	}

@@ -97,6 +97,16 @@ func DecodeLimited(frame []byte, lim HeaderLimits) (*Command, error) {
 // map to the calls that want one), and so are those of a request whose
 // code is in listCodes (ServerConfig.ListCodes).
 func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes []int32) (*Command, error) {
+	return decodeFrameMode(frame, lim, listResponses, listCodes, false)
+}
+
+// decodeFrameMode is decodeFrame; with owned the command takes the
+// frame's header bytes as well as its body: its strings are views of
+// them (escaped ones unescaped in place) instead of a copy, which spares
+// a connection that reads each frame into a buffer of its own an
+// allocation and a copy per frame. Nothing may write to such a frame
+// afterwards.
+func decodeFrameMode(frame []byte, lim HeaderLimits, listResponses bool, listCodes []int32, owned bool) (*Command, error) {
 	lim = lim.withDefaults()
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least the 4-byte header-length word", ErrBadFrame, len(frame))
@@ -120,10 +130,13 @@ func decodeFrame(frame []byte, lim HeaderLimits, listResponses bool, listCodes [
 	var small [24]ExtField
 	var pairs []ExtField
 	var err error
-	if typ == SerializeJSON {
+	switch {
+	case typ == SerializeRocketMQ:
+		pairs, err = decodeBinaryHeader(header, &dc, lim, small[:0], owned)
+	case owned:
+		pairs, err = decodeJSONHeaderIn(header, header, &dc, lim, small[:0])
+	default:
 		pairs, err = decodeJSONHeader(header, &dc, lim, small[:0])
-	} else {
-		pairs, err = decodeBinaryHeader(header, &dc, lim, small[:0])
 	}
 	if err != nil {
 		return nil, err

@@ -499,9 +499,9 @@ func (c *Conn) flushQueued() error {
 }
 
 // framesWriter is a connection that writes a batch of frames itself (a
-// client's TCP connection on Linux: rawconn_linux.go).
+// TCP connection on Linux: internal/rawconn).
 type framesWriter interface {
-	writeFrames(frames []*[]byte) (int, error)
+	WriteBuffers(frames []*[]byte) (int, error)
 }
 
 // writeBatch writes the frames of batch to the connection in one system
@@ -510,7 +510,7 @@ type framesWriter interface {
 // syscall) joined into one buffer first. Only the flusher calls it.
 func (c *Conn) writeBatch(batch []*[]byte) error {
 	if fw, ok := c.nc.(framesWriter); ok {
-		_, err := fw.writeFrames(batch)
+		_, err := fw.WriteBuffers(batch)
 		return err
 	}
 	if len(batch) == 1 {
@@ -661,7 +661,7 @@ func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return c.decode(frame)
+		return c.decode(frame, len(frame) <= inPlaceFrameSize)
 	}
 	n, err := readLengthBuffered(br, c.cfg.maxFrame)
 	if err != nil {
@@ -675,11 +675,11 @@ func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 		if err := fr.admit(int64(n), true); err != nil {
 			return nil, 0, err
 		}
-		frame := make([]byte, n)
-		if err := fr.read(frame); err != nil {
+		frame, err := fr.readAll(n)
+		if err != nil {
 			return nil, 0, fr.fail(err)
 		}
-		cmd, _, err := c.decode(frame)
+		cmd, _, err := c.decode(frame, n <= inPlaceFrameSize)
 		if err != nil {
 			c.release(fr.done(0))
 			return nil, 0, err
@@ -709,7 +709,7 @@ func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 	if err := fr.read(head[4:]); err != nil {
 		return nil, 0, fr.fail(err)
 	}
-	cmd, _, err := c.decode(head)
+	cmd, _, err := c.decode(head, true)
 	if err != nil {
 		c.release(fr.done(0))
 		return nil, 0, err
@@ -732,12 +732,12 @@ func (c *Conn) readCommand(br *bufio.Reader) (*Command, int64, error) {
 	return cmd, fr.done(0), nil
 }
 
-// decodeBuffered decodes the next frame where it lies when br holds it
-// whole, which under pipelined load is most frames: the decoded strings
-// are copies anyway, so only a body needs bytes of its own, and a
-// response without one (a send's) costs no frame buffer. ok is false when
-// the frame is not all there (or its length is out of bounds, which the
-// read reports).
+// decodeBuffered decodes the next frame when br holds it whole, which
+// under pipelined load is most frames: a small one (inPlaceFrameSize) is
+// copied out and decoded in place, one allocation for its strings and its
+// body; a larger one is decoded where it lies (the decoded strings are
+// copies anyway) and only its body copied. ok is false when the frame is
+// not all there (or its length is out of bounds, which the read reports).
 func (c *Conn) decodeBuffered(br *bufio.Reader) (cmd *Command, ok bool, err error) {
 	if !frameBuffered(br) {
 		return nil, false, nil
@@ -751,18 +751,28 @@ func (c *Conn) decodeBuffered(br *bufio.Reader) (cmd *Command, ok bool, err erro
 	if err != nil {
 		return nil, false, nil
 	}
-	cmd, _, err = c.decode(p[4:])
-	if err == nil && cmd.Body != nil {
+	if int(n) <= inPlaceFrameSize {
+		cmd, _, err = c.decode(bytes.Clone(p[4:]), true)
+	} else if cmd, _, err = c.decode(p[4:], false); err == nil && cmd.Body != nil {
 		cmd.Body = bytes.Clone(cmd.Body)
 	}
 	_, _ = br.Discard(4 + int(n))
 	return cmd, true, err
 }
 
-// decode decodes a complete frame; an error is errUndecodable or
-// ErrBadHeader.
-func (c *Conn) decode(frame []byte) (*Command, int64, error) {
-	cmd, err := decodeFrame(frame, c.cfg.header, true, c.cfg.listCodes)
+// inPlaceFrameSize is the largest frame (after its length prefix) a
+// connection decodes in place: the command's strings are then views of
+// the frame's own buffer, which spares a copy of the header per frame
+// (most of a send's decoding allocations), and keep the whole frame, body
+// included, alive while any of them is kept; so only small frames are
+// decoded so, and a larger one's strings copy its header.
+const inPlaceFrameSize = 4 << 10
+
+// decode decodes a complete frame, in place when owned (the frame is a
+// buffer of the command's own; see decodeFrameMode); an error is
+// errUndecodable or ErrBadHeader.
+func (c *Conn) decode(frame []byte, owned bool) (*Command, int64, error) {
+	cmd, err := decodeFrameMode(frame, c.cfg.header, true, c.cfg.listCodes, owned)
 	if err != nil && !errors.Is(err, ErrBadHeader) {
 		err = fmt.Errorf("%w: %w", errUndecodable, err)
 	}
@@ -837,6 +847,25 @@ func (fr *frameRead) admit(n int64, small bool) error {
 		fr.setDeadline(fr.total - fr.got)
 	}
 	return nil
+}
+
+// readAll reads the next n bytes into a buffer of their own. When br
+// already holds them, as it holds most frames under pipelined load, they
+// are copied out at once (into a buffer the copy fills, not one cleared
+// first): no read, and no time taken, as admit has just noted progress.
+func (fr *frameRead) readAll(n int) ([]byte, error) {
+	if fr.br.Buffered() >= n {
+		p, err := fr.br.Peek(n)
+		if err != nil {
+			return nil, err
+		}
+		buf := bytes.Clone(p)
+		_, _ = fr.br.Discard(n)
+		fr.got += n
+		return buf, nil
+	}
+	buf := make([]byte, n)
+	return buf, fr.read(buf)
 }
 
 // read fills buf, noting progress as bytes arrive.

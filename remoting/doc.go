@@ -225,9 +225,9 @@
 // until the response, the context's deadline (ErrTimeout) or the
 // connection's death (ErrConnClosed). With ClientConfig.RawSocketIO, on
 // Linux, a client's TCP connections read and write with raw system calls
-// on their non-blocking sockets (rawconn_linux.go), sparing the runtime's
+// on their non-blocking sockets (internal/rawconn), sparing the runtime's
 // bookkeeping of a call that may block, and the thread switches it leads
-// to.
+// to; a server's plain TCP connections always do.
 //
 // Every goroutine is owned: Server.Close and Client.Close close the
 // connections, wait for the read goroutines (and the OnConnClose hooks,

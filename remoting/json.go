@@ -2,7 +2,9 @@ package remoting
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,10 +101,7 @@ const hexDigits = "0123456789abcdef"
 // encoding/json.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	i := 0
-	for i < len(s) && jsonPlain[s[i]] {
-		i++
-	}
+	i := plainPrefix(s)
 	if i == len(s) {
 		dst = append(dst, s...)
 		return append(dst, '"')
@@ -198,7 +197,16 @@ func headerField(key []byte) int {
 // copy (unescaping only shortens JSON text, except for invalid UTF-8,
 // which then takes a buffer of its own).
 func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) ([]ExtField, error) {
-	own := bytes.Clone(h)
+	return decodeJSONHeaderIn(h, bytes.Clone(h), c, lim, pairs)
+}
+
+// decodeJSONHeaderIn is decodeJSONHeader with the bytes the decoded
+// strings are views of given: own holds the same bytes as h, or is h
+// itself when the header's bytes are the command's to keep (a frame a
+// connection read into a buffer of its own). Either way own is written
+// only where a string with escapes is unescaped, within that string's
+// text, behind the parser's cursor; nothing may write to it afterwards.
+func decodeJSONHeaderIn(h, own []byte, c *Command, lim HeaderLimits, pairs []ExtField) ([]ExtField, error) {
 	r := jsonReader{b: h, own: own, extLeft: lim.MaxExtFields, maxDepth: min(lim.MaxDepth, maxJSONDepth)}
 	if len(own) > 0 {
 		r.s = unsafe.String(&own[0], len(own))
@@ -225,17 +233,27 @@ func decodeJSONHeader(h []byte, c *Command, lim HeaderLimits, pairs []ExtField) 
 			if err := r.colon(); err != nil {
 				return nil, err
 			}
+			var v int64
+			var set bool
 			switch headerField(key) {
 			case fieldCode:
-				err = r.readInt(32, func(v int64) { c.Code = int32(v) })
+				if v, set, err = r.readInt(32); set {
+					c.Code = int32(v)
+				}
 			case fieldLanguage:
 				err = r.readStringField(&c.Language)
 			case fieldVersion:
-				err = r.readInt(16, func(v int64) { c.Version = int16(v) })
+				if v, set, err = r.readInt(16); set {
+					c.Version = int16(v)
+				}
 			case fieldOpaque:
-				err = r.readInt(32, func(v int64) { c.Opaque = int32(v) })
+				if v, set, err = r.readInt(32); set {
+					c.Opaque = int32(v)
+				}
 			case fieldFlag:
-				err = r.readInt(32, func(v int64) { c.Flag = int32(v) })
+				if v, set, err = r.readInt(32); set {
+					c.Flag = int32(v)
+				}
 			case fieldRemark:
 				err = r.readStringField(&c.Remark)
 			case fieldExt:
@@ -307,6 +325,11 @@ func (r *jsonReader) ws() {
 
 // colon consumes the ':' after a key and the whitespace around it.
 func (r *jsonReader) colon() error {
+	if r.i+1 < len(r.b) && r.b[r.i] == ':' && r.b[r.i+1] == '"' {
+		// `"key":"value"`, as every client writes a header.
+		r.i++
+		return nil
+	}
 	r.ws()
 	if r.peek() != ':' {
 		return r.fail("expected ':'")
@@ -319,6 +342,10 @@ func (r *jsonReader) colon() error {
 // next consumes the ',' or the closing byte after a member or element and
 // reports whether another one follows.
 func (r *jsonReader) next(closing byte) (bool, error) {
+	if r.i < len(r.b) && r.b[r.i] == ',' {
+		r.i++
+		return true, nil
+	}
 	r.ws()
 	switch r.peek() {
 	case ',':
@@ -382,41 +409,66 @@ func (r *jsonReader) readNumber() ([]byte, error) {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // readInt reads an integer field of the given bit size: a JSON number whose
-// text is a decimal integer in range calls set, and so does a string that
+// text is a decimal integer in range is its value, and so is a string that
 // holds one (fastjson, RocketMQ's reader, coerces "10" to 10); null leaves
-// the field as it is; anything else fails.
-func (r *jsonReader) readInt(bits int, set func(int64)) error {
+// the field as it is (set is false); anything else fails.
+func (r *jsonReader) readInt(bits int) (v int64, set bool, err error) {
 	switch c := r.peek(); {
 	case c == 'n':
-		return r.literal("null")
+		return 0, false, r.literal("null")
 	case c == '"':
 		at := r.i
 		text, err := r.readString()
 		if err != nil {
-			return err
+			return 0, false, err
 		}
 		v, perr := strconv.ParseInt(strings.TrimSpace(text), 10, bits)
 		if perr != nil {
 			r.i = at
-			return r.fail(fmt.Sprintf("string %q is not an int%d", text, bits))
+			return 0, false, r.fail(fmt.Sprintf("string %q is not an int%d", text, bits))
 		}
-		set(v)
-		return nil
+		return v, true, nil
 	case c == '-' || isDigit(c):
 		at := r.i
 		lit, err := r.readNumber()
 		if err != nil {
-			return err
+			return 0, false, err
 		}
-		v, perr := strconv.ParseInt(string(lit), 10, bits)
-		if perr != nil {
+		v, ok := parseIntLiteral(lit, bits)
+		if !ok {
 			r.i = at
-			return r.fail(fmt.Sprintf("number %s is not an int%d", lit, bits))
+			return 0, false, r.fail(fmt.Sprintf("number %s is not an int%d", lit, bits))
 		}
-		set(v)
-		return nil
+		return v, true, nil
 	}
-	return r.fail("expected a number")
+	return 0, false, r.fail("expected a number")
+}
+
+// parseIntLiteral is strconv.ParseInt(string(lit), 10, bits) for the text
+// of a JSON number, without the string: the few digits of a header's
+// integers are summed directly; a fraction or an exponent is not an
+// integer, and nineteen digits and more take ParseInt.
+func parseIntLiteral(lit []byte, bits int) (int64, bool) {
+	digits := lit
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		v, err := strconv.ParseInt(string(lit), 10, bits)
+		return v, err == nil
+	}
+	var v int64
+	for _, c := range digits {
+		if !isDigit(c) {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if len(digits) < len(lit) {
+		v = -v
+	}
+	limit := int64(1) << (bits - 1)
+	return v, v >= -limit && v < limit
 }
 
 // readStringField reads a string field: a string sets it, null leaves it.
@@ -500,23 +552,17 @@ func (r *jsonReader) readExt(pairs []ExtField) ([]ExtField, error) {
 
 // readString reads a string value.
 func (r *jsonReader) readString() (string, error) {
-	// Fast path: printable ASCII without escapes.
-	for j := r.i + 1; j < len(r.b); j++ {
-		c := r.b[j]
-		if c == '"' {
-			s := r.s[r.i+1 : j]
-			r.i = j + 1
-			return s, nil
-		}
-		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
-			break
-		}
-	}
-	// Unescape into this string's bytes of own: the result fits unless
-	// the text holds invalid UTF-8 (one byte becomes three), and then
-	// append moves it to a buffer of its own.
 	start := r.i + 1
-	b, err := r.readStringBytes(r.own[start:start:r.stringEnd(start)])
+	j := plainEnd(r.b, start)
+	if j < len(r.b) && r.b[j] == '"' {
+		// Printable ASCII without escapes: a view of own as it is.
+		r.i = j + 1
+		return r.s[start:j], nil
+	}
+	// Unescape into this string's bytes of own, which unescaping never
+	// outgrows: it moves to a buffer of its own first if the text holds
+	// invalid UTF-8 (one byte becomes three).
+	b, err := r.unescape(r.own[start:start], start, j)
 	if err != nil || len(b) == 0 {
 		return "", err
 	}
@@ -524,18 +570,52 @@ func (r *jsonReader) readString() (string, error) {
 	return unsafe.String(&b[0], len(b)), nil
 }
 
-// stringEnd returns the offset of the closing quote of the string whose
-// text starts at start, or len(r.b) when it has none.
-func (r *jsonReader) stringEnd(start int) int {
-	for j := start; j < len(r.b); j++ {
-		switch r.b[j] {
-		case '"':
-			return j
-		case '\\':
-			j++
+// plainEnd returns the offset of the first byte of b from j on that a
+// JSON string does not hold as it is (a quote, a backslash, a control
+// character, a byte of a multi-byte character), or len(b). It tests eight
+// bytes at a time.
+func plainEnd(b []byte, j int) int {
+	for ; j+8 <= len(b); j += 8 {
+		if m := specialBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
 		}
 	}
-	return len(r.b)
+	for j < len(b) && jsonPlain[b[j]] {
+		j++
+	}
+	return j
+}
+
+// plainPrefix is plainEnd for a string, from its start.
+func plainPrefix(s string) int {
+	j := 0
+	for ; j+8 <= len(s); j += 8 {
+		v := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+		if m := specialBytes(v); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for j < len(s) && jsonPlain[s[j]] {
+		j++
+	}
+	return j
+}
+
+// specialBytes marks, with its high bit, the first byte of the eight of v
+// (in little-endian order: the first in memory is the lowest) that is not
+// jsonPlain: a byte with its high bit set, below 0x20, a quote or a
+// backslash; zero when all are plain. The usual word tricks: a test's
+// borrow starts only at a byte that fails it and carries upwards, so
+// bytes above the first may be marked wrongly but never the ones below.
+func specialBytes(v uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	ctl := (v - 0x20*ones) &^ v
+	q := v ^ '"'*ones
+	q = (q - ones) &^ q
+	bs := v ^ '\\'*ones
+	bs = (bs - ones) &^ bs
+	return (v | ctl | q | bs) & highs
 }
 
 // readStringBytes reads a string at the cursor (which is on the opening
@@ -544,18 +624,22 @@ func (r *jsonReader) stringEnd(start int) int {
 // scratch. Invalid UTF-8 and unpaired surrogate escapes become U+FFFD.
 func (r *jsonReader) readStringBytes(scratch []byte) ([]byte, error) {
 	start := r.i + 1
-	j := start
-	for ; j < len(r.b); j++ {
-		c := r.b[j]
-		if c == '"' {
-			r.i = j + 1
-			return r.b[start:j], nil
-		}
-		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
-			break
-		}
+	j := plainEnd(r.b, start)
+	if j < len(r.b) && r.b[j] == '"' {
+		r.i = j + 1
+		return r.b[start:j], nil
 	}
-	out := append(scratch, r.b[start:j]...)
+	return r.unescape(scratch, start, j)
+}
+
+// unescape reads the rest of the string whose text starts at start, from
+// j (where plain text ends), appending its unescaped bytes to out. out
+// may be the string's own bytes of the input (in place): each step writes
+// no more than it has read, until invalid UTF-8 moves out elsewhere.
+func (r *jsonReader) unescape(out []byte, start, j int) ([]byte, error) {
+	out = append(out, r.b[start:j]...)
+	// moved: out no longer aliases the input (see below).
+	moved := false
 	for j < len(r.b) {
 		c := r.b[j]
 		switch {
@@ -612,11 +696,19 @@ func (r *jsonReader) readStringBytes(scratch []byte) ([]byte, error) {
 				return nil, r.fail("invalid escape")
 			}
 		case c < utf8.RuneSelf:
-			out = append(out, c)
-			j++
+			k := plainEnd(r.b, j+1)
+			out = append(out, r.b[j:k]...)
+			j = k
 		default:
 			ru, size := utf8.DecodeRune(r.b[j:])
 			if ru == utf8.RuneError && size == 1 {
+				// One byte becomes three, the only way unescaped text
+				// grows: out leaves the string's bytes first (once), so
+				// that unescaping in place never writes ahead of what is
+				// still to be read.
+				if !moved {
+					out, moved = slices.Clip(out), true
+				}
 				out = utf8.AppendRune(out, utf8.RuneError)
 			} else {
 				out = append(out, r.b[j:j+size]...)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/internal/rawconn"
 )
 
 // Defaults of ServerConfig and ClientConfig.
@@ -442,6 +444,8 @@ func (s *Server) acceptLoop(ln net.Listener) {
 func (s *Server) serveConn(nc net.Conn) {
 	if s.cfg.TLS != nil {
 		nc = tls.Server(nc, s.cfg.TLS)
+	} else {
+		nc = rawconn.Wrap(nc) // see internal/rawconn
 	}
 	c := newConn(nc, connConfig{
 		maxFrame:      s.cfg.MaxFrameSize,
