@@ -26,6 +26,9 @@
 // domain set only in the kustomization); every broker pod's config, from
 // its ConfigMap and the environment its pod fields and the ledgermq-dns
 // ConfigMap make, passes --check-config, as do the name servers' arguments,
-// with the domain as shipped and changed. Where kubectl is installed,
+// with the domain as shipped and changed; every object also decodes into
+// its Kubernetes API type (k8s.io/api) under the API server's strict
+// decoder (sigs.k8s.io/json), so an unknown or misspelt field, a field
+// given twice or a value of the wrong type fails. Where kubectl is installed,
 // kubectl kustomize's rendering (offline) must equal what the tests decode.
 package deploy
