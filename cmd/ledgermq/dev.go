@@ -47,6 +47,13 @@ package main
 // its http address is the one cluster.json has from the last run while
 // that is free (else a new one, which dev says).
 //
+// CPUs: the nodes of one machine share its CPUs, as pods with CPU limits
+// would: unless GOMAXPROCS is set, every child runs with GOMAXPROCS = the
+// machine's CPUs (dev's own GOMAXPROCS) divided by the number of nodes, at
+// least 1 (childEnvWithCPUShare). A Go process with more processors than
+// the CPUs it gets wakes idle threads for every goroutine it readies; on
+// a small virtual machine those thread switches cost more than the work.
+//
 // Processes: dev starts the name server, waits until it accepts
 // connections, then starts the nodes. Each child runs in its own process
 // group (a terminal's Ctrl-C reaches only dev) and, on Linux, gets SIGTERM
@@ -77,6 +84,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -273,7 +283,12 @@ func (d *devRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.sup = newSupervisor(exe, procs.ChildEnv(), d.log)
+	env, procsEach := childEnvWithCPUShare(procs.ChildEnv(), len(d.layout))
+	if procsEach > 0 {
+		fmt.Fprintf(d.out, "dev: %d nodes share this machine's %d CPUs: each process runs with GOMAXPROCS=%d (set GOMAXPROCS to choose)\n",
+			len(d.layout), runtime.GOMAXPROCS(0), procsEach)
+	}
+	d.sup = newSupervisor(exe, env, d.log)
 	defer d.stopAll()
 
 	// The name server's http address is the last run's (cluster.json)
@@ -795,4 +810,22 @@ func (s *supervisor) stop(cs []*child, sig syscall.Signal, out io.Writer) {
 		}
 		fmt.Fprintf(out, "dev: %s (pid %d) stopped: %s\n", st.Name, st.Pid, procs.ExitText(st.Err))
 	}
+}
+
+// childEnvWithCPUShare is env with GOMAXPROCS set to this machine's CPUs
+// divided among nodes (at least 1), and that share; env as it is and 0
+// when GOMAXPROCS is set already (the user's choice), or when every node
+// would get every CPU anyway.
+func childEnvWithCPUShare(env []string, nodes int) ([]string, int) {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GOMAXPROCS=") {
+			return env, 0
+		}
+	}
+	cpus := runtime.GOMAXPROCS(0)
+	share := max(1, cpus/max(1, nodes))
+	if share >= cpus {
+		return env, 0
+	}
+	return append(slices.Clip(env), "GOMAXPROCS="+strconv.Itoa(share)), share
 }
