@@ -218,10 +218,12 @@ func (g *Group) encodeMessagesEntry(props []*proposal, size int, prep *store.Pre
 }
 
 // appendRecords encodes pr's messages as stored records onto b, each
-// behind its length, and checks each as the store will at apply
-// (store.CheckStamped): this is the leader's one check of a record, and
-// the entry's bytes are marked as checked (ownEntries) so that its own
-// apply does not check them again.
+// behind its length, and checks each as the store would at its append
+// (store.PrepareStamped into prep, or store.CheckStamped when prep is
+// nil): this is the leader's one reading of a record. The entry's bytes
+// are remembered with what was read (ownEntries), so the one-log raft
+// log stores them without parsing them again and the FSM does not check
+// them again.
 func (g *Group) appendRecords(b []byte, pr *proposal, prep *store.PreparedRecords) ([]byte, error) {
 	for i, m := range pr.msgs {
 		n := pr.recs[i].size
