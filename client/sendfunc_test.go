@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -65,13 +66,7 @@ func readyForFunc(t testing.TB, p *Producer, topic string) {
 
 func recvOne[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(guard):
-		t.Fatalf("no %s within %v", what, guard)
-		panic("unreachable")
-	}
+	return testwait.Recv(t, ch, guard, what)
 }
 
 // TestSendFuncPipeline: sends chained from their own callbacks, as a

@@ -7,6 +7,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // guard bounds every wait in the tests; it is a failure deadline, never a
@@ -53,14 +55,7 @@ func ctxGuard(t testing.TB) context.Context {
 // recv waits for a value on ch, failing the test after guard.
 func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(guard):
-		t.Fatalf("timed out waiting for %s", what)
-		var zero T
-		return zero
-	}
+	return testwait.Recv(t, ch, guard, what)
 }
 
 // echo answers with the request's ext fields and body.

@@ -60,3 +60,18 @@ func poll(ctx context.Context, interval time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// Recv receives a value from ch, and fails tb when timeout passes first.
+func Recv[T any](tb TB, ch <-chan T, timeout time.Duration, what string) T {
+	tb.Helper()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-t.C:
+		tb.Fatalf("timed out after %v waiting for %s", timeout, what)
+		var zero T
+		return zero
+	}
+}
