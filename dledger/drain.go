@@ -187,6 +187,8 @@ func (g *Group) leaveIfDrained() {
 // quiet sets raft's timeouts: quietTimeout while drained (and not
 // leading), the configured timing otherwise.
 func (g *Group) quiet(on bool) error {
+	g.timingMu.Lock()
+	defer g.timingMu.Unlock()
 	rc := g.raft.ReloadableConfig()
 	if on && g.raft.State() != raft.Leader {
 		rc.HeartbeatTimeout, rc.ElectionTimeout = quietTimeout, quietTimeout

@@ -57,6 +57,12 @@ func (g *Group) SetAfterApplyForTest(hook *func(index uint64)) { g.fsm.afterAppl
 // VersionChecksForTest counts the leader's checks of its members' versions.
 func (g *Group) VersionChecksForTest() *atomic.Uint64 { return &g.versionChecks }
 
+// LeaderGoneForTest returns how often this node found its leader gone and
+// how often it then campaigned early (leadergone.go).
+func (g *Group) LeaderGoneForTest() (seen, early uint64) {
+	return g.leaderGoneSeen.Load(), g.earlyCampaigns.Load()
+}
+
 // ProposerStatsForTest is how many entries and messages the batcher proposed.
 func (g *Group) ProposerStatsForTest() (entries, messages *atomic.Uint64) {
 	return &g.prop.entries, &g.prop.messages

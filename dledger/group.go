@@ -97,6 +97,13 @@ type Group struct {
 	// drained: the node hands leadership away and does not campaign
 	// (drain.go).
 	drained atomic.Bool
+	// timingMu orders the changes of raft's timeouts (drain.go,
+	// leadergone.go).
+	timingMu sync.Mutex
+	// leaderGoneSeen counts the times this follower found its leader gone,
+	// earlyCampaigns the times it then lowered its heartbeat timeout at
+	// its turn (leadergone.go).
+	leaderGoneSeen, earlyCampaigns atomic.Uint64
 	// abstaining: the node neither votes nor campaigns until it has
 	// recovered what a machine crash may have taken (boot.go, abstain.go).
 	// bootID and unsynced are what its boot record says of this run.
@@ -366,8 +373,9 @@ func (g *Group) open() error {
 	g.raft.RegisterObserver(g.observer)
 	g.prop = newProposer(g)
 	g.prop.start(g.ctx, &g.wg)
-	g.wg.Add(2)
+	g.wg.Add(3)
 	go g.watchRoles()
+	go g.watchLeaderGone()
 	go func() {
 		defer g.wg.Done()
 		g.snapshotOnBytes(g.ctx, counter.snapshotDue)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -24,7 +26,8 @@ import (
 //	answer:   {"node":"n1","minVersion":1,"maxVersion":6,"drained":true,"oneLog":true,"layout":"commitlog"}\n
 //	          (at most 512 bytes; "drained" only while the node is drained;
 //	          "layout", or "fresh":true for a node without data: older binaries send neither;
-//	          a leader adds "leader":true, "term" and "lastIndex", its raft log's last index;
+//	          "lastIndex", the node's raft log's last index (older binaries send it from a leader only);
+//	          a leader adds "leader":true and "term";
 //	          "recovering":true while the node abstains from votes, abstain.go)
 const peerInfoRPC byte = 0xB7
 
@@ -52,9 +55,10 @@ type nodeInfo struct {
 	// learn its group's (layout.go). Older binaries send neither.
 	Layout string `json:"layout,omitempty"`
 	Fresh  bool   `json:"fresh,omitempty"`
-	// Leader: the node leads its group at Term, and its raft log ends at
-	// LastIndex. Recovering: the node abstains from votes (abstain.go).
-	// Older binaries send none of them.
+	// Leader: the node leads its group at Term. LastIndex: where the
+	// node's raft log ends (older binaries send it from a leader only).
+	// Recovering: the node abstains from votes (abstain.go). Older
+	// binaries send none of them.
 	Leader     bool   `json:"leader,omitempty"`
 	Term       uint64 `json:"term,omitempty"`
 	LastIndex  uint64 `json:"lastIndex,omitempty"`
@@ -100,13 +104,18 @@ type muxLayer struct {
 	// dialed holds the raft addresses dialled successfully at least once
 	// (the raft logger's "peer reached").
 	dialed sync.Map
+
+	// ended is signalled (never blocking) when a connection raft accepted
+	// ends with an error of the peer's making: EOF or a reset, as when the
+	// process at the other end died (leadergone.go).
+	ended chan struct{}
 }
 
 var _ raft.StreamLayer = (*muxLayer)(nil)
 
 func newMuxLayer(inner raft.StreamLayer, info func() nodeInfo, log hclog.Logger) *muxLayer {
 	m := &muxLayer{inner: inner, info: info, log: log, conns: make(chan net.Conn),
-		closed: make(chan struct{}), sniffed: map[net.Conn]struct{}{}}
+		closed: make(chan struct{}), sniffed: map[net.Conn]struct{}{}, ended: make(chan struct{}, 1)}
 	m.wg.Add(1)
 	go m.run()
 	return m
@@ -164,7 +173,7 @@ func (m *muxLayer) sniff(c net.Conn) {
 		return
 	}
 	select {
-	case m.conns <- &prefixConn{Conn: rawconn.Wrap(c), first: first[0], pending: true}:
+	case m.conns <- &prefixConn{Conn: rawconn.Wrap(c), first: first[0], pending: true, ended: m.ended}:
 	case <-m.closed:
 		c.Close()
 	}
@@ -256,11 +265,13 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// prefixConn gives back the byte sniff read before the rest.
+// prefixConn gives back the byte sniff read before the rest, and signals
+// ended when the peer ends the connection.
 type prefixConn struct {
 	net.Conn
 	first   byte
 	pending bool
+	ended   chan<- struct{}
 }
 
 func (c *prefixConn) Read(p []byte) (int, error) {
@@ -269,5 +280,18 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 		c.pending = false
 		return 1, nil
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if err != nil && c.ended != nil && peerEnded(err) {
+		select {
+		case c.ended <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+// peerEnded reports whether a read error is the other end's doing: EOF
+// or a reset, not a deadline or this side's own close.
+func peerEnded(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -85,8 +85,11 @@ func (g *Group) nodeInfo() nodeInfo {
 	default:
 		ni.Fresh = true
 	}
-	if r := g.liveRaft.Load(); r != nil && r.State() == raft.Leader {
-		ni.Leader, ni.Term, ni.LastIndex = true, r.CurrentTerm(), r.LastIndex()
+	if r := g.liveRaft.Load(); r != nil {
+		ni.LastIndex = r.LastIndex()
+		if r.State() == raft.Leader {
+			ni.Leader, ni.Term = true, r.CurrentTerm()
+		}
 	}
 	ni.Recovering = g.Abstaining()
 	return ni

@@ -3,6 +3,7 @@ package faultnet
 import (
 	"errors"
 	"net"
+	"syscall"
 )
 
 // Sentinel errors. Callers compare with errors.Is; every error returned by
@@ -15,6 +16,8 @@ var (
 
 	// ErrKilled is the reason attached to everything a Kill tore down: the
 	// killed Layer's Accept and Dial, and connections to or from the node.
+	// A connection end a Kill cut also matches syscall.ECONNRESET, as the
+	// peer of a killed process sees its connections reset.
 	ErrKilled = errors.New("faultnet: node killed")
 
 	// ErrUnreachable is returned by Dial when a fault (partition, isolation
@@ -27,7 +30,9 @@ var (
 	ErrCut = errors.New("faultnet: connection cut")
 
 	// ErrNodeDown is returned by Dial when the address belongs to a node
-	// whose Layer is closed or killed, and by Kill for such a node.
+	// whose Layer is closed or killed (such a Dial's error also matches
+	// syscall.ECONNREFUSED, as a dial to a port nothing listens on does),
+	// and by Kill for such a node.
 	ErrNodeDown = errors.New("faultnet: node is down")
 
 	// ErrUnknownAddress is returned by Dial for an address no node of this
@@ -78,5 +83,8 @@ func (e *cutError) Error() string {
 }
 
 func (e *cutError) Unwrap() []error {
+	if errors.Is(e.reason, ErrKilled) {
+		return []error{ErrCut, e.reason, net.ErrClosed, syscall.ECONNRESET}
+	}
 	return []error{ErrCut, e.reason, net.ErrClosed}
 }

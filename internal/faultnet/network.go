@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -374,7 +375,7 @@ func (n *Network) admitDial(l *Layer, address string) (string, string, error) {
 		return "", "", fmt.Errorf("%w: %q", ErrUnknownAddress, address)
 	}
 	if nd := n.nodes[remote]; nd.layer == nil {
-		return "", "", fmt.Errorf("%w: %s (%s)", ErrNodeDown, remote, canon)
+		return "", "", fmt.Errorf("%w: %s (%s): %w", ErrNodeDown, remote, canon, syscall.ECONNREFUSED)
 	}
 	if !n.pol.allows(l.id, remote) {
 		n.linkStatsLocked(l.id, remote).refused.Add(1)

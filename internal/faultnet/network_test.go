@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,6 +129,10 @@ func TestPartitionCutsAndRefuses(t *testing.T) {
 
 	_, err := ba.Read(make([]byte, 16))
 	wantErr(t, err, ErrCut, ErrUnreachable, net.ErrClosed)
+	if errors.Is(err, syscall.ECONNRESET) {
+		// A partition says nothing of the peer's process.
+		t.Fatalf("a partition's cut %v matches ECONNRESET", err)
+	}
 	_, err = ab.Write([]byte("x"))
 	wantErr(t, err, ErrCut, ErrUnreachable)
 	for _, end := range []*Conn{ac, ca} {
@@ -393,7 +398,8 @@ func TestKillAndRelisten(t *testing.T) {
 		}
 		for _, end := range []*Conn{ab, ax} {
 			_, err := end.Read(make([]byte, 1))
-			wantErr(t, err, ErrCut, ErrKilled)
+			// The peer of a killed process sees a reset.
+			wantErr(t, err, ErrCut, ErrKilled, syscall.ECONNRESET)
 		}
 		_, err := bx.Write([]byte("x"))
 		wantErr(t, err, ErrKilled)
@@ -402,7 +408,8 @@ func TestKillAndRelisten(t *testing.T) {
 		_, err = b.Dial(addrOf(a), time.Second)
 		wantErr(t, err, ErrKilled)
 		_, err = a.Dial(raft.ServerAddress(addr), time.Second)
-		wantErr(t, err, ErrNodeDown)
+		// Nothing listens at a killed node's address.
+		wantErr(t, err, ErrNodeDown, syscall.ECONNREFUSED)
 		wantErr(t, nw.Kill("b"), ErrNodeDown)
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
