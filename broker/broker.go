@@ -326,6 +326,9 @@ func New(cfg Config, g Replica, hooks *Hooks) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if g.Store() == nil {
+		return nil, errors.New("broker: the group's message store cannot be read (not a MessageStore)")
+	}
 	b := &Broker{
 		cfg:    cfg,
 		log:    cfg.Logger.Named("broker").With("broker", cfg.BrokerName, "node", cfg.NodeID),

@@ -8,6 +8,7 @@ import (
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -21,7 +22,7 @@ func delayCluster(t *testing.T) *brokertest.Cluster {
 
 // queueLen is a queue's max offset on g (0 for a queue never written).
 func queueLen(g *dledger.Group, topic string, q int32) int64 {
-	n, err := g.Store().MaxOffset(topic, q)
+	n, err := messagestore.Of(g).MaxOffset(topic, q)
 	if err != nil {
 		return 0
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/protocol"
 )
@@ -23,7 +24,7 @@ func popRetryMax(t *testing.T, g *dledger.Group, group string, max int32) {
 
 // dlqDepth is how many messages g's replica holds in group's DLQ.
 func dlqDepth(g *dledger.Group, group string) int64 {
-	n, err := g.Store().MaxOffset(protocol.DLQTopic(group), 0)
+	n, err := messagestore.Of(g).MaxOffset(protocol.DLQTopic(group), 0)
 	if err != nil {
 		return 0
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -306,7 +307,7 @@ func TestPullFromFollower(t *testing.T) {
 		if id != leaderID {
 			follower = a
 			broker.WaitFor(t, "follower applied", func() bool {
-				m, _ := tc.Raft.Node(id).Group().Store().MaxOffset("PF", 0)
+				m, _ := messagestore.Of(tc.Raft.Node(id).Group()).MaxOffset("PF", 0)
 				return m == 2
 			})
 			break

@@ -36,8 +36,9 @@ type Reader interface {
 
 // MessageStore is what the broker reads of the committed messages: by
 // queue offset, physical offset, key and time, the queues' and the
-// CommitLog's bounds. *store.Store implements it; writes go through the
-// group (Proposer).
+// CommitLog's bounds. *store.Store implements it (a group opened with
+// dledger/messagestore's Opener holds one); writes go through the group
+// (Proposer).
 type MessageStore interface {
 	Get(topic string, queueID int32, offset int64, max int, filter store.Filter) (*store.GetResult, error)
 	MessageAt(phy int64) (*message.Ext, error)
@@ -54,12 +55,19 @@ type MessageStore interface {
 }
 
 // OverGroup is a raft group as the broker uses it: everything of g, the
-// message store as a MessageStore.
-func OverGroup(g *dledger.Group) Replica { return groupReplica{g} }
+// store g replicates into as a MessageStore (nil when it is not one: New
+// refuses such a replica).
+func OverGroup(g *dledger.Group) Replica {
+	ms, _ := g.Storage().(MessageStore)
+	return groupReplica{Group: g, ms: ms}
+}
 
-type groupReplica struct{ *dledger.Group }
+type groupReplica struct {
+	*dledger.Group
+	ms MessageStore
+}
 
-func (g groupReplica) Store() MessageStore { return g.Group.Store() }
+func (g groupReplica) Store() MessageStore { return g.ms }
 
 // Roles tells what this node is in its group. IsLeader is true only on
 // the writable leader (its barrier passed, docs/invariants.md I6); Barrier waits

@@ -13,6 +13,7 @@ import (
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -66,7 +67,7 @@ func followerOf(t testing.TB, tc *brokertest.Cluster, leaderID string) (string, 
 // readBack decodes the record at a queue offset from a node's store.
 func readBack(t testing.TB, g *dledger.Group, topic string, queueID int32, offset int64) *message.Ext {
 	t.Helper()
-	res, err := g.Store().Get(topic, queueID, offset, 1, nil)
+	res, err := messagestore.Of(g).Get(topic, queueID, offset, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -104,7 +105,7 @@ func BenchmarkTimerMillionPending(b *testing.B) {
 			from = 1 // the message that created the topic
 		}
 		for {
-			res, err := g.Store().Get("BenchTimer", q, from, 512, nil)
+			res, err := messagestore.Of(g).Get("BenchTimer", q, from, 512, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/client"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -217,7 +218,7 @@ func TestRealClientConsumerGroupSharesAndResumes(t *testing.T) {
 		}
 		g := leader.Group()
 		for q := int32(0); q < 16; q++ {
-			max, err := g.Store().MaxOffset(topic, q)
+			max, err := messagestore.Of(g).MaxOffset(topic, q)
 			if err != nil || max == 0 {
 				continue
 			}

@@ -82,6 +82,10 @@ type Config struct {
 	StoreHost netip.AddrPort
 	// Store configures the message store; its Dir is set to DataDir/store.
 	Store store.Config
+	// Stores opens the message store (required): the group replicates
+	// into what it returns (storage.go). dledger/messagestore.Opener
+	// opens the product's store.
+	Stores StoreOpener
 	// MaxBatchBytes and MaxBatchMessages bound one raft entry of
 	// coalesced proposals. Defaults 1 MiB and 1024.
 	MaxBatchBytes    int
@@ -248,6 +252,9 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		bad("DataDir is required")
+	}
+	if c.Stores == nil {
+		bad("Stores is required (the message store's opener)")
 	}
 	if c.TLS != nil && c.StreamLayer == nil && (c.TLS.Server == nil || c.TLS.Client == nil) {
 		bad("TLS needs both a server and a client config")

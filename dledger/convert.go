@@ -151,12 +151,12 @@ func (f *fsm) restart(err error) {
 // so; a two-log node stays two-log until its group switches (Config.OneLog
 // then only says that it wants to). A node without data (ask) takes its
 // group's layout (layout.go).
-func chooseLayout(wantOneLog bool, meta *metadata.State, storeDir, raftDir string) (oneLog, convert, ask bool, err error) {
+func chooseLayout(files StoreOpener, wantOneLog bool, meta *metadata.State, storeDir, raftDir string) (oneLog, convert, ask bool, err error) {
 	walHeld, err := dirHasEntries(filepath.Join(raftDir, "wal"))
 	if err != nil {
 		return false, false, false, err
 	}
-	marked, err := store.HasOneLog(storeDir)
+	marked, err := files.HasOneLog(storeDir)
 	if err != nil {
 		return false, false, false, err
 	}
@@ -168,7 +168,7 @@ func chooseLayout(wantOneLog bool, meta *metadata.State, storeDir, raftDir strin
 	case walHeld:
 		return false, false, false, nil
 	}
-	segs, err := store.HasCommitLog(storeDir)
+	segs, err := files.HasCommitLog(storeDir)
 	if err != nil || segs {
 		return false, false, false, err
 	}
@@ -219,7 +219,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 		}
 		return nil
 	}
-	marked, err := store.HasOneLog(scfg.Dir)
+	marked, err := g.cfg.Stores.HasOneLog(scfg.Dir)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 		if err := stop(convertSnapshot); err != nil {
 			return err
 		}
-		if err := store.ConvertToOneLog(scfg.Dir); err != nil {
+		if err := g.cfg.Stores.ConvertToOneLog(scfg.Dir); err != nil {
 			return err
 		}
 		if err := stop(convertMarked); err != nil {
@@ -246,7 +246,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 	ocfg.OneLog = true
 	ocfg.CommittedSeq, ocfg.EntriesFrom = newestSnapshotBounds(filepath.Join(raftDir, snapshotsDirName))
 	ocfg.EntryDeletes = deletesTopic
-	st, err := store.Open(ocfg)
+	st, err := g.cfg.Stores.OpenStore(ocfg)
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 // entry A, with raft's term and configuration at A, unless the newest
 // snapshot is at A already.
 func (g *Group) snapshotForConversion(scfg store.Config, raftDir, walDir, metaPath string) error {
-	st, err := store.Open(scfg)
+	st, err := g.cfg.Stores.OpenStore(scfg)
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func raftStateAt(wl *raftLog, metas []*raft.SnapshotMeta, a uint64) (term uint64
 // appendFromWAL appends raft-wal's entries after the one-log store's last
 // one (its snapshot's, or what an interrupted conversion appended) and
 // returns how many.
-func appendFromWAL(st *store.Store, wl *raftLog) (int, error) {
+func appendFromWAL(st entryStore, wl *raftLog) (int, error) {
 	next := max(st.LastEntry(), st.LastSeq()) + 1
 	last, err := wl.LastIndex()
 	if err != nil {

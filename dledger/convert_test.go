@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 )
 
 // twoLogCluster starts a three-node group in the two-log layout (whatever
@@ -27,7 +28,7 @@ func twoLogCluster(t *testing.T) (*dledgertest.Cluster, context.Context, *load) 
 	l.waitAcked(t, 200, 30*time.Second)
 	waitUntil(t, ctx, "a compacted raft log", func() bool { return compactedPast(c, 1) })
 	for _, n := range c.Nodes {
-		if n.Group().Store().OneLog() {
+		if messagestore.Of(n.Group()).OneLog() {
 			t.Fatalf("%s runs one log before the switch", n.ID)
 		}
 	}
@@ -82,7 +83,7 @@ func switchAll(t *testing.T, ctx context.Context, c *dledgertest.Cluster, l *loa
 			t.Fatal(err)
 		}
 		// Still two logs: the group switches once every member wants it.
-		if n.Group().Store().OneLog() {
+		if messagestore.Of(n.Group()).OneLog() {
 			t.Fatalf("%s converted before the group switched", n.ID)
 		}
 	}
@@ -94,7 +95,7 @@ func switchAll(t *testing.T, ctx context.Context, c *dledgertest.Cluster, l *loa
 			return false
 		}
 		for _, n := range c.Nodes {
-			if g := n.Group(); g == nil || !g.Store().OneLog() {
+			if g := n.Group(); g == nil || !messagestore.Of(g).OneLog() {
 				return false
 			}
 		}
@@ -265,7 +266,7 @@ func TestSwitchToOneLogReplacedNode(t *testing.T) {
 	last := leader.Group().Raft().LastIndex()
 	waitUntil(t, ctx, "the leader compacted its log", func() bool {
 		g := leaderGroup(c)
-		return g != nil && g.Store().FirstEntry() > last
+		return g != nil && messagestore.Of(g).FirstEntry() > last
 	})
 	if err := c.Restart(lost.ID); err != nil {
 		t.Fatal(err)
@@ -275,7 +276,7 @@ func TestSwitchToOneLogReplacedNode(t *testing.T) {
 	waitUntil(t, ctx, lost.ID+" converted", func() bool {
 		why = append(why, restartStopped(t, c, down)...)
 		g := lost.Group()
-		return len(down) == 0 && g != nil && g.Store().OneLog()
+		return len(down) == 0 && g != nil && messagestore.Of(g).OneLog()
 	})
 	if len(why) != 1 || !errors.Is(why[0], dledger.ErrRestartNeeded) {
 		t.Errorf("%s stopped for %v, want one restart for the conversion", lost.ID, why)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 )
 
@@ -145,6 +146,7 @@ func testPeersByName(t *testing.T, withTLS bool) {
 			DataDir: filepath.Join(dir, peers[i].ID), Timing: dledger.TimingTest,
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
 			Store:     dledgertest.StoreConfig(),
+			Stores:    messagestore.Opener{},
 		}
 		if rt != nil {
 			cfg.TLS = rt()
@@ -174,7 +176,7 @@ func testPeersByName(t *testing.T, withTLS bool) {
 	}
 	ctx := ctxT(t, 90*time.Second)
 	holds := func(g *dledger.Group, n int64) bool {
-		got, err := g.Store().MaxOffset("T", 0)
+		got, err := messagestore.Of(g).MaxOffset("T", 0)
 		return err == nil && got == n
 	}
 	proposeOnLeader(t, ctx, groups, "m0")

@@ -115,8 +115,9 @@
 // with ErrSettings naming each key and both values; a different delay
 // table by stopping once (ErrRestartNeeded): at the next start the broker
 // runs the group's table. The metadata is saved right after the op, and
-// Open reads it before it opens the store, so a node started later with
-// other values opens its store with the group's (each difference logged).
+// Open reads it before it has the store opened (Config.Stores), so a node
+// started later with other values opens its store with the group's (each
+// difference logged).
 // ProposeSettings changes them through raft: the geometry is fixed, the
 // maximum message size may only grow (a smaller one could refuse at apply
 // a message accepted before it). The broker's own maxMessageSize check is

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -105,7 +106,7 @@ func TestDifferentMaxMessageSizeDoesNotDiverge(t *testing.T) {
 		want = 1
 	}
 	for _, n := range c.Up() {
-		if max, err := n.Group().Store().MaxOffset("T", 0); err != nil || max != want {
+		if max, err := messagestore.Of(n.Group()).MaxOffset("T", 0); err != nil || max != want {
 			t.Errorf("%s: T-0 holds %d messages, want %d (send: %v)", n.ID, max, want, perr)
 		}
 	}
@@ -285,8 +286,8 @@ func TestProposeSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range c.Up() {
-		if got, _ := n.Group().Settings(); got != big || n.Group().Store().MaxMessageSize() != big.MaxMessageSize {
-			t.Fatalf("%s: settings %+v, store max %d", n.ID, got, n.Group().Store().MaxMessageSize())
+		if got, _ := n.Group().Settings(); got != big || messagestore.Of(n.Group()).MaxMessageSize() != big.MaxMessageSize {
+			t.Fatalf("%s: settings %+v, store max %d", n.ID, got, messagestore.Of(n.Group()).MaxMessageSize())
 		}
 	}
 	if err := c.CompareReplicas(); err != nil {

@@ -42,9 +42,9 @@ const raftLogEvery = 10 * time.Second
 type Group struct {
 	cfg Config
 	log hclog.Logger
-	// store is opened and closed here; the parts see it only through the
-	// interfaces of storage.go (checks: the proposer's).
-	store  *store.Store
+	// store is opened (by cfg.Stores) and closed here; the parts see it
+	// only through the interfaces of storage.go (checks: the proposer's).
+	store  Storage
 	checks recordChecks
 	meta   *metadata.State
 	fsm    *fsm
@@ -194,7 +194,7 @@ func (g *Group) open() error {
 		}
 	}
 	g.mux = newMuxLayer(stream, g.nodeInfo, g.log.Named("peerinfo"))
-	oneLog, convert, ask, err := chooseLayout(g.cfg.OneLog, g.meta, scfg.Dir, raftDir)
+	oneLog, convert, ask, err := chooseLayout(g.cfg.Stores, g.cfg.OneLog, g.meta, scfg.Dir, raftDir)
 	if err == nil && ask {
 		oneLog, err = g.groupLayout()
 	}
@@ -248,7 +248,7 @@ func (g *Group) open() error {
 		g.log.Warn("this node stopped without flushing its log and the machine has restarted since: it may have lost entries it acknowledged, and it neither votes nor campaigns until its log holds what the leader's held when it came back",
 			"last_boot_id", prevBoot.BootID, "boot_id", g.bootID)
 	}
-	if g.store, err = store.Open(scfg); err != nil {
+	if g.store, err = g.cfg.Stores.OpenStore(scfg); err != nil {
 		if errors.Is(err, fsutil.ErrLocked) {
 			return fmt.Errorf("dledger: %w", err)
 		}
@@ -567,9 +567,10 @@ func (g *Group) closeParts(clean bool) error {
 // lie.
 func (g *Group) raftDir() string { return filepath.Join(g.cfg.DataDir, "raft") }
 
-// Store is the node's message store, for reads (Get, lookups). Writes go
-// through Propose.
-func (g *Group) Store() *store.Store { return g.store }
+// Storage is the node's message store as the group holds it, opened by
+// Config.Stores: its dynamic value is what that opener returned (for
+// reads: Get, lookups; writes go through Propose).
+func (g *Group) Storage() Storage { return g.store }
 
 // Metadata is the node's replicated metadata, for reads.
 func (g *Group) Metadata() *metadata.State { return g.meta }

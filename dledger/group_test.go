@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
@@ -379,7 +380,7 @@ func TestGroupLeaderWithBrokenStoreStepsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leader.Group().Store().FailWrites(errors.New("injected: disk error"))
+	messagestore.Of(leader.Group()).FailWrites(errors.New("injected: disk error"))
 	if _, err := leader.Group().Propose(ctx, []*message.Ext{dledger.NewTestMsg("T", 0, "x")}); !errors.Is(err, store.ErrWriteFailed) {
 		t.Fatalf("propose on broken leader: %v", err)
 	}
@@ -424,7 +425,7 @@ func TestGroupProposeWithOp(t *testing.T) {
 		if o, ok := n.Group().Metadata().Offset("sched", "S", 1); !ok || o != 2 {
 			t.Fatalf("%s: offset %d %v", n.ID, o, ok)
 		}
-		if max, err := n.Group().Store().MaxOffset("T", 0); err != nil || max != 2 {
+		if max, err := messagestore.Of(n.Group()).MaxOffset("T", 0); err != nil || max != 2 {
 			t.Fatalf("%s: T-0 holds %d messages", n.ID, max)
 		}
 	}

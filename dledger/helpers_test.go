@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -161,7 +162,7 @@ func bodies(t *testing.T, g *dledger.Group, topic string) map[string]int {
 	out := map[string]int{}
 	for q := int32(0); q < 8; q++ {
 		for off := int64(0); ; {
-			res, err := g.Store().Get(topic, q, off, 256, nil)
+			res, err := messagestore.Of(g).Get(topic, q, off, 256, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 )
 
 // TestReplacedNodeTakesGroupLayout: a follower that lost its disk comes
@@ -38,7 +39,7 @@ func TestReplacedNodeTakesGroupLayout(t *testing.T) {
 			if err := c.Restart(lost.ID); err != nil {
 				t.Fatal(err)
 			}
-			if got := lost.Group().Store().OneLog(); got != groupOneLog {
+			if got := messagestore.Of(lost.Group()).OneLog(); got != groupOneLog {
 				t.Fatalf("%s runs one log %v, its group %v", lost.ID, got, groupOneLog)
 			}
 			l.waitAcked(t, l.ackedCount()+200, 30*time.Second)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -41,7 +42,7 @@ func TestGroupOverTCP(t *testing.T) {
 	g, err := dledger.Open(dledger.Config{
 		Group: "g", NodeID: "n0", Peers: []dledger.Peer{{ID: "n0", Addr: addr}}, BindAddr: addr,
 		DataDir: filepath.Join(t.TempDir(), "n0"), Timing: dledger.TimingTest,
-		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Store: dledgertest.StoreConfig(),
+		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Store: dledgertest.StoreConfig(), Stores: messagestore.Opener{},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
@@ -100,7 +101,7 @@ func TestGroupWipedFollowerCatchesUpThroughSnapshot(t *testing.T) {
 	l := startPaddedLoad(c, 4, 900, "T")
 	waitUntil(t, ctx, "the leader has several segments and a compacted log", func() bool {
 		g := leaderGroup(c)
-		return g != nil && len(g.Store().SegmentPaths()) >= 4 && compactedPast(c, 1)
+		return g != nil && len(messagestore.Of(g).SegmentPaths()) >= 4 && compactedPast(c, 1)
 	})
 	if err := c.Stop(follower.ID); err != nil {
 		t.Fatal(err)

@@ -6,10 +6,12 @@ import (
 
 // The message store as the replication layer's parts see it: one small
 // interface per concern, each defined here, where it is used. The group
-// opens and closes the store (group.go) and hands each part only the
-// interface it needs; no part names a CommitLog file or reaches the store's
-// other methods. *store.Store implements them all (the assertion below);
-// entryStore (onelog.go) is the raft log's.
+// does not open the store itself: Config.Stores (a StoreOpener) does, with
+// the configuration the group decided (directory, layout, geometry), and
+// the group holds it as a Storage, hands each part only the interface it
+// needs and closes it. No part names a CommitLog file or the store's
+// implementation; *store.Store implements them all (dledger/messagestore
+// adapts it); entryStore (onelog.go) is the raft log's.
 //
 //	interface        used by                               for
 //	applyTarget      fsm (fsm.go, fsm_onelog.go)            applying committed entries
@@ -104,8 +106,28 @@ type fsmStore interface {
 	checksumSource
 }
 
-var (
-	_ fsmStore     = (*store.Store)(nil)
-	_ recordChecks = (*store.Store)(nil)
-	_ entryStore   = (*store.Store)(nil)
-)
+// Storage is the message store as the group holds it: every part's
+// interface, and closing.
+type Storage interface {
+	fsmStore
+	recordChecks
+	entryStore
+	// Close flushes and closes the store (a clean stop); CloseUnclean
+	// closes it as a crash leaves it (no checkpoint, no flush).
+	Close() error
+	CloseUnclean() error
+}
+
+// StoreOpener opens the message store for the group and reads and changes
+// its layout on disk (chooseLayout, convertToOneLog): the only way the
+// group reaches the store's implementation.
+type StoreOpener interface {
+	// OpenStore opens (recovering) the store cfg describes.
+	OpenStore(cfg store.Config) (Storage, error)
+	// HasOneLog reports whether the store in dir is marked one-log,
+	// HasCommitLog whether it holds CommitLog segments.
+	HasOneLog(dir string) (bool, error)
+	HasCommitLog(dir string) (bool, error)
+	// ConvertToOneLog marks the two-log store in dir one-log (convert.go).
+	ConvertToOneLog(dir string) error
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/message"
 )
@@ -68,7 +69,7 @@ func TestRaftTLSRefusesForeignNode(t *testing.T) {
 			Group: "g", NodeID: p.ID, Peers: peers, BindAddr: p.Addr,
 			DataDir: filepath.Join(dir, p.ID), Timing: dledger.TimingTest,
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
-			Store:     dledgertest.StoreConfig(), TLS: raftTLS(t, f),
+			Store:     dledgertest.StoreConfig(), Stores: messagestore.Opener{}, TLS: raftTLS(t, f),
 		}
 		if i == 2 {
 			// No member answers it (its certificate is refused), so
@@ -117,13 +118,13 @@ func TestRaftTLSRefusesForeignNode(t *testing.T) {
 	}
 	waitUntil(t, ctx, "both good nodes hold the messages", func() bool {
 		for _, g := range groups[:2] {
-			if n, err := g.Store().MaxOffset("T", 0); err != nil || n != 3 {
+			if n, err := messagestore.Of(g).MaxOffset("T", 0); err != nil || n != 3 {
 				return false
 			}
 		}
 		return true
 	})
-	if n, _ := groups[2].Store().MaxOffset("T", 0); n != 0 || groups[2].IsLeader() {
+	if n, _ := messagestore.Of(groups[2]).MaxOffset("T", 0); n != 0 || groups[2].IsLeader() {
 		t.Fatalf("the foreign node holds %d messages (leader %v)", n, groups[2].IsLeader())
 	}
 	if _, err := groups[0].AskNodeInfoForTest(peers[1].Addr, 5*time.Second); err != nil {

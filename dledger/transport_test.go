@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -34,7 +35,7 @@ func TestTransportInMemoryNode(t *testing.T) {
 	if _, err := c.Leader(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := n.Group().Store().MaxOffset("M", 0); err != nil || got != 1 {
+	if got, err := messagestore.Of(n.Group()).MaxOffset("M", 0); err != nil || got != 1 {
 		t.Fatalf("after restart: max offset %d, %v; want 1", got, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -114,8 +115,8 @@ func TestOldNodeStopsOnNewKind(t *testing.T) {
 	leader := leaderOtherThan(t, ctx, c, "n2")
 	g := leader.Group()
 	proposeN(t, g, 5, "x")
-	to := g.Store().MaxPhysicalOffset()
-	sum, err := g.Store().CommitLogChecksum(0, to)
+	to := messagestore.Of(g).MaxPhysicalOffset()
+	sum, err := messagestore.Of(g).CommitLogChecksum(0, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestOldNodeStopsOnNewKind(t *testing.T) {
 // is the one the store has mapped).
 func flipByte(t *testing.T, g *dledger.Group, off int64) {
 	t.Helper()
-	for _, seg := range g.Store().SegmentPaths() {
+	for _, seg := range messagestore.Of(g).SegmentPaths() {
 		if off < seg.Start || off >= seg.Start+seg.Size {
 			continue
 		}
@@ -201,7 +202,7 @@ func TestVerifierDetectsFlippedByte(t *testing.T) {
 	victim := followerOf(c, leader)
 	vg := victim.Group()
 	from := vg.Verifier().LastTo
-	flipByte(t, vg, from+(vg.Store().MaxPhysicalOffset()-from)/2)
+	flipByte(t, vg, from+(messagestore.Of(vg).MaxPhysicalOffset()-from)/2)
 	if err := g.ProposeCheckpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestVerifierDetectionDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := vg.Verifier().LastTo
-	end := vg.Store().MaxPhysicalOffset()
+	end := messagestore.Of(vg).MaxPhysicalOffset()
 	if from >= end {
 		t.Skip("a checkpoint covered everything already")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker/brokertest"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/grpcapi/grpcapitest"
 )
 
@@ -176,7 +177,7 @@ func TestBenchProduceGRPC(t *testing.T) {
 	}
 	stored := int64(0)
 	for q := range tcfg.WriteQueueNums {
-		n, err := g.Store().MaxOffset("BenchGRPC", int32(q))
+		n, err := messagestore.Of(g).MaxOffset("BenchGRPC", int32(q))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,6 +46,7 @@ import (
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/internal/canary"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -855,6 +856,7 @@ func (c *nodeConfig) dledgerConfig(hooks *broker.Hooks) dledger.Config {
 		Timing:          c.Timing,
 		StoreHost:       c.StoreHost,
 		Store:           c.storeConfig(nil),
+		Stores:          messagestore.Opener{},
 		PreferredLeader: c.PreferredLeader,
 
 		SnapshotInterval:  c.SnapshotInterval,

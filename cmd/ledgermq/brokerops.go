@@ -24,7 +24,7 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *a
 			LastIndex: st.LastIndex, CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex,
 			FormatVersion: st.FormatVersion, MaxFormatVersion: st.MaxFormatVersion,
 			Snapshots: st.Snapshots, Restores: st.Restores,
-			CommitLogMin: g.Store().MinPhysicalOffset(), CommitLogMax: g.Store().MaxPhysicalOffset(),
+			CommitLogMin: g.Storage().MinPhysicalOffset(), CommitLogMax: g.Storage().MaxPhysicalOffset(),
 			// The group is open, so the store has recovered and raft runs.
 			Recovered:  true,
 			Draining:   st.Drained,
@@ -37,7 +37,7 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *a
 		if err := g.Err(); err != nil {
 			s.Failed = err.Error()
 		}
-		if err := g.Store().CheckWritable(); err != nil {
+		if err := g.Storage().CheckWritable(); err != nil {
 			s.DiskError = err.Error()
 		}
 		if err := b.ReadHealth(); err != nil {

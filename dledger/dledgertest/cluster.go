@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/internal/faultnet"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -136,6 +137,7 @@ func (c *Cluster) make(n int, timing dledger.Timing, opts []ClusterOption) {
 			Timing:    timing,
 			StoreHost: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(10911+10*i)),
 			Store:     StoreConfig(),
+			Stores:    messagestore.Opener{},
 			Logger:    logger.With("node", peers[i].ID),
 			// The CommitLog is the raft log, as with the product's
 			// default (raft.log = commitlog); LEDGERMQ_TEST_TWO_LOG=1
@@ -339,18 +341,18 @@ func (c *Cluster) CompareReplicas() error {
 	// the applied bytes, which every converged node has.
 	limit := int64(math.MaxInt64)
 	for _, n := range up {
-		limit = min(limit, n.Group().Store().AppliedEnd())
+		limit = min(limit, messagestore.Of(n.Group()).AppliedEnd())
 	}
-	refLog, err := commitLogBytes(ref.Group().Store(), limit)
+	refLog, err := commitLogBytes(messagestore.Of(ref.Group()), limit)
 	if err != nil {
 		return err
 	}
-	refQueues, err := queueSnapshot(ref.Group().Store())
+	refQueues, err := queueSnapshot(messagestore.Of(ref.Group()))
 	if err != nil {
 		return err
 	}
 	for _, n := range up[1:] {
-		b, err := commitLogBytes(n.Group().Store(), limit)
+		b, err := commitLogBytes(messagestore.Of(n.Group()), limit)
 		if err != nil {
 			return err
 		}
@@ -362,7 +364,7 @@ func (c *Cluster) CompareReplicas() error {
 			return fmt.Errorf("dledgertest: commitlog of %s (%d bytes) differs from %s (%d bytes) at byte %d",
 				n.ID, len(b), ref.ID, len(refLog), at)
 		}
-		q, err := queueSnapshot(n.Group().Store())
+		q, err := queueSnapshot(messagestore.Of(n.Group()))
 		if err != nil {
 			return err
 		}
