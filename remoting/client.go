@@ -68,6 +68,9 @@ type ClientConfig struct {
 // Client sends requests to remoting servers over one pooled connection per
 // address, dialled on first use and redialled after it dies. Responses are
 // matched to requests by opaque, so any number of calls share a connection.
+// A call that times out on a connection that read nothing at all while it
+// waited closes that connection (ErrConnSilent): a peer gone without a
+// word costs one call's timeout, and the next call dials afresh.
 //
 // Goroutines, all owned by the Client and finished when Close returns: one
 // read goroutine per connection; the RequestPool workers running
@@ -196,6 +199,7 @@ func (c *Client) InvokeAsync(ctx context.Context, addr string, req *Command, cb 
 	}
 	ac.setStop(context.AfterFunc(ctx, func() {
 		if conn.forget(cl) {
+			conn.contextTimedOut(ctx, cl)
 			ac.complete(nil, contextError(ctx, what))
 		}
 	}))
@@ -322,6 +326,7 @@ func (c *Client) dial(ctx context.Context, addr string, e *dialEntry) {
 			logger:       c.logger,
 			dispatch:     c.dispatch,
 			onClose:      func(conn *Conn) { c.connClosed(addr, conn) },
+			closeSilent:  true,
 		})
 		c.wg.Add(1)
 		go func() {

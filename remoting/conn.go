@@ -69,6 +69,10 @@ type connConfig struct {
 	// onClose runs once, on the read goroutine, after the connection has
 	// closed and its pending calls have failed.
 	onClose func(*Conn)
+	// closeSilent, set on a client's connections, stamps lastRead on
+	// every read and closes the connection when a call times out with
+	// nothing read since it was registered (ErrConnSilent; silent.go).
+	closeSilent bool
 }
 
 // Conn is one TCP connection carrying multiplexed frames in both
@@ -113,9 +117,10 @@ type Conn struct {
 	// share is what this connection holds of its owner's read budget.
 	share budgetOwner
 	// frameHeld is the budget held by the frame being read (0 between
-	// frames and while waiting for the budget), lastRead the Unix
-	// nanoseconds of the last bytes read: the server closes the longest
-	// silent of these connections when the budget is short.
+	// frames and while waiting for the budget), lastRead the time
+	// (monoNow) the connection opened or last read bytes: the server
+	// closes the longest silent of these connections when the budget is
+	// short; a client's connections stamp it on every read (closeSilent).
 	frameHeld atomic.Int64
 	lastRead  atomic.Int64
 
@@ -160,6 +165,10 @@ type call struct {
 	// its place in the deadline heap (-1: not there).
 	deadline time.Time
 	index    int
+	// readMark is the connection's lastRead when the call was
+	// registered: if it is the same when the call times out, nothing was
+	// read for the whole wait (closeSilent).
+	readMark int64
 	// done, if set, receives the outcome exactly once; it must not
 	// block. Without it the outcome goes to resp and err and ready is
 	// signalled (a synchronous request's waiter; see waitCalls).
@@ -181,6 +190,7 @@ func newConn(nc net.Conn, cfg connConfig) *Conn {
 		pending:   make(map[int32]*call),
 	}
 	c.wcond.L = &c.wmu
+	c.lastRead.Store(monoNow())
 	return c
 }
 
@@ -252,6 +262,7 @@ func (c *Conn) request(ctx context.Context, cmd *Command, o CallOptions) (*Comma
 	case <-cl.ready:
 	case <-ctx.Done():
 		if c.forget(cl) {
+			c.contextTimedOut(ctx, cl)
 			putWaitCall(cl)
 			return nil, contextError(ctx, c.describe(cmd))
 		}
@@ -306,7 +317,7 @@ func (c *Conn) startCallMode(cmd *Command, cl *call, detached bool) error {
 			break
 		}
 	}
-	cl.opaque, cl.code = c.nextOpaque, cmd.Code
+	cl.opaque, cl.code, cl.readMark = c.nextOpaque, cmd.Code, c.lastRead.Load()
 	c.pending[cl.opaque] = cl
 	if !cl.deadline.IsZero() {
 		c.watchDeadline(cl)
@@ -555,12 +566,13 @@ func connClosedError(reason error) error {
 }
 
 // closeWith closes the connection for reason (first caller wins), cancels
-// its context and fails every pending call.
-func (c *Conn) closeWith(reason error) {
+// its context and fails every pending call. It reports whether it closed
+// the connection (false: it was closed already).
+func (c *Conn) closeWith(reason error) bool {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	c.closed = true
 	c.isClosed.Store(true)
@@ -581,6 +593,7 @@ func (c *Conn) closeWith(reason error) {
 	for _, cl := range pending {
 		cl.finish(nil, err)
 	}
+	return true
 }
 
 // readLoop is the connection's read goroutine. It returns when the
@@ -594,7 +607,11 @@ func (c *Conn) readLoop() {
 			c.cfg.onClose(c)
 		}
 	}()
-	br := bufio.NewReaderSize(c.nc, 32<<10)
+	var src io.Reader = c.nc
+	if c.cfg.closeSilent {
+		src = readStamper{c}
+	}
+	br := bufio.NewReaderSize(src, 32<<10)
 	for {
 		if c.cfg.idleTimeout > 0 && !frameBuffered(br) {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.idleTimeout))
@@ -796,7 +813,7 @@ func (c *Conn) refuseBody(fr *frameRead, req *Command, bodyLen int) error {
 		m, err := fr.br.Discard(bodyLen)
 		bodyLen -= m
 		if m > 0 {
-			c.lastRead.Store(time.Now().UnixNano())
+			c.lastRead.Store(monoNow())
 		}
 		if err != nil {
 			return fr.fail(err)
@@ -841,7 +858,7 @@ func (fr *frameRead) admit(n int64, small bool) error {
 		return err
 	}
 	fr.held += n
-	c.lastRead.Store(time.Now().UnixNano())
+	c.lastRead.Store(monoNow())
 	c.frameHeld.Store(fr.held)
 	if waited {
 		fr.setDeadline(fr.total - fr.got)
@@ -875,7 +892,7 @@ func (fr *frameRead) read(buf []byte) error {
 		buf = buf[m:]
 		fr.got += m
 		if m > 0 {
-			fr.c.lastRead.Store(time.Now().UnixNano())
+			fr.c.lastRead.Store(monoNow())
 		}
 		if err != nil {
 			return unexpectedEOF(err)

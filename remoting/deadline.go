@@ -77,7 +77,9 @@ func (c *Conn) unwatchDeadline(cl *call) {
 }
 
 // sweep is the deadline timer's function: it fails every call whose
-// deadline passed with ErrTimeout and arms the timer for the next one.
+// deadline passed with ErrTimeout and arms the timer for the next one. A
+// client connection that read nothing while one of them waited is closed
+// first (timedOut).
 func (c *Conn) sweep() {
 	now := time.Now()
 	var due []*call
@@ -98,6 +100,9 @@ func (c *Conn) sweep() {
 		c.sweeper.Reset(c.sweepAt.Sub(now))
 	}
 	c.mu.Unlock()
+	for _, cl := range due {
+		c.timedOut(cl)
+	}
 	for _, cl := range due {
 		cl.finish(nil, fmt.Errorf("%w: %s: %w", ErrTimeout, c.describeCode(cl.code), context.DeadlineExceeded))
 	}

@@ -21,13 +21,17 @@ func pendingOf(conn *Conn) (pending, deadlines int) {
 // with no deadline on its context, calls fail in deadline order whatever
 // their start order (the later one is still pending when the earlier one
 // failed), answered calls leave the heap, the connection survives, and a
-// deadline already past fails before anything is sent.
+// deadline already past fails before anything is sent. The server sends
+// the client a notification as each held call arrives: a connection that
+// reads nothing through a call's wait would close at its timeout
+// (ErrConnSilent; silent_test.go).
 func TestCallDeadline(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 8)
 	s := startServer(t, ServerConfig{}, func(s *Server) {
-		s.Handle(PullMessage, "", HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
+		s.Handle(PullMessage, "", HandlerFunc(func(_ context.Context, conn *Conn, req *Command) *Command {
 			arrived <- struct{}{}
+			_ = conn.Oneway(NewRequest(NotifyConsumerIdsChanged, nil, nil))
 			<-release
 			return NewResponse(req, Success, "late")
 		}))
@@ -58,7 +62,7 @@ func TestCallDeadline(t *testing.T) {
 	// The long call is pending (the server has it) before the short one
 	// starts.
 	recv(t, arrived, "the long call")
-	_, err = c.InvokeWith(ctx, addr, NewRequest(PullMessage, nil, nil), CallOptions{Deadline: time.Now().Add(20 * time.Millisecond)})
+	_, err = c.InvokeWith(ctx, addr, NewRequest(PullMessage, nil, nil), CallOptions{Deadline: time.Now().Add(200 * time.Millisecond)})
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("short call: %v", err)
 	}

@@ -223,7 +223,12 @@
 // goroutine for a response), and its frames are written by a flusher
 // goroutine of the connection's, one per burst. Invoke blocks its caller
 // until the response, the context's deadline (ErrTimeout) or the
-// connection's death (ErrConnClosed). With ClientConfig.RawSocketIO, on
+// connection's death (ErrConnClosed). A call that times out while its
+// connection read nothing at all for the whole wait closes that
+// connection (ErrConnSilent, see silent.go): a peer that vanished without
+// a FIN or a RST then costs one call's timeout, not one per call until the
+// kernel gives up on it, and the next call dials afresh; a connection
+// that reads anything meanwhile stays. With ClientConfig.RawSocketIO, on
 // Linux, a client's TCP connections read and write with raw system calls
 // on their non-blocking sockets (internal/rawconn), sparing the runtime's
 // bookkeeping of a call that may block, and the thread switches it leads

@@ -36,6 +36,18 @@ var (
 	// with it as soon as the connection dies.
 	ErrConnClosed = errors.New("remoting: connection closed")
 
+	// ErrConnSilent: a client closed its connection because a call on it
+	// timed out while nothing at all was read from it for the call's
+	// whole wait, neither its response nor any other frame: a peer gone
+	// without a FIN or a RST (a host lost, a pod rescheduled under a new
+	// address) whose connection would otherwise stay open until the
+	// kernel gave up retransmitting, every call on it timing out in turn.
+	// The calls pending on it then fail at once with ErrConnClosed
+	// wrapping ErrConnSilent, and the next call dials afresh. The call
+	// that timed out fails with ErrTimeout as usual. A connection on
+	// which anything is read while a call waits is never closed so.
+	ErrConnSilent = errors.New("remoting: connection silent")
+
 	// ErrTimeout: the caller's context deadline passed before the response
 	// arrived. Errors that wrap it also wrap context.DeadlineExceeded.
 	ErrTimeout = errors.New("remoting: request timed out")

@@ -125,6 +125,9 @@ func (c *Conn) contextEnded(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	for _, cl := range ended {
+		c.contextTimedOut(ctx, cl)
+	}
+	for _, cl := range ended {
 		cl.finish(nil, contextError(ctx, c.describeCode(cl.code)))
 	}
 }

@@ -91,9 +91,10 @@ func TestInvokeFunc(t *testing.T) {
 }
 
 // TestInvokeFuncEnds: a call nobody answers ends with ErrTimeout at its
-// deadline, with its context's error when that ends first (the other
-// contexts' calls untouched), and with ErrConnClosed when its connection
-// closes; each once, and no context stays watched.
+// deadline (its connection, which read nothing meanwhile, closing:
+// ErrConnSilent), with its context's error when that ends first (the
+// other contexts' calls untouched), and with ErrConnClosed when its
+// connection closes; each once, and no context stays watched.
 func TestInvokeFuncEnds(t *testing.T) {
 	held := make(chan Reply, 16)
 	s := startServer(t, ServerConfig{}, func(s *Server) {
@@ -121,6 +122,13 @@ func TestInvokeFuncEnds(t *testing.T) {
 	if o := recv(t, timed, "the deadline"); !errors.Is(o.err, ErrTimeout) || !errors.Is(o.err, context.DeadlineExceeded) {
 		t.Fatalf("at the deadline: %v", o.err)
 	}
+	if err := conn.closedError(); !conn.Closed() || !errors.Is(err, ErrConnSilent) {
+		t.Fatalf("a connection that read nothing through a timeout: closed %v, %v", conn.Closed(), err)
+	}
+	if _, err := c.Invoke(ctxGuard(t), addr, NewRequest(HeartBeat, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	conn = c.liveConn(addr)
 
 	ctxA, cancelA := context.WithCancel(ctxGuard(t))
 	ctxB, cancelB := context.WithCancel(ctxGuard(t))

@@ -38,6 +38,12 @@ func TestRawSocketIOClient(t *testing.T) {
 		t.Fatal("the connection is not raw")
 	}
 	plain := newClient(t, ClientConfig{})
+	if _, err := plain.Invoke(ctxGuard(t), addr, NewRequest(SendMessage, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.liveConn(addr).nc.(*net.TCPConn); !ok {
+		t.Fatal("a plain client's connection is not the net package's")
+	}
 	for _, cl := range []*Client{c, plain} {
 		ctx, cancel := context.WithTimeout(ctxGuard(t), 20*time.Millisecond)
 		_, err := cl.Invoke(ctx, addr, NewRequest(HeartBeat, nil, nil))
@@ -45,9 +51,6 @@ func TestRawSocketIOClient(t *testing.T) {
 		if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("past the deadline: %v", err)
 		}
-	}
-	if _, ok := plain.liveConn(addr).nc.(*net.TCPConn); !ok {
-		t.Fatal("a plain client's connection is not the net package's")
 	}
 	for range 2 {
 		recv(t, held, "a held request")(NewResponse(NewRequest(HeartBeat, nil, nil), Success, "late"))

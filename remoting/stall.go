@@ -34,6 +34,7 @@ func (s *Server) closeStalled(now time.Time) int {
 		return 0
 	}
 	grace := s.cfg.Limits.StallGrace
+	at := int64(now.Sub(monoEpoch)) // the clock of Conn.lastRead
 	type stalled struct {
 		c        *Conn
 		held     int64
@@ -43,7 +44,7 @@ func (s *Server) closeStalled(now time.Time) int {
 	s.mu.Lock()
 	for c := range s.conns {
 		held, last := c.frameHeld.Load(), c.lastRead.Load()
-		if held > 0 && now.Sub(time.Unix(0, last)) >= grace {
+		if held > 0 && time.Duration(at-last) >= grace {
 			cands = append(cands, stalled{c, held, last})
 		}
 	}
@@ -59,7 +60,7 @@ func (s *Server) closeStalled(now time.Time) int {
 		}
 		need -= x.held
 		closed++
-		silent := now.Sub(time.Unix(0, x.lastRead)).Round(time.Millisecond)
+		silent := time.Duration(at - x.lastRead).Round(time.Millisecond)
 		s.stalledCloses.Add(1) // counted before the peer can see the close
 		s.logger.Warn("closing a connection silent inside a frame while the read budget is short",
 			"peer", x.c.RemoteAddr(), "conn", x.c.id, "holds", x.held, "silent", silent)
