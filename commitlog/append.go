@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/ledgermq/ledgermq/internal/fsutil"
-	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // AppendBatch reserves space for len(sizes) entries contiguously in one
@@ -187,7 +186,8 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 		return nil, err
 	}
 	// Its size is durable (allocate synced it) and so is its name: zeros.
-	syncreport.Created(seg.path, seg.size)
+	seg.syncs = l.cfg.SyncReport
+	l.cfg.SyncReport.Created(seg.path, seg.size)
 	if active != nil {
 		if rest := active.end() - wpos; rest >= MinEntrySize {
 			var blank [MinEntrySize]byte

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // FlushMode says when appended data is made durable.
@@ -79,6 +81,9 @@ type Config struct {
 	// offset it returns is deleted (the raft log's first entry still
 	// needed, when the CommitLog is the raft log).
 	KeepFrom func() int64
+	// SyncReport, if set, records every sync of a segment (the chaos
+	// harness's power-loss model, internal/syncreport); nil: off.
+	SyncReport *syncreport.Report
 }
 
 // DefaultConfig returns the configuration with every default filled in.

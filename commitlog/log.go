@@ -154,6 +154,7 @@ func (l *Log) loadSegments() error {
 		if err != nil {
 			return err
 		}
+		s.syncs = l.cfg.SyncReport
 		l.segs = append(l.segs, s)
 	}
 	return nil

@@ -56,6 +56,8 @@ type segment struct {
 	data  []byte // the mapping; valid while refs > 0
 	refs  atomic.Int32
 	log   hclog.Logger
+	// syncs records the segment's syncs (Config.SyncReport; nil: off).
+	syncs *syncreport.Report
 }
 
 // SegmentInfo describes one segment file.
@@ -185,7 +187,7 @@ func (s *segment) sync(lo, hi int) error {
 	if err := s.msync(lo, hi); err != nil {
 		return err
 	}
-	syncreport.Range(s.path, int64(lo), int64(hi), s.size)
+	s.syncs.Range(s.path, int64(lo), int64(hi), s.size)
 	return nil
 }
 
@@ -195,7 +197,7 @@ func (s *segment) syncZeroed(lo, hi int) error {
 	if err := s.msync(lo, hi); err != nil {
 		return err
 	}
-	syncreport.Zeroed(s.path, int64(lo), s.size)
+	s.syncs.Zeroed(s.path, int64(lo), s.size)
 	return nil
 }
 

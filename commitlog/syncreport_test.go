@@ -36,10 +36,12 @@ func TestRecoverSyncsWhatItFound(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, syncreport.FileName), []byte("ledgermq-sync-report 1\n"+rep), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := syncreport.Open(dir); err != nil {
+	r, err := syncreport.Open(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer syncreport.Close()
+	defer r.Close()
+	cfg.SyncReport = r
 	_, _, end := reopen(t, cfg)
 	got, err := syncreport.Read(dir)
 	if err != nil {

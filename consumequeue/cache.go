@@ -86,6 +86,8 @@ type fileCache struct {
 	max  int
 	root string
 	log  hclog.Logger
+	// syncs records the files' syncs (Config.SyncReport; nil: off).
+	syncs *syncreport.Report
 
 	mu      sync.Mutex
 	cond    *sync.Cond // broadcast when a slot frees up or an open finishes
@@ -99,11 +101,12 @@ type fileCache struct {
 	closed  bool
 }
 
-func newFileCache(root string, max int, log hclog.Logger) *fileCache {
+func newFileCache(root string, max int, log hclog.Logger, syncs *syncreport.Report) *fileCache {
 	c := &fileCache{
 		max:     max,
 		root:    root,
 		log:     log,
+		syncs:   syncs,
 		files:   make(map[fileKey]*cachedFile),
 		pending: make(map[fileKey]struct{}),
 		dirs:    make(map[string]struct{}),
@@ -180,9 +183,9 @@ func (c *fileCache) acquire(k fileKey, create bool) (*cachedFile, error) {
 		return nil, fmt.Errorf("consumequeue: open %s: %w", path, err)
 	}
 	cf.f = f
-	if create && syncreport.Enabled() {
+	if create && c.syncs.Enabled() {
 		if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
-			syncreport.Created(path, 0)
+			c.syncs.Created(path, 0)
 		}
 	}
 	return cf, nil
@@ -335,11 +338,11 @@ func (c *fileCache) syncAll() error {
 	c.mu.Unlock()
 
 	if len(pending)+len(dirs) > syncfsThreshold {
-		sizes := sizesBefore(open, pending)
+		sizes := c.sizesBefore(open, pending)
 		err := syncFS(c.root)
 		if err == nil {
 			for p, n := range sizes {
-				syncreport.Synced(p, n)
+				c.syncs.Synced(p, n)
 			}
 			for _, cf := range open {
 				c.release(cf, false)
@@ -354,7 +357,7 @@ func (c *fileCache) syncAll() error {
 
 	var errs []error
 	for _, cf := range open {
-		err := syncreport.SyncFile(cf.f, func() error { return fdatasync(cf.f) })
+		err := c.syncs.SyncFile(cf.f, func() error { return fdatasync(cf.f) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("consumequeue: sync %s: %w", cf.key.path(), err))
 		}
@@ -414,7 +417,7 @@ func (c *fileCache) syncClosed(k fileKey) error {
 	if err != nil {
 		return fmt.Errorf("consumequeue: open %s for sync: %w", path, err)
 	}
-	err = syncreport.SyncFile(f, func() error { return fdatasync(f) })
+	err = c.syncs.SyncFile(f, func() error { return fdatasync(f) })
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -452,8 +455,8 @@ func (c *fileCache) close() error {
 
 // sizesBefore is, when the durable-length report is on, the size of every
 // file a syncfs is about to make durable (nil when it is off).
-func sizesBefore(open []*cachedFile, pending map[fileKey]struct{}) map[string]int64 {
-	if !syncreport.Enabled() {
+func (c *fileCache) sizesBefore(open []*cachedFile, pending map[fileKey]struct{}) map[string]int64 {
+	if !c.syncs.Enabled() {
 		return nil
 	}
 	sizes := make(map[string]int64, len(open)+len(pending))

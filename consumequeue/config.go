@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // Defaults and bounds applied by Open.
@@ -36,6 +38,9 @@ type Config struct {
 	// Logger receives warnings about repairs made while loading a queue.
 	// Default hclog.Default().Named("consumequeue").
 	Logger hclog.Logger
+	// SyncReport, if set, records every sync of a queue file (the chaos
+	// harness's power-loss model, internal/syncreport); nil: off.
+	SyncReport *syncreport.Report
 }
 
 // withDefaults returns cfg with zero fields filled in, or an error wrapping

@@ -71,7 +71,7 @@ func Open(cfg Config) (*Store, error) {
 		upf:    int64(cfg.UnitsPerFile),
 		limit:  maxQueueOffset(int64(cfg.UnitsPerFile)),
 		log:    cfg.Logger,
-		cache:  newFileCache(cfg.Dir, cfg.MaxOpenFiles, cfg.Logger),
+		cache:  newFileCache(cfg.Dir, cfg.MaxOpenFiles, cfg.Logger, cfg.SyncReport),
 		topics: make(map[string]*topicQueues),
 	}
 	if err := s.removeTrash(); err != nil {

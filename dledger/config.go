@@ -178,6 +178,10 @@ type Config struct {
 	// convertStop, set by tests, stops a conversion to one log after the
 	// step it returns true for (a crash there; convert.go).
 	convertStop func(convertStep) bool
+	// beforeObserve, set by tests, runs between raft's start and the
+	// registration of the role observer: what raft does in that window
+	// raises no observation.
+	beforeObserve func(nodeID string, r *raft.Raft)
 }
 
 func (c *Config) setDefaults() {

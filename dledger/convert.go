@@ -237,7 +237,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 			return err
 		}
 	}
-	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize, g.cfg.Faults)
+	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize, g.cfg.Faults, g.cfg.Store.SyncReport)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (g *Group) snapshotForConversion(scfg store.Config, raftDir, walDir, metaPa
 	if len(metas) > 0 && metas[0].Index == a {
 		return nil
 	}
-	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize, g.cfg.Faults)
+	wl, err := openRaftLog(walDir, g.log.Named("wal"), g.cfg.RaftSegmentSize, g.cfg.Faults, g.cfg.Store.SyncReport)
 	if err != nil {
 		return err
 	}

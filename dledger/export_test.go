@@ -7,7 +7,6 @@ package dledger
 import (
 	"net/netip"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -74,12 +73,10 @@ func (g *Group) AskNodeInfoForTest(addr string, timeout time.Duration) (NodeInfo
 	return g.mux.askNodeInfo(addr, timeout)
 }
 
-// SetBeforeObserveForTest makes every node started from now on call hook
-// between raft's start and the registration of its role observer, until
-// the test ends.
-func SetBeforeObserveForTest(tb testing.TB, hook func(nodeID string, r *raft.Raft)) {
-	beforeObserve.Store(&hook)
-	tb.Cleanup(func() { beforeObserve.Store(nil) })
+// SetBeforeObserveForTest makes a node started with cfg call hook between
+// raft's start and the registration of its role observer.
+func SetBeforeObserveForTest(cfg *Config, hook func(nodeID string, r *raft.Raft)) {
+	cfg.beforeObserve = hook
 }
 
 // ConvertStep and its values name the steps of a conversion to one log.

@@ -270,7 +270,7 @@ func (g *Group) open() error {
 		g.clog = &commitLogRaftLog{st: g.store, own: g.own, fail: g.fail, observer: cfg.LogObserver, faults: cfg.Faults}
 		g.logs, g.stable, counter = g.clog, g.fstab, &g.clog.snapshotCounter
 	} else {
-		if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize, cfg.Faults); err != nil {
+		if g.wal, err = openRaftLog(walDir, g.log.Named("wal"), cfg.RaftSegmentSize, cfg.Faults, cfg.Store.SyncReport); err != nil {
 			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 		}
 		g.wal.observer = cfg.LogObserver
@@ -363,8 +363,8 @@ func (g *Group) open() error {
 	g.liveRaft.Store(g.raft)
 	lastIndex := g.raft.LastIndex
 	g.fsm.lastIndex.Store(&lastIndex)
-	if h := beforeObserve.Load(); h != nil {
-		(*h)(cfg.NodeID, g.raft)
+	if cfg.beforeObserve != nil {
+		cfg.beforeObserve(cfg.NodeID, g.raft)
 	}
 	g.observer = raft.NewObserver(g.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
@@ -405,11 +405,6 @@ func (g *Group) open() error {
 		"store_seq", g.store.LastSeq(), "metadata_index", g.meta.AppliedIndex())
 	return nil
 }
-
-// beforeObserve, set by tests, runs between raft's start and the
-// registration of the role observer: what raft does in that window raises
-// no observation.
-var beforeObserve atomic.Pointer[func(nodeID string, r *raft.Raft)]
 
 // newRaft is raft.NewRaft with its start-up panic turned into an error.
 // NewRaft reads every log entry after the last snapshot to find

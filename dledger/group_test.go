@@ -467,7 +467,7 @@ func TestGroupRestartedFollowerKnowsItsLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	heard := false
-	dledger.SetBeforeObserveForTest(t, func(id string, r *raft.Raft) {
+	dledger.SetBeforeObserveForTest(&c.Node(follower.ID).Cfg, func(id string, r *raft.Raft) {
 		if id != follower.ID {
 			return
 		}

@@ -128,13 +128,13 @@ func (l *raftLog) termAt(index uint64) (uint64, bool) {
 
 // openRaftLog opens (or creates) the raft log in dir. segmentSize 0 means
 // raft-wal's default (64 MiB). faults (nil: none) may skip its fsyncs.
-func openRaftLog(dir string, log hclog.Logger, segmentSize int, faults store.Faults) (*raftLog, error) {
+func openRaftLog(dir string, log hclog.Logger, segmentSize int, faults store.Faults, syncs *syncreport.Report) (*raftLog, error) {
 	l := &raftLog{meta: &metadb.BoltMetaDB{}, log: log}
 	filer := wal.WithSegmentFiler(nil) // nil: raft-wal's own
-	if syncreport.Enabled() || faults != nil {
+	if syncs.Enabled() || faults != nil {
 		// The durable-length report (a test aid of the power-loss
 		// nemesis) hears every fsync of the segment files.
-		filer = wal.WithSegmentFiler(segment.NewFiler(dir, reportingVFS{VFS: walfs.New(), faults: faults}))
+		filer = wal.WithSegmentFiler(segment.NewFiler(dir, reportingVFS{VFS: walfs.New(), faults: faults, syncs: syncs}))
 	}
 	w, err := wal.Open(dir, wal.WithLogger(log), wal.WithMetaStore(l.meta), wal.WithSegmentSize(segmentSize), filer)
 	if err != nil {
@@ -165,7 +165,8 @@ func (l *raftLog) Close() error {
 // (bbolt) is not recorded: see the report's package doc.
 type reportingVFS struct {
 	types.VFS
-	faults store.Faults // nil: none
+	faults store.Faults       // nil: none
+	syncs  *syncreport.Report // nil: off
 }
 
 func (v reportingVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
@@ -175,8 +176,8 @@ func (v reportingVFS) Create(dir, name string, size uint64) (types.WritableFile,
 	}
 	path := filepath.Join(dir, name)
 	// Preallocated, never synced: it comes back zero-filled.
-	syncreport.Created(path, int64(size))
-	return &reportingFile{WritableFile: f, path: path, faults: v.faults}, nil
+	v.syncs.Created(path, int64(size))
+	return &reportingFile{WritableFile: f, path: path, faults: v.faults, syncs: v.syncs}, nil
 }
 
 func (v reportingVFS) OpenWriter(dir, name string) (types.WritableFile, error) {
@@ -184,7 +185,7 @@ func (v reportingVFS) OpenWriter(dir, name string) (types.WritableFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	rf := &reportingFile{WritableFile: f, path: filepath.Join(dir, name), faults: v.faults}
+	rf := &reportingFile{WritableFile: f, path: filepath.Join(dir, name), faults: v.faults, syncs: v.syncs}
 	rf.synced.Store(true) // it was there: synced before, as far as the canary cares
 	return rf, nil
 }
@@ -192,7 +193,7 @@ func (v reportingVFS) OpenWriter(dir, name string) (types.WritableFile, error) {
 func (v reportingVFS) Delete(dir, name string) error {
 	err := v.VFS.Delete(dir, name)
 	if err == nil {
-		syncreport.Removed(filepath.Join(dir, name))
+		v.syncs.Removed(filepath.Join(dir, name))
 	}
 	return err
 }
@@ -209,6 +210,7 @@ type reportingFile struct {
 	// faults, skips every later one).
 	synced atomic.Bool
 	faults store.Faults
+	syncs  *syncreport.Report
 }
 
 func (f *reportingFile) WriteAt(b []byte, off int64) (int, error) {
@@ -234,7 +236,7 @@ func (f *reportingFile) Sync() error {
 		return err
 	}
 	if size >= 0 {
-		syncreport.SyncedExtent(f.path, end, size)
+		f.syncs.SyncedExtent(f.path, end, size)
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func TestRaftLogTailTruncationSurvivesRestart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			runTailTruncationChild(t, dir, tc)
-			l, err := openRaftLog(dir, hclog.NewNullLogger(), tc.segmentSize, nil)
+			l, err := openRaftLog(dir, hclog.NewNullLogger(), tc.segmentSize, nil, nil)
 			if err != nil {
 				t.Fatalf("reopen after the child's %s: %v", exitKind(tc), err)
 			}
@@ -193,7 +193,7 @@ func tailTruncationChild(t *testing.T, dir, name string) {
 		t.Fatalf("child: unknown case %q", name)
 	}
 	tc := tailTruncationCases[i]
-	l, err := openRaftLog(dir, hclog.NewNullLogger(), tc.segmentSize, nil)
+	l, err := openRaftLog(dir, hclog.NewNullLogger(), tc.segmentSize, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func checkEntry(t *testing.T, l *raftLog, want *raft.Log) {
 // transport goroutines it does not wait for at shutdown and panics when the
 // stable store fails to save a term; a write after Close is dropped.
 func TestRaftLogDropsStableWritesAfterClose(t *testing.T) {
-	l, err := openRaftLog(t.TempDir(), hclog.NewNullLogger(), 0, nil)
+	l, err := openRaftLog(t.TempDir(), hclog.NewNullLogger(), 0, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

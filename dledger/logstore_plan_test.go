@@ -11,7 +11,7 @@ import (
 // (6..10).
 func planLog(t *testing.T) *raftLog {
 	t.Helper()
-	l, err := openRaftLog(t.TempDir(), hclog.NewNullLogger(), 0, nil)
+	l, err := openRaftLog(t.TempDir(), hclog.NewNullLogger(), 0, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

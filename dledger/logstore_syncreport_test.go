@@ -18,15 +18,16 @@ import (
 // fsync made durable.
 func TestRaftLogReportsItsFsyncs(t *testing.T) {
 	dir := t.TempDir()
-	if err := syncreport.Open(dir); err != nil {
+	rep, err := syncreport.Open(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer syncreport.Close()
+	defer rep.Close()
 	walDir := filepath.Join(dir, "raft", "wal")
 	if err := os.MkdirAll(walDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, err := openRaftLog(walDir, hclog.NewNullLogger(), 1<<20, nil)
+	l, err := openRaftLog(walDir, hclog.NewNullLogger(), 1<<20, nil, rep)
 	if err != nil {
 		t.Fatal(err)
 	}

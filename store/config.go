@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ledgermq/ledgermq/commitlog"
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // FlushMode says when Put returns relative to the CommitLog reaching disk:
@@ -116,11 +117,12 @@ type Config struct {
 	Clock func() time.Time
 	// Logger; default a null logger.
 	Logger hclog.Logger
-	// SyncReport, if set, is the node's data directory, where every fsync
-	// of the store, the raft log and the queues is recorded in a
-	// durable-length report (internal/syncreport): a test aid for the
-	// chaos harness's power-loss nemesis, off by default.
-	SyncReport string
+	// SyncReport, if set, records every fsync of the store's CommitLog and
+	// queues, and of the raft log beside it, in the node's durable-length
+	// report (internal/syncreport, opened once per node by its owner): a
+	// test aid for the chaos harness's power-loss nemesis; nil, the
+	// default, is off.
+	SyncReport *syncreport.Report
 	// Faults, if set, breaks the store on purpose (a jepsenbroken build
 	// only; Faults).
 	Faults Faults

@@ -16,7 +16,6 @@ import (
 	"github.com/ledgermq/ledgermq/consumequeue"
 	"github.com/ledgermq/ledgermq/index"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
-	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 type queueKey struct {
@@ -107,12 +106,6 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	if cfg.SyncReport != "" {
-		if err := syncreport.Open(cfg.SyncReport); err != nil {
-			lock.Release()
-			return nil, fmt.Errorf("store: %w", err)
-		}
-	}
 	s := &Store{
 		cfg:      cfg,
 		log:      cfg.Logger.Named("store"),
@@ -168,6 +161,7 @@ func (s *Store) openParts() error {
 	clCfg.Preallocate = s.cfg.Preallocate
 	clCfg.Clock = s.cfg.Clock
 	clCfg.Logger = s.cfg.Logger
+	clCfg.SyncReport = s.cfg.SyncReport
 	var err error
 	if s.cl, err = commitlog.Open(clCfg); err != nil {
 		return fmt.Errorf("store: open commitlog: %w", err)
@@ -177,6 +171,7 @@ func (s *Store) openParts() error {
 		UnitsPerFile: s.cfg.UnitsPerQueueFile,
 		MaxOpenFiles: s.cfg.MaxOpenQueueFiles,
 		Logger:       s.cfg.Logger,
+		SyncReport:   s.cfg.SyncReport,
 	}); err != nil {
 		return fmt.Errorf("store: open consumequeue: %w", err)
 	}

@@ -42,6 +42,7 @@ import (
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/grpcapi"
+	"github.com/ledgermq/ledgermq/internal/syncreport"
 )
 
 // shutdownTimeout bounds the broker's part of a graceful shutdown.
@@ -87,6 +88,17 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	metrics := newBrokerMetrics(reg, labels)
 	hooks := broker.NewHooks()
 	dc := cfg.dledgerConfig(hooks)
+	if cfg.SyncReport {
+		// The node's one durable-length report (store.sync_report; the
+		// chaos harness's power-loss model), shared by the store and the
+		// raft log, open until the node has stopped.
+		rep, err := syncreport.Open(cfg.DataDir)
+		if err != nil {
+			return fmt.Errorf("store.sync_report: %w", err)
+		}
+		defer rep.Close()
+		dc.Store.SyncReport = rep
+	}
 	dc.Logger = base
 	dc.LogObserver = metrics
 	onRole := dc.OnRoleChange

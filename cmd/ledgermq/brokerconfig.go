@@ -824,9 +824,6 @@ func (c *nodeConfig) storeConfig(onDispatch func(string, int32, int64)) store.Co
 	sc := store.DefaultConfig(filepath.Join(c.DataDir, "store"))
 	sc.SegmentSize = c.SegmentSize
 	sc.Preallocate = c.Preallocate
-	if c.SyncReport {
-		sc.SyncReport = c.DataDir
-	}
 	sc.FlushMode = c.FlushMode
 	sc.FlushInterval = c.FlushInterval
 	sc.MaxMessageSize = c.MaxMessageSize

@@ -6,7 +6,11 @@
 // node, which drops what the page cache held and the disk did not.
 //
 // It is off unless the broker is started with store.sync_report=true
-// (only the harness sets it); off, every hook is one atomic load.
+// (only the harness sets it). The node opens one Report (Open) and hands
+// it to the parts that sync files through their configuration
+// (store.Config.SyncReport: the CommitLog, the ConsumeQueues, the raft
+// log beside them); off, they hold a nil *Report, whose every method is a
+// nil check. Nothing of it is global.
 //
 // # What a record means
 //

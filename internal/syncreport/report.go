@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // FileName is the report's name in the node's data directory.
@@ -34,80 +33,74 @@ type Entry struct {
 	Len, Size int64
 }
 
-// reporter is the process's open report.
-type reporter struct {
+// Report is a node's open report. A nil *Report is off: every method is
+// then a no-op (sync, for SyncFile), so the parts that sync files hold one
+// from their configuration and call it unconditionally.
+type Report struct {
 	mu      sync.Mutex
 	dir     string // paths are recorded relative to it
 	path    string
 	f       *os.File
 	written int64
 	dirty   bool // an append failed: rewrite everything next time
+	closed  bool // Close was called: nothing more is recorded
 	files   map[string]Entry
 }
 
-var cur atomic.Pointer[reporter]
-
-// Enabled reports whether a report is open (the hooks' fast path).
-func Enabled() bool { return cur.Load() != nil }
+// Enabled reports whether r is on (not nil).
+func (r *Report) Enabled() bool { return r != nil }
 
 // Open starts reporting into dir/SYNC_REPORT. The records of an earlier
 // process are kept (what it made durable still is, and what it did not
-// is not, whatever this process finds in the page cache); a second Open
-// in the same process with the same dir is a no-op.
-func Open(dir string) error {
+// is not, whatever this process finds in the page cache). One node's
+// parts share one Report: two open on the same directory would overwrite
+// each other's records.
+func Open(dir string) (*Report, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return err
-	}
-	if r := cur.Load(); r != nil {
-		if r.dir == dir {
-			return nil
-		}
-		return fmt.Errorf("syncreport: already reporting into %s", r.dir)
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	files, err := Read(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return nil, err
 	}
 	if files == nil {
 		files = map[string]Entry{}
 	}
-	r := &reporter{dir: dir, path: filepath.Join(dir, FileName), files: files}
+	r := &Report{dir: dir, path: filepath.Join(dir, FileName), files: files}
 	r.mu.Lock()
 	err = r.rewriteLocked()
 	r.mu.Unlock()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !cur.CompareAndSwap(nil, r) {
-		r.f.Close()
-		return errors.New("syncreport: opened twice concurrently")
-	}
-	return nil
+	return r, nil
 }
 
-// Close stops reporting (tests; the broker reports until it exits).
-func Close() error {
-	r := cur.Swap(nil)
+// Close stops reporting (the broker reports until it exits).
+func (r *Report) Close() error {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	if r.f == nil {
 		return nil
 	}
-	return r.f.Close()
+	err := r.f.Close()
+	r.f = nil
+	return err
 }
 
 // Synced records that an fsync or fdatasync of the file at path, which
 // was size bytes long when the sync began, returned: the whole file is
 // durable as it was then.
-func Synced(path string, size int64) {
-	if r := cur.Load(); r != nil {
+func (r *Report) Synced(path string, size int64) {
+	if r != nil {
 		r.set(path, func(Entry, bool) Entry { return Entry{Len: size, Size: size} })
 	}
 }
@@ -116,8 +109,8 @@ func Synced(path string, size int64) {
 // bytes returned when its data (everything written to it) ended at
 // dataEnd: the zeros past it are durable as zeros only, and what is
 // written into them later is not durable until the next sync.
-func SyncedExtent(path string, dataEnd, size int64) {
-	if r := cur.Load(); r != nil {
+func (r *Report) SyncedExtent(path string, dataEnd, size int64) {
+	if r != nil {
 		r.set(path, func(e Entry, ok bool) Entry {
 			if !ok {
 				e = Entry{}
@@ -130,8 +123,7 @@ func SyncedExtent(path string, dataEnd, size int64) {
 
 // SyncFile stats f, runs sync and, when it succeeds, records f durable at
 // the size it had before the sync. Off, it is sync().
-func SyncFile(f *os.File, sync func() error) error {
-	r := cur.Load()
+func (r *Report) SyncFile(f *os.File, sync func() error) error {
 	if r == nil {
 		return sync()
 	}
@@ -147,8 +139,8 @@ func SyncFile(f *os.File, sync func() error) error {
 
 // Created records a file that was just created: nothing of it is durable
 // but its size (size bytes of zeros, 0 when even that is not durable).
-func Created(path string, size int64) {
-	if r := cur.Load(); r != nil {
+func (r *Report) Created(path string, size int64) {
+	if r != nil {
 		r.set(path, func(Entry, bool) Entry { return Entry{Len: 0, Size: size} })
 	}
 }
@@ -156,8 +148,8 @@ func Created(path string, size int64) {
 // Range records that [lo, hi) of a file of size bytes was synced (an
 // msync of a mapping): the durable prefix grows to hi when it reached lo;
 // a synced range past a gap that was never synced extends nothing.
-func Range(path string, lo, hi, size int64) {
-	if r := cur.Load(); r != nil {
+func (r *Report) Range(path string, lo, hi, size int64) {
+	if r != nil {
 		r.set(path, func(e Entry, ok bool) Entry {
 			if !ok {
 				e = Entry{Size: size}
@@ -173,8 +165,8 @@ func Range(path string, lo, hi, size int64) {
 
 // Zeroed records that [lo, end of data) of a file of size bytes was
 // zeroed and the zeros synced: nothing at or past lo is durable data.
-func Zeroed(path string, lo, size int64) {
-	if r := cur.Load(); r != nil {
+func (r *Report) Zeroed(path string, lo, size int64) {
+	if r != nil {
 		r.set(path, func(e Entry, ok bool) Entry {
 			if !ok {
 				return Entry{Len: 0, Size: size}
@@ -185,20 +177,23 @@ func Zeroed(path string, lo, size int64) {
 }
 
 // Removed forgets a deleted file.
-func Removed(path string) {
-	if r := cur.Load(); r != nil {
+func (r *Report) Removed(path string) {
+	if r != nil {
 		r.set(path, nil)
 	}
 }
 
 // set changes path's entry (nil next: remove it) and records the change.
-func (r *reporter) set(path string, next func(Entry, bool) Entry) {
+func (r *Report) set(path string, next func(Entry, bool) Entry) {
 	rel, ok := r.rel(path)
 	if !ok {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
 	if next == nil {
 		if _, had := r.files[rel]; !had {
 			return
@@ -216,7 +211,7 @@ func (r *reporter) set(path string, next func(Entry, bool) Entry) {
 	r.appendLocked(fmt.Sprintf("%d %d %s\n", e.Len, e.Size, rel))
 }
 
-func (r *reporter) rel(path string) (string, bool) {
+func (r *Report) rel(path string) (string, bool) {
 	if !filepath.IsAbs(path) {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -231,7 +226,7 @@ func (r *reporter) rel(path string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-func (r *reporter) appendLocked(line string) {
+func (r *Report) appendLocked(line string) {
 	if r.dirty || r.f == nil || r.written+int64(len(line)) > compactAt {
 		if r.rewriteLocked() == nil {
 			return
@@ -247,7 +242,7 @@ func (r *reporter) appendLocked(line string) {
 
 // rewriteLocked writes one line a path to a temporary file and renames it
 // over the report (no fsync: see the package doc).
-func (r *reporter) rewriteLocked() error {
+func (r *Report) rewriteLocked() error {
 	var b bytes.Buffer
 	b.WriteString(header + "\n")
 	for _, p := range slices.Sorted(maps.Keys(r.files)) {

@@ -9,12 +9,14 @@ import (
 	"testing"
 )
 
-func open(t *testing.T, dir string) {
+func open(t *testing.T, dir string) *Report {
 	t.Helper()
-	if err := Open(dir); err != nil {
+	r, err := Open(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { Close() })
+	t.Cleanup(func() { r.Close() })
+	return r
 }
 
 func entries(t *testing.T, dir string) map[string]Entry {
@@ -28,9 +30,17 @@ func entries(t *testing.T, dir string) map[string]Entry {
 
 func TestOffRecordsNothing(t *testing.T) {
 	dir := t.TempDir()
-	Synced(filepath.Join(dir, "a"), 10)
-	if Enabled() {
-		t.Fatal("enabled without Open")
+	var r *Report // off
+	r.Synced(filepath.Join(dir, "a"), 10)
+	r.Created(filepath.Join(dir, "a"), 10)
+	if r.Enabled() {
+		t.Fatal("a nil report is enabled")
+	}
+	if err := r.SyncFile(nil, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := Read(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("report written while off: %v", err)
@@ -39,23 +49,23 @@ func TestOffRecordsNothing(t *testing.T) {
 
 func TestRecords(t *testing.T) {
 	dir := t.TempDir()
-	open(t, dir)
+	r := open(t, dir)
 	seg := filepath.Join(dir, "store", "commitlog", "00000000000000000000")
-	Created(seg, 4096)
-	Range(seg, 0, 100, 4096)
-	Range(seg, 200, 300, 4096) // past a gap: extends nothing
-	Range(seg, 100, 150, 4096)
+	r.Created(seg, 4096)
+	r.Range(seg, 0, 100, 4096)
+	r.Range(seg, 200, 300, 4096) // past a gap: extends nothing
+	r.Range(seg, 100, 150, 4096)
 	wal := filepath.Join(dir, "raft", "wal", "seg")
-	Created(wal, 1024)
-	SyncedExtent(wal, 300, 1024)
-	SyncedExtent(wal, 200, 1024) // a reopened tail's first sync: never shrinks
+	r.Created(wal, 1024)
+	r.SyncedExtent(wal, 300, 1024)
+	r.SyncedExtent(wal, 200, 1024) // a reopened tail's first sync: never shrinks
 	q := filepath.Join(dir, "q")
-	Synced(q, 40)
-	Zeroed(seg, 120, 4096)
+	r.Synced(q, 40)
+	r.Zeroed(seg, 120, 4096)
 	gone := filepath.Join(dir, "gone")
-	Synced(gone, 5)
-	Removed(gone)
-	Synced("/elsewhere/x", 1) // outside the data dir: not recorded
+	r.Synced(gone, 5)
+	r.Removed(gone)
+	r.Synced("/elsewhere/x", 1) // outside the data dir: not recorded
 	want := map[string]Entry{
 		"store/commitlog/00000000000000000000": {Len: 120, Size: 4096},
 		"raft/wal/seg":                         {Len: 300, Size: 1024},
@@ -70,8 +80,10 @@ func TestRecords(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", k, got[k], v)
 		}
 	}
-	// A second process keeps the first one's records.
-	Close()
+	// A second process keeps the first one's records; a closed report
+	// records nothing more.
+	r.Close()
+	r.Synced(q, 99)
 	open(t, dir)
 	if got := entries(t, dir); got["q"] != want["q"] {
 		t.Fatalf("reopened: %v", got)
@@ -80,14 +92,14 @@ func TestRecords(t *testing.T) {
 
 func TestSyncFileRecordsSizeBeforeSync(t *testing.T) {
 	dir := t.TempDir()
-	open(t, dir)
+	r := open(t, dir)
 	f, err := os.Create(filepath.Join(dir, "f"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	f.Write(make([]byte, 10))
-	err = SyncFile(f, func() error {
+	err = r.SyncFile(f, func() error {
 		f.Write([]byte("later")) // written during the sync: not vouched for
 		return f.Sync()
 	})
@@ -98,7 +110,7 @@ func TestSyncFileRecordsSizeBeforeSync(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 	// A failed sync records nothing.
-	_ = SyncFile(f, func() error { return errors.New("EIO") })
+	_ = r.SyncFile(f, func() error { return errors.New("EIO") })
 	if e := entries(t, dir)["f"]; e != (Entry{10, 10}) {
 		t.Fatalf("after a failed sync: %+v", e)
 	}
@@ -106,10 +118,10 @@ func TestSyncFileRecordsSizeBeforeSync(t *testing.T) {
 
 func TestCompaction(t *testing.T) {
 	dir := t.TempDir()
-	open(t, dir)
+	r := open(t, dir)
 	p := filepath.Join(dir, "f")
 	for i := range int64(40000) {
-		Synced(p, i)
+		r.Synced(p, i)
 	}
 	fi, err := os.Stat(filepath.Join(dir, FileName))
 	if err != nil {
