@@ -82,6 +82,9 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 	for _, ig := range cfg.Ignored {
 		log.Warn("ignoring", "what", ig)
 	}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
 
 	reg := prometheus.NewRegistry()
 	labels := prometheus.Labels{"cluster": cfg.ClusterName, "group": cfg.BrokerName, "node": cfg.NodeID}

@@ -253,6 +253,8 @@ type nodeConfig struct {
 	// ignored RocketMQ keys of the file with the reason.
 	Settings []setting
 	Ignored  []string
+	// Warnings are settings that work but will hurt (peerWarnings).
+	Warnings []string
 }
 
 // loadBrokerConfig resolves the configuration from the flags of fs (parsed,
@@ -318,6 +320,7 @@ func loadBrokerConfig(fs *pflag.FlagSet, useEnv bool) (*nodeConfig, error) {
 	}
 	c.Settings = settings
 	c.Ignored = ignored
+	c.Warnings = peerWarnings(c.Peers, os.Getenv("KUBERNETES_SERVICE_HOST") != "")
 	return c, nil
 }
 
@@ -754,52 +757,6 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 	return c, errs
 }
 
-// parsePeers parses DLedger's "n0-host:port;n1-host:port" (also
-// ","-separated). The id ends at the first '-'.
-func parsePeers(s string) ([]dledger.Peer, error) {
-	var out []dledger.Peer
-	seen := map[string]bool{}
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' }) {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		id, addr, ok := strings.Cut(part, "-")
-		if !ok || id == "" || seen[id] {
-			return nil, fmt.Errorf("%q: want unique id-host:port entries", part)
-		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("%q: %s is not host:port", part, addr)
-		}
-		seen[id] = true
-		out = append(out, dledger.Peer{ID: id, Addr: addr})
-	}
-	return out, nil
-}
-
-// validHost reports whether h is an IP address or a DNS host name
-// (dot-separated labels of letters, digits and inner hyphens).
-func validHost(h string) bool {
-	if _, err := netip.ParseAddr(h); err == nil {
-		return true
-	}
-	h = strings.TrimSuffix(h, ".")
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func containsPeer(peers []dledger.Peer, id string) bool {
 	for _, p := range peers {
 		if p.ID == id {
@@ -968,6 +925,11 @@ func (c *nodeConfig) writeSettings(w io.Writer) error {
 	}
 	for _, ig := range c.Ignored {
 		if _, err := fmt.Fprintf(w, "# ignored: %s\n", ig); err != nil {
+			return err
+		}
+	}
+	for _, wn := range c.Warnings {
+		if _, err := fmt.Fprintf(w, "# warning: %s\n", wn); err != nil {
 			return err
 		}
 	}

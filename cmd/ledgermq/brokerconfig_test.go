@@ -502,3 +502,43 @@ func TestConfigAdvertiseHost(t *testing.T) {
 		t.Errorf("client_addrs entry by IP with a host name advertised: %v", err)
 	}
 }
+
+// TestBrokerCheckConfigWarnsOfIPPeersOnKubernetes: on Kubernetes, raft peers
+// given as pod IPs are warned of (check-config and start-up); names, and
+// loopback or off Kubernetes, are not.
+func TestBrokerCheckConfigWarnsOfIPPeersOnKubernetes(t *testing.T) {
+	check := func(peers string, k8s bool) string {
+		t.Helper()
+		if k8s {
+			t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+		} else {
+			t.Setenv("KUBERNETES_SERVICE_HOST", "")
+		}
+		out := &syncBuffer{}
+		cmd := newRootCmd()
+		cmd.SetArgs([]string{"broker", "--check-config", "--raft-node-id", "n0", "--raft-peers", peers,
+			"--raft-client-addrs", "n0-127.0.0.1:10911;n1-127.0.0.1:30912;n2-127.0.0.1:30913"})
+		cmd.SetOut(out)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	ips := "n0-10.244.1.5:40911;n1-10.244.2.7:40911;n2-broker-a-2.broker-a:40911"
+	out := check(ips, true)
+	if !strings.Contains(out, "# warning: raft.peers n0-10.244.1.5:40911;n1-10.244.2.7:40911 are IP addresses on Kubernetes") {
+		t.Fatalf("no warning for IP peers on Kubernetes:\n%s", out)
+	}
+	for _, tc := range []struct {
+		peers string
+		k8s   bool
+	}{
+		{ips, false},
+		{"n0-broker-a-0.broker-a:40911;n1-broker-a-1.broker-a:40911", true},
+		{"n0-127.0.0.1:40911;n1-127.0.0.1:40912", true},
+	} {
+		if out := check(tc.peers, tc.k8s); strings.Contains(out, "# warning:") {
+			t.Errorf("%s (kubernetes %v): unexpected warning:\n%s", tc.peers, tc.k8s, out)
+		}
+	}
+}
