@@ -17,7 +17,12 @@ import (
 // and every survivor runs with the configured timeouts again afterwards.
 // Killing a follower first makes no one find the leader gone.
 func TestLeaderGoneCampaignsEarly(t *testing.T) {
-	c := dledgertest.MakeCluster(t, 3)
+	// A lease far below the heartbeat timeout: the early turns (100 and
+	// 133 ms after the last contact) come long before raft's own timeout
+	// (1 to 2 s) however slowly a loaded machine schedules the test.
+	timing := dledger.Timing{Name: "leader-gone", HeartbeatTimeout: time.Second, ElectionTimeout: time.Second,
+		LeaderLease: 100 * time.Millisecond, CommitTimeout: 5 * time.Millisecond}
+	c := dledgertest.MakeCluster(t, 3, func(_ int, cfg *dledger.Config) { cfg.Timing = timing })
 	ctx := ctxT(t, 60*time.Second)
 	l, err := c.Leader(ctx)
 	if err != nil {
@@ -91,7 +96,7 @@ func TestLeaderGoneCampaignsEarly(t *testing.T) {
 	waitUntil(t, ctx, "the configured timeouts again", func() bool {
 		for _, n := range survivors {
 			rc := n.Group().Raft().ReloadableConfig()
-			if rc.HeartbeatTimeout != dledger.TimingTest.HeartbeatTimeout || rc.ElectionTimeout != dledger.TimingTest.ElectionTimeout {
+			if rc.HeartbeatTimeout != timing.HeartbeatTimeout || rc.ElectionTimeout != timing.ElectionTimeout {
 				return false
 			}
 		}
