@@ -214,19 +214,27 @@ func heldServer(t *testing.T, held chan<- Reply) *Server {
 // request's opaque).
 func pullAnswer() *Command { return NewResponse(NewRequest(PullMessage, nil, nil), Success, "held") }
 
+// heldConn starts a server that holds PULL_MESSAGE calls until their
+// answer is sent on held, and a client with one live connection to it
+// (one heartbeat answered), dialled through d.
+func heldConn(t *testing.T) (held chan Reply, s *Server, addr string, d *hookDialer, c *Client, conn *Conn) {
+	t.Helper()
+	held = make(chan Reply, 1)
+	s = heldServer(t, held)
+	addr = s.Addr().String()
+	d = &hookDialer{}
+	c = newClient(t, ClientConfig{Dial: d.dial})
+	invokeOK(t, c, s, NewRequest(HeartBeat, nil, nil))
+	return held, s, addr, d, c, c.liveConn(addr)
+}
+
 // TestAnsweredConnKeptOnTimeout: a call that the server ignores times
 // out, but the connection, on which other calls were answered while it
 // waited, stays: no new dial, and calls go on succeeding on it.
 func TestAnsweredConnKeptOnTimeout(t *testing.T) {
 	for _, how := range []string{"context", "deadline"} {
 		t.Run(how, func(t *testing.T) {
-			held := make(chan Reply, 1)
-			s := heldServer(t, held)
-			addr := s.Addr().String()
-			d := &hookDialer{}
-			c := newClient(t, ClientConfig{Dial: d.dial})
-			invokeOK(t, c, s, NewRequest(HeartBeat, nil, nil))
-			conn := c.liveConn(addr)
+			held, s, addr, d, c, conn := heldConn(t)
 
 			ignored := make(chan error, 1)
 			answered := 0
@@ -281,13 +289,7 @@ func TestAnsweredConnKeptOnTimeout(t *testing.T) {
 func TestLongPollAnsweredBeforeDeadline(t *testing.T) {
 	for _, how := range []string{"context", "deadline"} {
 		t.Run(how, func(t *testing.T) {
-			held := make(chan Reply, 1)
-			s := heldServer(t, held)
-			addr := s.Addr().String()
-			d := &hookDialer{}
-			c := newClient(t, ClientConfig{Dial: d.dial})
-			invokeOK(t, c, s, NewRequest(HeartBeat, nil, nil))
-			conn := c.liveConn(addr)
+			held, s, addr, d, c, conn := heldConn(t)
 			mark := conn.lastRead.Load()
 
 			out := make(chan error, 1)
