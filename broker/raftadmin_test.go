@@ -7,6 +7,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/broker/brokertest"
+	"github.com/ledgermq/ledgermq/internal/testwait"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -49,7 +50,13 @@ func TestRaftAdmin(t *testing.T) {
 		if m.ID != ls.Node {
 			follower = m
 		}
-		st := raftStatusOf(t, c, m.ClientAddr)
+		// A follower learns of the leader from its first append, which may
+		// come after the leader registered.
+		var st protocol.RaftStatus
+		testwait.For(t, 10*time.Second, m.ID+" knowing the leader", func() bool {
+			st = raftStatusOf(t, c, m.ClientAddr)
+			return st.Leader != ""
+		})
 		if st.Node != m.ID || st.Leader != ls.Node {
 			t.Fatalf("%s's status: %+v", m.ID, st)
 		}
