@@ -64,7 +64,13 @@ func (b *Broker) updateAndCreateTopic(ctx context.Context, req *remoting.Command
 	if tc.Perm < 0 || tc.Perm > metadata.PermPriority|metadata.PermRead|metadata.PermWrite|metadata.PermInherit {
 		return nil, fmt.Errorf("%w: perm %d", ErrInvalidParameter, tc.Perm)
 	}
-	if cur, ok := b.group.Metadata().Topic(topic); !ok || !sameTopic(cur, tc) {
+	cur, ok := b.group.Metadata().Topic(topic)
+	attrs, err := changedAttributes(cur.Attributes, h.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	tc.Attributes = attrs
+	if !ok || !sameTopic(cur, tc) {
 		pctx, cancel := context.WithTimeout(ctx, metaProposeTimeout)
 		defer cancel()
 		if err := b.group.ProposeMetadata(pctx, metadata.Op{Kind: metadata.OpPutTopic, Topic: &tc}); err != nil {
@@ -78,7 +84,38 @@ func (b *Broker) updateAndCreateTopic(ctx context.Context, req *remoting.Command
 
 func sameTopic(a, b metadata.TopicConfig) bool {
 	return a.TopicName == b.TopicName && a.ReadQueueNums == b.ReadQueueNums && a.WriteQueueNums == b.WriteQueueNums &&
-		a.Perm == b.Perm && a.TopicFilterType == b.TopicFilterType && a.TopicSysFlag == b.TopicSysFlag && a.Order == b.Order
+		a.Perm == b.Perm && a.TopicFilterType == b.TopicFilterType && a.TopicSysFlag == b.TopicSysFlag && a.Order == b.Order &&
+		maps.Equal(a.Attributes, b.Attributes)
+}
+
+// changedAttributes applies a request's attribute changes (RocketMQ 5's
+// "+key=value,-key") to a topic's attributes, which an update without
+// changes keeps. The values of the attributes the broker reads are
+// checked (dedup.window: duplicates.go); others are kept as given.
+func changedAttributes(cur map[string]string, changes string) (map[string]string, error) {
+	set, remove, err := protocol.ParseAttributes(changes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidParameter, err)
+	}
+	out := maps.Clone(cur)
+	for _, k := range remove {
+		delete(out, strings.TrimPrefix(k, "+"))
+	}
+	for k, v := range set {
+		if k == AttrDuplicateWindow {
+			if _, ok := parseWindow(v); !ok {
+				return nil, fmt.Errorf("%w: attribute %s=%q is not a duration (30s, 0 or off)", ErrInvalidParameter, k, v)
+			}
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // deleteTopic serves DELETE_TOPIC_IN_BROKER (215): ext topic. The topic

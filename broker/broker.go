@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ledgermq/ledgermq/auth"
+	"github.com/ledgermq/ledgermq/dedup"
 	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -58,6 +59,13 @@ type Config struct {
 	// AutoCreateTopic creates unknown topics from the TBW102 template on
 	// first send (RocketMQ autoCreateTopicEnable). Default true.
 	AutoCreateTopic bool
+	// DuplicateWindow is how long a sent message's UNIQ_KEY is remembered:
+	// a send that repeats one within it (a producer's retry) is answered
+	// with the first store and not stored again. A topic's attribute
+	// dedup.window shortens it or, at 0, turns it off (duplicates.go).
+	// Default 2 minutes (dedup.DefaultWindow, the store's default);
+	// negative turns it off everywhere. It must not exceed the store's.
+	DuplicateWindow time.Duration
 	// DefaultTopicQueueNums is TBW102's queue count. Default 8.
 	DefaultTopicQueueNums int32
 	// TraceTopic, when set, is the topic RocketMQ's clients write message
@@ -147,6 +155,9 @@ func (c *Config) setDefaults() {
 		if ap, err := netip.ParseAddrPort(c.AdvertiseAddr); err == nil {
 			c.StoreHost = ap
 		}
+	}
+	if c.DuplicateWindow == 0 {
+		c.DuplicateWindow = dedup.DefaultWindow
 	}
 	if c.RegisterInterval == 0 {
 		c.RegisterInterval = 30 * time.Second

@@ -23,6 +23,12 @@ import (
 type Proposer interface {
 	Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutResult, error)
 	ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, error))
+	// ProposeSend and ProposeSendAsync are Propose and ProposeAsync for a
+	// producer's send: a message the group stored within window (its
+	// topic and UNIQ_KEY) is answered with that store, not stored again
+	// (store.PutResult.Duplicate); a window of 0 is off.
+	ProposeSend(ctx context.Context, msgs []*message.Ext, window time.Duration) ([]store.PutResult, error)
+	ProposeSendAsync(msgs []*message.Ext, window time.Duration, done func([]store.PutResult, error))
 	ProposeWithOp(ctx context.Context, msgs []*message.Ext, op metadata.Op) ([]store.PutResult, error)
 	ProposeMetadata(ctx context.Context, op metadata.Op) error
 }

@@ -159,7 +159,7 @@ func (b *Broker) serveSendInline(ctx context.Context, conn *remoting.Conn, req *
 		b.replyOutcome(ctx, conn, req, nil, err, reply)
 		return true
 	}
-	b.group.ProposeAsync(p.msgs, func(results []store.PutResult, err error) {
+	b.group.ProposeSendAsync(p.msgs, p.window, func(results []store.PutResult, err error) {
 		var resp *remoting.Command
 		if err == nil {
 			resp, err = b.sendAnswer(req, p, results)
@@ -375,6 +375,10 @@ type sendPlan struct {
 	// when the message is parked in another topic).
 	answerQueue int32
 	half        bool
+	// parked: the message waits in another topic (delay, timer, half);
+	// window: the send's duplicate window (duplicates.go).
+	parked bool
+	window time.Duration
 	// recallTopic and recallDue: a single message parked as a timer (not
 	// for a retry topic), whose answer carries its recall handle
 	// (recall.go), as Java's SendMessageProcessor answers it.
@@ -397,7 +401,7 @@ func (b *Broker) proposeSend(ctx context.Context, conn *remoting.Conn, req *remo
 		b.txn.view.RLock()
 		defer b.txn.view.RUnlock()
 	}
-	results, err := b.group.Propose(pctx, p.msgs)
+	results, err := b.group.ProposeSend(pctx, p.msgs, p.window)
 	if err != nil {
 		return nil, err
 	}
@@ -531,7 +535,8 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 			msgs[i] = &exts[i]
 		}
 	} else {
-		p := &sendPlan{start: start, h: h, answerQueue: answerQueue, half: half, recallTopic: recallTopic, recallDue: due}
+		p := &sendPlan{start: start, h: h, answerQueue: answerQueue, half: half, recallTopic: recallTopic, recallDue: due,
+			parked: parked, window: b.sendWindow(tc)}
 		m := &p.ext
 		b.fillExt(m, &h, topic, queueID, born, h.Flag, req.Body, props)
 		if !parked {
@@ -546,7 +551,7 @@ func (b *Broker) prepareSend(ctx context.Context, conn *remoting.Conn, req *remo
 		p.msgs = p.one[:]
 		return p, nil
 	}
-	return &sendPlan{start: start, h: h, msgs: msgs, answerQueue: answerQueue, half: half}, nil
+	return &sendPlan{start: start, h: h, msgs: msgs, answerQueue: answerQueue, half: half, window: b.sendWindow(tc)}, nil
 }
 
 // sendAnswer records a stored send and builds its answer.
@@ -556,6 +561,12 @@ func (b *Broker) sendAnswer(req *remoting.Command, p *sendPlan, results []store.
 		return nil, fmt.Errorf("broker: %d results for %d messages", len(results), len(msgs))
 	}
 	b.prod.putTotal.Add(int64(len(msgs)))
+	answerQueue := p.answerQueue
+	if results[0].Duplicate && !p.parked {
+		// The first store may have gone to another queue (a producer
+		// picks one per attempt): the answer names where it is.
+		answerQueue = results[0].QueueID
+	}
 	bodies := 0
 	for _, m := range msgs {
 		bodies += len(m.Body)
@@ -566,8 +577,8 @@ func (b *Broker) sendAnswer(req *remoting.Command, p *sendPlan, results []store.
 		b.halfStored(msgs[0].UniqKey(), results[0].QueueOffset)
 	}
 
-	rh := protocol.SendMessageResponseHeader{QueueID: p.answerQueue, QueueOffset: results[0].QueueOffset,
-		Region: defaultRegion, TraceOn: true}
+	rh := protocol.SendMessageResponseHeader{QueueID: answerQueue, QueueOffset: results[0].QueueOffset,
+		Region: defaultRegion, TraceOn: true, DedupWindowMs: b.dupSpan(p.window).Milliseconds(), Duplicate: results[0].Duplicate}
 	if len(results) == 1 {
 		// strings.Join of one would do the same, after two slices.
 		rh.MsgID, rh.TransactionID = results[0].MsgID, msgs[0].UniqKey()

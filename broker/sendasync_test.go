@@ -26,8 +26,12 @@ type heldProposals struct {
 }
 
 func (h *heldProposals) ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, error)) {
+	h.ProposeSendAsync(msgs, 0, done)
+}
+
+func (h *heldProposals) ProposeSendAsync(msgs []*message.Ext, window time.Duration, done func([]store.PutResult, error)) {
 	h.mu.Lock()
-	h.held = append(h.held, func() { h.Replica.ProposeAsync(msgs, done) })
+	h.held = append(h.held, func() { h.Replica.ProposeSendAsync(msgs, window, done) })
 	h.mu.Unlock()
 	h.n.Add(1)
 }

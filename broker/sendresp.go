@@ -14,10 +14,12 @@ import (
 // and fields allocated apart) would be made for nothing on every send.
 type sendResponse struct {
 	remoting.Command
-	ext [7]remoting.ExtField
+	ext [9]remoting.ExtField
 	// offset holds the digits of the queueOffset field's value, which
-	// would otherwise be a string of its own.
+	// would otherwise be a string of its own; window the dedupWindowMs
+	// field's.
 	offset [20]byte
+	window [20]byte
 }
 
 // newSendResponse answers req with SUCCESS and h's fields, the fields and
@@ -39,6 +41,15 @@ func newSendResponse(req *remoting.Command, h *protocol.SendMessageResponseHeade
 	}
 	if h.RecallHandle != "" {
 		r.ext[n] = remoting.ExtField{Key: protocol.ExtRecallHandle, Value: h.RecallHandle}
+		n++
+	}
+	if h.DedupWindowMs > 0 {
+		b := strconv.AppendInt(r.window[:0], h.DedupWindowMs, 10)
+		r.ext[n] = remoting.ExtField{Key: protocol.ExtDedupWindow, Value: unsafe.String(unsafe.SliceData(b), len(b))}
+		n++
+	}
+	if h.Duplicate {
+		r.ext[n] = remoting.ExtField{Key: protocol.ExtDuplicate, Value: "true"}
 		n++
 	}
 	r.ExtList = r.ext[:n:n]

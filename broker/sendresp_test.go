@@ -16,6 +16,8 @@ func TestSendResponseMatchesEncode(t *testing.T) {
 		{MsgID: "7F00000100002A9F0000000000000000", QueueID: 3, QueueOffset: 1 << 40, TransactionID: "AB", Region: defaultRegion, TraceOn: true},
 		{MsgID: "a,b", QueueID: -1, QueueOffset: 0, TransactionID: "x,y"},
 		{MsgID: "m", QueueID: 1, TransactionID: "u", Region: defaultRegion, TraceOn: true, RecallHandle: "djEgdCBiIDEgdQ=="},
+		{MsgID: "d", QueueID: 2, QueueOffset: 7, TransactionID: "k", Region: defaultRegion, TraceOn: true, DedupWindowMs: 120000, Duplicate: true},
+		{MsgID: "e", QueueID: 2, QueueOffset: 8, TransactionID: "k2", DedupWindowMs: 30000},
 		{},
 	} {
 		got := newSendResponse(req, &h)

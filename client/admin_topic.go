@@ -24,6 +24,10 @@ type TopicConfig struct {
 	// Perm is 2 (write), 4 (read) or 6 (both).
 	Perm  int32
 	Order bool
+	// Attributes changes the topic's attributes as RocketMQ 5's mqadmin
+	// -a does: "+key=value" sets, "-key" removes, comma-separated (e.g.
+	// "+dedup.window=0" turns the duplicate window off for the topic).
+	Attributes string
 }
 
 // CreateTopic creates or updates the topic on every broker group t names
@@ -50,7 +54,7 @@ func (a *Admin) CreateTopic(ctx context.Context, tc TopicConfig, t Target) ([]st
 	for _, g := range groups {
 		h := protocol.CreateTopicRequestHeader{Topic: tc.Topic, DefaultTopic: protocol.DefaultTopic,
 			ReadQueueNums: tc.ReadQueues, WriteQueueNums: tc.WriteQueues, Perm: tc.Perm,
-			TopicFilterType: protocol.FilterSingleTag, Order: tc.Order}
+			TopicFilterType: protocol.FilterSingleTag, Order: tc.Order, Attributes: tc.Attributes}
 		req := h.Request()
 		if _, err := a.call(ctx, g.addr, req, 0); err != nil {
 			return done, fmt.Errorf("client: create topic %s on %s: %w", tc.Topic, g.name, err)

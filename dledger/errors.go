@@ -15,6 +15,11 @@ var (
 	ErrNotReady = errors.New("dledger: leader not ready")
 	// ErrBusy: the proposal queue is full. Retry later.
 	ErrBusy = errors.New("dledger: busy, proposal queue full")
+	// ErrRepeatNotStored answers a send that repeated one the leader had
+	// in flight when that one was not stored after all (refused, or lost
+	// with the leadership): the producer sends it again. It is ErrBusy
+	// (SYSTEM_BUSY, which clients retry).
+	ErrRepeatNotStored = busyError{"dledger: the send this message repeats was not stored; send it again"}
 	// ErrOutcomeUnknown: leadership was lost while the proposal was in
 	// flight; it may or may not have been committed by the next leader.
 	ErrOutcomeUnknown = errors.New("dledger: outcome unknown")
@@ -100,3 +105,9 @@ var ErrDiverged = errors.New("dledger: replica diverged from the leader")
 // ErrFormatVersion: the group's format version does not allow the entry
 // yet (not every member runs a binary that applies it).
 var ErrFormatVersion = errors.New("dledger: group format version too low")
+
+// busyError is an error that is ErrBusy (errors.Is) with its own text.
+type busyError struct{ text string }
+
+func (e busyError) Error() string        { return e.text }
+func (e busyError) Is(target error) bool { return target == ErrBusy }

@@ -46,9 +46,12 @@ type Group struct {
 	// only through the interfaces of storage.go (checks: the proposer's).
 	store  Storage
 	checks recordChecks
-	meta   *metadata.State
-	fsm    *fsm
-	wal    *raftLog // nil with one log
+	// dups is the store's duplicate window, asked by the proposer
+	// (duplicates.go).
+	dups duplicateWindow
+	meta *metadata.State
+	fsm  *fsm
+	wal  *raftLog // nil with one log
 	// logs and stable are raft's log and stable store: raft-wal, or with
 	// one log (Config.OneLog) the CommitLog and a small file.
 	logs   raft.LogStore
@@ -256,6 +259,7 @@ func (g *Group) open() error {
 	}
 	g.own = &ownEntries{}
 	g.checks = g.store
+	g.dups = g.store
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
 		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own, faults: cfg.Faults}
 	g.fsm.verifier.lastTo.Store(-1)

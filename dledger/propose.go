@@ -33,6 +33,12 @@ type proposal struct {
 	// done (ProposeAsync); answered makes it once.
 	cb       func([]store.PutResult, error)
 	answered atomic.Bool
+	// window, when positive, is the send's duplicate window (ProposeSend);
+	// dups holds the batcher's decisions (duplicates.go).
+	window time.Duration
+	dups   *dupState
+	// ids are the pending ids of its new messages (markDuplicates).
+	ids []string
 }
 
 // encodedRec is what encodeProposal works out for one message.
@@ -60,8 +66,12 @@ type proposalResult struct {
 }
 
 type inflight struct {
+	// fut is nil for proposals whose every message repeats a stored or
+	// pending one (duplicates.go): nothing was proposed for them.
 	fut   raft.ApplyFuture
 	props []*proposal
+	// keys are the pending ids of the entry's new messages.
+	keys []string
 	// data is the entry, kept to resolve it if leadership is lost
 	// (resolve.go).
 	data []byte
@@ -93,6 +103,9 @@ type proposer struct {
 	// report messages per entry from them).
 	entries  atomic.Uint64
 	messages atomic.Uint64
+	// pending and dupHits: duplicates.go.
+	pending pendingKeys
+	dupHits atomic.Uint64
 }
 
 func newProposer(g *Group) *proposer {
@@ -179,6 +192,7 @@ func (p *proposer) batch(ctx context.Context) {
 				break fill
 			}
 		}
+		p.markDuplicates(props)
 		prep := &store.PreparedRecords{}
 		prep.Grow(count)
 		data, props, count := p.g.encodeMessagesEntry(props, bytes, prep)
@@ -186,9 +200,17 @@ func (p *proposer) batch(ctx context.Context) {
 			p.release()
 			continue
 		}
+		if count == 0 {
+			// Every message repeats one: nothing to propose; answered in
+			// its turn (duplicates.go).
+			p.inflight <- inflight{props: props}
+			continue
+		}
+		keys := newKeys(props)
+		p.pending.add(keys)
 		p.entries.Add(1)
 		p.messages.Add(uint64(count))
-		p.proposePrepared(data, props, prep)
+		p.proposeKeyed(data, props, prep, keys)
 	}
 }
 
@@ -211,7 +233,7 @@ func (g *Group) encodeMessagesEntry(props []*proposal, size int, prep *store.Pre
 			continue
 		}
 		kept = append(kept, pr)
-		count += len(pr.msgs)
+		count += pr.encoded()
 	}
 	binary.BigEndian.PutUint32(b[entryHeaderSize:], uint32(count))
 	return b, kept, count
@@ -226,6 +248,9 @@ func (g *Group) encodeMessagesEntry(props []*proposal, size int, prep *store.Pre
 // them again.
 func (g *Group) appendRecords(b []byte, pr *proposal, prep *store.PreparedRecords) ([]byte, error) {
 	for i, m := range pr.msgs {
+		if pr.dups != nil && pr.dups.kinds[i] != dupNew {
+			continue
+		}
 		n := pr.recs[i].size
 		b = binary.BigEndian.AppendUint32(b, uint32(n))
 		start := len(b)
@@ -258,9 +283,15 @@ func (p *proposer) propose(data []byte, props []*proposal) {
 // proposePrepared is propose for an entry whose records the proposer read
 // as prep (nil: not kept) as it encoded them.
 func (p *proposer) proposePrepared(data []byte, props []*proposal, prep *store.PreparedRecords) {
+	p.proposeKeyed(data, props, prep, nil)
+}
+
+// proposeKeyed is proposePrepared for an entry whose new messages hold
+// the pending ids keys (duplicates.go), released once it is answered.
+func (p *proposer) proposeKeyed(data []byte, props []*proposal, prep *store.PreparedRecords, keys []string) {
 	p.g.own.add(data, prep)
 	fut := p.g.raft.Apply(data, p.g.cfg.ApplyTimeout)
-	p.inflight <- inflight{fut: fut, props: props, data: data}
+	p.inflight <- inflight{fut: fut, props: props, data: data, keys: keys}
 }
 
 // drain fails every queued proposal.
@@ -283,50 +314,71 @@ func (p *proposer) release() { <-p.slots }
 // before the batcher closes the next entry.
 func (p *proposer) complete() {
 	for e := range p.inflight {
-		p.answer(e)
+		sent := p.answer(e)
+		// The slot goes first: recording the sends in the window is off
+		// the path to the next entry, whose batcher finds their keys
+		// pending until they are recorded (duplicates.go).
 		p.release()
+		p.g.dups.RecordSent(sent)
+		p.pending.remove(e.keys)
 	}
 }
 
-func (p *proposer) answer(e inflight) {
+func (p *proposer) answer(e inflight) []store.Sent {
+	if e.fut == nil {
+		return p.deliver(e, applyResult{})
+	}
 	if err := p.g.awaitRaft(e.fut); err != nil {
 		if lostWithLeadership(err) {
 			// Appended, then leadership was lost: wait for this node,
 			// now a follower, to apply the index and see whose entry
 			// was committed there.
 			if res, ok := p.g.resolveLost(e.fut.Index(), e.data); ok {
-				p.deliver(e, res)
-				return
+				return p.deliver(e, res)
 			}
 		}
 		err = mapRaftError(err)
 		for _, pr := range e.props {
 			pr.finish(proposalResult{err: err})
 		}
-		return
+		return nil
 	}
 	res, _ := e.fut.Response().(applyResult)
-	p.deliver(e, res)
+	return p.deliver(e, res)
 }
 
-// deliver answers an entry's proposals with the FSM's result.
-func (p *proposer) deliver(e inflight, res applyResult) {
+// deliver answers an entry's proposals with the FSM's result. It returns
+// the sends the entry stored that the duplicate window is to remember
+// (duplicates.go).
+func (p *proposer) deliver(e inflight, res applyResult) []store.Sent {
 	if res.err != nil {
 		for _, pr := range e.props {
 			pr.finish(proposalResult{err: res.err})
 		}
-		return
+		return nil
 	}
+	var sent []store.Sent
+	at := 0
+	for _, pr := range e.props {
+		n := pr.encoded()
+		if len(pr.ids) > 0 && at+n <= len(res.results) {
+			sent = pr.appendSent(sent, res.results[at:at+n])
+		}
+		at += n
+	}
+	same := p.g.sameEntry(e.props, sent)
 	i := 0
 	for _, pr := range e.props {
-		n := len(pr.msgs)
+		n := pr.encoded()
 		if i+n > len(res.results) {
 			pr.finish(proposalResult{err: fmt.Errorf("%w: %d results for %d messages", ErrBadEntry, len(res.results), i+n)})
 			continue
 		}
-		pr.finish(proposalResult{results: res.results[i : i+n]})
+		results, err := p.g.resultsOf(pr, res.results[i:i+n], same)
+		pr.finish(proposalResult{results: results, err: err})
 		i += n
 	}
+	return sent
 }
 
 // mapRaftError turns raft's errors into the group's.
@@ -359,17 +411,7 @@ func mapRaftError(err error) error {
 // ErrOutcomeUnknown (leadership lost in flight: the next leader may have
 // committed it), or ctx's error (outcome unknown once queued).
 func (g *Group) Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutResult, error) {
-	if err := g.writable(); err != nil {
-		return nil, err
-	}
-	if len(msgs) == 0 {
-		return nil, nil
-	}
-	pr, err := g.encodeProposal(msgs)
-	if err != nil {
-		return nil, err
-	}
-	return g.await(ctx, pr)
+	return g.ProposeSend(ctx, msgs, 0)
 }
 
 // ProposeAsync is Propose without the wait: done is called once with what
@@ -379,6 +421,11 @@ func (g *Group) Propose(ctx context.Context, msgs []*message.Ext) ([]store.PutRe
 // entry is answered when raft decides it (applied, or failed with the
 // leadership) or the group closes.
 func (g *Group) ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, error)) {
+	g.proposeAsync(msgs, 0, done)
+}
+
+// proposeAsync is ProposeAsync with a send's duplicate window (0: none).
+func (g *Group) proposeAsync(msgs []*message.Ext, window time.Duration, done func([]store.PutResult, error)) {
 	if err := g.writable(); err != nil {
 		done(nil, err)
 		return
@@ -392,7 +439,7 @@ func (g *Group) ProposeAsync(msgs []*message.Ext, done func([]store.PutResult, e
 		done(nil, err)
 		return
 	}
-	pr.cb = done
+	pr.cb, pr.window = done, window
 	if err := g.prop.submit(pr); err != nil {
 		done(nil, err)
 		return

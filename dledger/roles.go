@@ -120,6 +120,7 @@ func (g *Group) watchRoles() {
 		case leader := <-g.notifyCh:
 			if !leader {
 				g.ready.Store(false)
+				g.dups.IdleDuplicates()
 				g.setRole(g.currentRole())
 				continue
 			}
@@ -141,6 +142,7 @@ func (g *Group) becomeReady() {
 				continue
 			}
 			if g.raft.State() == raft.Leader && g.failure() == nil {
+				g.dups.IndexDuplicates()
 				g.ready.Store(true)
 				g.setRole(g.currentRole())
 			}

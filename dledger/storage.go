@@ -19,6 +19,7 @@ import (
 //	snapshotData     fsm, snapshotStore (snapstore*.go)     capturing, pinning, staging, restoring
 //	checksumSource   fsm, Group (verifier.go)               the replicas' checkpoint checksums
 //	recordChecks     proposer (propose.go)                  the leader's one check of a record
+//	duplicateWindow  proposer (duplicates.go)               a send that repeats a stored message
 //	segmentFiles     snapshot staging (snapstore*.go)       naming the store's segment files
 
 // applyTarget is what the FSM applies committed entries to. LastSeq is the
@@ -111,6 +112,7 @@ type fsmStore interface {
 type Storage interface {
 	fsmStore
 	recordChecks
+	duplicateWindow
 	entryStore
 	// Close flushes and closes the store (a clean stop); CloseUnclean
 	// closes it as a crash leaves it (no checkpoint, no flush).

@@ -93,6 +93,7 @@ func TestEndpoints(t *testing.T) {
 	n.set(func(s *Status) {
 		s.Leader, s.CommitIndex, s.Lag, s.DiskError, s.Draining, s.Stopping = "", 5000, 4990, "disk full", true, true
 		s.Abstaining = true
+		s.Duplicates = &DuplicateStatus{Found: 7, Entries: 3, Bytes: 400, Expired: 2, EvictedByCount: 1}
 	})
 	code, body = get(t, base+"/readyz")
 	for _, want := range []string{"no leader known", "4990 entries behind", "disk not writable: disk full", "draining", "shutting down", "not voting yet"} {
@@ -109,6 +110,11 @@ func TestEndpoints(t *testing.T) {
 		`ledgermq_raft_apply_lag_entries{cluster="c",group="broker-a",node="n0"} 4990`,
 		`ledgermq_node_ready{cluster="c",group="broker-a",node="n0"} 0`,
 		`ledgermq_raft_abstaining{cluster="c",group="broker-a",node="n0"} 1`,
+		`ledgermq_dedup_found_total{cluster="c",group="broker-a",node="n0"} 7`,
+		`ledgermq_dedup_entries{cluster="c",group="broker-a",node="n0"} 3`,
+		`ledgermq_dedup_bytes{cluster="c",group="broker-a",node="n0"} 400`,
+		`ledgermq_dedup_evicted_total{cluster="c",group="broker-a",node="n0",reason="age"} 2`,
+		`ledgermq_dedup_evicted_total{cluster="c",group="broker-a",node="n0",reason="count"} 1`,
 	} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Fatalf("metrics %d lacks %q:\n%s", code, want, body)

@@ -52,6 +52,24 @@ type Status struct {
 	// taken log entries it had acknowledged, and neither votes nor
 	// campaigns until it has caught up with the leader.
 	Abstaining bool `json:"abstaining,omitempty"`
+	// Duplicates is the node's duplicate window (nil when it is off).
+	Duplicates *DuplicateStatus `json:"duplicates,omitempty"`
+}
+
+// DuplicateStatus is a node's duplicate window: the producers' message
+// keys it remembers, so that a retried send is stored once.
+type DuplicateStatus struct {
+	// Found counts the sends this node, as leader, answered from the
+	// window instead of storing them again, since it started.
+	Found uint64 `json:"found"`
+	// Entries and Bytes: the keys held and the memory they take.
+	Entries int   `json:"entries"`
+	Bytes   int64 `json:"bytes"`
+	// Expired and EvictedByCount count keys that left the window by age,
+	// and before their time because it held its maximum (a window
+	// shorter than configured: raise dedup.max_entries).
+	Expired        uint64 `json:"expired"`
+	EvictedByCount uint64 `json:"evictedByCount"`
 }
 
 // Ready reports whether the node should get traffic, and why not.

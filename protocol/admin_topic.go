@@ -43,11 +43,15 @@ type CreateTopicRequestHeader struct {
 	TopicFilterType string
 	TopicSysFlag    int32
 	Order           bool
+	// Attributes is RocketMQ 5's attribute changes: "+key=value" sets,
+	// "-key" removes, comma-separated (ParseAttributes); "" changes none.
+	Attributes string
 }
 
-// Encode returns the ext fields, every field written.
+// Encode returns the ext fields, every field written (attributes only
+// when set, as a 4.x client leaves them out).
 func (h *CreateTopicRequestHeader) Encode() map[string]string {
-	return map[string]string{
+	ext := map[string]string{
 		"topic":           h.Topic,
 		"defaultTopic":    h.DefaultTopic,
 		"readQueueNums":   itoa32(h.ReadQueueNums),
@@ -57,6 +61,10 @@ func (h *CreateTopicRequestHeader) Encode() map[string]string {
 		"topicSysFlag":    itoa32(h.TopicSysFlag),
 		"order":           boolString(h.Order),
 	}
+	if h.Attributes != "" {
+		ext["attributes"] = h.Attributes
+	}
+	return ext
 }
 
 // Decode reads the ext fields, with the defaults above. A missing topic
@@ -72,6 +80,7 @@ func (h *CreateTopicRequestHeader) Decode(ext map[string]string) error {
 		TopicFilterType: r.str("topicFilterType", false),
 		TopicSysFlag:    r.int32("topicSysFlag", false),
 		Order:           r.bool("order"),
+		Attributes:      r.str("attributes", false),
 	}
 	if r.err != nil {
 		return r.err

@@ -386,10 +386,23 @@ type SendMessageResponseHeader struct {
 	Region        string
 	TraceOn       bool
 	RecallHandle  string
+	// DedupWindowMs is ledgermq's: the duplicate window the broker applied
+	// to this send, in ms (0: none; the field is then left out), and
+	// Duplicate says the send repeated a message stored within it and was
+	// answered with that store instead of being stored again. RocketMQ's
+	// clients ignore both; ledgermq's reports a send whose earlier attempt
+	// was of unknown outcome as maybe duplicated only when no window
+	// covered its retry.
+	DedupWindowMs int64
+	Duplicate     bool
 }
 
 // Ext names of the send response header.
 const (
+	// ExtDedupWindow and ExtDuplicate carry DedupWindowMs and Duplicate.
+	ExtDedupWindow = "dedupWindowMs"
+	ExtDuplicate   = "duplicate"
+
 	extMsgRegion = "MSG_REGION"
 	extTraceOn   = "TRACE_ON"
 	// ExtRecallHandle is the send answer's recall handle of a timer
@@ -413,6 +426,12 @@ func (h *SendMessageResponseHeader) Encode() map[string]string {
 	if h.RecallHandle != "" {
 		ext[ExtRecallHandle] = h.RecallHandle
 	}
+	if h.DedupWindowMs > 0 {
+		ext[ExtDedupWindow] = itoa64(h.DedupWindowMs)
+	}
+	if h.Duplicate {
+		ext[ExtDuplicate] = "true"
+	}
 	return ext
 }
 
@@ -429,6 +448,10 @@ func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
 		Region:        r.str(extMsgRegion, false),
 		TraceOn:       trace != "" && trace != "false",
 		RecallHandle:  r.str(ExtRecallHandle, false),
+		Duplicate:     r.str(ExtDuplicate, false) == "true",
+	}
+	if r.str(ExtDedupWindow, false) != "" {
+		out.DedupWindowMs = r.int64(ExtDedupWindow, false)
 	}
 	if r.err != nil {
 		return r.err

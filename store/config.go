@@ -131,6 +131,9 @@ type Config struct {
 	// it). It runs on the Put caller's goroutine and must not block or call
 	// Put.
 	OnDispatch func(topic string, queueID int32, maxOffset int64)
+	// Duplicates configures the duplicate window (duplicates.go); the
+	// zero value is on, with its defaults.
+	Duplicates DuplicatesConfig
 
 	// OneLog makes the CommitLog the raft log (entries.go): entries are
 	// written by AppendEntries, made visible by DispatchEntry once

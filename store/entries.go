@@ -565,6 +565,7 @@ func (s *Store) DispatchEntry(seq uint64) ([]PutResult, error) {
 			s.log.Error("dispatch failed; refusing further writes", "error", err)
 			return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
 		}
+		s.addDuplicatesLocked(p.reqs)
 		res = make([]PutResult, len(p.reqs))
 		for i, r := range p.reqs {
 			res[i] = PutResult{PhysicalOffset: r.phy, QueueOffset: r.queueOffset, Size: r.size,

@@ -19,6 +19,12 @@ type PutResult struct {
 	Size           int32
 	// MsgID is the offset message id (store host + physical offset).
 	MsgID string
+	// QueueID and Duplicate are set on the answer to a message that was
+	// not stored because it repeats one the duplicate window holds
+	// (duplicates.go): the fields above then say where that first one
+	// is, and QueueID which queue it went to.
+	QueueID   int32
+	Duplicate bool
 }
 
 // Put appends a batch of messages as one all-or-nothing unit and returns
@@ -215,6 +221,7 @@ func (s *Store) putBatch(seq uint64, items []batchItem) ([]PutResult, error) {
 		s.log.Error("dispatch failed; refusing further writes", "error", err)
 		return nil, fmt.Errorf("%w: %v", ErrWriteFailed, err)
 	}
+	s.addDuplicatesLocked(reqs)
 	res := make([]PutResult, len(items))
 	for i := range items {
 		res[i] = PutResult{

@@ -113,6 +113,13 @@ func (s *Store) RestoreFrom(dir string, seq uint64) error {
 	if err := s.recover(); err != nil {
 		return s.restoreFailed(fmt.Errorf("%w: recover: %v", ErrRestore, err))
 	}
+	// The window file was this node's; it names a message of the
+	// restored log when this node's log was a prefix of it, and is
+	// refused otherwise (the window then starts empty).
+	s.dupsWritten.Store(-1)
+	s.mu.Lock()
+	s.rebuildDuplicates(s.dispatchedEnd())
+	s.mu.Unlock()
 	if err := s.checkpoint(false); err != nil {
 		return s.restoreFailed(fmt.Errorf("%w: checkpoint: %v", ErrRestore, err))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/consumequeue"
+	"github.com/ledgermq/ledgermq/dedup"
 	"github.com/ledgermq/ledgermq/index"
 	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
@@ -79,6 +80,18 @@ type Store struct {
 	// ents is the raft log's view of the CommitLog (Config.OneLog).
 	ents entryTable
 
+	// backlog is the duplicate window's source and dups its index, built
+	// on the node that asks (duplicates.go); backlog is nil when the
+	// window is off. Both change under mu; lookups take dups' own lock.
+	backlog *dupBacklog
+	dups    atomic.Pointer[dedup.Window]
+	// dupsWritten is the offset the window file holds (-1: unknown); the
+	// checkpoint rewrites the file only when it changes.
+	dupsWritten atomic.Int64
+	// dupsSpan is the backlog's reach in ms while it is full, -1 while it
+	// is not (DuplicateSpan).
+	dupsSpan atomic.Int64
+
 	// unverified holds the checkpoint's queue states not yet checked
 	// against their files (queueKey -> QueueState); see verify.go.
 	unverified    sync.Map
@@ -117,6 +130,9 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s.maxMsg.Store(int64(cfg.MaxMessageSize))
 	s.segSize.Store(cfg.SegmentSize)
+	s.backlog = newBacklog(cfg.Duplicates)
+	s.dupsWritten.Store(-1)
+	s.dupsSpan.Store(-1)
 	s.ents.reset(0)
 	if err := checkLayout(cfg); err != nil {
 		lock.Release()
@@ -130,6 +146,7 @@ func Open(cfg Config) (*Store, error) {
 		s.closeParts()
 		return nil, err
 	}
+	s.rebuildDuplicates(s.dispatchedEnd())
 	// Record at once that this run has not stopped cleanly yet, and make
 	// what recovery rebuilt durable.
 	if err := s.checkpoint(false); err != nil {
@@ -323,6 +340,10 @@ func (s *Store) checkpoint(clean bool) error {
 		// checkpoint vouches for the dispatched ones only.
 		c.CommitLogOffset = s.ents.applied
 	}
+	var dupsFrom int64
+	if s.backlog != nil {
+		dupsFrom = s.backlog.oldest(c.CommitLogOffset)
+	}
 	flushIdx := clean || s.idxFlushedAt.IsZero() || now.Sub(s.idxFlushedAt) >= s.cfg.IndexFlushInterval ||
 		s.idxPending >= int64(s.cfg.IndexFlushEntries) || c.CommitLogOffset-max(s.idxFlushedPhy, 0) >= s.cfg.IndexFlushBytes
 	if flushIdx {
@@ -360,6 +381,9 @@ func (s *Store) checkpoint(clean bool) error {
 	}
 	if err := writeCheckpoint(filepath.Join(s.cfg.Dir, checkpointName), c); err != nil {
 		return fail(err)
+	}
+	if err := s.writeDuplicatesFile(dupsFrom); err != nil {
+		return fail(fmt.Errorf("store: checkpoint: %w", err))
 	}
 	if flushIdx {
 		s.mu.Lock()

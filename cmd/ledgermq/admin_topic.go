@@ -70,6 +70,7 @@ func newTopicCreateCmd(af *adminFlags, use string) *cobra.Command {
 	f.Int32VarP(&tc.WriteQueues, "write-queues", "w", 8, "write queue count")
 	f.Int32VarP(&tc.Perm, "perm", "p", 6, "permission: 2 write, 4 read, 6 both")
 	boolFlag(f, use, &tc.Order, "order", mqShort(use, "o"), false, "ordered topic")
+	f.StringVarP(&tc.Attributes, "attributes", "a", "", "attribute changes: +key=value sets, -key removes, comma-separated (+dedup.window=0 turns the duplicate window off for the topic)")
 	mqNoEffect(f, use, "unit", "u", true, "unit topic")
 	mqNoEffect(f, use, "hasUnitSub", "s", true, "unit subscription")
 	targetFlags(cmd, &t)

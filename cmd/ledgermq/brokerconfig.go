@@ -27,6 +27,7 @@ package main
 // "n0-127.0.0.1:40911;n1-127.0.0.1:40912".
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -118,6 +119,8 @@ var brokerKeys = []keySpec{
 	{key: "store.flush_interval", aliases: []string{"flushIntervalCommitLog"}, def: "500ms", usage: "async flush period (bare number: ms)"},
 	{key: "store.segment_size", aliases: []string{"mappedFileSizeCommitLog", "mapedFileSizeCommitLog"}, def: "1073741824", usage: "commitlog segment size in bytes"},
 	{key: "store.preallocate", def: "false", usage: "reserve a new commitlog segment's disk blocks at creation (otherwise segments are sparse and grow as written)"},
+	{key: "dedup.window", def: "2m", usage: "how long a sent message's UNIQ_KEY is remembered: a retried send within it is answered with the first store, not stored again (bare number: seconds; 0: off; a topic's attribute dedup.window shortens it)"},
+	{key: "dedup.max_entries", def: "200000", usage: "most UNIQ_KEYs the duplicate window holds (about 130 bytes each; past it the oldest leave first)"},
 	{key: "store.sync_report", def: "false", isBool: true, usage: "test aid of the chaos harness's power-loss nemesis: record how much of each file every fsync made durable in DATA_DIR/SYNC_REPORT"},
 	{key: "store.file_reserved_time", aliases: []string{"fileReservedTime"}, def: "72h", usage: "keep commitlog segments this long (bare number: hours)"},
 	{key: "store.delete_when", aliases: []string{"deleteWhen"}, def: "04", usage: "hours of day expired segments are deleted, e.g. 03;04"},
@@ -156,6 +159,7 @@ var bareUnit = map[string]time.Duration{
 	"store.flush_interval":     time.Millisecond,
 	"store.file_reserved_time": time.Hour,
 	"timer_max_delay":          time.Second,
+	"dedup.window":             time.Second,
 	"raft.snapshot_interval":   time.Millisecond,
 }
 
@@ -221,11 +225,14 @@ type nodeConfig struct {
 	LogLevel string
 	LogJSON  bool
 
-	FlushMode             store.FlushMode
-	FlushInterval         time.Duration
-	SegmentSize           int64
-	Preallocate           bool
-	SyncReport            bool
+	FlushMode     store.FlushMode
+	FlushInterval time.Duration
+	SegmentSize   int64
+	Preallocate   bool
+	SyncReport    bool
+	// DedupWindow (0: off) and DedupMaxEntries bound the duplicate window.
+	DedupWindow           time.Duration
+	DedupMaxEntries       int
 	FileReservedTime      time.Duration
 	DeleteWhen            string
 	DiskMaxUsedSpaceRatio float64
@@ -516,6 +523,13 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		}
 		return d
 	}
+	// window is duration that also takes 0 (off).
+	window := func(key string) time.Duration {
+		if s := str(key); s == "0" || strings.EqualFold(s, "off") {
+			return 0
+		}
+		return duration(key)
+	}
 	list := func(key string) []string {
 		var out []string
 		for _, p := range strings.FieldsFunc(str(key), func(r rune) bool { return r == ';' || r == ',' }) {
@@ -546,6 +560,8 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		LogJSON:               boolean("log_json") || strings.EqualFold(str("log_format"), "json"),
 		Preallocate:           boolean("store.preallocate"),
 		SyncReport:            boolean("store.sync_report"),
+		DedupWindow:           window("dedup.window"),
+		DedupMaxEntries:       int(integer("dedup.max_entries", 1, 1<<26)),
 		FlushInterval:         duration("store.flush_interval"),
 		SegmentSize:           integer("store.segment_size", 64<<10, 1<<40),
 		FileReservedTime:      duration("store.file_reserved_time"),
@@ -789,6 +805,7 @@ func (c *nodeConfig) storeConfig(onDispatch func(string, int32, int64)) store.Co
 	sc.DiskMaxUsedSpaceRatio = c.DiskMaxUsedSpaceRatio
 	sc.DiskRefuseRatio = max(sc.DiskRefuseRatio, c.DiskMaxUsedSpaceRatio)
 	sc.OnDispatch = onDispatch
+	sc.Duplicates = store.DuplicatesConfig{Off: c.DedupWindow <= 0, Window: c.DedupWindow, MaxEntries: c.DedupMaxEntries}
 	return sc
 }
 
@@ -873,6 +890,7 @@ func (c *nodeConfig) brokerConfig() broker.Config {
 		ACLFile:                     c.ACLFile,
 		NamesrvCredentials:          c.NamesrvCredentials,
 		AutoCreateTopic:             c.AutoCreateTopic,
+		DuplicateWindow:             cmp.Or(c.DedupWindow, -1), // 0 (off) is the broker's default otherwise
 		TraceTopic:                  c.TraceTopic,
 		DefaultTopicQueueNums:       c.DefaultTopicQueueNums,
 		AutoCreateSubscriptionGroup: c.AutoCreateSubGroup,

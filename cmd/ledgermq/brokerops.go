@@ -10,6 +10,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/broker"
 	"github.com/ledgermq/ledgermq/dledger"
+	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/ops"
 )
 
@@ -42,6 +43,11 @@ func nodeStatus(cfg *nodeConfig, g *dledger.Group, b *broker.Broker, stopping *a
 		}
 		if err := b.ReadHealth(); err != nil {
 			s.ReadStarved = err.Error()
+		}
+		if st := messagestore.Of(g); st != nil && cfg.DedupWindow > 0 {
+			d := st.DuplicateStats()
+			s.Duplicates = &ops.DuplicateStatus{Found: g.DuplicatesFound(), Entries: d.Entries, Bytes: d.Bytes,
+				Expired: d.Expired, EvictedByCount: d.EvictedByCount}
 		}
 		return s
 	}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ledgermq/ledgermq/message"
+)
+
+const dupWindow = 2 * time.Minute
+
+// checkWindowHolds asserts that every acked message is in the window with
+// where it was stored.
+func checkWindowHolds(t *testing.T, s *Store, batches []acked) {
+	t.Helper()
+	for _, b := range batches {
+		for i, m := range b.msgs {
+			r, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow)
+			want := b.results[i]
+			if !ok || !r.Duplicate || r.PhysicalOffset != want.PhysicalOffset || r.QueueOffset != want.QueueOffset ||
+				r.Size != want.Size || r.QueueID != m.QueueID || r.MsgID != want.MsgID {
+				t.Fatalf("%s: window has %+v (%v), want %+v in queue %d", m.UniqKey(), r, ok, want, m.QueueID)
+			}
+		}
+	}
+}
+
+// TestDuplicateWindowFedByPut: every stored message enters the window
+// with its store; retry topics, other topics, a shorter window, and a
+// store with the window off miss.
+func TestDuplicateWindowFedByPut(t *testing.T) {
+	s := mustOpen(t, testConfig(t.TempDir()))
+	defer s.Close()
+	n := 0
+	batches := putBatches(t, s, "T", 3, 10, 4, 100, &n)
+	checkWindowHolds(t, s, batches)
+	m := batches[0].msgs[0]
+	if _, ok := s.Duplicate("U", m.UniqKey(), m.StoreTimestamp, dupWindow); ok {
+		t.Fatal("another topic's key found")
+	}
+	if _, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp+int64(time.Hour/time.Millisecond), dupWindow); ok {
+		t.Fatal("a key found after its window")
+	}
+	if _, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, 0); ok {
+		t.Fatal("a key found with the window off")
+	}
+	retry := testMsg("%RETRY%G", 0, 1000, 10)
+	if _, err := s.Put(0, []*message.Ext{retry}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Duplicate(retry.Topic, retry.UniqKey(), retry.StoreTimestamp, dupWindow); ok {
+		t.Fatal("a retry topic's message entered the window")
+	}
+	if st := s.DuplicateStats(); st.Entries != 40 {
+		t.Fatalf("window holds %d entries, want 40", st.Entries)
+	}
+
+	cfg := testConfig(t.TempDir())
+	cfg.Duplicates.Off = true
+	off := mustOpen(t, cfg)
+	defer off.Close()
+	if _, err := off.Put(0, []*message.Ext{m}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := off.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow); ok {
+		t.Fatal("a store with the window off found a key")
+	}
+	if err := off.checkpoint(false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, duplicatesName)); !os.IsNotExist(err) {
+		t.Fatalf("a store with the window off wrote %s: %v", duplicatesName, err)
+	}
+}
+
+// TestDuplicateWindowRebuiltOnOpen: after a clean close, after a crash
+// (messages past the last checkpoint included), the reopened store's
+// window holds what it held; a window file that is damaged or names an
+// offset outside the log leaves it empty, and the store opens.
+func TestDuplicateWindowRebuiltOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir)
+	s := mustOpen(t, cfg)
+	n := 0
+	batches := putBatches(t, s, "T", 2, 20, 5, 300, &n)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, cfg)
+	checkWindowHolds(t, s, batches)
+
+	// More after the last checkpoint, then a crash.
+	if err := s.checkpoint(false); err != nil {
+		t.Fatal(err)
+	}
+	batches = append(batches, putBatches(t, s, "T", 2, 5, 5, 300, &n)...)
+	s.crash()
+	s = mustOpen(t, cfg)
+	checkWindowHolds(t, s, batches)
+	want := s.DuplicateStats().Entries
+	if want != n {
+		t.Fatalf("window holds %d entries, want %d", want, n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A window that lost its oldest entries to MaxEntries starts where its
+	// oldest is, and is rebuilt as it was.
+	cfg.Duplicates.MaxEntries = 30
+	s = mustOpen(t, cfg)
+	if got := s.DuplicateStats().Entries; got != 30 {
+		t.Fatalf("window of 30 holds %d", got)
+	}
+	if err := s.checkpoint(true); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, duplicatesName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := decodeDuplicatesFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := batches[len(batches)-1]
+	oldest := s.backlog.oldest(-1)
+	if from != oldest || from <= batches[0].results[0].PhysicalOffset || from > last.results[0].PhysicalOffset {
+		t.Fatalf("window file names %d, the oldest entry is at %d", from, oldest)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Duplicates.MaxEntries = 0
+
+	for _, bad := range [][]byte{
+		[]byte("short"),
+		func() []byte { b := encodeDuplicatesFile(from); b[9] ^= 1; return b }(),
+		encodeDuplicatesFile(1 << 40),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, duplicatesName), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s = mustOpen(t, cfg)
+		if got := s.DuplicateStats().Entries; got != 0 {
+			t.Fatalf("window rebuilt from a bad file: %d entries", got)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// FuzzDuplicatesFile: the window file's decoder never panics, and what it
+// accepts encodes back to the same bytes.
+func FuzzDuplicatesFile(f *testing.F) {
+	f.Add(encodeDuplicatesFile(0))
+	f.Add(encodeDuplicatesFile(1 << 33))
+	f.Add([]byte("LMDF"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		from, err := decodeDuplicatesFile(b)
+		if err != nil {
+			return
+		}
+		if got := encodeDuplicatesFile(from); string(got) != string(b) {
+			t.Fatalf("%x decoded to %d, which encodes to %x", b, from, got)
+		}
+	})
+}
+
+// TestDuplicateSpan: a window at its maximum count reaches back only as
+// far as its oldest key.
+func TestDuplicateSpan(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Duplicates.MaxEntries = 10
+	s := mustOpen(t, cfg)
+	defer s.Close()
+	n := 0
+	putBatches(t, s, "T", 1, 1, 5, 10, &n)
+	if got := s.DuplicateSpan(dupWindow); got != dupWindow {
+		t.Fatalf("span %v of a window not full, want %v", got, dupWindow)
+	}
+	putBatches(t, s, "T", 1, 4, 5, 10, &n) // 25 messages 1 ms apart
+	if got := s.DuplicateSpan(dupWindow); got != 9*time.Millisecond {
+		t.Fatalf("span %v of a full window of 10 keys 1 ms apart, want 9ms", got)
+	}
+	if got := s.DuplicateSpan(time.Millisecond); got != time.Millisecond {
+		t.Fatalf("span above the asked window: %v", got)
+	}
+}
