@@ -11,7 +11,7 @@
 //	defer p.Close()
 //	res, err := p.Send(ctx, &client.Message{Topic: "Orders", Body: body, ShardingKey: orderID})
 //	switch client.OutcomeOf(err) {
-//	case client.OutcomeOK:      // stored; res.MaybeDuplicated() if an earlier attempt's fate is unknown
+//	case client.OutcomeOK:      // stored; res.MaybeDuplicated() if it may be stored twice
 //	case client.OutcomeFailed:  // certainly not stored: safe to send again
 //	case client.OutcomeUnknown: // may be stored (once, or more): reconcile by res/err UNIQ_KEY
 //	}
@@ -60,8 +60,8 @@
 //
 // Every send ends in one of three outcomes. The errors are *SendError,
 // which lists every attempt (Attempt: queue, address, outcome, error,
-// latency) and matches ErrSendFailed or ErrUnknownOutcome with errors.Is,
-// plus its cause (a *BrokerError with the code, remoting.ErrConnClosed,
+// latency, start) and matches ErrSendFailed or ErrUnknownOutcome with
+// errors.Is, plus its cause (a *BrokerError with the code, remoting.ErrConnClosed,
 // ErrNoRoute, ErrInvalidMessage, context errors, …). A send is unknown as
 // soon as one of its attempts is, whatever the later ones did.
 //
@@ -82,9 +82,22 @@
 //	success answer with a malformed header            unknown  no
 //
 // (*) A retry after an unknown attempt may store the message a second
-// time; the SendResult then says MaybeDuplicated. WithRetryAfterUnknown
-// (false) stops at the unknown attempt instead (ErrUnknownOutcome), for
-// callers that would rather reconcile than duplicate. Two cases are
+// time; the SendResult then says MaybeDuplicated, unless a duplicate
+// window covered the retry. A ledgermq broker group keeps a replicated
+// window of the (topic, UNIQ_KEY) pairs it stored recently (the broker's
+// dedup.window, 2 min by default) and answers a send of a pair it holds
+// with the first store instead of storing it again (SendResult.Duplicate);
+// every answer names the window the group applied
+// (SendResult.DedupWindow). An unknown attempt is covered when the
+// acknowledged attempt went to the same broker group, its answer named a
+// window, and it started less than that window after the unknown attempt
+// started (both on the client's clock, Attempt.Start). A retry to another
+// broker group (a send without ShardingKey moves to another group after a
+// failure), an answer without a window (the window off, a RocketMQ
+// broker) and a retry after the window stay maybe duplicated.
+// WithRetryAfterUnknown(false) stops at the unknown attempt instead
+// (ErrUnknownOutcome), for callers that would rather reconcile than
+// duplicate. Two cases are
 // reported unknown although nothing was sent, because remoting cannot tell
 // them apart from a lost request: a pooled connection found dead just as
 // the request was queued, and a context that ends while dialling.

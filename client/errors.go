@@ -87,6 +87,10 @@ type Attempt struct {
 	// connection lost; remoting's sentinels match with errors.Is).
 	Err     error
 	Latency time.Duration
+	// Start is when the attempt began, on the client's clock (with its
+	// monotonic reading): SendResult.MaybeDuplicated compares it with the
+	// start of the attempt that stored the message.
+	Start time.Time
 }
 
 // BrokerError is a send answered with an error code.

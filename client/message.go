@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
@@ -96,12 +97,52 @@ type SendResult struct {
 	// Earlier lists the attempts before the one that succeeded (nil when
 	// the first did).
 	Earlier []Attempt
+	// Duplicate says the broker group had stored this message (its topic
+	// and UNIQ_KEY) already within its duplicate window, by an earlier
+	// attempt of this send or an earlier send with the same UNIQ_KEY, and
+	// answered with that first store (Queue, QueueOffset and OffsetMsgID
+	// are its) instead of storing the message again. Only ledgermq's
+	// brokers say so.
+	Duplicate bool
+	// DedupWindow is the duplicate window the broker group applied to the
+	// acknowledged attempt: a send of the same topic and UNIQ_KEY to that
+	// group within DedupWindow of a stored one is answered with that store
+	// rather than stored again. 0: no window (the group's is off, or the
+	// broker is not ledgermq's or older than the window).
+	DedupWindow time.Duration
+	// started is the Attempt.Start of the acknowledged attempt.
+	started time.Time
 }
 
-// MaybeDuplicated reports whether an earlier attempt's outcome was
-// unknown: the message may then be stored more than once (every copy
-// with the same MsgID).
-func (r *SendResult) MaybeDuplicated() bool { return unknownAmong(r.Earlier) }
+// MaybeDuplicated reports whether the message may be stored more than
+// once (every copy with the same MsgID): true when an earlier attempt's
+// outcome was unknown and no duplicate window covered the retry. An
+// unknown attempt is covered when the acknowledged attempt went to the
+// same broker group (Queue.BrokerName), that group's answer carried a
+// duplicate window (DedupWindow > 0), and the acknowledged attempt
+// started less than DedupWindow after the unknown one started, on the
+// client's clock (Attempt.Start): had the unknown attempt stored the
+// message, the group answered the retry with that store. An unknown
+// attempt to another broker group, an answer without a window, or a retry
+// after the window is not covered.
+func (r *SendResult) MaybeDuplicated() bool {
+	for _, a := range r.Earlier {
+		if a.Outcome == OutcomeUnknown && !r.covers(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether the duplicate window of the acknowledged attempt
+// covers the earlier attempt a (MaybeDuplicated).
+func (r *SendResult) covers(a Attempt) bool {
+	if r.DedupWindow <= 0 || a.Queue.BrokerName != r.Queue.BrokerName ||
+		a.Start.IsZero() || r.started.IsZero() {
+		return false
+	}
+	return r.started.Sub(a.Start) < r.DedupWindow
+}
 
 // validateTopic checks a topic name as brokers do (protocol.ValidateTopic),
 // so a bad one fails before it reaches the wire.

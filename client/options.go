@@ -144,7 +144,8 @@ func WithLatencyFaultTolerance(on bool) Option { return func(o *options) { o.lat
 // whose outcome is unknown (a timeout, a connection lost after the
 // request was written, SYSTEM_ERROR). Default true, as RocketMQ; such a
 // retry may store the message twice, which SendResult.MaybeDuplicated
-// reports. With false the send stops there with ErrUnknownOutcome.
+// reports (unless the broker group's duplicate window covered it). With
+// false the send stops there with ErrUnknownOutcome.
 func WithRetryAfterUnknown(on bool) Option { return func(o *options) { o.retryUnknown = on } }
 
 // WithMaxAsyncInFlight bounds the SendAsync calls in progress (default

@@ -76,7 +76,8 @@ func NewProducer(opts ...Option) (*Producer, error) {
 // name servers. The error, when there is one, is a *SendError that
 // matches ErrSendFailed (certainly not stored) or ErrUnknownOutcome (may
 // have been stored); a SendResult whose MaybeDuplicated is true was
-// stored after an earlier attempt whose outcome is unknown. ctx and the
+// stored after an earlier attempt whose outcome is unknown, which no
+// duplicate window of the broker covered. ctx and the
 // send timeout bound the whole send.
 func (p *Producer) Send(ctx context.Context, m *Message) (SendResult, error) {
 	out, err := p.prepare(m)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -345,8 +346,8 @@ func (p *Producer) roundRobin(info *publishInfo, last *attemptResult) Queue {
 
 // attempt sends out to q at addr once.
 func (p *Producer) attempt(ctx context.Context, out *outgoing, kind sendKind, q Queue, addr string) attemptResult {
-	r := attemptResult{Attempt: Attempt{Queue: q, Addr: addr}}
-	start := time.Now() // the one clock reading for the checks and the latency
+	start := time.Now() // the one clock reading for the checks, the start and the latency
+	r := attemptResult{Attempt: Attempt{Queue: q, Addr: addr, Start: start}}
 	if err := errAt(ctx, start); err != nil {
 		// Nothing was written.
 		r.Outcome, r.Err = OutcomeFailed, err
@@ -404,10 +405,25 @@ func (p *Producer) answered(out *outgoing, r *attemptResult, resp *remoting.Comm
 		TransactionID: h.TransactionID,
 		Region:        h.Region,
 		Addr:          r.Addr,
+		Duplicate:     h.Duplicate,
+		DedupWindow:   dedupWindow(h.DedupWindowMs),
+		started:       r.Start,
 	}
 	if len(offIDs) > 0 {
 		r.result.OffsetMsgID = offIDs[0]
 	}
+}
+
+// dedupWindow is a send answer's DedupWindowMs as a duration: none when
+// not positive, the longest duration when too long for one.
+func dedupWindow(ms int64) time.Duration {
+	switch {
+	case ms <= 0:
+		return 0
+	case ms > math.MaxInt64/int64(time.Millisecond):
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // backoff is a doubling wait, capped at max (maxBackoff when 0).

@@ -122,7 +122,7 @@ func callContext(ctx context.Context) (context.Context, remoting.CallOptions) {
 // last value of a repeated key counts, and anything Decode would refuse
 // (a field missing or not a number) is handed to Decode for its error.
 func decodeSendResponse(resp *remoting.Command, h *protocol.SendMessageResponseHeader) error {
-	var msgID, queueID, queueOffset, txID, region, trace string
+	var msgID, queueID, queueOffset, txID, region, trace, recall, window, dup string
 	var seen uint8
 	for _, f := range resp.ExtList {
 		switch f.Key {
@@ -138,16 +138,28 @@ func decodeSendResponse(resp *remoting.Command, h *protocol.SendMessageResponseH
 			region = f.Value
 		case "TRACE_ON":
 			trace = f.Value
+		case protocol.ExtRecallHandle:
+			recall = f.Value
+		case protocol.ExtDedupWindow:
+			window = f.Value
+		case protocol.ExtDuplicate:
+			dup = f.Value
 		}
 	}
 	qid, err1 := strconv.ParseInt(queueID, 10, 32)
 	off, err2 := strconv.ParseInt(queueOffset, 10, 64)
-	if resp.ExtFields != nil || seen != 7 || err1 != nil || err2 != nil {
+	var win int64
+	var err3 error
+	if window != "" {
+		win, err3 = strconv.ParseInt(window, 10, 64)
+	}
+	if resp.ExtFields != nil || seen != 7 || err1 != nil || err2 != nil || err3 != nil {
 		return h.Decode(resp.ExtMap())
 	}
 	*h = protocol.SendMessageResponseHeader{
 		MsgID: msgID, QueueID: int32(qid), QueueOffset: off, TransactionID: txID, Region: region,
-		TraceOn: trace != "" && trace != "false",
+		TraceOn: trace != "" && trace != "false", RecallHandle: recall,
+		DedupWindowMs: win, Duplicate: dup == "true",
 	}
 	return nil
 }

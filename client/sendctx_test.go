@@ -54,6 +54,10 @@ func TestDecodeSendResponse(t *testing.T) {
 		f("msgId", "A", "queueId", "", "queueOffset", "2"),
 		f("msgId", "A", "queueId", "2147483648", "queueOffset", "2"),
 		f("msgId", "A", "queueId", "+7", "queueOffset", "9223372036854775807", "TRACE_ON", ""),
+		f("msgId", "A", "queueId", "1", "queueOffset", "2", "recallHandle", "djEgdCBiIDEgdQ==", "dedupWindowMs", "120000", "duplicate", "true"),
+		f("msgId", "A", "queueId", "1", "queueOffset", "2", "dedupWindowMs", "", "duplicate", "TRUE"),
+		f("msgId", "A", "queueId", "1", "queueOffset", "2", "dedupWindowMs", "x"),
+		f("msgId", "A", "queueId", "1", "queueOffset", "2", "dedupWindowMs", "5", "dedupWindowMs", "-7", "duplicate", "false"),
 		nil,
 	} {
 		checkSendResponse(t, l)
@@ -73,6 +77,7 @@ func FuzzDecodeSendResponse(f *testing.F) {
 	f.Add("msgId=A\x00queueId=1\x00queueOffset=2\x00TRACE_ON=true")
 	f.Add("msgId=A,B\x00queueId=1\x00queueOffset=2\x00queueOffset=x")
 	f.Add("msgId=\x00queueId= 1\x00queueOffset=2\x00MSG_REGION=r")
+	f.Add("msgId=A\x00queueId=1\x00queueOffset=2\x00dedupWindowMs=120000\x00duplicate=true\x00recallHandle=h")
 	f.Fuzz(func(t *testing.T, s string) {
 		var l []remoting.ExtField
 		for _, item := range strings.Split(s, "\x00") {

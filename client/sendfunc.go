@@ -98,7 +98,8 @@ func (p *Producer) attemptFunc(out *outgoing) {
 // when it is to be retried.
 func (p *Producer) answeredFunc(out *outgoing, resp *remoting.Command, err error) {
 	t := out.first
-	r := attemptResult{Attempt: Attempt{Queue: t.q, Addr: t.addr, Latency: time.Since(out.attemptStart)}}
+	r := attemptResult{Attempt: Attempt{Queue: t.q, Addr: t.addr, Start: out.attemptStart,
+		Latency: time.Since(out.attemptStart)}}
 	p.answered(out, &r, resp, err)
 	res, done, err := p.settle(out, t.info, &r)
 	if done {

@@ -27,6 +27,12 @@ type Result struct {
 	// stored one send twice.
 	Duplicates, UnjustifiedDuplicates int
 	Redelivered                       int // queue offsets delivered to the group more than once
+	// GroupDuplicates: values stored at more than one queue offset of one
+	// broker group (a copy in another group, left by a retry that moved
+	// there, is not counted: no group's duplicate window sees both).
+	// ExactlyOnce is CheckInput's: with it any fails the verdict.
+	GroupDuplicates int
+	ExactlyOnce     bool
 	// InconsistentOffsets: a queue offset holding different values (in
 	// two replicas, or as delivered and as finally stored) or a delivered
 	// value the final log no longer has.
@@ -75,7 +81,17 @@ func (r *Result) VerdictLine() string {
 		v = "FAIL"
 	}
 	return fmt.Sprintf("verdict: %s acked=%d lost=%d unexpected=%d duplicates=%d divergent=%d max-unavailable-ms=%d",
-		v, r.Acked, r.Lost, r.Unexpected, r.Duplicates, r.Divergent, int64(math.Round(r.MaxUnavailableMS))) + r.Pop.verdict() + r.groupsVerdict()
+		v, r.Acked, r.Lost, r.Unexpected, r.Duplicates, r.Divergent, int64(math.Round(r.MaxUnavailableMS))) +
+		r.exactlyOnceVerdict() + r.Pop.verdict() + r.groupsVerdict()
+}
+
+// exactlyOnceVerdict is the verdict line's exactly-once figure, with
+// ExactlyOnce only.
+func (r *Result) exactlyOnceVerdict() string {
+	if !r.ExactlyOnce {
+		return ""
+	}
+	return fmt.Sprintf(" exactly-once-duplicates=%d", r.GroupDuplicates)
 }
 
 // pos is one queue offset (g the queue's broker group in a run of two or
@@ -109,6 +125,11 @@ type CheckInput struct {
 	// (nil: one group, every node of Nodes): replicas are compared within
 	// their group, and events carry their Group.
 	Groups map[string][]string
+	// ExactlyOnce: every broker group keeps a duplicate window (the
+	// broker's dedup.window) covering the producers' retries to it, so a
+	// value stored at two queue offsets of one group fails the verdict
+	// (Result.GroupDuplicates); copies in two groups are still allowed.
+	ExactlyOnce bool
 }
 
 // replicas are the nodes holding group g's queues.
@@ -121,7 +142,8 @@ func (in CheckInput) replicas(all []string, g string) []string {
 
 // Check runs every checker over a history.
 func Check(evs []Event, in CheckInput) *Result {
-	r := &Result{LostOnNode: map[string]int{}, LostByAcker: map[string]int{}, ReplicaCompare: in.ReplicaCompare}
+	r := &Result{LostOnNode: map[string]int{}, LostByAcker: map[string]int{}, ReplicaCompare: in.ReplicaCompare,
+		ExactlyOnce: in.ExactlyOnce}
 	sends := map[string]Event{}
 	var sendList []Event
 	reads := map[string]map[pos]string{} // node → position → value
@@ -233,6 +255,11 @@ func Check(evs []Event, in CheckInput) *Result {
 	r.Unexpected += r.Txn.RolledBackDelivered
 	r.Duplicates += r.Txn.Duplicates
 	r.UnjustifiedDuplicates += r.Txn.Duplicates
+	for v, ps := range stored {
+		if _, sent := sends[v]; (sent || txnVals[v]) && twiceInAGroup(ps) {
+			r.GroupDuplicates++
+		}
+	}
 	// Per producer: the range of sequence numbers found.
 	type span struct{ lo, hi int64 }
 	spans := map[string]span{}
@@ -373,6 +400,17 @@ func Check(evs []Event, in CheckInput) *Result {
 	return r
 }
 
+// twiceInAGroup reports whether positions ps (sorted by cmpPos) hold two
+// queue offsets of one broker group.
+func twiceInAGroup(ps []pos) bool {
+	for i := 1; i < len(ps); i++ {
+		if ps[i].g == ps[i-1].g {
+			return true
+		}
+	}
+	return false
+}
+
 func problems(r *Result, in CheckInput) []string {
 	var out []string
 	add := func(n int, what string) {
@@ -389,6 +427,9 @@ func problems(r *Result, in CheckInput) []string {
 	add(r.Lost, "acknowledged messages lost")
 	add(r.Unexpected, "unexpected messages (never sent)")
 	add(r.UnjustifiedDuplicates, "messages stored twice from one acknowledged attempt")
+	if in.ExactlyOnce {
+		add(r.GroupDuplicates, "messages stored twice within one broker group (exactly-once)")
+	}
 	add(r.InconsistentOffsets, "inconsistent queue offsets (a delivered value the final log does not hold there)")
 	add(r.Reorders, "reorders within a queue")
 	add(r.Gaps, "stored queue offsets never delivered to the consumer group")
@@ -533,6 +574,9 @@ func (r *Result) Summary() string {
 	fmt.Fprintf(&b, "         unexpected=%d duplicates=%d (unjustified %d) redelivered=%d inconsistent-offsets=%d\n",
 		r.Unexpected, r.Duplicates, r.UnjustifiedDuplicates, r.Redelivered, r.InconsistentOffsets)
 	fmt.Fprintf(&b, "         reorders=%d gaps=%d divergent=%d offset-regressions=%d offset-divergent=%d\n", r.Reorders, r.Gaps, r.Divergent, r.OffsetRegressions, r.OffsetDivergent)
+	if r.ExactlyOnce {
+		fmt.Fprintf(&b, "         exactly-once duplicates-within-a-group=%d\n", r.GroupDuplicates)
+	}
 	fmt.Fprintf(&b, "avail    ok-ratio in-faults=%s outside=%s max-unavailable-ms=%.0f\n", ratioText(r.OKRatioInFaults), ratioText(r.OKRatioOutside), r.MaxUnavailableMS)
 	fmt.Fprintf(&b, "failover n=%d p50=%.0fms p99=%.0fms max=%.0fms\n", len(r.FailoverMS), r.FailoverP50, r.FailoverP99, r.FailoverMax)
 	fmt.Fprintf(&b, "latency  ok sends p50=%.1fms p95=%.1fms p99=%.1fms max=%.1fms\n", r.LatencyP50, r.LatencyP95, r.LatencyP99, r.LatencyMax)

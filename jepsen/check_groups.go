@@ -41,7 +41,7 @@ func CheckGroups(evs []Event, in CheckInput, groupCompare map[string]string) *Re
 	r := Check(evs, in)
 	for _, g := range slices.Sorted(mapKeys(in.Groups)) {
 		gin := CheckInput{Nodes: in.Groups[g], Groups: map[string][]string{g: in.Groups[g]},
-			ReplicaCompare: groupCompare[g], NoFinalRead: in.NoFinalRead}
+			ReplicaCompare: groupCompare[g], NoFinalRead: in.NoFinalRead, ExactlyOnce: in.ExactlyOnce}
 		gr := Check(groupEvents(evs, g), gin)
 		r.Groups = append(r.Groups, GroupResult{Name: g, Result: gr})
 		for _, p := range gr.Problems {
@@ -137,7 +137,8 @@ func groupDown(evs []Event, groups map[string][]string) GroupDownResult {
 func (r *Result) groupsVerdict() string {
 	var b strings.Builder
 	for _, g := range r.Groups {
-		fmt.Fprintf(&b, " %s(acked=%d lost=%d duplicates=%d divergent=%d)", g.Name, g.Acked, g.Lost, g.Duplicates, g.Divergent)
+		fmt.Fprintf(&b, " %s(acked=%d lost=%d duplicates=%d divergent=%d%s)", g.Name, g.Acked, g.Lost, g.Duplicates, g.Divergent,
+			g.exactlyOnceVerdict())
 	}
 	return b.String()
 }
@@ -153,6 +154,9 @@ func (r *Result) groupsSummary() string {
 		}
 		fmt.Fprintf(&b, "group    %s acked=%d lost=%d duplicates=%d (unjustified %d) divergent=%d reorders=%d gaps=%d replicas-identical=%s\n",
 			g.Name, g.Acked, g.Lost, g.Duplicates, g.UnjustifiedDuplicates, g.Divergent, g.Reorders, g.Gaps, identical)
+		if g.ExactlyOnce {
+			fmt.Fprintf(&b, "group    %s exactly-once duplicates-within-the-group=%d\n", g.Name, g.GroupDuplicates)
+		}
 		if t := g.Txn; t.Attempted > 0 {
 			fmt.Fprintf(&b, "group    %s txn half-ok=%d committed=%d check-backs=%d txn-lost=%d txn-rolledback-delivered=%d txn-duplicates=%d txn-misplaced=%d\n",
 				g.Name, t.HalfOK, t.Committed, t.CheckBacks, t.Lost, t.RolledBackDelivered, t.Duplicates, t.Misplaced)

@@ -121,6 +121,103 @@ func TestCheckDuplicates(t *testing.T) {
 	}
 }
 
+// TestCheckExactlyOnce: with ExactlyOnce a retried send stored twice in
+// one group fails the verdict, which then carries exactly-once-duplicates;
+// without it nothing changes, and the verdict line keeps its old fields.
+func TestCheckExactlyOnce(t *testing.T) {
+	h := &hist{}
+	h.send("p0-1", 0, OK, 0, 0)
+	h.evs = append(h.evs, Event{Type: EvSend, Value: "p0-2", Invoke: 10, T: 20, Outcome: OK, Queue: 0, Offset: 1, Attempts: 2, MaybeDup: true})
+	vals := []string{"p0-1", "p0-2", "p0-2"}
+	for i, v := range vals {
+		h.recv(v, 0, int64(i))
+	}
+	h.read(0, vals, three...)
+
+	r := Check(h.evs, CheckInput{Nodes: three})
+	if !r.Valid() || r.Duplicates != 1 || r.GroupDuplicates != 1 || r.ExactlyOnce {
+		t.Fatalf("without exactly-once: %s", r.Summary())
+	}
+	plain := r.VerdictLine()
+	if !strings.HasPrefix(plain, "verdict: PASS acked=2 lost=0 unexpected=0 duplicates=1 divergent=0 max-unavailable-ms=") ||
+		strings.Contains(plain, "exactly-once") || strings.Contains(r.Summary(), "exactly-once") {
+		t.Fatalf("verdict line without exactly-once %q", plain)
+	}
+
+	r = Check(h.evs, CheckInput{Nodes: three, ExactlyOnce: true})
+	if r.Valid() || r.GroupDuplicates != 1 || r.Duplicates != 1 || r.UnjustifiedDuplicates != 0 ||
+		!slices.Contains(r.Problems, "1 messages stored twice within one broker group (exactly-once)") {
+		t.Fatalf("exactly-once, stored twice in the group: %s", r.Summary())
+	}
+	v := r.VerdictLine()
+	if !strings.HasPrefix(v, "verdict: FAIL acked=2 lost=0 unexpected=0 duplicates=1 divergent=0 max-unavailable-ms=") ||
+		!strings.HasSuffix(v, " exactly-once-duplicates=1") || strings.TrimPrefix(v, "verdict: FAIL") != strings.TrimPrefix(plain, "verdict: PASS")+" exactly-once-duplicates=1" {
+		t.Fatalf("verdict line with exactly-once %q (without: %q)", v, plain)
+	}
+	if !strings.Contains(r.Summary(), "exactly-once duplicates-within-a-group=1") {
+		t.Fatalf("summary: %s", r.Summary())
+	}
+
+	// Stored once: exactly-once passes and says so.
+	r = Check(healthy().evs, CheckInput{Nodes: three, ExactlyOnce: true})
+	if !r.Valid() || r.GroupDuplicates != 0 || !strings.HasSuffix(r.VerdictLine(), " exactly-once-duplicates=0") {
+		t.Fatalf("exactly-once, stored once: %s\n%s", r.Summary(), r.VerdictLine())
+	}
+}
+
+// TestCheckExactlyOnceGroups: a value stored in two broker groups (a
+// retry that moved) is no group duplicate; one stored twice in one group
+// is, in the topic's verdict and in that group's.
+func TestCheckExactlyOnceGroups(t *testing.T) {
+	groups := map[string][]string{"broker-a": {"n0", "n1"}, "broker-b": {"b0", "b1"}}
+	nodes := []string{"n0", "n1", "b0", "b1"}
+	stored := func(v, g string, off int64) []Event {
+		var out []Event
+		for _, n := range groups[g] {
+			out = append(out, Event{Type: EvRead, Node: n, Value: v, Queue: 0, Offset: off, Group: g})
+		}
+		return append(out, Event{Type: EvRecv, Value: v, Queue: 0, Offset: off, Group: g})
+	}
+	send := func(v, g, node string, at float64, off int64) Event {
+		return Event{Type: EvSend, Process: "p0", Value: v, Invoke: at, T: at + 1, Outcome: OK, Group: g, Node: node,
+			Queue: 0, Offset: off, Attempts: 2, MaybeDup: true}
+	}
+	// p0-1 acknowledged by broker-b on its second attempt; the first,
+	// whose outcome was unknown, stored it in broker-a (whose narrowed
+	// history holds the send too).
+	evs := append([]Event{send("p0-1", "broker-b", "b0", 10, 0)}, stored("p0-1", "broker-a", 0)...)
+	evs = append(evs, stored("p0-1", "broker-b", 0)...)
+	in := CheckInput{Nodes: nodes, Groups: groups, ExactlyOnce: true}
+	r := CheckGroups(evs, in, nil)
+	if !r.Valid() || r.Duplicates != 1 || r.GroupDuplicates != 0 || r.Groups[0].GroupDuplicates != 0 || r.Groups[1].GroupDuplicates != 0 {
+		t.Fatalf("a copy in another group: %s", r.Summary())
+	}
+	if v := r.VerdictLine(); !strings.Contains(v, " exactly-once-duplicates=0 ") ||
+		!strings.HasSuffix(v, " broker-a(acked=1 lost=0 duplicates=0 divergent=0 exactly-once-duplicates=0) broker-b(acked=1 lost=0 duplicates=0 divergent=0 exactly-once-duplicates=0)") {
+		t.Fatalf("verdict %s", v)
+	}
+	// p0-2 acknowledged by broker-a, stored twice there.
+	twice := append(slices.Clone(evs), send("p0-2", "broker-a", "n0", 20, 2))
+	twice = append(twice, stored("p0-2", "broker-a", 1)...)
+	twice = append(twice, stored("p0-2", "broker-a", 2)...)
+	r = CheckGroups(twice, in, nil)
+	if r.Valid() || r.GroupDuplicates != 1 || r.Groups[0].GroupDuplicates != 1 || r.Groups[1].GroupDuplicates != 0 ||
+		!slices.Contains(r.Problems, "broker-a: 1 messages stored twice within one broker group (exactly-once)") {
+		t.Fatalf("twice in broker-a: %s", r.Summary())
+	}
+	if v := r.VerdictLine(); !strings.Contains(v, " exactly-once-duplicates=1 ") ||
+		!strings.Contains(v, " broker-a(acked=2 lost=0 duplicates=1 divergent=0 exactly-once-duplicates=1)") {
+		t.Fatalf("verdict %s", v)
+	}
+	// Without ExactlyOnce the same history passes, the verdict as before.
+	in.ExactlyOnce = false
+	r = CheckGroups(twice, in, nil)
+	if !r.Valid() || strings.Contains(r.VerdictLine(), "exactly-once") ||
+		!strings.HasSuffix(r.VerdictLine(), " broker-a(acked=2 lost=0 duplicates=1 divergent=0) broker-b(acked=1 lost=0 duplicates=0 divergent=0)") {
+		t.Fatalf("without exactly-once: %s\n%s", r.Summary(), r.VerdictLine())
+	}
+}
+
 func TestCheckDeliveredThenGone(t *testing.T) {
 	// p0-2 was delivered at offset 1 (served before it was committed) and
 	// the final log holds p0-3 there.

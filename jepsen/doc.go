@@ -132,7 +132,8 @@
 // carries its "group". The checkers run on the whole topic (positions are
 // group, queue, offset; replicas compared within their group) and on each
 // group's narrowed history (check_groups.go); the verdict line adds
-// " broker-a(acked=N lost=N duplicates=N divergent=N) …" and the summary a
+// " broker-a(acked=N lost=N duplicates=N divergent=N) …" (with
+// --exactly-once " exactly-once-duplicates=N" before the ")") and the summary a
 // line per group (and its transactions' and register's lines) and the
 // sends made while a group was down.
 //
@@ -286,6 +287,15 @@
 //     after an unknown attempt may do that); unjustified when the send was
 //     acknowledged at its only attempt — the broker stored one send twice.
 //     redelivered: one queue offset delivered more than once (allowed).
+//   - exactly-once (--exactly-once, CheckInput.ExactlyOnce): a value
+//     stored at more than one queue offset of one broker group
+//     (GroupDuplicates; in the summary duplicates-within-a-group). Every
+//     group keeps a duplicate window (the broker's dedup.window, 2 min)
+//     that answers a retry of a stored (topic, UNIQ_KEY) with its first
+//     store, and a retry keeps its UNIQ_KEY, so no retry to the same group
+//     within the window may store a value again, even after an unknown
+//     attempt. A copy in another group (a retry that moved there) is not
+//     counted: no one group's window sees both.
 //   - inconsistent-offsets: a queue offset whose value differs between
 //     replicas, or a delivery the final log does not hold at that offset
 //     (data served and then lost: uncommitted reads).
@@ -337,10 +347,11 @@
 // The verdict is PASS when nothing was lost, unexpected, unjustifiably
 // duplicated, inconsistent, reordered, skipped or divergent, the register
 // (if run) was linearizable, the POP checks (if run) found nothing and
-// the final read worked; it is the last line (the pop part with
-// --workload pop only):
+// the final read worked, and (with --exactly-once) no value was stored
+// twice within one group; it is the last line (the exactly-once part with
+// --exactly-once only, the pop part with --workload pop only):
 //
-//	verdict: PASS|FAIL acked=N lost=N unexpected=N duplicates=N divergent=N max-unavailable-ms=N pop(received=N redelivered=N ack-lost=N never-received=N)
+//	verdict: PASS|FAIL acked=N lost=N unexpected=N duplicates=N divergent=N max-unavailable-ms=N exactly-once-duplicates=N pop(received=N redelivered=N ack-lost=N never-received=N)
 //
 // # Testing the tester
 //

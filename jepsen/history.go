@@ -50,7 +50,7 @@ type Event struct {
 	Group    string `json:"group,omitempty"`
 	MsgID    string `json:"msgid,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
-	MaybeDup bool   `json:"maybe_dup,omitempty"` // an earlier attempt's outcome was unknown
+	MaybeDup bool   `json:"maybe_dup,omitempty"` // client.SendResult.MaybeDuplicated: an unknown earlier attempt no window covered
 	Error    string `json:"error,omitempty"`
 	Redeliv  int32  `json:"reconsume,omitempty"`
 	// Receipt is a POP delivery's receipt handle (the one an ack or a

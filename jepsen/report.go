@@ -45,9 +45,13 @@ func WriteReport(path string, p Plan, evs []Event, res *RunResult) error {
 	if p.groups() > 1 {
 		shape = fmt.Sprintf("%d broker groups (%s) of %d nodes", p.groups(), strings.Join(procs.GroupNames(p.groups()), ", "), p.Nodes)
 	}
-	fmt.Fprintf(&b, "<p>seed %d, %s, %v, nemeses %s; network faults by %s; %s.</p>\n",
+	checks := ""
+	if res.ExactlyOnce {
+		checks = "; exactly-once checked (no value stored twice within one broker group)"
+	}
+	fmt.Fprintf(&b, "<p>seed %d, %s, %v, nemeses %s; network faults by %s; %s%s.</p>\n",
 		p.Seed, shape, p.Time, html.EscapeString(strings.Join(p.Nemeses, ",")), html.EscapeString(res.Mechanism),
-		html.EscapeString(res.Security.String()))
+		html.EscapeString(res.Security.String()), checks)
 	fmt.Fprintf(&b, "<pre>%s</pre>\n", html.EscapeString(res.Summary()))
 	b.WriteString(timelineSVG(p, evs, res))
 	b.WriteString(registerSection(res))

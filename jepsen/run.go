@@ -37,6 +37,10 @@ type RunConfig struct {
 	LogLevel string
 	// Security turns TLS and the ACL on for every process and client.
 	Security Security
+	// ExactlyOnce checks that no value was stored twice within one broker
+	// group (CheckInput.ExactlyOnce): the nodes' duplicate window must
+	// cover every retry of the producers.
+	ExactlyOnce bool
 	// Out gets the progress lines, the summary and the verdict line.
 	Out io.Writer
 	// Progress is the interval of progress lines (default 5 s).
@@ -114,8 +118,12 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if cfg.Plan.groups() > 1 {
 		shape = fmt.Sprintf("%d groups of %d nodes", cfg.Plan.groups(), cfg.Plan.Nodes)
 	}
-	say("run directory %s; %s; %d faults over %v; seed %d; network faults by %s; %s",
-		dir, shape, len(cfg.Plan.Faults), time.Duration(cfg.Plan.Time), cfg.Plan.Seed, MechanismProxy, cfg.Security)
+	checks := ""
+	if cfg.ExactlyOnce {
+		checks = "; exactly-once checked"
+	}
+	say("run directory %s; %s; %d faults over %v; seed %d; network faults by %s; %s%s",
+		dir, shape, len(cfg.Plan.Faults), time.Duration(cfg.Plan.Time), cfg.Plan.Seed, MechanismProxy, cfg.Security, checks)
 
 	net := NewNet(uint64(cfg.Plan.Seed))
 	defer net.Close()
@@ -295,7 +303,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	notConverged := cctx.Err() != nil
 	cancel()
-	in := CheckInput{Nodes: c.NodeIDs()}
+	in := CheckInput{Nodes: c.NodeIDs(), ExactlyOnce: cfg.ExactlyOnce}
 	if c.Multi() {
 		in.Groups = map[string][]string{}
 		for _, g := range c.Groups {

@@ -9,6 +9,8 @@ package main
 //
 //	verdict: PASS|FAIL acked=N lost=N unexpected=N duplicates=N divergent=N max-unavailable-ms=N
 //
+// (with --exactly-once followed by exactly-once-duplicates=N, then the
+// parts of --workload pop and of two or more groups; jepsen/doc.go).
 // A FAIL verdict makes the command exit 1 (the error on stderr names the
 // report).
 
@@ -38,6 +40,7 @@ type jepsenFlags struct {
 	nodeConf      []string
 	workload      string
 	tls, acl      bool
+	exactlyOnce   bool
 }
 
 func (f *jepsenFlags) add(cmd *cobra.Command) {
@@ -52,7 +55,12 @@ func (f *jepsenFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.tls, "tls", false, "run every link over TLS (a local CA in the run directory; raft links mutual)")
 	fl.BoolVar(&f.acl, "acl", false, "RocketMQ's plain ACL on every node and the name server; the workloads sign as a publish/subscribe account, the harness as an admin")
 	fl.StringArrayVar(&f.nodeConf, "node-conf", nil, "KEY=VALUE added to every node's broker config (repeatable), e.g. store.flush_disk_type=SYNC_FLUSH")
+	fl.BoolVar(&f.exactlyOnce, "exactly-once", false, exactlyOnceUsage)
 }
+
+// exactlyOnceUsage is the --exactly-once flag's help.
+const exactlyOnceUsage = "fail the verdict when a value is stored twice within one broker group (the nodes' duplicate window, dedup.window, " +
+	"must cover every retry of the producers; a copy in another group stays allowed)"
 
 func newJepsenCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -136,7 +144,8 @@ func newJepsenReplayCmd() *cobra.Command {
 }
 
 func newJepsenCheckCmd() *cobra.Command {
-	return &cobra.Command{
+	var exactlyOnce bool
+	cmd := &cobra.Command{
 		Use:   "check DIR",
 		Short: "Check a run directory's history.jsonl again (offline) and print the verdict",
 		Args:  cobra.ExactArgs(1),
@@ -173,6 +182,11 @@ func newJepsenCheckCmd() *cobra.Command {
 			if data, err := os.ReadFile(filepath.Join(args[0], "results.json")); err == nil {
 				_ = json.Unmarshal(data, &prev)
 			}
+			// Checked as the run was, unless --exactly-once says otherwise.
+			in.ExactlyOnce = prev.Result != nil && prev.Result.ExactlyOnce
+			if cmd.Flags().Changed("exactly-once") {
+				in.ExactlyOnce = exactlyOnce
+			}
 			var res *jepsen.Result
 			if in.Groups == nil {
 				if prev.Result != nil {
@@ -197,6 +211,8 @@ func newJepsenCheckCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&exactlyOnce, "exactly-once", false, exactlyOnceUsage+"; default: as the run was checked (results.json)")
+	return cmd
 }
 
 func printJSONPlan(cmd *cobra.Command, plan jepsen.Plan) error {
@@ -244,7 +260,7 @@ func runJepsen(cmd *cobra.Command, f jepsenFlags, plan jepsen.Plan) error {
 	out := cmd.OutOrStdout()
 	res, err := jepsen.Run(ctx, jepsen.RunConfig{
 		Bin: exe, Dir: dir, Keep: f.keep, Plan: plan, LogLevel: f.logLevel, NodeConf: f.nodeConf, Out: out,
-		Workload: wl, Security: jepsen.Security{TLS: f.tls, ACL: f.acl},
+		Workload: wl, Security: jepsen.Security{TLS: f.tls, ACL: f.acl}, ExactlyOnce: f.exactlyOnce,
 	})
 	if err != nil {
 		return err
