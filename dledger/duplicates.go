@@ -36,6 +36,7 @@ import (
 // rightly stored again). A send whose every message is a duplicate still
 // takes its turn in the proposer's order (an inflight without an entry),
 // so a pending one is answered after the entry that stores its first.
+// (docs/invariants.md I10.)
 
 // duplicateWindow is what the leader asks of the store before it
 // proposes a message: where a message with this topic and key was stored,

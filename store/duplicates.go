@@ -19,13 +19,17 @@ import (
 // The duplicate window (package dedup) remembers the (topic, UNIQ_KEY) of
 // every message dispatched recently with where it was stored, so that the
 // leader can answer a send that repeats one (a producer's retry after a
-// failover) with the first store instead of storing it again. The store
-// feeds it: each dispatch — Put's, DispatchEntry's — adds its records in
+// failover) with the first store instead of storing it again
+// (docs/invariants.md I10). Every replica keeps the window's source, the
+// backlog: each dispatch (Put's, DispatchEntry's) appends its records in
 // CommitLog order, the same order on every replica, with the store time
-// the leader stamped, so replicas hold the same window. Recovery does not
-// add what it dispatches again; instead, after recovery, the window is
-// rebuilt by reading the CommitLog from the oldest message it held, which
-// each checkpoint records in the file "duplicates" (below), up to what is
+// the leader stamped. Only the leader, which asks, holds the index built
+// from it (dedup.Window): built when it becomes leader (IndexDuplicates, or
+// its first Duplicate), kept up to date by its proposer (RecordSent) and
+// dropped when it stops leading (IdleDuplicates). Recovery does not add
+// what it dispatches again; instead, after recovery, the backlog is
+// rebuilt by reading the CommitLog from its oldest message, which each
+// checkpoint records in the file "duplicates" (below), up to what is
 // dispatched. A store without that file (a new store, or one written by an
 // older version) starts with an empty window.
 //
