@@ -25,7 +25,7 @@ help:
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 3s; try FUZZTIME=60s)"
 	@echo "make image      the container image ledgermq:$(VERSION) (Dockerfile; needs docker or podman)"
 	@echo "make proto      regenerate grpcapi/v2pb from grpcapi/proto (buf; not part of make test)"
-	@echo "make chaos      TestDevChaos with 30 process faults, the broken builds, power loss and disk full, then every jepsen nemesis for CHAOS_TIME (5m) each"
+	@echo "make chaos      TestDevChaos with 30 process faults, the broken builds, power loss and disk full, then every jepsen nemesis for CHAOS_TIME (5m) each, and kill,pause,partition with rocketmq-client-go sending"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgermq
@@ -93,7 +93,10 @@ bench:
 # nodes with TLS and the ACL on, and kills, pauses, partitions and a whole
 # group down on two groups of 3 (jepsen run --groups 2), and power loss,
 # full disks, membership changes and hostile frames on two groups of 3
-# with CHAOS_WORKLOADS. The runs on one group check exactly-once too
+# with CHAOS_WORKLOADS, and last kills, pauses and partitions on 3 nodes
+# with rocketmq-client-go's producer sending (compat's
+# TestJepsenRealClientSender, the real client linked into the test only).
+# The runs on one group check exactly-once too
 # (--exactly-once: no value stored twice within a group, the nodes'
 # duplicate window covering every retry); on two groups a retry may move
 # to the other group, so they do not. Before them, the broken
@@ -135,6 +138,10 @@ chaos: build
 	d=$(CHAOS_DIR)/groups-2x3-faults; \
 	$(BIN) jepsen run --groups 2 --nemesis power,disk-full,member,hostile --workload $(CHAOS_WORKLOADS) --time $(CHAOS_TIME) --seed $(CHAOS_SEED) --dir $$d > $$d.out 2>&1 || fail=1; \
 	echo "power, disk-full, member, hostile + $(CHAOS_WORKLOADS) (2 groups of 3): $$(grep -h '^register ' $$d.out) $$(grep -h '^verdict' $$d.out | tail -1)" | tee -a $(CHAOS_DIR)/verdicts.txt; \
+	d=$(CHAOS_DIR)/rcgo-3; \
+	LEDGERMQ_JEPSEN_RCGO=1 LEDGERMQ_JEPSEN_TIME=$(CHAOS_TIME) LEDGERMQ_JEPSEN_SEED=$(CHAOS_SEED) LEDGERMQ_JEPSEN_DIR=$$d $(GO) test -count=1 -timeout 30m -run '^TestJepsenRealClientSender$$' -v ./compat/ > $$d.out 2>&1 || fail=1; \
+	v=$$(grep -h '^verdict' $$d.out | tail -1); \
+	echo "kill, pause, partition with rocketmq-client-go sending (3 nodes): $${v:-no verdict line, see $$d.out}" | tee -a $(CHAOS_DIR)/verdicts.txt; \
 	exit $$fail
 
 # A name server on 127.0.0.1:9876 and a 3-node broker group, each its own

@@ -240,8 +240,10 @@
 // # Workload
 //
 // Producers send unique payloads one at a time (our client, 2 s send
-// timeout, 2 retries), each with its producer id as sharding key, so one
-// producer's messages share a queue and their order there is checkable.
+// timeout, 2 retries; or WorkloadConfig.NewSender's Sender, e.g. the real
+// rocketmq-client-go in compat's TestJepsenRealClientSender), each with
+// its producer id as sharding key, so one producer's messages share a
+// queue and their order there is checkable.
 // A push consumer group (ConsumeFromFirstOffset) receives throughout. At
 // the end: heal, stop the producers, wait for the group to serve, drain
 // until every acknowledged value was delivered (bounded), wait until the

@@ -38,6 +38,10 @@ type WorkloadConfig struct {
 	// none. Seed drives the register clients' picks.
 	Txn, Register, Pop int
 	Seed               int64
+	// NewSender makes the Sender of queue producer id (p0, p1, …) in
+	// cluster c, closed when the producer stops; nil: our client (a
+	// client.Producer with SendTimeout and 2 retries).
+	NewSender func(c *Cluster, id string) (Sender, error)
 }
 
 func (w *WorkloadConfig) fill() {
@@ -198,17 +202,23 @@ func (w *workload) startProducers() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	for i := range w.cfg.Producers {
-		p, err := client.NewProducer(w.c.ClientOptions(client.WithGroup(producerGroup),
-			client.WithSendTimeout(w.cfg.SendTimeout), client.WithRetries(2))...)
+		id := fmt.Sprintf("p%d", i)
+		var s Sender
+		var err error
+		if w.cfg.NewSender != nil {
+			s, err = w.cfg.NewSender(w.c, id)
+		} else {
+			s, err = newOurSender(w)
+		}
 		if err != nil {
 			cancel()
-			return err
+			return fmt.Errorf("jepsen: producer %s: %w", id, err)
 		}
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			defer p.Close()
-			w.produce(ctx, fmt.Sprintf("p%d", i), p)
+			defer s.Close()
+			w.produce(ctx, id, s)
 		}()
 	}
 	w.startRegister(ctx, w.cfg.Register, w.cfg.Seed)
@@ -221,22 +231,19 @@ func (w *workload) startProducers() error {
 // or more groups none has, so that the client spreads them over every
 // group's queues by the name server's route and sends around a group
 // that is down (order is still checked within each queue).
-func (w *workload) produce(ctx context.Context, id string, p *client.Producer) {
+func (w *workload) produce(ctx context.Context, id string, s Sender) {
 	key := id
 	if w.c.Multi() {
 		key = ""
 	}
 	paced(ctx, w.cfg.Interval, id, func(seq int64, v string) {
 		m := &client.Message{Topic: Topic, Body: []byte(v), Keys: []string{v}, ShardingKey: key}
-		invoke := w.h.Now()
-		// The send's own timeout bounds it; a send in flight when the load
-		// stops is waited for, so its outcome is recorded.
-		res, err := p.Send(context.Background(), m)
-		e := Event{Type: EvSend, Process: id, Value: v, Seq: seq, Invoke: invoke, Queue: -1, Offset: -1}
-		w.noteOutcome(&e, res, err)
+		e := Event{Type: EvSend, Process: id, Value: v, Seq: seq, Invoke: w.h.Now(), Queue: -1, Offset: -1}
+		// The sender's own timeout bounds the send; one in flight when the
+		// load stops is waited for, so its outcome is recorded.
+		s.Send(m, &e)
 		switch e.Outcome {
 		case OK:
-			e.Offset = res.QueueOffset
 			w.counts.ok.Add(1)
 		case Unknown:
 			w.counts.unknown.Add(1)
