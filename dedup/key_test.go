@@ -1,6 +1,8 @@
 package dedup
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -66,4 +68,65 @@ func FuzzID(f *testing.F) {
 			t.Fatal("[]byte and string ids differ")
 		}
 	})
+}
+
+// packHexRef is packHex one character at a time: the reference.
+func packHexRef(dst []byte, key string) bool {
+	if len(key) != 2*packedLen {
+		return false
+	}
+	value := func(c byte) (byte, bool) {
+		switch {
+		case '0' <= c && c <= '9':
+			return c - '0', true
+		case 'A' <= c && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	ok := true
+	for i := range packedLen {
+		hi, ok1 := value(key[2*i])
+		lo, ok2 := value(key[2*i+1])
+		ok = ok && ok1 && ok2
+		dst[i] = hi<<4 | lo
+	}
+	return ok
+}
+
+// packHex agrees with the reference on every byte value at every
+// position, and on random keys.
+func TestPackHex(t *testing.T) {
+	check := func(key string) {
+		t.Helper()
+		var got, want [packedLen]byte
+		ok, wantOK := packHex(got[:], key), packHexRef(want[:], key)
+		if ok != wantOK || (ok && got != want) {
+			t.Fatalf("%q: %v %x, want %v %x", key, ok, got, wantOK, want)
+		}
+		if okb := packHex(got[:], []byte(key)); okb != ok {
+			t.Fatalf("%q: []byte %v, string %v", key, okb, ok)
+		}
+	}
+	base := []byte("0123456789ABCDEF0F1E2D3C4B5A6978")
+	for pos := range base {
+		for c := range 256 {
+			k := bytes.Clone(base)
+			k[pos] = byte(c)
+			check(string(k))
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "0123456789ABCDEFabcdef/:@G\x00\x7f\x80\xb0\xc1\xff"
+	for range 200_000 {
+		k := make([]byte, 2*packedLen)
+		for i := range k {
+			if rng.IntN(40) == 0 {
+				k[i] = alphabet[16+rng.IntN(len(alphabet)-16)]
+			} else {
+				k[i] = alphabet[rng.IntN(16)]
+			}
+		}
+		check(string(k))
+	}
 }

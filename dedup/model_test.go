@@ -183,7 +183,7 @@ func checkAgainst(w *Window, m *model) error {
 	i := 0
 	var err error
 	w.g.each(func(s *slot) {
-		topic, key := splitID(s.id)
+		topic, key := splitID(w.g.id(s))
 		if e := m.entries[i]; err == nil && (e.topic != topic || e.key != key || e.r != s.r) {
 			err = fmt.Errorf("entry %d: %q/%q %+v, model %q/%q %+v", i, topic, key, s.r, e.topic, e.key, e.r)
 		}

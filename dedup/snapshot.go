@@ -56,15 +56,16 @@ func (w *Window) AppendSnapshot(dst []byte) []byte {
 	dst = le.AppendUint64(dst, w.n.replaced)
 	dst = le.AppendUint64(dst, w.n.ignored)
 	w.g.each(func(s *slot) {
-		topic := idTopic(s.id)
-		dst = append(dst, byte(len(topic)), byte(idKeyLen(s.id)))
+		id := w.g.id(s)
+		topic := idTopic(id)
+		dst = append(dst, byte(len(topic)), byte(idKeyLen(id)))
 		dst = le.AppendUint32(dst, uint32(s.r.QueueID))
 		dst = le.AppendUint32(dst, uint32(s.r.Size))
 		dst = le.AppendUint64(dst, uint64(s.r.QueueOffset))
 		dst = le.AppendUint64(dst, uint64(s.r.PhysicalOffset))
 		dst = le.AppendUint64(dst, uint64(s.r.StoreTime))
 		dst = append(dst, topic...)
-		dst = appendIDKey(dst, s.id)
+		dst = appendIDKey(dst, id)
 	})
 	return le.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
@@ -106,7 +107,9 @@ func Restore(b []byte) (*Window, error) {
 	if err := h.check(len(body) - headerSize); err != nil {
 		return nil, err
 	}
-	w := &Window{newest: h.newest, n: h.n, g: newRing(int(h.entries))}
+	// The ids take at most the entries' topics and keys and a byte each.
+	ids := len(body) - headerSize - int(h.entries)*(entryFixed-1)
+	w := &Window{newest: h.newest, n: h.n, g: newRing(int(h.entries), ids)}
 	w.setConfig(Config{
 		Window:     time.Duration(h.retention) * time.Millisecond,
 		MaxEntries: int(h.maxEntries),
@@ -165,10 +168,11 @@ func (w *Window) restoreEntries(b []byte, n int) error {
 		}
 		var buf idBuf
 		id := makeID(&buf, b[:tl], b[tl:tl+kl])
-		if _, dup := w.g.find(id); dup {
+		h := w.g.hash(id)
+		if w.g.find(id, h) >= 0 {
 			return badf("entry %d: duplicate key", i)
 		}
-		w.g.push(string(id), r)
+		w.g.push(id, h, r)
 		b = b[tl+kl:]
 	}
 	if len(b) != 0 {

@@ -49,7 +49,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 				t.Fatalf("stats %+v, want %+v", sr, sw)
 			}
 			w.g.each(func(s *slot) {
-				topic, key := splitID(s.id)
+				topic, key := splitID(w.g.id(s))
 				if got, ok := r.Lookup(topic, key, t0, time.Hour); !ok || got != s.r {
 					t.Fatalf("%q/%q: %+v, %v; want %+v", topic, key, got, ok, s.r)
 				}
@@ -71,7 +71,7 @@ func TestAppendSnapshotAppends(t *testing.T) {
 	}
 	size := headerSize + crcSize
 	w.g.each(func(s *slot) {
-		topic, key := splitID(s.id)
+		topic, key := splitID(w.g.id(s))
 		size += entryFixed + len(topic) + len(key)
 	})
 	if len(want) != size {

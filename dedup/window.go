@@ -62,8 +62,8 @@ type counters struct {
 // depends only on the arguments, never on the local clock, so replicas
 // applying the same entries hold the same window.
 //
-// A Window is safe for concurrent use: one RWMutex, Add, Expire and
-// SetConfig exclusive, the readers shared.
+// A Window is safe for concurrent use: one RWMutex, Add, Expire,
+// SetConfig and Reserve exclusive, the readers shared.
 type Window struct {
 	mu        sync.RWMutex
 	cfg       Config
@@ -75,7 +75,7 @@ type Window struct {
 
 // New returns an empty window with cfg (defaults applied).
 func New(cfg Config) *Window {
-	w := &Window{newest: math.MinInt64, g: newRing(0)}
+	w := &Window{newest: math.MinInt64, g: newRing(0, 0)}
 	w.setConfig(cfg.normalized())
 	return w
 }
@@ -102,13 +102,28 @@ func (w *Window) Add(topic, key string, r Result, storeTime int64) {
 	r.StoreTime = storeTime
 	var b idBuf
 	id := makeID(&b, topic, key)
-	if s, ok := w.g.find(id); ok {
-		w.g.repush(s, r)
+	h := w.g.hash(id)
+	if p := w.g.find(id, h); p >= 0 {
+		w.g.repush(p, id, h, r)
 		w.n.replaced++
 	} else {
-		w.g.push(string(id), r)
+		w.g.push(id, h, r)
 	}
 	w.evictByCount()
+}
+
+// Reserve prepares the window for n more Adds of new pairs: it grows the
+// slot array and the table for the entries the window will then hold (at
+// most MaxEntries), and the arena for their ids at 32 bytes each on
+// average (a 32-hex key under a topic of up to 15 bytes), at once, so
+// that those Adds do not rebuild them step by step. A node that builds
+// its window from scratch (as it becomes leader) calls Reserve first with
+// the number of Adds to come. It changes nothing a caller can observe but
+// Bytes; n ≤ 0 does nothing. Like Add, it holds the lock exclusively.
+func (w *Window) Reserve(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.g.reserve(n, w.cfg.MaxEntries)
 }
 
 // Lookup returns the first store's result of (topic, key) if the pair is
@@ -125,17 +140,18 @@ func (w *Window) Lookup(topic, key string, now int64, window time.Duration) (Res
 	}
 	var b idBuf
 	id := makeID(&b, topic, key)
+	h := w.g.hash(id) // the seed never changes: no lock needed
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	limit := windowMillis(window, w.retention)
 	if limit <= 0 {
 		return Result{}, false
 	}
-	s, ok := w.g.find(id)
-	if !ok || olderThan(now, s.r.StoreTime, limit) {
+	p := w.g.find(id, h)
+	if p < 0 || olderThan(now, w.g.slots[p].r.StoreTime, limit) {
 		return Result{}, false
 	}
-	return s.r, true
+	return w.g.slots[p].r, true
 }
 
 // Expire advances the newest store time to now (Unix ms, from a raft
@@ -174,8 +190,8 @@ func (w *Window) Len() int {
 	return w.g.live
 }
 
-// Bytes returns an estimate of the memory the window holds: its slot
-// array, its map and its key strings (see doc.go, Memory).
+// Bytes returns the memory the window holds: its slot array, its table
+// and its arena of ids (see doc.go, Memory).
 func (w *Window) Bytes() int64 {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
@@ -211,7 +227,7 @@ func (w *Window) setConfig(cfg Config) {
 func (w *Window) advance(t int64) {
 	w.newest = max(w.newest, t)
 	for s := w.g.front(); s != nil; s = w.g.front() {
-		if s.id != "" && !olderThan(w.newest, s.r.StoreTime, w.retention) {
+		if s.n != 0 && !olderThan(w.newest, s.r.StoreTime, w.retention) {
 			return
 		}
 		if w.g.pop() {
@@ -229,18 +245,17 @@ func (w *Window) evictByCount() {
 	}
 }
 
-// Memory estimate per part (doc.go, Memory): a slot of the array; a map
-// entry at the map's peak (key header, value, control byte, at the map's
-// average load); the allocation rounding of a key string.
+// Sizes of the parts of a window (doc.go, Memory): a slot of the array, an
+// entry of the table.
 const (
-	slotBytes     = int64(unsafe.Sizeof(slot{}))
-	mapEntryBytes = 40
-	idRoundBytes  = 8
+	slotBytes  = int64(unsafe.Sizeof(slot{}))
+	tableBytes = int64(unsafe.Sizeof(uint64(0)))
 )
 
-// bytes estimates the memory held; the caller holds mu.
+// bytes returns the memory held: the Window, its slot array, table and
+// arena (each one allocation, allocated to its length); the caller holds
+// mu.
 func (w *Window) bytes() int64 {
 	return int64(unsafe.Sizeof(*w)) + int64(len(w.g.slots))*slotBytes +
-		int64(w.g.indexPeak)*mapEntryBytes +
-		int64(w.g.live)*idRoundBytes + int64(w.g.idBytes)
+		int64(len(w.g.table))*tableBytes + int64(cap(w.g.arena))
 }
