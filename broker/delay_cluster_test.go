@@ -178,6 +178,63 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	}
 }
 
+// TestConsumerSendMsgBackRepeated: a send-back repeated for the same
+// attempt (the consumer lost the answer), or followed by the consumer's
+// own send of the retry to %RETRY% (it believed the send-back failed),
+// stores the retry once; another group's send-back of the same message,
+// and the next attempt's, are stored.
+func TestConsumerSendMsgBackRepeated(t *testing.T) {
+	tc := delayCluster(t)
+	c := newProdClient(t)
+	_, addr, g := leaderOf(t, tc)
+	mustOK(t, invoke(t, c, addr, broker.SendRequest("RepeatBack", 0, nil, "fail-me")))
+	orig := readBack(t, g, "RepeatBack", 0, 0)
+	back := func(group string, m *message.Ext, level string) {
+		t.Helper()
+		mustOK(t, invoke(t, c, addr, remoting.NewRequest(remoting.ConsumerSendMsgBack, map[string]string{
+			"group": group, "offset": fmt.Sprint(m.PhysicalOffset), "delayLevel": level, "maxReconsumeTimes": "16"}, nil)))
+	}
+	parked := func() int64 { return queueLen(g, broker.ScheduleTopic, 0) }
+
+	for range 3 {
+		back("rb-a", orig, "1")
+	}
+	fallback := broker.SendRequest("%RETRY%rb-a", 0, map[string]string{message.PropertyUniqKey: orig.UniqKey(),
+		message.PropertyDelayLevel: "1", message.PropertyReconsumeTime: "1"}, "fail-me")
+	fallback.ExtFields["reconsumeTimes"] = "1"
+	mustOK(t, invoke(t, c, addr, fallback))
+	back("rb-b", orig, "1")
+	if n := parked(); n != 2 {
+		t.Fatalf("%d copies parked for three send-backs and a send of one attempt by one group and one by another, want 2", n)
+	}
+	broker.WaitUntil(t, 10*time.Second, "each group's retry delivered", func() bool {
+		return queueLen(g, "%RETRY%rb-a", 0) == 1 && queueLen(g, "%RETRY%rb-b", 0) == 1
+	})
+
+	// The next attempt is a retry of its own, stored once however often
+	// it is sent back; so is the way to the DLQ.
+	rt := readBack(t, g, "%RETRY%rb-a", 0, 0)
+	if rt.ReconsumeTimes != 1 || rt.UniqKey() != orig.UniqKey() {
+		t.Fatalf("retry copy %+v", rt)
+	}
+	back("rb-a", rt, "1")
+	back("rb-a", rt, "1")
+	if n := parked(); n != 3 {
+		t.Fatalf("%d copies parked after the second attempt's send-back, want 3", n)
+	}
+	back("rb-a", orig, "-1")
+	back("rb-a", orig, "-1")
+	if n := queueLen(g, "%DLQ%rb-a", 0); n != 1 {
+		t.Fatalf("DLQ holds %d after a repeated send-back to it, want 1", n)
+	}
+	if err := tc.Raft.WaitConverged(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.Raft.CompareReplicas(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestScheduleTopicRefused(t *testing.T) {
 	tc := brokertest.StartNode(t, nil)
 	c := newProdClient(t)

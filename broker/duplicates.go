@@ -18,9 +18,13 @@ import (
 // The window is Config.DuplicateWindow, shortened per topic by the topic
 // attribute dedup.window (a Go duration such as 30s, or bare seconds; 0,
 // off or false turns it off for the topic). An attribute that does not
-// parse leaves the broker's window. Consumer retries and dead letters
-// (%RETRY%, %DLQ%) are never deduplicated: a message sent back keeps its
-// UNIQ_KEY from one attempt to the next.
+// parse leaves the broker's window. A consumer's send-back is proposed
+// with the window of its %RETRY% (or %DLQ%) topic: a message sent back
+// keeps its UNIQ_KEY from one attempt to the next, and the window knows
+// a retry by the UNIQ_KEY with its reconsume count (store.DuplicateKey),
+// so a repeated send-back (the consumer lost the answer), or the
+// consumer's own send to %RETRY% after a send-back it believed failed,
+// stores the retry once.
 
 // AttrDuplicateWindow is the topic attribute that sets a topic's window.
 const AttrDuplicateWindow = "dedup.window"
@@ -28,7 +32,7 @@ const AttrDuplicateWindow = "dedup.window"
 // sendWindow is the duplicate window of a send to tc.
 func (b *Broker) sendWindow(tc metadata.TopicConfig) time.Duration {
 	w := b.cfg.DuplicateWindow
-	if w <= 0 || strings.HasPrefix(tc.TopicName, retryPrefix) || strings.HasPrefix(tc.TopicName, dlqPrefix) {
+	if w <= 0 {
 		return 0
 	}
 	v, ok := tc.Attributes[AttrDuplicateWindow]

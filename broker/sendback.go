@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
@@ -26,6 +27,11 @@ import (
 // cannot be created, a destination the scheduler could not deliver to
 // (park). The client then falls back to its own send to %RETRY%<group>, and
 // failing that keeps the message and retries it locally.
+//
+// The copy is proposed with its retry topic's duplicate window
+// (duplicates.go): a send-back repeated for the same attempt (same
+// UNIQ_KEY, same reconsume count, same group) is answered SUCCESS and
+// stored once.
 
 func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
 	var h protocol.ConsumerSendMsgBackRequestHeader
@@ -66,6 +72,7 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 		m.Properties[message.PropertyOriginMessageID] = id
 	}
 
+	var window time.Duration
 	if orig.ReconsumeTimes >= b.maxReconsumeTimes(group, maxTimes) || delayLevel < 0 {
 		tc, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: protocol.DLQTopic(group), ReadQueueNums: 1, WriteQueueNums: 1,
 			Perm: metadata.PermRead | metadata.PermWrite})
@@ -73,6 +80,7 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 			return nil, err
 		}
 		m.Topic, m.QueueID = tc.TopicName, 0
+		window = b.sendWindow(tc)
 	} else {
 		retry := protocol.RetryTopic(group)
 		tc, err := b.createTopic(ctx, metadata.TopicConfig{TopicName: retry, ReadQueueNums: 1, WriteQueueNums: 1,
@@ -80,6 +88,7 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 		if err != nil {
 			return nil, err
 		}
+		window = b.sendWindow(tc)
 		queueID, err := chooseQueue(tc, -1)
 		if err != nil {
 			return nil, err
@@ -96,8 +105,14 @@ func (b *Broker) sendBack(ctx context.Context, req *remoting.Command) (*remoting
 	}
 	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
 	defer cancel()
-	if _, err := b.group.Propose(pctx, []*message.Ext{m}); err != nil {
+	res, err := b.group.ProposeSend(pctx, []*message.Ext{m}, window)
+	if err != nil {
 		return nil, err
+	}
+	if res[0].Duplicate {
+		b.log.Debug("repeated send-back answered with its first store", "group", group, "offset", off, "to", m.Topic,
+			"reconsumeTimes", m.ReconsumeTimes, "stored", res[0].PhysicalOffset)
+		return remoting.NewResponse(req, remoting.Success, ""), nil
 	}
 	b.stats.add(statsSendBackNums, m.Properties[message.PropertyRetryTopic]+"@"+group, 1, 1)
 	b.log.Debug("message sent back", "group", group, "offset", off, "to", m.Topic, "reconsumeTimes", m.ReconsumeTimes)

@@ -15,7 +15,9 @@ import (
 // duplicate window of the messages it dispatched recently (every replica
 // the same one, fed in log order: store/duplicates.go); before it encodes
 // a send into an entry, the leader asks it, and for each message of a
-// send proposed with a window (ProposeSend, ProposeSendAsync) decides:
+// send proposed with a window (ProposeSend, ProposeSendAsync) decides, by
+// its topic and duplicate key (store.DuplicateKey: the UNIQ_KEY, with the
+// reconsume count for a consumer's retry):
 //
 //	stored      the window holds (topic, key) within the send's window:
 //	            the message is not proposed and is answered with the
@@ -82,29 +84,34 @@ func (pr *proposal) encoded() int {
 	return n
 }
 
+// dupID is a message as the window knows it: its topic and duplicate key
+// (store.DuplicateKey). Both strings are the message's own: making one
+// copies nothing.
+type dupID struct{ topic, key string }
+
 // pendingKeys are the (topic, key) pairs of the messages in the entries
 // the leader proposed and has not answered, counted (a key can be in
 // several entries only through a send without a window).
 type pendingKeys struct {
 	mu sync.Mutex
-	n  map[string]int
+	n  map[dupID]int
 }
 
-func (k *pendingKeys) add(ids []string) {
+func (k *pendingKeys) add(ids []dupID) {
 	if len(ids) == 0 {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.n == nil {
-		k.n = map[string]int{}
+		k.n = map[dupID]int{}
 	}
 	for _, id := range ids {
 		k.n[id]++
 	}
 }
 
-func (k *pendingKeys) remove(ids []string) {
+func (k *pendingKeys) remove(ids []dupID) {
 	if len(ids) == 0 {
 		return
 	}
@@ -119,15 +126,12 @@ func (k *pendingKeys) remove(ids []string) {
 	}
 }
 
-// pendingID is the pending set's key of a message.
-func pendingID(topic, key string) string { return topic + "\x00" + key }
-
 // markDuplicates decides, for each message of the proposals about to
 // form one entry that were proposed with a window, whether it is new
 // (above); the batcher adds the new ones' pending ids (newKeys) once it
 // knows which proposals the entry keeps.
 func (p *proposer) markDuplicates(props []*proposal) {
-	var local map[string]bool
+	var local map[dupID]bool
 	locked := false
 	defer func() {
 		if locked {
@@ -143,11 +147,11 @@ func (p *proposer) markDuplicates(props []*proposal) {
 			locked = true
 		}
 		for i, m := range pr.msgs {
-			key := m.UniqKey()
+			key := store.DuplicateKeyOf(m)
 			if key == "" {
 				continue
 			}
-			id := pendingID(m.Topic, key)
+			id := dupID{m.Topic, key}
 			kind := dupNew
 			var first store.PutResult
 			if local[id] || p.pending.n[id] > 0 {
@@ -158,12 +162,12 @@ func (p *proposer) markDuplicates(props []*proposal) {
 			if kind == dupNew {
 				if len(pr.msgs) > 1 {
 					if local == nil {
-						local = map[string]bool{}
+						local = map[dupID]bool{}
 					}
 					local[id] = true
 				} else if len(props) > 1 {
 					if local == nil {
-						local = make(map[string]bool, len(props))
+						local = make(map[dupID]bool, len(props))
 					}
 					local[id] = true
 				}
@@ -181,7 +185,7 @@ func (p *proposer) markDuplicates(props []*proposal) {
 
 // newKeys lists the pending ids of the new messages of the proposals an
 // entry carries (those proposed with a window: markDuplicates).
-func newKeys(props []*proposal) []string {
+func newKeys(props []*proposal) []dupID {
 	n := 0
 	for _, pr := range props {
 		n += len(pr.ids)
@@ -189,7 +193,7 @@ func newKeys(props []*proposal) []string {
 	if n == 0 {
 		return nil
 	}
-	ids := make([]string, 0, n)
+	ids := make([]dupID, 0, n)
 	for _, pr := range props {
 		ids = append(ids, pr.ids...)
 	}
@@ -199,7 +203,7 @@ func newKeys(props []*proposal) []string {
 // sameEntry maps the pending ids of sent, an entry's new messages, to
 // their stores, for the messages of the same entry that repeat them; nil
 // when no proposal of props has such a message.
-func (g *Group) sameEntry(props []*proposal, sent []store.Sent) map[string]store.PutResult {
+func (g *Group) sameEntry(props []*proposal, sent []store.Sent) map[dupID]store.PutResult {
 	need := false
 	for _, pr := range props {
 		if pr.dups != nil && slices.Contains(pr.dups.kinds, dupPending) {
@@ -210,11 +214,11 @@ func (g *Group) sameEntry(props []*proposal, sent []store.Sent) map[string]store
 	if !need {
 		return nil
 	}
-	m := make(map[string]store.PutResult, len(sent))
+	m := make(map[dupID]store.PutResult, len(sent))
 	for _, s := range sent {
 		r := s.Result
 		r.QueueID, r.Duplicate = s.QueueID, true
-		m[pendingID(s.Topic, s.Key)] = r
+		m[dupID{s.Topic, s.Key}] = r
 	}
 	return m
 }
@@ -229,7 +233,7 @@ func (pr *proposal) appendSent(sent []store.Sent, from []store.PutResult) []stor
 		if pr.dups != nil && pr.dups.kinds[i] != dupNew {
 			continue
 		}
-		if key := m.UniqKey(); key != "" {
+		if key := store.DuplicateKeyOf(m); key != "" {
 			sent = append(sent, store.Sent{Topic: m.Topic, Key: key, QueueID: m.QueueID, Result: from[j], StoreTime: m.StoreTimestamp})
 		}
 		j++
@@ -251,7 +255,7 @@ func (g *Group) firstStore(r store.PutResult) store.PutResult {
 // messages (from, in order) and the first stores of its duplicates, a
 // pending one read from this entry's sends (same) or else from the
 // window, which holds the earlier entries' once they are answered.
-func (g *Group) resultsOf(pr *proposal, from []store.PutResult, same map[string]store.PutResult) ([]store.PutResult, error) {
+func (g *Group) resultsOf(pr *proposal, from []store.PutResult, same map[dupID]store.PutResult) ([]store.PutResult, error) {
 	if pr.dups == nil {
 		return from, nil
 	}
@@ -265,9 +269,10 @@ func (g *Group) resultsOf(pr *proposal, from []store.PutResult, same map[string]
 		case dupStored:
 			out[i] = pr.dups.results[i]
 		case dupPending:
-			r, ok := same[pendingID(m.Topic, m.UniqKey())]
+			key := store.DuplicateKeyOf(m)
+			r, ok := same[dupID{m.Topic, key}]
 			if !ok {
-				r, ok = g.dups.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, pr.window)
+				r, ok = g.dups.Duplicate(m.Topic, key, m.StoreTimestamp, pr.window)
 				r = g.firstStore(r)
 			}
 			if !ok {

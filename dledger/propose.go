@@ -38,7 +38,7 @@ type proposal struct {
 	window time.Duration
 	dups   *dupState
 	// ids are the pending ids of its new messages (markDuplicates).
-	ids []string
+	ids []dupID
 }
 
 // encodedRec is what encodeProposal works out for one message.
@@ -71,7 +71,7 @@ type inflight struct {
 	fut   raft.ApplyFuture
 	props []*proposal
 	// keys are the pending ids of the entry's new messages.
-	keys []string
+	keys []dupID
 	// data is the entry, kept to resolve it if leadership is lost
 	// (resolve.go).
 	data []byte
@@ -288,7 +288,7 @@ func (p *proposer) proposePrepared(data []byte, props []*proposal, prep *store.P
 
 // proposeKeyed is proposePrepared for an entry whose new messages hold
 // the pending ids keys (duplicates.go), released once it is answered.
-func (p *proposer) proposeKeyed(data []byte, props []*proposal, prep *store.PreparedRecords, keys []string) {
+func (p *proposer) proposeKeyed(data []byte, props []*proposal, prep *store.PreparedRecords, keys []dupID) {
 	p.g.own.add(data, prep)
 	fut := p.g.raft.Apply(data, p.g.cfg.ApplyTimeout)
 	p.inflight <- inflight{fut: fut, props: props, data: data, keys: keys}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -175,5 +176,39 @@ func BenchmarkStoreRecover(b *testing.B) {
 		_ = os.Remove(cfg.Dir + "/" + checkpointName)
 		s.crash()
 		b.StartTimer()
+	}
+}
+
+// BenchmarkIndexDuplicates is what a node does when it becomes leader:
+// index its duplicate window from the backlog of 200 000 dispatched
+// keys (the default dedup.max_entries), 32-hex UNIQ_KEYs as clients make
+// them.
+func BenchmarkIndexDuplicates(b *testing.B) {
+	const n = 200_000
+	s := mustOpen(b, DefaultConfig(b.TempDir()))
+	defer s.Close()
+	for done := 0; done < n; {
+		msgs := make([]*message.Ext, 500)
+		for i := range msgs {
+			msgs[i] = testMsg("TopicTest", int32(done%8), done, 16)
+			msgs[i].SetProperty(message.PropertyUniqKey, fmt.Sprintf("7F0000010001%020X", done))
+			msgs[i].StoreTimestamp = 1_700_000_000_000 + int64(done/10) // 10 per ms: all within the window
+			done++
+		}
+		if _, err := s.Put(s.LastSeq()+1, msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if got := s.DuplicateStats().Entries; got != n {
+		b.Fatalf("backlog holds %d keys, want %d", got, n)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		s.IdleDuplicates()
+		s.IndexDuplicates()
+	}
+	b.StopTimer()
+	if got := s.DuplicateStats().Entries; got != n {
+		b.Fatalf("index holds %d keys, want %d", got, n)
 	}
 }

@@ -30,6 +30,10 @@ type dispatchReq struct {
 	// uniqKey is the IndexFile key of the record's UNIQ_KEY (topic#key,
 	// one string made once), "" without one.
 	uniqKey string
+	// reconsume is the record's reconsume count and realTopic, only when
+	// that is above 0, its REAL_TOPIC: the rest of its DuplicateKey.
+	reconsume int32
+	realTopic string
 	// host is the record's store host (its offset message id's), kept
 	// for the one-log store's answers (entries.go).
 	host netip.AddrPort
@@ -44,6 +48,15 @@ func indexKey[K string | []byte](topic string, key K) string {
 	var buf [128]byte
 	b := append(append(append(buf[:0], topic...), '#'), key...)
 	return string(b)
+}
+
+// retryRealTopic is a retry's REAL_TOPIC for its DuplicateKey ("" for a
+// first attempt, which does not need it).
+func retryRealTopic(reconsume int32, props map[string]string) string {
+	if reconsume <= 0 {
+		return ""
+	}
+	return props[message.PropertyRealTopic]
 }
 
 // dispatchFromRecord decodes what dispatch needs from an encoded record at
@@ -72,6 +85,8 @@ func dispatchFromRecord(off int64, b []byte) (dispatchReq, error) {
 		tags:        m.Tags(),
 		keys:        m.Keys(),
 		uniqKey:     indexKey(v.Topic(), m.UniqKey()),
+		reconsume:   v.ReconsumeTimes(),
+		realTopic:   retryRealTopic(v.ReconsumeTimes(), props),
 		host:        v.StoreHost(),
 	}, nil
 }

@@ -8,7 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/ledgermq/ledgermq/dedup"
@@ -33,8 +33,15 @@ import (
 // dispatched. A store without that file (a new store, or one written by an
 // older version) starts with an empty window.
 //
-// Topics of consumer retries and dead letters (%RETRY%, %DLQ%) are not
-// recorded: a message sent back for its next attempt keeps its UNIQ_KEY.
+// A message is known by its topic and its duplicate key (DuplicateKey):
+// its UNIQ_KEY, and for a consumer's retry (a record whose reconsume
+// count is n > 0) the UNIQ_KEY with "#n#" and the topic it waits for
+// (REAL_TOPIC, when parked). A message sent back keeps its UNIQ_KEY from
+// one attempt to the next, so the count tells the attempts apart, and
+// the real topic tells apart two consumer groups' copies parked in the
+// same schedule topic; a send-back the consumer repeats, or its own send
+// to %RETRY% after a send-back it believed failed, has the same key and
+// is stored once.
 //
 // The file "duplicates" (replaced atomically at each checkpoint):
 //
@@ -63,9 +70,28 @@ type DuplicatesConfig struct {
 	MaxEntries int
 }
 
-// recordsDuplicates reports whether messages of topic enter the window.
-func recordsDuplicates(topic string) bool {
-	return !strings.HasPrefix(topic, "%RETRY%") && !strings.HasPrefix(topic, "%DLQ%")
+// DuplicateKey is the key the window knows a message by: uniq (its
+// UNIQ_KEY) for a first attempt, and for a consumer's retry (reconsume
+// count n > 0) uniq#n#realTopic (realTopic: the REAL_TOPIC property, ""
+// if unset). "" without a UNIQ_KEY.
+func DuplicateKey(uniq string, reconsume int32, realTopic string) string {
+	if uniq == "" || reconsume <= 0 {
+		return uniq
+	}
+	return uniq + retrySuffix(reconsume, realTopic)
+}
+
+// DuplicateKeyOf is m's DuplicateKey.
+func DuplicateKeyOf(m *message.Ext) string {
+	if m.ReconsumeTimes <= 0 {
+		return m.UniqKey()
+	}
+	return DuplicateKey(m.UniqKey(), m.ReconsumeTimes, m.Properties[message.PropertyRealTopic])
+}
+
+// retrySuffix is what a retry's duplicate key adds to its UNIQ_KEY.
+func retrySuffix(reconsume int32, realTopic string) string {
+	return "#" + strconv.FormatInt(int64(reconsume), 10) + "#" + realTopic
 }
 
 // dupEntry is a dispatched message as the window takes it: its IndexFile
@@ -161,10 +187,14 @@ func addDuplicates(b *dupBacklog, reqs []dispatchReq) {
 	}
 	for i := range reqs {
 		r := &reqs[i]
-		if r.uniqKey == "" || !recordsDuplicates(r.topic) || len(r.uniqKey) <= len(r.topic) {
+		if r.uniqKey == "" || len(r.uniqKey) <= len(r.topic) {
 			continue
 		}
-		e := dupEntry{id: r.uniqKey, tlen: len(r.topic), t: r.storeTime,
+		id := r.uniqKey
+		if r.reconsume > 0 {
+			id += retrySuffix(r.reconsume, r.realTopic)
+		}
+		e := dupEntry{id: id, tlen: len(r.topic), t: r.storeTime,
 			r: dedup.Result{QueueID: r.queueID, Size: r.size, QueueOffset: r.queueOffset, PhysicalOffset: r.phy}}
 		b.push(e)
 	}
@@ -192,25 +222,22 @@ func (s *Store) RecordSent(sent []Sent) {
 	}
 	for i := range sent {
 		e := &sent[i]
-		if !recordsDuplicates(e.Topic) {
-			continue
-		}
 		w.Add(e.Topic, e.Key, dedup.Result{QueueID: e.QueueID, Size: e.Result.Size,
 			QueueOffset: e.Result.QueueOffset, PhysicalOffset: e.Result.PhysicalOffset}, e.StoreTime)
 	}
 }
 
-// Duplicate returns where the message (topic, key) was stored if it was
+// Duplicate returns where the message (topic, key: its DuplicateKey) was stored if it was
 // dispatched within window of now (the store time the leader stamps on
 // the message being decided, Unix ms), with QueueID set and Duplicate
 // true. Its MsgID names the store host the first store's record carries
 // (the leader's of then), read back from the CommitLog; if the record
 // cannot be read (retention took it), MsgID is "" and the caller names
-// its own. A window of 0 or less, a store without a window, or a retry
-// topic always miss. The first call after the store opened or went idle
+// its own. A window of 0 or less or a store without a window always
+// miss. The first call after the store opened or went idle
 // builds the window's index from the backlog.
 func (s *Store) Duplicate(topic, key string, now int64, window time.Duration) (PutResult, bool) {
-	if s.cfg.Duplicates.Off || !recordsDuplicates(topic) || window <= 0 {
+	if s.cfg.Duplicates.Off || window <= 0 {
 		return PutResult{}, false
 	}
 	w := s.dups.Load()
@@ -248,6 +275,7 @@ func (s *Store) activeDuplicates() *dedup.Window {
 	start := time.Now()
 	w := dedup.New(dedup.Config{Window: s.cfg.Duplicates.Window, MaxEntries: s.cfg.Duplicates.MaxEntries})
 	b := s.backlog
+	w.Reserve(b.n)
 	for i := range b.n {
 		e := b.at(i)
 		w.Add(e.topic(), e.key(), e.r, e.t)

@@ -28,8 +28,8 @@ func checkWindowHolds(t *testing.T, s *Store, batches []acked) {
 }
 
 // TestDuplicateWindowFedByPut: every stored message enters the window
-// with its store; retry topics, other topics, a shorter window, and a
-// store with the window off miss.
+// with its store; other topics, a shorter window, and a store with the
+// window off miss.
 func TestDuplicateWindowFedByPut(t *testing.T) {
 	s := mustOpen(t, testConfig(t.TempDir()))
 	defer s.Close()
@@ -45,13 +45,6 @@ func TestDuplicateWindowFedByPut(t *testing.T) {
 	}
 	if _, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, 0); ok {
 		t.Fatal("a key found with the window off")
-	}
-	retry := testMsg("%RETRY%G", 0, 1000, 10)
-	if _, err := s.Put(0, []*message.Ext{retry}); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := s.Duplicate(retry.Topic, retry.UniqKey(), retry.StoreTimestamp, dupWindow); ok {
-		t.Fatal("a retry topic's message entered the window")
 	}
 	if st := s.DuplicateStats(); st.Entries != 40 {
 		t.Fatalf("window holds %d entries, want 40", st.Entries)
@@ -189,4 +182,70 @@ func TestDuplicateSpan(t *testing.T) {
 	if got := s.DuplicateSpan(time.Millisecond); got != time.Millisecond {
 		t.Fatalf("span above the asked window: %v", got)
 	}
+}
+
+// retryCopy is m sent back for its reconsume-th attempt, as a broker
+// stores it: in topic (a %RETRY% or %DLQ% topic, or parked in the
+// schedule topic for realTopic), UNIQ_KEY kept.
+func retryCopy(m *message.Ext, topic string, reconsume int32, realTopic string, n int) *message.Ext {
+	c := testMsg(topic, 0, n, 10)
+	c.SetProperty(message.PropertyUniqKey, m.UniqKey())
+	c.ReconsumeTimes = reconsume
+	if realTopic != "" {
+		c.SetProperty(message.PropertyRealTopic, realTopic)
+	}
+	return c
+}
+
+// TestDuplicateKeysOfRetries: a consumer's retry is known by its UNIQ_KEY
+// with its reconsume count and the topic it waits for, through Put,
+// PutEncoded and the rebuild from the CommitLog: each attempt, and each
+// consumer group's copy parked in the one schedule topic, is a key of its
+// own, and none is the first attempt's.
+func TestDuplicateKeysOfRetries(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	s := mustOpen(t, cfg)
+	orig := testMsg("T", 0, 1, 10)
+	copies := []*message.Ext{
+		retryCopy(orig, "%RETRY%A", 1, "", 2),
+		retryCopy(orig, "%RETRY%A", 2, "", 3),
+		retryCopy(orig, "SCHEDULE_TOPIC_XXXX", 3, "%RETRY%A", 4),
+		retryCopy(orig, "SCHEDULE_TOPIC_XXXX", 3, "%RETRY%B", 5),
+		retryCopy(orig, "%DLQ%A", 4, "%RETRY%A", 6),
+	}
+	keys := map[string]bool{}
+	for _, c := range copies {
+		k := DuplicateKeyOf(c)
+		if k == orig.UniqKey() || keys[c.Topic+"/"+k] {
+			t.Fatalf("retry %d of %s in %s has key %q, not its own", c.ReconsumeTimes, orig.UniqKey(), c.Topic, k)
+		}
+		keys[c.Topic+"/"+k] = true
+	}
+	if _, err := s.Put(s.LastSeq()+1, []*message.Ext{orig, copies[0], copies[1]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutEncoded(s.LastSeq()+1, encodeAll(t, copies[2:])); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		phys := map[int64]bool{}
+		for _, m := range append([]*message.Ext{orig}, copies...) {
+			r, ok := s.Duplicate(m.Topic, DuplicateKeyOf(m), m.StoreTimestamp, dupWindow)
+			if !ok || phys[r.PhysicalOffset] {
+				t.Fatalf("%s: %s/%q: %+v %v", when, m.Topic, DuplicateKeyOf(m), r, ok)
+			}
+			phys[r.PhysicalOffset] = true
+		}
+		if _, ok := s.Duplicate("%RETRY%A", orig.UniqKey(), orig.StoreTimestamp, dupWindow); ok {
+			t.Fatalf("%s: a retry found by its bare UNIQ_KEY", when)
+		}
+	}
+	check("stored")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, cfg)
+	defer s.Close()
+	check("rebuilt")
 }

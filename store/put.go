@@ -101,6 +101,8 @@ func (it *batchItem) fromExt(m *message.Ext) error {
 			tags:      m.Tags(),
 			keys:      m.Keys(),
 			uniqKey:   indexKey(m.Topic, m.UniqKey()),
+			reconsume: m.ReconsumeTimes,
+			realTopic: retryRealTopic(m.ReconsumeTimes, m.Properties),
 		},
 		storeHost: m.StoreHost,
 	}

@@ -101,6 +101,10 @@ func (s *Store) prepareEncodedMax(it *batchItem, rec []byte, verifyCRC bool, max
 	if len(topic)+1+len(uniq) > index.MaxKeyLen {
 		return fmt.Errorf("key of %d bytes exceeds %d", len(uniq), index.MaxKeyLen-len(topic)-1)
 	}
+	var realTopic []byte
+	if v.ReconsumeTimes() > 0 {
+		realTopic, _ = v.Property(message.PropertyRealTopic)
+	}
 	*it = batchItem{
 		rec:  rec,
 		size: len(rec),
@@ -112,6 +116,8 @@ func (s *Store) prepareEncodedMax(it *batchItem, rec []byte, verifyCRC bool, max
 			tags:      string(tags),
 			keys:      keys,
 			uniqKey:   indexKey(topic, uniq),
+			reconsume: v.ReconsumeTimes(),
+			realTopic: string(realTopic),
 		},
 		storeHost: v.StoreHost(),
 	}
