@@ -256,22 +256,36 @@ func (s *Store) Duplicate(topic, key string, now int64, window time.Duration) (P
 	return res, true
 }
 
-// IndexDuplicates builds the window's index now, so that a new leader's
-// first sends do not wait for it (Duplicate would build it).
+// IndexDuplicates builds the window's index afresh from the backlog: a
+// node that becomes leader calls it once every entry before its term is
+// dispatched (after its barrier), before it takes a send. An index that
+// exists already is replaced, never kept: one built while the node was
+// not leading (a Duplicate asked by a proposal left over from its last
+// term) misses what was dispatched since, which the index learns only
+// from RecordSent, the leader's own sends.
 func (s *Store) IndexDuplicates() {
-	if !s.cfg.Duplicates.Off {
-		s.activeDuplicates()
+	if s.cfg.Duplicates.Off {
+		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.indexDuplicatesLocked()
 }
 
-// activeDuplicates builds the window's index from the backlog, unless
-// another call did, and returns it.
+// activeDuplicates returns the window's index, building it from the
+// backlog unless another call did.
 func (s *Store) activeDuplicates() *dedup.Window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w := s.dups.Load(); w != nil {
 		return w
 	}
+	return s.indexDuplicatesLocked()
+}
+
+// indexDuplicatesLocked builds the window's index from the backlog and
+// installs it; s.mu is held.
+func (s *Store) indexDuplicatesLocked() *dedup.Window {
 	start := time.Now()
 	w := dedup.New(dedup.Config{Window: s.cfg.Duplicates.Window, MaxEntries: s.cfg.Duplicates.MaxEntries})
 	b := s.backlog

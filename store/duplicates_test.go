@@ -249,3 +249,23 @@ func TestDuplicateKeysOfRetries(t *testing.T) {
 	defer s.Close()
 	check("rebuilt")
 }
+
+// TestIndexDuplicatesReplacesAStaleIndex: an index built while the node
+// did not lead (a Duplicate asked by a proposal left over from its last
+// term) is not fed by the dispatches that follow; IndexDuplicates, which
+// a node calls when it becomes leader, builds it afresh, so a retry of a
+// message another leader stored in between is found.
+func TestIndexDuplicatesReplacesAStaleIndex(t *testing.T) {
+	s := mustOpen(t, testConfig(t.TempDir()))
+	defer s.Close()
+	n := 0
+	first := putBatches(t, s, "T", 2, 2, 5, 100, &n)
+	m := first[0].msgs[0]
+	if _, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow); !ok {
+		t.Fatal("a stored key missed")
+	}
+	// Stored while this node followed: dispatched, not sent by it.
+	later := putBatches(t, s, "T", 2, 2, 5, 100, &n)
+	s.IndexDuplicates()
+	checkWindowHolds(t, s, append(first, later...))
+}
