@@ -95,6 +95,34 @@ type dupID struct{ topic, key string }
 type pendingKeys struct {
 	mu sync.Mutex
 	n  map[dupID]int
+	// doubted are the keys of entries whose outcome stayed unknown
+	// (leadership lost before this node learned whether they were
+	// committed): they stay pending, so a repeat of one is refused as
+	// busy, until clearDoubts, when the node next becomes leader and its
+	// window is indexed afresh after its barrier, which settled them.
+	// Without that, a repeat decided before then (by a proposal left in
+	// the queue, or while the node's ready flag still lagged raft's step
+	// down) would be stored a second time if the entry was committed.
+	doubted []dupID
+}
+
+// doubt keeps ids pending (above) instead of removing them.
+func (k *pendingKeys) doubt(ids []dupID) {
+	if len(ids) == 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.doubted = append(k.doubted, ids...)
+}
+
+// clearDoubts removes the doubted keys from the pending ones.
+func (k *pendingKeys) clearDoubts() {
+	k.mu.Lock()
+	ids := k.doubted
+	k.doubted = nil
+	k.mu.Unlock()
+	k.remove(ids)
 }
 
 func (k *pendingKeys) add(ids []dupID) {
@@ -124,6 +152,27 @@ func (k *pendingKeys) remove(ids []dupID) {
 			k.n[id]--
 		}
 	}
+}
+
+// refuseUndecidable answers the sends proposed with a window, when this
+// node is not a ready leader now, with the refusal writable gives (it was
+// when they were submitted): its window may not hold what another leader
+// stored since, so it cannot decide them (docs/invariants.md I10). It
+// returns the other proposals, which raft refuses or takes as before.
+func (p *proposer) refuseUndecidable(props []*proposal) []*proposal {
+	err := p.g.writable()
+	if err == nil {
+		return props
+	}
+	kept := props[:0]
+	for _, pr := range props {
+		if pr.window > 0 && pr.entry == nil {
+			pr.finish(proposalResult{err: err})
+			continue
+		}
+		kept = append(kept, pr)
+	}
+	return kept
 }
 
 // markDuplicates decides, for each message of the proposals about to

@@ -2,6 +2,7 @@ package dledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -221,5 +222,35 @@ func TestDuplicateWindowSurvivesFailoverAndRestart(t *testing.T) {
 	}
 	if err := c.CompareReplicas(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDoubtedKeyWaitsForTheNextIndex: the key of an entry whose outcome
+// stayed unknown (leadership lost before the node learned whether it was
+// committed) is not decided until the node's window is indexed afresh:
+// a repeat is refused as busy (the producer sends it again) if the
+// window does not hold it, answered with the first store if it does,
+// and decided as any other once the doubts are settled.
+func TestDoubtedKeyWaitsForTheNextIndex(t *testing.T) {
+	g, ctx := singleLeader(t)
+	stored := sendOne(t, ctx, g, keyed("Doubt", 0, "a", "KEY-STORED"), time.Minute)
+	g.DoubtForTest("Doubt", "KEY-STORED")
+	g.DoubtForTest("Doubt", "KEY-NEW")
+
+	_, err := g.ProposeSend(ctx, []*message.Ext{keyed("Doubt", 1, "b", "KEY-NEW")}, time.Minute)
+	if !errors.Is(err, dledger.ErrRepeatNotStored) || !errors.Is(err, dledger.ErrBusy) {
+		t.Fatalf("a doubted key not in the window: %v, want ErrRepeatNotStored (busy)", err)
+	}
+	if n := maxOffset(t, g, "Doubt", 1); n != 0 {
+		t.Fatalf("a doubted key was stored (%d in queue 1)", n)
+	}
+	sameStore(t, stored, sendOne(t, ctx, g, keyed("Doubt", 1, "a", "KEY-STORED"), time.Minute), 0)
+
+	g.ClearDoubtsForTest()
+	if r := sendOne(t, ctx, g, keyed("Doubt", 1, "b", "KEY-NEW"), time.Minute); r.Duplicate {
+		t.Fatalf("a settled key that was never stored answered as a duplicate: %+v", r)
+	}
+	if n := maxOffset(t, g, "Doubt", 1); n != 1 {
+		t.Fatalf("queue 1 holds %d, want 1", n)
 	}
 }

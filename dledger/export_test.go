@@ -90,3 +90,14 @@ const (
 // SetConvertStopForTest makes a conversion to one log stop (as a crash
 // would) after each step stop returns true for.
 func SetConvertStopForTest(cfg *Config, stop func(ConvertStep) bool) { cfg.convertStop = stop }
+
+// DoubtForTest makes (topic, key) a doubted key, as an entry of unknown
+// outcome leaves it; ClearDoubtsForTest settles the doubts as a node
+// that becomes leader does.
+func (g *Group) DoubtForTest(topic, key string) {
+	ids := []dupID{{topic, key}}
+	g.prop.pending.add(ids)
+	g.prop.pending.doubt(ids)
+}
+
+func (g *Group) ClearDoubtsForTest() { g.prop.pending.clearDoubts() }

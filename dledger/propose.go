@@ -192,6 +192,10 @@ func (p *proposer) batch(ctx context.Context) {
 				break fill
 			}
 		}
+		if props = p.refuseUndecidable(props); len(props) == 0 {
+			p.release()
+			continue
+		}
 		p.markDuplicates(props)
 		prep := &store.PreparedRecords{}
 		prep.Grow(count)
@@ -314,19 +318,27 @@ func (p *proposer) release() { <-p.slots }
 // before the batcher closes the next entry.
 func (p *proposer) complete() {
 	for e := range p.inflight {
-		sent := p.answer(e)
+		sent, doubtful := p.answer(e)
 		// The slot goes first: recording the sends in the window is off
 		// the path to the next entry, whose batcher finds their keys
 		// pending until they are recorded (duplicates.go).
 		p.release()
 		p.g.dups.RecordSent(sent)
-		p.pending.remove(e.keys)
+		if doubtful {
+			p.pending.doubt(e.keys)
+		} else {
+			p.pending.remove(e.keys)
+		}
 	}
 }
 
-func (p *proposer) answer(e inflight) []store.Sent {
+// answer answers an entry's proposals. doubtful: the entry's outcome is
+// unknown (appended, then leadership was lost, and this node could not
+// tell whether it was committed), so its keys stay pending until the
+// window is next indexed (duplicates.go).
+func (p *proposer) answer(e inflight) (sent []store.Sent, doubtful bool) {
 	if e.fut == nil {
-		return p.deliver(e, applyResult{})
+		return p.deliver(e, applyResult{}), false
 	}
 	if err := p.g.awaitRaft(e.fut); err != nil {
 		if lostWithLeadership(err) {
@@ -334,17 +346,17 @@ func (p *proposer) answer(e inflight) []store.Sent {
 			// now a follower, to apply the index and see whose entry
 			// was committed there.
 			if res, ok := p.g.resolveLost(e.fut.Index(), e.data); ok {
-				return p.deliver(e, res)
+				return p.deliver(e, res), false
 			}
 		}
 		err = mapRaftError(err)
 		for _, pr := range e.props {
 			pr.finish(proposalResult{err: err})
 		}
-		return nil
+		return nil, errors.Is(err, ErrOutcomeUnknown)
 	}
 	res, _ := e.fut.Response().(applyResult)
-	return p.deliver(e, res)
+	return p.deliver(e, res), false
 }
 
 // deliver answers an entry's proposals with the FSM's result. It returns

@@ -143,6 +143,9 @@ func (g *Group) becomeReady() {
 			}
 			if g.raft.State() == raft.Leader && g.failure() == nil {
 				g.dups.IndexDuplicates()
+				// The barrier settled every entry of an earlier term,
+				// and the fresh index holds what it committed.
+				g.prop.pending.clearDoubts()
 				g.ready.Store(true)
 				g.setRole(g.currentRole())
 			}
