@@ -55,7 +55,13 @@ func TestSendRequestFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			exp, err := remoting.Encode(nil, want(o))
+			// The header travels in RocketMQ's binary form.
+			if frame[4] != remoting.SerializeRocketMQ {
+				t.Fatalf("serialize type %d, want %d", frame[4], remoting.SerializeRocketMQ)
+			}
+			w := want(o)
+			w.SerializeType = remoting.SerializeRocketMQ
+			exp, err := remoting.Encode(nil, w)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -39,7 +39,27 @@ func prefixed(frame []byte) []byte {
 // does (a read budget, the sends' fields listed) from a peer that keeps
 // sending header with a 1 KiB body.
 func benchReadSends(b *testing.B, header string, code int32) {
-	frame := prefixed(jsonFrame(header, bytes.Repeat([]byte("m"), 1024)))
+	benchReadFrames(b, jsonFrame(header, bytes.Repeat([]byte("m"), 1024)), code)
+}
+
+// binaryFrame is the frame of header's command and body with its header
+// in RocketMQ's binary form (SerializeRocketMQ).
+func binaryFrame(b *testing.B, header string, body []byte) []byte {
+	c, err := Decode(jsonFrame(header, body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.SerializeType = SerializeRocketMQ
+	frame, err := Encode(nil, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return frame[4:] // without its length prefix
+}
+
+// benchReadFrames is benchReadSends for a frame given whole.
+func benchReadFrames(b *testing.B, frame []byte, code int32) {
+	frame = prefixed(frame)
 	var stream []byte
 	for len(stream) < 256<<10 {
 		stream = append(stream, frame...)
@@ -68,10 +88,14 @@ func benchReadSends(b *testing.B, header string, code int32) {
 // BenchmarkServerReadSend is a server connection's read of a send
 // request: the length prefix, the budget, the frame's bytes and its
 // decoding, for SEND_MESSAGE_V2 (the Go client's sends) and SEND_MESSAGE
-// (its long field names).
+// (its long field names), and SEND_MESSAGE with its header in RocketMQ's
+// binary form (ledgermq's own client).
 func BenchmarkServerReadSend(b *testing.B) {
 	b.Run("v2", func(b *testing.B) { benchReadSends(b, capturedSendV2, SendMessageV2) })
 	b.Run("v1", func(b *testing.B) { benchReadSends(b, capturedSend, SendMessage) })
+	b.Run("v1-binary", func(b *testing.B) {
+		benchReadFrames(b, binaryFrame(b, capturedSend, bytes.Repeat([]byte("m"), 1024)), SendMessage)
+	})
 }
 
 // BenchmarkDecodeSendV1 decodes a SEND_MESSAGE frame with a 1 KiB body.
