@@ -409,6 +409,24 @@ func TestConfigMaxInFlight(t *testing.T) {
 	}
 }
 
+// TestConfigGCPercent: gc_percent is 400 by default, -1 (off) and other
+// values are taken, and what is not a number of at least -1 is refused.
+func TestConfigGCPercent(t *testing.T) {
+	if c, err := loadWith(t, "", ""); err != nil || c.GCPercent != 400 {
+		t.Fatalf("default: %v", err)
+	}
+	for _, v := range []int{-1, 100, 800} {
+		if c, err := loadWith(t, "b.yaml", fmt.Sprintf("gc_percent: %d\n", v)); err != nil || c.GCPercent != v {
+			t.Fatalf("%d: %v", v, err)
+		}
+	}
+	for _, v := range []string{"-2", "lots"} {
+		if _, err := loadWith(t, "b.yaml", "gc_percent: "+v+"\n"); !errors.Is(err, errBadValue) {
+			t.Fatalf("%s: %v, want errBadValue", v, err)
+		}
+	}
+}
+
 // TestConfigACL: RocketMQ's aclEnable turns the ACL on; acl_file names
 // plain_acl.yml; both reach the broker's config.
 func TestConfigACL(t *testing.T) {
