@@ -91,7 +91,7 @@ func runBroker(cmd *cobra.Command, cfg *nodeConfig) error {
 		// entry cache, buffers: tens of MiB) and it allocates per
 		// message, so at Go's default of 100 it collects several times a
 		// second under load; gc_percent (400) trades a few hundred MiB
-		// for a fraction of that collector CPU (README "Operations").
+		// for a fraction of that collector CPU (README "Performance").
 		debug.SetGCPercent(cfg.GCPercent)
 	}
 
