@@ -34,9 +34,11 @@ func TestDevTwoGroups(t *testing.T) {
 			t.Fatalf("%s of %s is %s, want leader", n.ID, n.Group, n.Role)
 		}
 	}
-	if out := d.Output(); !strings.Contains(out, "cluster broker-a, broker-b is up") {
-		t.Fatalf("dev output:\n%s", out)
-	}
+	// dev writes cluster.json, then announces the cluster: the line may
+	// trail the file by a moment.
+	waitFor(t, 30*time.Second, "dev announces both groups", func() bool {
+		return strings.Contains(d.Output(), "cluster broker-a, broker-b is up")
+	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
