@@ -81,6 +81,16 @@ type Config struct {
 	// offset it returns is deleted (the raft log's first entry still
 	// needed, when the CommitLog is the raft log).
 	KeepFrom func() int64
+	// CacheWindow, when positive, bounds how much of the log stays in
+	// memory: after each flush, the bytes more than CacheWindow below the
+	// flushed position leave this process's mapping and the page cache
+	// (madvise and fadvise DONTNEED; they are durable, so their pages are
+	// clean and freed at once). Reads of them then go to the disk. The
+	// memory freed is what the next appends write into, so a node's
+	// footprint stays near CacheWindow instead of growing with the log
+	// until the kernel reclaims it. 0: the kernel decides (everything
+	// stays cached while memory lasts).
+	CacheWindow int64
 	// SyncReport, if set, records every sync of a segment (the chaos
 	// harness's power-loss model, internal/syncreport); nil: off.
 	SyncReport *syncreport.Report
@@ -132,6 +142,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return errors.New("commitlog: config: Dir is empty")
+	case c.CacheWindow < 0:
+		return fmt.Errorf("commitlog: config: CacheWindow %d is negative", c.CacheWindow)
 	case c.SegmentSize < MinSegmentSize || c.SegmentSize > MaxSegmentSize:
 		return fmt.Errorf("commitlog: config: SegmentSize %d outside [%d, %d]", c.SegmentSize, MinSegmentSize, MaxSegmentSize)
 	case c.SegmentSize%page != 0:

@@ -81,6 +81,40 @@ func (l *Log) flushOnce() {
 	close(l.sig)
 	l.sig = make(chan struct{})
 	l.sigMu.Unlock()
+	if err == nil && l.cfg.CacheWindow > 0 {
+		l.evictBelow(to - l.cfg.CacheWindow)
+	}
+}
+
+// evictStep is the least a flush evicts at once: a pair of system calls per
+// segment every few MiB, not at every flush of a quiet log.
+const evictStep = 4 << 20
+
+// evictBelow takes the log's bytes below off out of memory
+// (Config.CacheWindow). The caller holds flushMu and off is below the
+// flushed position, so the pages are clean and the kernel frees them at
+// once; readers that touch them later fault them in from the file.
+func (l *Log) evictBelow(off int64) {
+	from := max(l.evicted, l.minOff.Load())
+	if off-from < evictStep {
+		return
+	}
+	var segs []*segment
+	l.segMu.RLock()
+	for _, s := range l.segs {
+		if s.end() > from && s.start < off {
+			s.acquire()
+			segs = append(segs, s)
+		}
+	}
+	l.segMu.RUnlock()
+	for _, s := range segs {
+		lo, hi := max(from, s.start)-s.start, min(off, s.end())-s.start
+		s.dontNeed(int(lo), int(hi))
+		s.dropCache(lo, hi)
+		s.release()
+	}
+	l.evicted = off
 }
 
 func (l *Log) stickyErr() error {

@@ -37,6 +37,7 @@ type Log struct {
 	minOff  atomic.Int64 // start of the oldest segment (0 if none)
 	wpos    atomic.Int64 // write position: bytes below it are published
 	flushed atomic.Int64 // bytes below it are durable
+	evicted int64        // bytes below it left memory (Config.CacheWindow); flushMu
 
 	// flushMu is held for a whole flush, so that Truncate never sees a flush
 	// in progress and the flushed position never passes the write position.

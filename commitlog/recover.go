@@ -264,6 +264,9 @@ func (l *Log) Truncate(offset int64) error {
 	if l.flushed.Load() > offset {
 		l.flushed.Store(offset)
 	}
+	// What is written again below the old eviction point leaves memory
+	// with the next flushes like any other tail.
+	l.evicted = min(l.evicted, offset)
 	l.wpos.Store(offset)
 	return nil
 }

@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ledgermq/ledgermq/internal/testwait"
 )
 
 // pagesInCache returns, for each page of b (a file mapping), whether the
@@ -185,5 +188,88 @@ func TestSealedSegmentPagesReleased(t *testing.T) {
 		if kb := mappedKiB(t, l.segs[i].data); kb != 0 {
 			t.Fatalf("sealed segment %d: %d KiB still mapped in after recovery", i, kb)
 		}
+	}
+}
+
+// TestCacheWindowEvictsFlushedTail: with CacheWindow set, a flush takes the
+// durable bytes more than CacheWindow below the flushed position out of the
+// page cache (and out of the process), keeps the window's, and every entry
+// still reads back whole, from the file.
+func TestCacheWindowEvictsFlushedTail(t *testing.T) {
+	dir := t.TempDir()
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Type == unix.TMPFS_MAGIC {
+		t.Skip("the temporary directory is on tmpfs, whose pages cannot leave memory")
+	}
+	cfg := testConfig(t, dir)
+	cfg.SegmentSize = 8 << 20
+	cfg.FlushInterval = time.Hour // flushes only when asked
+	cfg.CacheWindow = 2 << 20
+	l := openLog(t, cfg)
+	rng := rand.New(rand.NewPCG(11, 11))
+	var ws []written
+	for len(ws) == 0 || ws[len(ws)-1].off < 13<<20 {
+		ws = append(ws, appendRandom(t, l, rng, 50, 1000, 8000)...)
+	}
+	// Read everything through the mapping: the pages are mapped in.
+	for _, w := range ws {
+		ref, err := l.Read(w.off, len(w.payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.Release()
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	flushed := l.FlushedOffset()
+	evictedTo := flushed - cfg.CacheWindow
+	page := int64(os.Getpagesize())
+	// The flusher evicts after it has woken the flush's waiters.
+	testwait.For(t, 10*time.Second, "the flusher evicts up to the window", func() bool {
+		l.flushMu.Lock()
+		defer l.flushMu.Unlock()
+		return l.evicted >= evictedTo
+	})
+	for _, s := range l.segs {
+		in := pagesInCache(t, s.data)
+		for i, cached := range in {
+			off := s.start + int64(i)*page
+			switch {
+			case off+page <= evictedTo && cached:
+				t.Fatalf("page at %d is in the page cache; everything below %d (flushed %d, window %d) should have left", off, evictedTo, flushed, cfg.CacheWindow)
+			case off >= evictedTo+page && off+page <= flushed && !cached:
+				t.Fatalf("page at %d, inside the window [%d, %d), left the page cache", off, evictedTo, flushed)
+			}
+		}
+	}
+	if kb := mappedKiB(t, l.segs[0].data); kb != 0 {
+		t.Fatalf("the first segment, wholly below the window, has %d KiB mapped in", kb)
+	}
+	// Every entry reads back, now from the file.
+	for _, w := range ws {
+		ref, err := l.Read(w.off, len(w.payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ref.Bytes(), w.payload) {
+			t.Fatalf("entry at %d reads back different after its pages were evicted", w.off)
+		}
+		ref.Release()
+	}
+	// Without a window the flushed tail stays cached.
+	cfg0 := testConfig(t, t.TempDir())
+	cfg0.SegmentSize = 8 << 20
+	cfg0.FlushInterval = time.Hour
+	l0 := openLog(t, cfg0)
+	appendRandom(t, l0, rng, 200, 1000, 8000)
+	if err := l0.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if in := pagesInCache(t, l0.segs[0].data); !in[0] {
+		t.Fatal("without CacheWindow the log's first page left the page cache after a flush")
 	}
 }

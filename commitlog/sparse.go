@@ -117,3 +117,16 @@ func (s *segment) dontNeed(lo, hi int) {
 		s.log.Warn("cannot release mapped pages", "path", s.path, "error", err)
 	}
 }
+
+// dropCache asks the kernel to drop the file's bytes [lo, hi) from the page
+// cache (fadvise DONTNEED). Clean pages that no process maps leave at once;
+// dirty ones are only queued for writeback, so the caller drops durable
+// bytes after unmapping them (dontNeed).
+func (s *segment) dropCache(lo, hi int64) {
+	if hi <= lo {
+		return
+	}
+	if err := unix.Fadvise(int(s.f.Fd()), lo, hi-lo, unix.FADV_DONTNEED); err != nil {
+		s.log.Warn("cannot drop cached pages", "path", s.path, "error", err)
+	}
+}

@@ -101,6 +101,17 @@ type Config struct {
 	// DeleteWhen is the hours of day (RocketMQ deleteWhen, e.g. "04" or
 	// "03;04") at which expired segments are deleted. Default "04".
 	DeleteWhen string
+	// CacheWindow bounds how much of the CommitLog's tail stays in memory
+	// (commitlog.Config.CacheWindow); 0: the kernel decides. Default
+	// 256 MiB: seconds of a busy node's sends, which covers consumers
+	// that keep up and raft's reads for followers; readers further
+	// behind read from the disk. A node's page cache then stays about
+	// that size instead of growing with the log: its appends write into
+	// the memory the last eviction freed, which the kernel has at hand,
+	// where a growing cache takes fresh memory for every page (on a
+	// virtual machine whose host reclaims free guest memory, about five
+	// times the cost of a page it recycles).
+	CacheWindow int64
 	// Preallocate reserves each new CommitLog segment's blocks at creation
 	// (commitlog.Config.Preallocate). Default off: segments are sparse.
 	Preallocate bool
@@ -154,11 +165,15 @@ type Config struct {
 	EntryDeletes func(header []byte) string
 }
 
+// DefaultCacheWindow is Config.CacheWindow's default.
+const DefaultCacheWindow = 256 << 20
+
 // DefaultConfig returns the production defaults for a store in dir.
 func DefaultConfig(dir string) Config {
 	return Config{
 		Dir:                   dir,
 		SegmentSize:           1 << 30,
+		CacheWindow:           DefaultCacheWindow,
 		FlushMode:             FlushAsync,
 		FlushInterval:         500 * time.Millisecond,
 		CheckpointInterval:    time.Second,

@@ -176,6 +176,7 @@ func (s *Store) openParts() error {
 	clCfg.FileReservedTime = s.cfg.FileReservedTime
 	clCfg.DiskMaxUsedSpaceRatio = s.cfg.DiskMaxUsedSpaceRatio
 	clCfg.Preallocate = s.cfg.Preallocate
+	clCfg.CacheWindow = s.cfg.CacheWindow
 	clCfg.Clock = s.cfg.Clock
 	clCfg.Logger = s.cfg.Logger
 	clCfg.SyncReport = s.cfg.SyncReport

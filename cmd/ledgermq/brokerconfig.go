@@ -119,6 +119,7 @@ var brokerKeys = []keySpec{
 	{key: "store.flush_disk_type", aliases: []string{"flushDiskType"}, def: "ASYNC_FLUSH", usage: "ASYNC_FLUSH or SYNC_FLUSH"},
 	{key: "store.flush_interval", aliases: []string{"flushIntervalCommitLog"}, def: "500ms", usage: "async flush period (bare number: ms)"},
 	{key: "store.segment_size", aliases: []string{"mappedFileSizeCommitLog", "mapedFileSizeCommitLog"}, def: "1073741824", usage: "commitlog segment size in bytes"},
+	{key: "store.cache_window", def: "268435456", usage: "bytes of the commitlog's flushed tail kept in memory; older bytes leave the page cache after each flush and are read from disk (0: the kernel decides)"},
 	{key: "store.preallocate", def: "false", usage: "reserve a new commitlog segment's disk blocks at creation (otherwise segments are sparse and grow as written)"},
 	{key: "dedup.window", def: "2m", usage: "how long a sent message's UNIQ_KEY is remembered: a retried send within it is answered with the first store, not stored again (bare number: seconds; 0: off; a topic's attribute dedup.window shortens it)"},
 	{key: "dedup.max_entries", def: "200000", usage: "most UNIQ_KEYs the duplicate window holds (about 130 bytes each; past it the oldest leave first)"},
@@ -230,6 +231,7 @@ type nodeConfig struct {
 	FlushInterval time.Duration
 	SegmentSize   int64
 	Preallocate   bool
+	CacheWindow   int64
 	SyncReport    bool
 	// DedupWindow (0: off) and DedupMaxEntries bound the duplicate window.
 	DedupWindow           time.Duration
@@ -563,6 +565,7 @@ func resolve(raw map[string]string) (*nodeConfig, []error) {
 		LogLevel:              strings.ToLower(str("log_level")),
 		LogJSON:               boolean("log_json") || strings.EqualFold(str("log_format"), "json"),
 		Preallocate:           boolean("store.preallocate"),
+		CacheWindow:           integer("store.cache_window", 0, 1<<40),
 		SyncReport:            boolean("store.sync_report"),
 		DedupWindow:           window("dedup.window"),
 		DedupMaxEntries:       int(integer("dedup.max_entries", 1, 1<<26)),
@@ -802,6 +805,7 @@ func (c *nodeConfig) storeConfig(onDispatch func(string, int32, int64)) store.Co
 	sc := store.DefaultConfig(filepath.Join(c.DataDir, "store"))
 	sc.SegmentSize = c.SegmentSize
 	sc.Preallocate = c.Preallocate
+	sc.CacheWindow = c.CacheWindow
 	sc.FlushMode = c.FlushMode
 	sc.FlushInterval = c.FlushInterval
 	sc.MaxMessageSize = c.MaxMessageSize

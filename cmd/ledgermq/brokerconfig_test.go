@@ -427,6 +427,23 @@ func TestConfigGCPercent(t *testing.T) {
 	}
 }
 
+// TestConfigCacheWindow: store.cache_window reaches the store; its default
+// is the store's.
+func TestConfigCacheWindow(t *testing.T) {
+	c, err := loadWith(t, "", "")
+	if err != nil || c.storeConfig(nil).CacheWindow != store.DefaultCacheWindow {
+		t.Fatalf("default: %d, %v", c.storeConfig(nil).CacheWindow, err)
+	}
+	for v, want := range map[string]int64{"0": 0, "1048576": 1 << 20} {
+		if c, err := loadWith(t, "b.yaml", "store:\n  cache_window: "+v+"\n"); err != nil || c.storeConfig(nil).CacheWindow != want {
+			t.Fatalf("%s: %v", v, err)
+		}
+	}
+	if _, err := loadWith(t, "b.yaml", "store:\n  cache_window: -1\n"); !errors.Is(err, errBadValue) {
+		t.Fatalf("-1: %v, want errBadValue", err)
+	}
+}
+
 // TestConfigACL: RocketMQ's aclEnable turns the ACL on; acl_file names
 // plain_acl.yml; both reach the broker's config.
 func TestConfigACL(t *testing.T) {
