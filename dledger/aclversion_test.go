@@ -80,14 +80,9 @@ func TestACLEntryStopsAnOlderNode(t *testing.T) {
 		}
 	})
 	ctx := ctxT(t, 60*time.Second)
-	leader := leaderOtherThan(t, ctx, c, "n2")
-	if err := leader.Group().ProposeMetadata(ctx, metadata.Op{Kind: metadata.OpFormatVersion, Version: 3}); err != nil {
-		t.Fatal(err)
-	}
+	proposeOnLeaderOtherThan(t, ctx, c, "n2", metadata.Op{Kind: metadata.OpFormatVersion, Version: 3})
 	op := metadata.Op{Kind: metadata.OpACL, ACL: &metadata.ACLChange{Content: []byte("accounts: []\n")}}
-	if err := leader.Group().ProposeMetadata(ctx, op); err != nil {
-		t.Fatal(err)
-	}
+	proposeOnLeaderOtherThan(t, ctx, c, "n2", op)
 	old := c.Node("n2").Group()
 	waitUntil(t, ctx, "the older node stops", func() bool { return isStopped(old) })
 	if err := old.Err(); err == nil || !strings.Contains(err.Error(), "run a newer binary") {

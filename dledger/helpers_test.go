@@ -13,6 +13,7 @@ import (
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 	"github.com/ledgermq/ledgermq/dledger/messagestore"
 	"github.com/ledgermq/ledgermq/message"
+	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
 )
 
@@ -33,6 +34,23 @@ func leaderOtherThan(t testing.TB, ctx context.Context, c *dledgertest.Cluster, 
 		}
 	}
 	return leader
+}
+
+// proposeOnLeaderOtherThan proposes op on a leader other than id until one
+// applies it: leadership may move between finding the leader and
+// proposing (an election on a loaded machine), and then the proposal goes
+// to the next leader. op must be one that may be applied twice (an
+// outcome unknown is retried too).
+func proposeOnLeaderOtherThan(t *testing.T, ctx context.Context, c *dledgertest.Cluster, id string, op metadata.Op) {
+	t.Helper()
+	var last error
+	waitUntil(t, ctx, fmt.Sprintf("a leader other than %s applies %s", id, op.Kind), func() bool {
+		last = leaderOtherThan(t, ctx, c, id).Group().ProposeMetadata(ctx, op)
+		if last != nil && !retryable(last) && !errors.Is(last, dledger.ErrOutcomeUnknown) {
+			t.Fatalf("%s: %v", op.Kind, last)
+		}
+		return last == nil
+	})
 }
 
 func ctxT(t testing.TB, d time.Duration) context.Context {
