@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,9 +77,12 @@ type Attempt struct {
 
 // Send is one message of a Load: unique key and body, and every attempt
 // made to send it (a producer retries a message that was not acked, as
-// RocketMQ producers do, which is how duplicates arise legitimately).
+// RocketMQ producers do). Every attempt carries the same UNIQ_KEY, as a
+// RocketMQ producer's retries do, so the group's duplicate window stores
+// a retried message once.
 type Send struct {
 	Key      string
+	Uniq     string // the UNIQ_KEY property of every attempt
 	Body     []byte
 	Attempts []Attempt
 	// MsgID is the offset msgId of the acknowledged attempt and Offset its
@@ -104,7 +109,7 @@ func (s *Send) Outcome() Outcome {
 }
 
 // Retried reports whether the message was sent more than once, after an
-// attempt that was not acked: only such a message may be stored twice.
+// attempt that was not acked.
 func (s *Send) Retried() bool { return len(s.Attempts) > 1 }
 
 // LoadConfig configures a Load. Zero values take the defaults.
@@ -179,6 +184,7 @@ const retryPause = 100 * time.Millisecond
 // Probe runs on its caller's goroutine.
 type Load struct {
 	cfg   LoadConfig
+	nonce uint64 // tells this load's UNIQ_KEYs from another's (uniqKey)
 	stop  chan struct{}
 	done  chan struct{}
 	wg    sync.WaitGroup
@@ -198,7 +204,7 @@ type Load struct {
 // StartLoad starts cfg.Producers producers.
 func StartLoad(cfg LoadConfig) *Load {
 	cfg.fill()
-	l := &Load{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}),
+	l := &Load{cfg: cfg, nonce: rand.Uint64(), stop: make(chan struct{}), done: make(chan struct{}),
 		per: make([][]Send, cfg.Producers), probeClient: remoting.NewClient(remoting.ClientConfig{})}
 	deadline := time.Now().Add(cfg.Duration)
 	each := (cfg.Messages + cfg.Producers - 1) / cfg.Producers
@@ -238,7 +244,7 @@ func (l *Load) produce(p, n int, deadline time.Time) {
 			return
 		}
 		key := fmt.Sprintf("%s-p%d-%07d", l.cfg.Prefix, p, i)
-		s := Send{Key: key, Body: loadBody(key, i), Offset: -1}
+		s := Send{Key: key, Uniq: l.uniqKey(uint32(p), i), Body: loadBody(key, i), Offset: -1}
 		for a := 0; a < l.cfg.Attempts; a++ {
 			if a > 0 && !l.pause() {
 				break
@@ -308,7 +314,7 @@ func (l *Load) attempt(c *remoting.Client, addr string, queueID int32, s *Send) 
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.SendTimeout)
 	defer cancel()
 	a := Attempt{Addr: addr, Code: -1, At: time.Now()}
-	resp, err := c.Invoke(ctx, addr, SendRequest(l.cfg.Group, l.cfg.Topic, queueID, s.Key, s.Body))
+	resp, err := c.Invoke(ctx, addr, SendRequest(l.cfg.Group, l.cfg.Topic, queueID, s.Key, s.Uniq, s.Body))
 	switch {
 	case err != nil && errors.Is(err, syscall.ECONNREFUSED):
 		// The dial was refused: nothing was written.
@@ -355,7 +361,7 @@ func (l *Load) Probe() bool {
 	}
 	i := len(l.probes)
 	key := fmt.Sprintf("%s-probe-%07d", l.cfg.Prefix, i)
-	s := Send{Key: key, Body: loadBody(key, i), Offset: -1}
+	s := Send{Key: key, Uniq: l.uniqKey(probeProducer, i), Body: loadBody(key, i), Offset: -1}
 	a := l.attempt(l.probeClient, addr, int32(i%l.cfg.Queues), &s)
 	l.probes = append(l.probes, s)
 	return a.Outcome == Acked
@@ -426,6 +432,15 @@ func (l *Load) Stop() LoadResult {
 	return l.result
 }
 
+// probeProducer stands for Probe in the UNIQ_KEYs of its messages.
+const probeProducer = math.MaxUint32
+
+// uniqKey is the UNIQ_KEY of producer p's i-th message: 32 hex digits, as
+// a RocketMQ client's message ids, unique to this load.
+func (l *Load) uniqKey(p uint32, i int) string {
+	return fmt.Sprintf("%016X%08X%08X", l.nonce, p, uint32(i))
+}
+
 // loadBody is a message body: the key (so every body is unique) padded to
 // a length between 64 and 319 bytes that varies with i, so records are
 // not all the same size.
@@ -440,12 +455,17 @@ func loadBody(key string, i int) []byte {
 }
 
 // SendRequest is a SEND_MESSAGE (10) request of one message with KEYS key
-// to queue queueID of topic in group, as a RocketMQ producer builds it
-// (the topic auto-created from TBW102 with 4 queues).
-func SendRequest(group, topic string, queueID int32, key string, body []byte) *remoting.Command {
+// and UNIQ_KEY uniq ("": none, so the broker stamps one) to queue queueID
+// of topic in group, as a RocketMQ producer builds it (the topic
+// auto-created from TBW102 with 4 queues).
+func SendRequest(group, topic string, queueID int32, key, uniq string, body []byte) *remoting.Command {
+	props := map[string]string{message.PropertyKeys: key}
+	if uniq != "" {
+		props[message.PropertyUniqKey] = uniq
+	}
 	h := protocol.SendMessageRequestHeader{ProducerGroup: "devcluster-load", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
-		Properties: string(message.EncodeProperties(map[string]string{message.PropertyKeys: key})), BrokerName: group}
+		Properties: string(message.EncodeProperties(props)), BrokerName: group}
 	return h.Request(body)
 }
 
