@@ -160,13 +160,17 @@ func TestConsumerSendMsgBack(t *testing.T) {
 
 	// delayLevel -1, and a message retried maxReconsumeTimes times, go to
 	// the DLQ at once.
+	// g applies what the leader acknowledged a moment later when the
+	// leadership has moved since (addr then forwards), so wait for it.
 	mustOK(t, back(map[string]string{"delayLevel": "-1"}))
+	broker.WaitUntil(t, 10*time.Second, "the DLQ copy", func() bool { return queueLen(g, "%DLQ%back-cg", 0) >= 1 })
 	if n := queueLen(g, "%DLQ%back-cg", 0); n != 1 {
 		t.Fatalf("DLQ holds %d after delayLevel -1", n)
 	}
 	rt := readBack(t, g, "%RETRY%back-cg", 0, 0)
 	retried := map[string]string{"offset": fmt.Sprint(rt.PhysicalOffset), "maxReconsumeTimes": "1"}
 	mustOK(t, back(retried))
+	broker.WaitUntil(t, 10*time.Second, "the second DLQ copy", func() bool { return queueLen(g, "%DLQ%back-cg", 0) >= 2 })
 	if n := queueLen(g, "%DLQ%back-cg", 0); n != 2 {
 		t.Fatalf("DLQ holds %d after the last retry", n)
 	}

@@ -157,15 +157,26 @@ func byUniqKey(queues map[int32][]*message.Ext) map[string][]*message.Ext {
 func createTopic(t testing.TB, tc *brokertest.Cluster, rc *remoting.Client, topic string, n int) {
 	t.Helper()
 	ctx := ctxGuard(t)
-	addr, err := tc.LeaderAddr(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := rc.Invoke(ctx, addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
-		"topic": topic, "readQueueNums": strconv.Itoa(n), "writeQueueNums": strconv.Itoa(n), "perm": "6"}, nil))
-	if err != nil || resp.Code != remoting.Success {
+	// The group may be between leaders (an election on a loaded machine):
+	// as an admin would, ask the leader again while none serves the
+	// request (SERVICE_NOT_AVAILABLE) or its connection drops. Creating a
+	// topic twice is harmless (it is an update).
+	waitFor(t, "create "+topic, func() bool {
+		addr, err := tc.LeaderAddr(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := rc.Invoke(ctx, addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
+			"topic": topic, "readQueueNums": strconv.Itoa(n), "writeQueueNums": strconv.Itoa(n), "perm": "6"}, nil))
+		switch {
+		case err == nil && resp.Code == remoting.Success:
+			return true
+		case ctx.Err() == nil && (err != nil || resp.Code == remoting.ServiceNotAvailable):
+			return false
+		}
 		t.Fatalf("create %s: %v %v", topic, err, resp)
-	}
+		return false
+	})
 	waitLeaderRoute(t, tc, topic)
 }
 
