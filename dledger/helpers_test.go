@@ -43,13 +43,12 @@ func leaderOtherThan(t testing.TB, ctx context.Context, c *dledgertest.Cluster, 
 // outcome unknown is retried too).
 func proposeOnLeaderOtherThan(t *testing.T, ctx context.Context, c *dledgertest.Cluster, id string, op metadata.Op) {
 	t.Helper()
-	var last error
 	waitUntil(t, ctx, fmt.Sprintf("a leader other than %s applies %s", id, op.Kind), func() bool {
-		last = leaderOtherThan(t, ctx, c, id).Group().ProposeMetadata(ctx, op)
-		if last != nil && !retryable(last) && !errors.Is(last, dledger.ErrOutcomeUnknown) {
-			t.Fatalf("%s: %v", op.Kind, last)
+		err := leaderOtherThan(t, ctx, c, id).Group().ProposeMetadata(ctx, op)
+		if err != nil && !retryable(err) && !errors.Is(err, dledger.ErrOutcomeUnknown) {
+			t.Fatalf("%s: %v", op.Kind, err)
 		}
-		return last == nil
+		return err == nil
 	})
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
+	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,7 +184,7 @@ const retryPause = 100 * time.Millisecond
 // Probe runs on its caller's goroutine.
 type Load struct {
 	cfg   LoadConfig
-	nonce uint64 // tells this load's UNIQ_KEYs from another's (uniqKey)
+	ids   *message.UniqIDGenerator // each send's UNIQ_KEY, as a RocketMQ client makes them
 	stop  chan struct{}
 	done  chan struct{}
 	wg    sync.WaitGroup
@@ -204,7 +204,7 @@ type Load struct {
 // StartLoad starts cfg.Producers producers.
 func StartLoad(cfg LoadConfig) *Load {
 	cfg.fill()
-	l := &Load{cfg: cfg, nonce: rand.Uint64(), stop: make(chan struct{}), done: make(chan struct{}),
+	l := &Load{cfg: cfg, ids: message.NewUniqIDGenerator(netip.AddrFrom4([4]byte{127, 0, 0, 1}), os.Getpid(), nil), stop: make(chan struct{}), done: make(chan struct{}),
 		per: make([][]Send, cfg.Producers), probeClient: remoting.NewClient(remoting.ClientConfig{})}
 	deadline := time.Now().Add(cfg.Duration)
 	each := (cfg.Messages + cfg.Producers - 1) / cfg.Producers
@@ -244,7 +244,7 @@ func (l *Load) produce(p, n int, deadline time.Time) {
 			return
 		}
 		key := fmt.Sprintf("%s-p%d-%07d", l.cfg.Prefix, p, i)
-		s := Send{Key: key, Uniq: l.uniqKey(uint32(p), i), Body: loadBody(key, i), Offset: -1}
+		s := Send{Key: key, Uniq: l.ids.Next(), Body: loadBody(key, i), Offset: -1}
 		for a := 0; a < l.cfg.Attempts; a++ {
 			if a > 0 && !l.pause() {
 				break
@@ -361,7 +361,7 @@ func (l *Load) Probe() bool {
 	}
 	i := len(l.probes)
 	key := fmt.Sprintf("%s-probe-%07d", l.cfg.Prefix, i)
-	s := Send{Key: key, Uniq: l.uniqKey(probeProducer, i), Body: loadBody(key, i), Offset: -1}
+	s := Send{Key: key, Uniq: l.ids.Next(), Body: loadBody(key, i), Offset: -1}
 	a := l.attempt(l.probeClient, addr, int32(i%l.cfg.Queues), &s)
 	l.probes = append(l.probes, s)
 	return a.Outcome == Acked
@@ -432,15 +432,6 @@ func (l *Load) Stop() LoadResult {
 	return l.result
 }
 
-// probeProducer stands for Probe in the UNIQ_KEYs of its messages.
-const probeProducer = math.MaxUint32
-
-// uniqKey is the UNIQ_KEY of producer p's i-th message: 32 hex digits, as
-// a RocketMQ client's message ids, unique to this load.
-func (l *Load) uniqKey(p uint32, i int) string {
-	return fmt.Sprintf("%016X%08X%08X", l.nonce, p, uint32(i))
-}
-
 // loadBody is a message body: the key (so every body is unique) padded to
 // a length between 64 and 319 bytes that varies with i, so records are
 // not all the same size.
@@ -455,14 +446,10 @@ func loadBody(key string, i int) []byte {
 }
 
 // SendRequest is a SEND_MESSAGE (10) request of one message with KEYS key
-// and UNIQ_KEY uniq ("": none, so the broker stamps one) to queue queueID
-// of topic in group, as a RocketMQ producer builds it (the topic
-// auto-created from TBW102 with 4 queues).
+// and UNIQ_KEY uniq to queue queueID of topic in group, as a RocketMQ
+// producer builds it (the topic auto-created from TBW102 with 4 queues).
 func SendRequest(group, topic string, queueID int32, key, uniq string, body []byte) *remoting.Command {
-	props := map[string]string{message.PropertyKeys: key}
-	if uniq != "" {
-		props[message.PropertyUniqKey] = uniq
-	}
+	props := map[string]string{message.PropertyKeys: key, message.PropertyUniqKey: uniq}
 	h := protocol.SendMessageRequestHeader{ProducerGroup: "devcluster-load", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(),
 		Properties: string(message.EncodeProperties(props)), BrokerName: group}
