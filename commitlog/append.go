@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
-
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
 // AppendBatch reserves space for len(sizes) entries contiguously in one
@@ -176,14 +173,14 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 	if active != nil {
 		next = active.end()
 	}
-	seg, err := createSegment(l.cfg.Dir, next, l.segSize, l.cfg.Preallocate, l.log)
+	seg, err := createSegment(l.cfg.FS, l.cfg.Dir, next, l.segSize, l.cfg.Preallocate, l.log)
 	if err != nil {
 		return nil, err
 	}
-	if err := fsutil.SyncDir(l.cfg.Dir); err != nil {
+	if err := l.cfg.FS.SyncDir(l.cfg.Dir); err != nil {
 		seg.release()
-		os.Remove(seg.path)
-		return nil, err
+		removeQuietly(l.cfg.FS, seg.path, l.log)
+		return nil, fmt.Errorf("commitlog: %w", err)
 	}
 	// Its size is durable (allocate synced it) and so is its name: zeros.
 	seg.syncs = l.cfg.SyncReport
@@ -194,7 +191,7 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 			putBlankHeader(blank[:], rest)
 			if err := active.writeAt(blank[:], wpos-active.start); err != nil {
 				seg.release()
-				os.Remove(seg.path)
+				removeQuietly(l.cfg.FS, seg.path, l.log)
 				return nil, err
 			}
 		}

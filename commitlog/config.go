@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ledgermq/ledgermq/internal/syncreport"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // FlushMode says when appended data is made durable.
@@ -94,6 +95,10 @@ type Config struct {
 	// SyncReport, if set, records every sync of a segment (the chaos
 	// harness's power-loss model, internal/syncreport); nil: off.
 	SyncReport *syncreport.Report
+	// FS is the file system the segments are created, written, mapped,
+	// synced and removed through (internal/vfs); nil: the operating
+	// system's. Tests pass a vfs.Faulty to fail those operations.
+	FS vfs.FS
 }
 
 // DefaultConfig returns the configuration with every default filled in.
@@ -131,6 +136,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	c.FS = vfs.Or(c.FS)
 	return c
 }
 

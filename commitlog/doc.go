@@ -161,6 +161,16 @@
 // msync is recorded in the durable-length report when it is on
 // (internal/syncreport, the chaos harness's power-loss model).
 //
+// # The file system (Config.FS)
+//
+// Segment files are created, extended, reserved, written, mapped, synced
+// and removed through Config.FS (internal/vfs; the operating system's by
+// default), never through package os directly, so tests make any of those
+// operations fail (vfs.Faulty: a full disk, a failing sync, a file that
+// cannot be created) without a global switch or a file system of their
+// own (faults_test.go). Reads go through the mapping. The directory lock
+// is the operating system's (internal/fsutil.Lock).
+//
 // # Goroutines and concurrency
 //
 //	method                       may run concurrently with

@@ -3,7 +3,6 @@ package commitlog
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -113,7 +112,7 @@ func Open(cfg Config) (*Log, error) {
 
 // loadSegments lists, validates and maps the segment files of the directory.
 func (l *Log) loadSegments() error {
-	entries, err := os.ReadDir(l.cfg.Dir)
+	entries, err := l.cfg.FS.ReadDir(l.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("commitlog: read dir: %w", err)
 	}
@@ -151,7 +150,7 @@ func (l *Log) loadSegments() error {
 		if f.size < l.segSize {
 			l.log.Warn("extending short last segment", "path", f.path, "size", f.size)
 		}
-		s, err := openSegment(f.path, f.start, l.segSize, l.cfg.Preallocate, l.log)
+		s, err := openSegment(l.cfg.FS, f.path, f.start, l.segSize, l.cfg.Preallocate, l.log)
 		if err != nil {
 			return err
 		}

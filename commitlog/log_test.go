@@ -6,7 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"testing"
+
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -383,30 +387,29 @@ func TestOpenValidatesSegments(t *testing.T) {
 }
 
 // TestAppendWriteError: when the batch cannot be written to its segment
-// file, AppendBatch returns ErrWrite and publishes nothing, and the Log
-// keeps serving what it had.
+// file (an I/O error), AppendBatch returns ErrWrite and publishes nothing,
+// and the Log keeps serving what it had; the next append goes where the
+// failed one would have, and a reopen recovers exactly the appends that
+// succeeded.
 func TestAppendWriteError(t *testing.T) {
+	var failing atomic.Bool
 	cfg := testConfig(t, t.TempDir())
+	cfg.FS = &vfs.Faulty{Fail: func(op vfs.Op, path string, _ int64) error {
+		if op == vfs.OpWrite && failing.Load() {
+			return syscall.EIO
+		}
+		return nil
+	}}
 	l := openLog(t, cfg)
 	rng := rand.New(rand.NewPCG(7, 7))
 	ws := appendRandom(t, l, rng, 3, 16, 64)
 	before := l.MaxOffset()
 
-	// A read-only descriptor makes the next pwrite fail with EBADF.
-	l.segMu.RLock()
-	seg := l.segs[len(l.segs)-1]
-	l.segMu.RUnlock()
-	ro, err := os.Open(seg.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw := seg.f
-	seg.f = ro
-	_, err = l.Append(makeEntry(rng, 32))
-	seg.f = rw
-	ro.Close()
-	if !errors.Is(err, ErrWrite) {
-		t.Fatalf("Append error %v, want ErrWrite", err)
+	failing.Store(true)
+	_, err := l.Append(makeEntry(rng, 32))
+	failing.Store(false)
+	if !errors.Is(err, ErrWrite) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Append error %v, want ErrWrite wrapping EIO", err)
 	}
 	if l.MaxOffset() != before {
 		t.Fatalf("MaxOffset moved from %d to %d on a failed write", before, l.MaxOffset())
@@ -418,9 +421,15 @@ func TestAppendWriteError(t *testing.T) {
 		}
 		ref.Release()
 	}
-	// The next append goes where the failed one would have.
-	off, err := l.Append(makeEntry(rng, 32))
+	p := makeEntry(rng, 32)
+	off, err := l.Append(p)
 	if err != nil || off != before {
 		t.Fatalf("append after a failed write: offset %d (want %d), %v", off, before, err)
 	}
+	ws = append(ws, written{off, p})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, r, _ := reopen(t, cfg)
+	sameEntries(t, r.entries, ws)
 }

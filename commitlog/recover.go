@@ -2,9 +2,6 @@ package commitlog
 
 import (
 	"fmt"
-	"os"
-
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
 // Recover scans the log from offset from (an entry boundary the caller
@@ -152,12 +149,12 @@ func (l *Log) removeAfter(last *segment) error {
 	var firstErr error
 	for _, s := range gone {
 		l.log.Info("removing segment past the end of data", "path", s.path)
-		if err := os.Remove(s.path); err != nil && firstErr == nil {
+		if err := l.cfg.FS.Remove(s.path); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("commitlog: remove segment: %w", err)
 		}
 		s.release()
 	}
-	if err := fsutil.SyncDir(l.cfg.Dir); err != nil && firstErr == nil {
+	if err := l.cfg.FS.SyncDir(l.cfg.Dir); err != nil && firstErr == nil {
 		firstErr = err
 	}
 	return firstErr

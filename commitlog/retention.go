@@ -3,7 +3,6 @@ package commitlog
 import (
 	"fmt"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,8 +67,11 @@ func (l *Log) DeleteExpired(force bool, maxFiles int) (int, error) {
 
 		l.log.Info("deleting commit log segment", "path", s.path, "reason", reason)
 		s.release()
-		if err := fsutil.RemoveFile(s.path); err != nil {
-			return deleted, err
+		if err := l.cfg.FS.Remove(s.path); err != nil {
+			return deleted, fmt.Errorf("commitlog: remove segment: %w", err)
+		}
+		if err := l.cfg.FS.SyncDir(l.cfg.Dir); err != nil {
+			return deleted, fmt.Errorf("commitlog: %w", err)
 		}
 		deleted++
 	}

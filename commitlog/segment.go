@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ledgermq/ledgermq/internal/syncreport"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // segmentNameLen is the length of a segment file name: the start offset as a
@@ -51,7 +52,8 @@ func ParseSegmentName(name string) (int64, bool) {
 type segment struct {
 	start int64
 	path  string
-	f     *os.File
+	fs    vfs.FS
+	f     vfs.File
 	size  int64  // len(data), kept apart so it can be read after unmapping
 	data  []byte // the mapping; valid while refs > 0
 	refs  atomic.Int32
@@ -72,8 +74,8 @@ type SegmentInfo struct {
 // openSegment maps an existing segment file. If size is larger than the file
 // (a segment whose creation was cut short by a crash) the file is extended
 // first; the caller decides whether that is allowed.
-func openSegment(path string, start, size int64, prealloc bool, log hclog.Logger) (*segment, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func openSegment(fs vfs.FS, path string, start, size int64, prealloc bool, log hclog.Logger) (*segment, error) {
+	f, err := fs.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: open segment: %w", err)
 	}
@@ -83,30 +85,30 @@ func openSegment(path string, start, size int64, prealloc bool, log hclog.Logger
 		return nil, fmt.Errorf("commitlog: stat segment: %w", err)
 	}
 	if fi.Size() < size {
-		if err := allocate(f, size, prealloc); err != nil {
+		if err := allocate(fs, f, size, prealloc); err != nil {
 			f.Close()
 			return nil, err
 		}
 	}
-	return mapSegment(f, path, start, size, log)
+	return mapSegment(fs, f, path, start, size, log)
 }
 
 // createSegment creates, pre-allocates and maps a new segment file. The
 // caller fsyncs the directory.
-func createSegment(dir string, start, size int64, prealloc bool, log hclog.Logger) (*segment, error) {
+func createSegment(fs vfs.FS, dir string, start, size int64, prealloc bool, log hclog.Logger) (*segment, error) {
 	path := filepath.Join(dir, SegmentName(start))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: create segment: %w", err)
 	}
-	if err := allocate(f, size, prealloc); err != nil {
+	if err := allocate(fs, f, size, prealloc); err != nil {
 		f.Close()
-		os.Remove(path)
+		removeQuietly(fs, path, log)
 		return nil, err
 	}
-	s, err := mapSegment(f, path, start, size, log)
+	s, err := mapSegment(fs, f, path, start, size, log)
 	if err != nil {
-		os.Remove(path)
+		removeQuietly(fs, path, log)
 		return nil, err
 	}
 	return s, nil
@@ -117,10 +119,10 @@ func createSegment(dir string, start, size int64, prealloc bool, log hclog.Logge
 // otherwise the file is sparse and takes space as it is written. Segments
 // are written with pwrite and only read through the mapping, so a disk
 // that fills up fails a write with an error either way.
-func allocate(f *os.File, size int64, prealloc bool) error {
+func allocate(fs vfs.FS, f vfs.File, size int64, prealloc bool) error {
 	var err error
 	if prealloc {
-		err = unix.Fallocate(int(f.Fd()), 0, 0, size)
+		err = fs.Allocate(f, 0, 0, size)
 	}
 	if !prealloc || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 		err = f.Truncate(size)
@@ -134,13 +136,13 @@ func allocate(f *os.File, size int64, prealloc bool) error {
 	return nil
 }
 
-func mapSegment(f *os.File, path string, start, size int64, log hclog.Logger) (*segment, error) {
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+func mapSegment(fs vfs.FS, f vfs.File, path string, start, size int64, log hclog.Logger) (*segment, error) {
+	data, err := fs.Map(f, int(size))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("commitlog: mmap %s: %w", path, err)
 	}
-	s := &segment{start: start, path: path, f: f, size: size, data: data, log: log}
+	s := &segment{start: start, path: path, fs: fs, f: f, size: size, data: data, log: log}
 	s.refs.Store(1)
 	return s, nil
 }
@@ -155,7 +157,7 @@ func (s *segment) release() {
 	if s.refs.Add(-1) != 0 {
 		return
 	}
-	if err := unix.Munmap(s.data); err != nil {
+	if err := s.fs.Unmap(s.data); err != nil {
 		s.log.Error("munmap segment", "path", s.path, "error", err)
 	}
 	s.data = nil
@@ -172,7 +174,7 @@ func (s *segment) writeAt(b []byte, off int64) error {
 		return fmt.Errorf("%w: %d bytes at %d of %s (%d bytes)", ErrWrite, len(b), off, s.path, s.size)
 	}
 	if _, err := s.f.WriteAt(b, off); err != nil {
-		if zerr := unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_ZERO_RANGE|unix.FALLOC_FL_KEEP_SIZE, off, int64(len(b))); zerr != nil {
+		if zerr := s.fs.Allocate(s.f, unix.FALLOC_FL_ZERO_RANGE|unix.FALLOC_FL_KEEP_SIZE, off, int64(len(b))); zerr != nil {
 			s.log.Error("cannot zero a failed write", "path", s.path, "offset", off, "error", zerr)
 		}
 		return fmt.Errorf("%w: %s: %w", ErrWrite, s.path, err)
@@ -207,7 +209,7 @@ func (s *segment) msync(lo, hi int) error {
 	}
 	page := os.Getpagesize()
 	lo -= lo % page
-	if err := unix.Msync(s.data[lo:hi], unix.MS_SYNC); err != nil {
+	if err := s.fs.SyncMapped(s.f, s.data[lo:hi]); err != nil {
 		return fmt.Errorf("%w: msync %s: %w", ErrFlush, s.path, err)
 	}
 	return nil
@@ -221,4 +223,13 @@ func (s *segment) modTime() time.Time {
 		return time.Time{}
 	}
 	return fi.ModTime()
+}
+
+// removeQuietly removes a file this package created and could not finish;
+// a failure is logged: a leftover is found (and reported) at the next
+// open.
+func removeQuietly(fs vfs.FS, path string, log hclog.Logger) {
+	if err := fs.Remove(path); err != nil {
+		log.Warn("cannot remove an unfinished segment", "path", path, "error", err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledgermq/ledgermq/commitlog"
 	"github.com/ledgermq/ledgermq/internal/syncreport"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // FlushMode says when Put returns relative to the CommitLog reaching disk:
@@ -134,6 +135,10 @@ type Config struct {
 	// test aid for the chaos harness's power-loss nemesis; nil, the
 	// default, is off.
 	SyncReport *syncreport.Report
+	// FS is the file system of the CommitLog's segments (internal/vfs;
+	// nil: the operating system's); tests fail its operations with
+	// vfs.Faulty.
+	FS vfs.FS
 	// Faults, if set, breaks the store on purpose (a jepsenbroken build
 	// only; Faults).
 	Faults Faults

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/ledgermq/ledgermq/message"
 )
 
 // TestFullDiskThenRedeliveryKeepsReplicasIdentical: a replica whose disk
@@ -39,16 +37,9 @@ func TestFullDiskThenRedeliveryKeepsReplicasIdentical(t *testing.T) {
 	defer ref.Close()
 	cfg := cfgOf(filepath.Join(disk, "store"))
 	s := mustOpen(t, cfg)
-	batch := func(seq uint64) []*message.Ext {
-		var msgs []*message.Ext
-		for i := range 4 {
-			msgs = append(msgs, testMsg("T", int32(i), int(seq)*4+i, 200))
-		}
-		return msgs
-	}
 	const total = 400
 	for seq := uint64(1); seq <= total; seq++ {
-		if _, err := ref.Put(seq, batch(seq)); err != nil {
+		if _, err := ref.Put(seq, replicaBatch(seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +59,7 @@ func TestFullDiskThenRedeliveryKeepsReplicasIdentical(t *testing.T) {
 			}
 			f.Close()
 		}
-		if _, err := s.Put(seq, batch(seq)); err != nil {
+		if _, err := s.Put(seq, replicaBatch(seq)); err != nil {
 			if !errors.Is(err, ErrWriteFailed) {
 				t.Fatalf("put %d on a full disk: %v", seq, err)
 			}
@@ -91,23 +82,5 @@ func TestFullDiskThenRedeliveryKeepsReplicasIdentical(t *testing.T) {
 	if got := s.LastSeq(); got >= failed {
 		t.Logf("LastSeq %d after the failed put of %d", got, failed)
 	}
-	for seq := s.LastSeq() + 1; seq <= total; seq++ {
-		if _, err := s.Put(seq, batch(seq)); err != nil {
-			t.Fatalf("put %d after space came back: %v", seq, err)
-		}
-	}
-	if a, b := s.MaxPhysicalOffset(), ref.MaxPhysicalOffset(); a != b {
-		t.Fatalf("CommitLog ends at %d, the other replica's at %d", a, b)
-	}
-	a, err := s.CommitLogChecksum(0, s.MaxPhysicalOffset())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := ref.CommitLogChecksum(0, ref.MaxPhysicalOffset())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a != b {
-		t.Fatalf("CommitLogs differ: CRC %08x here, %08x on the other replica (put %d failed)", a, b, failed)
-	}
+	redeliverAndCompare(t, s, ref, total)
 }

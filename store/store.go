@@ -180,6 +180,7 @@ func (s *Store) openParts() error {
 	clCfg.Clock = s.cfg.Clock
 	clCfg.Logger = s.cfg.Logger
 	clCfg.SyncReport = s.cfg.SyncReport
+	clCfg.FS = s.cfg.FS
 	var err error
 	if s.cl, err = commitlog.Open(clCfg); err != nil {
 		return fmt.Errorf("store: open commitlog: %w", err)

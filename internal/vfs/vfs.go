@@ -1,0 +1,263 @@
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// File is an open file: what *os.File offers that the write path uses.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+	Name() string
+	Stat() (os.FileInfo, error)
+	Sync() error
+	Truncate(size int64) error
+	// Fd is the descriptor, for what only the kernel can tell about the
+	// file without changing it (lseek SEEK_DATA, fadvise).
+	Fd() uintptr
+}
+
+// FS opens, maps, syncs and removes files.
+type FS interface {
+	// OpenFile is os.OpenFile.
+	OpenFile(name string, flag int, perm os.FileMode) (File, error)
+	// Remove removes a file; one that does not exist is no error.
+	Remove(name string) error
+	// ReadDir is os.ReadDir.
+	ReadDir(dir string) ([]os.DirEntry, error)
+	// SyncDir fsyncs a directory, so that entries created, renamed or
+	// removed in it survive a power loss.
+	SyncDir(dir string) error
+	// Allocate is fallocate(2) on f: mode 0 reserves [off, off+n),
+	// unix.FALLOC_FL_ZERO_RANGE zeroes it.
+	Allocate(f File, mode uint32, off, n int64) error
+	// Map maps the first size bytes of f, shared and writable; Unmap
+	// undoes a mapping.
+	Map(f File, size int) ([]byte, error)
+	Unmap(b []byte) error
+	// SyncMapped writes back the pages of b, a part of a mapping of f
+	// starting on a page boundary, and waits (msync MS_SYNC).
+	SyncMapped(f File, b []byte) error
+}
+
+// Default is the operating system's file system.
+var Default FS = osFS{}
+
+// Or returns fs, or Default when fs is nil (a config's zero value).
+func Or(fs FS) FS {
+	if fs == nil {
+		return Default
+	}
+	return fs
+}
+
+type osFS struct{}
+
+func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (osFS) Remove(name string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (osFS) ReadDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }
+
+func (osFS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("vfs: open dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("vfs: sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (osFS) Allocate(f File, mode uint32, off, n int64) error {
+	return unix.Fallocate(int(f.Fd()), mode, off, n)
+}
+
+func (osFS) Map(f File, size int) ([]byte, error) {
+	return unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+}
+
+func (osFS) Unmap(b []byte) error { return unix.Munmap(b) }
+
+func (osFS) SyncMapped(_ File, b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
+
+// Op is an operation Faulty may fail.
+type Op int
+
+const (
+	// OpWrite is File.WriteAt.
+	OpWrite Op = iota + 1
+	// OpCreate is an OpenFile that may create the file (os.O_CREATE).
+	OpCreate
+	// OpAllocate is FS.Allocate reserving blocks (not zeroing).
+	OpAllocate
+	// OpTruncate is File.Truncate (extending a file sparsely takes no
+	// blocks).
+	OpTruncate
+	// OpSync is File.Sync, FS.SyncMapped and FS.SyncDir.
+	OpSync
+	// OpRemove is FS.Remove.
+	OpRemove
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpWrite:
+		return "write"
+	case OpCreate:
+		return "create"
+	case OpAllocate:
+		return "allocate"
+	case OpSync:
+		return "sync"
+	case OpRemove:
+		return "remove"
+	case OpTruncate:
+		return "truncate"
+	}
+	return fmt.Sprintf("op(%d)", int(o))
+}
+
+// Faulty is an FS whose operations fail when Fail says so. Fail is asked
+// before each operation with the operation, the file's path (a
+// directory's for SyncDir) and the bytes it would write or reserve (0
+// for the others); a non-nil error (typically a syscall.Errno) fails the
+// operation, which then changes nothing, and is returned as the real
+// call would return it (an *os.PathError from File's methods, OpenFile
+// and Remove, as it is from SyncDir and the mapping calls). Fail is
+// called from any goroutine that uses the FS.
+type Faulty struct {
+	FS   FS
+	Fail func(op Op, path string, n int64) error
+}
+
+func (f *Faulty) inner() FS { return Or(f.FS) }
+
+// ask returns Fail's verdict on op, as the error itself.
+func (f *Faulty) ask(op Op, path string, n int64) error {
+	if f.Fail == nil {
+		return nil
+	}
+	return f.Fail(op, path, n)
+}
+
+// askPath is ask with the error as an *os.PathError of call.
+func (f *Faulty) askPath(op Op, call, path string, n int64) error {
+	if err := f.ask(op, path, n); err != nil {
+		return &os.PathError{Op: call, Path: path, Err: err}
+	}
+	return nil
+}
+
+func (f *Faulty) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	if flag&os.O_CREATE != 0 {
+		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+			if err := f.askPath(OpCreate, "open", name, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	file, err := f.inner().OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &faultyFile{File: file, fs: f}, nil
+}
+
+func (f *Faulty) Remove(name string) error {
+	if err := f.askPath(OpRemove, "remove", name, 0); err != nil {
+		return err
+	}
+	return f.inner().Remove(name)
+}
+
+func (f *Faulty) ReadDir(dir string) ([]os.DirEntry, error) { return f.inner().ReadDir(dir) }
+
+func (f *Faulty) SyncDir(dir string) error {
+	if err := f.ask(OpSync, dir, 0); err != nil {
+		return fmt.Errorf("vfs: sync dir %s: %w", dir, err)
+	}
+	return f.inner().SyncDir(dir)
+}
+
+func (f *Faulty) Allocate(file File, mode uint32, off, n int64) error {
+	if mode&unix.FALLOC_FL_ZERO_RANGE == 0 {
+		if err := f.ask(OpAllocate, file.Name(), n); err != nil {
+			return err
+		}
+	}
+	return f.inner().Allocate(unwrap(file), mode, off, n)
+}
+
+func (f *Faulty) Map(file File, size int) ([]byte, error) { return f.inner().Map(unwrap(file), size) }
+
+func (f *Faulty) Unmap(b []byte) error { return f.inner().Unmap(b) }
+
+func (f *Faulty) SyncMapped(file File, b []byte) error {
+	if err := f.ask(OpSync, file.Name(), 0); err != nil {
+		return err
+	}
+	return f.inner().SyncMapped(unwrap(file), b)
+}
+
+// faultyFile is a File of a Faulty FS.
+type faultyFile struct {
+	File
+	fs *Faulty
+}
+
+func (f *faultyFile) WriteAt(b []byte, off int64) (int, error) {
+	if err := f.fs.askPath(OpWrite, "write", f.Name(), int64(len(b))); err != nil {
+		return 0, err
+	}
+	return f.File.WriteAt(b, off)
+}
+
+func (f *faultyFile) Sync() error {
+	if err := f.fs.askPath(OpSync, "sync", f.Name(), 0); err != nil {
+		return err
+	}
+	return f.File.Sync()
+}
+
+func (f *faultyFile) Truncate(size int64) error {
+	if err := f.fs.askPath(OpTruncate, "truncate", f.Name(), size); err != nil {
+		return err
+	}
+	return f.File.Truncate(size)
+}
+
+// unwrap returns the file a Faulty file wraps, or f.
+func unwrap(f File) File {
+	if ff, ok := f.(*faultyFile); ok {
+		return ff.File
+	}
+	return f
+}
+
+// Under reports whether path is dir or lies below it.
+func Under(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

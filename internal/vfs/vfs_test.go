@@ -1,0 +1,192 @@
+package vfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func TestUnder(t *testing.T) {
+	for _, tc := range []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/a/b/c", "/a/b", true},
+		{"/a/b", "/a/b", true},
+		{"/a/bc", "/a/b", false},
+		{"/a", "/a/b", false},
+		{"/a/b/../c", "/a/b", false},
+		{"/a/..b/c", "/a", true},
+	} {
+		if got := Under(tc.path, tc.dir); got != tc.want {
+			t.Errorf("Under(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
+		}
+	}
+}
+
+// TestFaultyPassesThrough: with no failure a Faulty file system creates,
+// writes, maps, syncs and removes real files as the OS one does.
+func TestFaultyPassesThrough(t *testing.T) {
+	for name, fs := range map[string]FS{"os": Default, "faulty": &Faulty{}} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "f")
+			f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Truncate(8192); err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.Allocate(f, 0, 0, 8192); err != nil && !errors.Is(err, syscall.EOPNOTSUPP) {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt([]byte("hello"), 4096); err != nil {
+				t.Fatal(err)
+			}
+			m, err := fs.Map(f, 8192)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(m[4096:4101]) != "hello" {
+				t.Fatalf("mapping reads %q", m[4096:4101])
+			}
+			if err := fs.SyncMapped(f, m[4096:]); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.Unmap(m); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if es, err := fs.ReadDir(dir); err != nil || len(es) != 1 {
+				t.Fatalf("ReadDir: %v %v", es, err)
+			}
+			if err := fs.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.Remove(path); err != nil {
+				t.Fatalf("removing a file that is gone: %v", err)
+			}
+			if err := fs.SyncDir(dir); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestFaultyFails: each operation Fail refuses fails with the error a
+// real call returns and changes nothing on disk.
+func TestFaultyFails(t *testing.T) {
+	dir := t.TempDir()
+	var refuse Op
+	fs := &Faulty{Fail: func(op Op, _ string, _ int64) error {
+		if op == refuse {
+			return syscall.EIO
+		}
+		return nil
+	}}
+	path := filepath.Join(dir, "f")
+	refuse = OpCreate
+	if _, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); !isPathErr(err, "open") {
+		t.Fatalf("create: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused create made the file: %v", err)
+	}
+	refuse = 0
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// An existing file opened with O_CREATE is not a creation.
+	refuse = OpCreate
+	if g, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		t.Fatalf("reopening an existing file with O_CREATE: %v", err)
+	} else {
+		g.Close()
+	}
+	refuse = OpWrite
+	if _, err := f.WriteAt([]byte("x"), 0); !isPathErr(err, "write") {
+		t.Fatalf("write: %v", err)
+	}
+	if fi, _ := f.Stat(); fi.Size() != 0 {
+		t.Fatalf("a refused write changed the file: size %d", fi.Size())
+	}
+	refuse = OpTruncate
+	if err := f.Truncate(4096); !isPathErr(err, "truncate") {
+		t.Fatalf("truncate: %v", err)
+	}
+	refuse = OpAllocate
+	if err := fs.Allocate(f, 0, 0, 4096); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("allocate: %v", err)
+	}
+	refuse = OpSync
+	if err := f.Sync(); !isPathErr(err, "sync") {
+		t.Fatalf("sync: %v", err)
+	}
+	if err := fs.SyncDir(dir); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("sync dir: %v", err)
+	}
+	refuse = OpRemove
+	if err := fs.Remove(path); !isPathErr(err, "remove") {
+		t.Fatalf("remove: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("a refused remove removed the file: %v", err)
+	}
+}
+
+func isPathErr(err error, op string) bool {
+	var pe *os.PathError
+	return errors.As(err, &pe) && pe.Op == op && errors.Is(err, syscall.EIO)
+}
+
+func TestFullAfter(t *testing.T) {
+	d := NewFullAfter("/data", 100)
+	if err := d.Fail(OpWrite, "/data/a", 60); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Fail(OpWrite, "/other/a", 1000); err != nil {
+		t.Fatalf("a write outside the directory was refused: %v", err)
+	}
+	if err := d.Fail(OpTruncate, "/data/a", 1<<30); err != nil {
+		t.Fatalf("a sparse extension was refused: %v", err)
+	}
+	if err := d.Fail(OpWrite, "/data/a", 41); !errors.Is(err, syscall.ENOSPC) || !d.Full() {
+		t.Fatalf("a write past the budget: %v (full %v)", err, d.Full())
+	}
+	if err := d.Fail(OpWrite, "/data/a", 1); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a full disk took a byte: %v", err)
+	}
+	d.Reset(10)
+	if err := d.Fail(OpAllocate, "/data/b", 10); err != nil || d.Full() {
+		t.Fatalf("after Reset: %v (full %v)", err, d.Full())
+	}
+}
+
+func TestFailSyncAndAny(t *testing.T) {
+	s := &FailSync{Dir: "/data"}
+	full := NewFullAfter("/data", 0)
+	fail := Any(s.Fail, full.Fail)
+	if err := fail(OpSync, "/data/a", 0); err != nil {
+		t.Fatalf("sync while off: %v", err)
+	}
+	s.Set(true)
+	if err := fail(OpSync, "/data/a", 0); !errors.Is(err, syscall.EIO) || s.Failed() != 1 {
+		t.Fatalf("sync while on: %v (failed %d)", err, s.Failed())
+	}
+	if err := fail(OpSync, "/elsewhere", 0); err != nil {
+		t.Fatalf("a sync outside the directory: %v", err)
+	}
+	if err := fail(OpWrite, "/data/a", 1); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Any did not ask the second rule: %v", err)
+	}
+}
