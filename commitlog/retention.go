@@ -1,7 +1,9 @@
 package commitlog
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -67,7 +69,7 @@ func (l *Log) DeleteExpired(force bool, maxFiles int) (int, error) {
 
 		l.log.Info("deleting commit log segment", "path", s.path, "reason", reason)
 		s.release()
-		if err := l.cfg.FS.Remove(s.path); err != nil {
+		if err := l.cfg.FS.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return deleted, fmt.Errorf("commitlog: remove segment: %w", err)
 		}
 		if err := l.cfg.FS.SyncDir(l.cfg.Dir); err != nil {

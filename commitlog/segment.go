@@ -229,7 +229,7 @@ func (s *segment) modTime() time.Time {
 // a failure is logged: a leftover is found (and reported) at the next
 // open.
 func removeQuietly(fs vfs.FS, path string, log hclog.Logger) {
-	if err := fs.Remove(path); err != nil {
+	if err := fs.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		log.Warn("cannot remove an unfinished segment", "path", path, "error", err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/internal/syncreport"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // syncfsThreshold is the number of closed-while-dirty files and created
@@ -31,7 +31,7 @@ func (k fileKey) path() string { return k.q.filePath(k.start) }
 // anyone and never changes; every other field is guarded by fileCache.mu.
 type cachedFile struct {
 	key     fileKey
-	f       *os.File
+	f       vfs.File
 	refs    int  // holders; the entry is idle (evictable) at 0
 	dirty   bool // written since last synced
 	opening bool // being opened by the goroutine that inserted it
@@ -85,7 +85,10 @@ func (l *idleList) remove(cf *cachedFile) {
 type fileCache struct {
 	max  int
 	root string
-	log  hclog.Logger
+	// fs is the file system the files are opened and synced through
+	// (Config.FS).
+	fs  vfs.FS
+	log hclog.Logger
 	// syncs records the files' syncs (Config.SyncReport; nil: off).
 	syncs *syncreport.Report
 
@@ -101,8 +104,9 @@ type fileCache struct {
 	closed  bool
 }
 
-func newFileCache(root string, max int, log hclog.Logger, syncs *syncreport.Report) *fileCache {
+func newFileCache(fsys vfs.FS, root string, max int, log hclog.Logger, syncs *syncreport.Report) *fileCache {
 	c := &fileCache{
+		fs:      fsys,
 		max:     max,
 		root:    root,
 		log:     log,
@@ -165,7 +169,7 @@ func (c *fileCache) acquire(k fileKey, create bool) (*cachedFile, error) {
 		flags |= os.O_CREATE
 	}
 	path := k.path()
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, err := c.fs.OpenFile(path, flags, 0o644)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -339,7 +343,7 @@ func (c *fileCache) syncAll() error {
 
 	if len(pending)+len(dirs) > syncfsThreshold {
 		sizes := c.sizesBefore(open, pending)
-		err := syncFS(c.root)
+		err := c.fs.SyncFS(c.root)
 		if err == nil {
 			for p, n := range sizes {
 				c.syncs.Synced(p, n)
@@ -349,15 +353,13 @@ func (c *fileCache) syncAll() error {
 			}
 			return nil
 		}
-		if !errors.Is(err, errUnsupported) {
-			c.restore(open, pending, dirs)
-			return fmt.Errorf("consumequeue: syncfs %s: %w", c.root, err)
-		}
+		c.restore(open, pending, dirs)
+		return fmt.Errorf("consumequeue: syncfs %s: %w", c.root, err)
 	}
 
 	var errs []error
 	for _, cf := range open {
-		err := c.syncs.SyncFile(cf.f, func() error { return fdatasync(cf.f) })
+		err := c.syncs.SyncFile(cf.f, func() error { return c.fs.SyncData(cf.f) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("consumequeue: sync %s: %w", cf.key.path(), err))
 		}
@@ -370,7 +372,7 @@ func (c *fileCache) syncAll() error {
 		}
 	}
 	for d := range dirs {
-		if err := fsutil.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.fs.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 			c.restore(nil, nil, map[string]struct{}{d: {}})
 		}
@@ -410,14 +412,14 @@ func (c *fileCache) syncClosed(k fileKey) error {
 	}()
 
 	path := k.path()
-	f, err := os.Open(path)
+	f, err := c.fs.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("consumequeue: open %s for sync: %w", path, err)
 	}
-	err = c.syncs.SyncFile(f, func() error { return fdatasync(f) })
+	err = c.syncs.SyncFile(f, func() error { return c.fs.SyncData(f) })
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -466,7 +468,7 @@ func (c *fileCache) sizesBefore(open []*cachedFile, pending map[fileKey]struct{}
 		}
 	}
 	for k := range pending {
-		if fi, err := os.Stat(k.path()); err == nil {
+		if fi, err := c.fs.Stat(k.path()); err == nil {
 			sizes[k.path()] = fi.Size()
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ledgermq/ledgermq/internal/syncreport"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Defaults and bounds applied by Open.
@@ -41,6 +42,10 @@ type Config struct {
 	// SyncReport, if set, records every sync of a queue file (the chaos
 	// harness's power-loss model, internal/syncreport); nil: off.
 	SyncReport *syncreport.Report
+	// FS is the file system of the queue files and directories
+	// (internal/vfs); nil: the operating system's. Tests fail its
+	// operations with vfs.Faulty.
+	FS vfs.FS
 }
 
 // withDefaults returns cfg with zero fields filled in, or an error wrapping
@@ -55,6 +60,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxOpenFiles == 0 {
 		cfg.MaxOpenFiles = DefaultMaxOpenFiles
 	}
+	cfg.FS = vfs.Or(cfg.FS)
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.Default().Named("consumequeue")
 	}

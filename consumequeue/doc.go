@@ -72,6 +72,16 @@
 // next Flush; removals (Truncate, DeleteBefore, DeleteTopic, load repairs)
 // sync the directory at once.
 //
+// # The file system (Config.FS)
+//
+// Every file and directory operation (open, create, read, write, truncate,
+// fdatasync, syncfs, mkdir, rename, remove, listing) goes through
+// Config.FS (internal/vfs; the operating system's by default), so tests
+// fail any of them with vfs.Faulty (faults_test.go): a failed Put publishes
+// nothing and the same Put succeeds once the file system works again; a
+// failed Flush keeps its work for the next one; a topic whose directory
+// cannot be moved aside is not deleted.
+//
 // # Who calls what
 //
 //   - The store's dispatcher, one goroutine: Put, in CommitLog order.

@@ -49,7 +49,3 @@ var (
 	// by the methods of a Queue whose topic was deleted.
 	ErrClosed = errors.New("consumequeue: closed")
 )
-
-// errUnsupported reports a platform without syncfs; Flush then syncs each
-// file on its own.
-var errUnsupported = errors.New("consumequeue: not supported on this platform")

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
 // tailScanUnits is how many units load reads at a time while looking for
@@ -27,7 +24,7 @@ const tailScanUnits = 64
 // ignored with a warning.
 func (q *Queue) load() error {
 	dir := q.dir()
-	ents, err := os.ReadDir(dir)
+	ents, err := q.s.cfg.FS.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		q.setEmpty(0)
 		return nil
@@ -94,7 +91,7 @@ func (q *Queue) load() error {
 		break
 	}
 	if removed {
-		if err := fsutil.SyncDir(dir); err != nil {
+		if err := q.s.cfg.FS.SyncDir(dir); err != nil {
 			return fmt.Errorf("consumequeue: load %s: %w", q, err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -306,7 +305,7 @@ func (q *Queue) appendLocked(o int64, units []Unit) error {
 func (q *Queue) makeDirs() error {
 	topicDir := filepath.Join(q.s.cfg.Dir, q.topic)
 	for _, d := range []string{topicDir, q.dir()} {
-		err := os.Mkdir(d, 0o755)
+		err := q.s.cfg.FS.Mkdir(d, 0o755)
 		switch {
 		case err == nil:
 			q.s.cache.dirCreated(filepath.Dir(d))

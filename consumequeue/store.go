@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
 // trashPrefix starts the name a topic directory is renamed to before it is
@@ -63,7 +61,7 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fsutil.MkdirAll(cfg.Dir); err != nil {
+	if err := cfg.FS.MkdirAll(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("consumequeue: open: %w", err)
 	}
 	s := &Store{
@@ -71,7 +69,7 @@ func Open(cfg Config) (*Store, error) {
 		upf:    int64(cfg.UnitsPerFile),
 		limit:  maxQueueOffset(int64(cfg.UnitsPerFile)),
 		log:    cfg.Logger,
-		cache:  newFileCache(cfg.Dir, cfg.MaxOpenFiles, cfg.Logger, cfg.SyncReport),
+		cache:  newFileCache(cfg.FS, cfg.Dir, cfg.MaxOpenFiles, cfg.Logger, cfg.SyncReport),
 		topics: make(map[string]*topicQueues),
 	}
 	if err := s.removeTrash(); err != nil {
@@ -82,21 +80,21 @@ func Open(cfg Config) (*Store, error) {
 
 // removeTrash finishes topic deletions a crash interrupted.
 func (s *Store) removeTrash() error {
-	ents, err := os.ReadDir(s.cfg.Dir)
+	ents, err := s.cfg.FS.ReadDir(s.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("consumequeue: open: %w", err)
 	}
 	removed := false
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), trashPrefix) {
-			if err := os.RemoveAll(filepath.Join(s.cfg.Dir, e.Name())); err != nil {
+			if err := s.cfg.FS.RemoveAll(filepath.Join(s.cfg.Dir, e.Name())); err != nil {
 				return fmt.Errorf("consumequeue: open: remove %s: %w", e.Name(), err)
 			}
 			removed = true
 		}
 	}
 	if removed {
-		return fsutil.SyncDir(s.cfg.Dir)
+		return s.cfg.FS.SyncDir(s.cfg.Dir)
 	}
 	return nil
 }
@@ -156,7 +154,7 @@ func (s *Store) Queues() ([]QueueID, error) {
 		return nil, err
 	}
 	for _, t := range topics {
-		ents, err := os.ReadDir(filepath.Join(s.cfg.Dir, t))
+		ents, err := s.cfg.FS.ReadDir(filepath.Join(s.cfg.Dir, t))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -208,7 +206,7 @@ func (s *Store) Topics() ([]string, error) {
 
 // diskTopics returns the topic directories in Dir, sorted.
 func (s *Store) diskTopics() ([]string, error) {
-	ents, err := os.ReadDir(s.cfg.Dir)
+	ents, err := s.cfg.FS.ReadDir(s.cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("consumequeue: list topics: %w", err)
 	}
@@ -249,19 +247,19 @@ func (s *Store) DeleteTopic(topic string) error {
 	h := fnv.New64a()
 	h.Write([]byte(topic))
 	trash := filepath.Join(s.cfg.Dir, trashPrefix+strconv.FormatUint(h.Sum64(), 16))
-	if err := os.RemoveAll(trash); err != nil {
+	if err := s.cfg.FS.RemoveAll(trash); err != nil {
 		return fmt.Errorf("consumequeue: delete topic %s: %w", topic, err)
 	}
-	if err := os.Rename(dir, trash); err != nil {
+	if err := s.cfg.FS.Rename(dir, trash); err != nil {
 		return fmt.Errorf("consumequeue: delete topic %s: %w", topic, err)
 	}
-	if err := fsutil.SyncDir(s.cfg.Dir); err != nil {
+	if err := s.cfg.FS.SyncDir(s.cfg.Dir); err != nil {
 		return fmt.Errorf("consumequeue: delete topic %s: %w", topic, err)
 	}
-	if err := os.RemoveAll(trash); err != nil {
+	if err := s.cfg.FS.RemoveAll(trash); err != nil {
 		return fmt.Errorf("consumequeue: delete topic %s: %w", topic, err)
 	}
-	return fsutil.SyncDir(s.cfg.Dir)
+	return s.cfg.FS.SyncDir(s.cfg.Dir)
 }
 
 // Flush makes every unit written before the call durable: it fdatasyncs

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
 // Truncate drops every unit at queue offset ≥ offset: whole files past it
@@ -82,7 +79,7 @@ func (q *Queue) removeFilesLocked(from int64) error {
 		}
 	}
 	if removed {
-		if err := fsutil.SyncDir(q.dir()); err != nil {
+		if err := q.s.cfg.FS.SyncDir(q.dir()); err != nil {
 			return fmt.Errorf("consumequeue: %s: %w", q, err)
 		}
 	}
@@ -93,7 +90,7 @@ func (q *Queue) removeFilesLocked(from int64) error {
 // missing file is reported wrapping fs.ErrNotExist.
 func (q *Queue) removeFile(start int64) error {
 	q.s.cache.forget(fileKey{q, start})
-	if err := os.Remove(q.filePath(start)); err != nil {
+	if err := q.s.cfg.FS.Remove(q.filePath(start)); err != nil {
 		return fmt.Errorf("consumequeue: %s: %w", q, err)
 	}
 	return nil
@@ -169,7 +166,7 @@ func (q *Queue) DeleteBefore(phyMinOffset int64) error {
 		}
 	}
 	if removed {
-		if serr := fsutil.SyncDir(q.dir()); serr != nil && err == nil {
+		if serr := q.s.cfg.FS.SyncDir(q.dir()); serr != nil && err == nil {
 			err = fmt.Errorf("consumequeue: %s: %w", q, serr)
 		}
 	}

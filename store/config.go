@@ -135,9 +135,10 @@ type Config struct {
 	// test aid for the chaos harness's power-loss nemesis; nil, the
 	// default, is off.
 	SyncReport *syncreport.Report
-	// FS is the file system of the CommitLog's segments (internal/vfs;
-	// nil: the operating system's); tests fail its operations with
-	// vfs.Faulty.
+	// FS is the file system of the CommitLog's segments and the
+	// ConsumeQueue's files (internal/vfs; nil: the operating system's);
+	// tests fail its operations with vfs.Faulty. The IndexFile, the
+	// checkpoint and the duplicate window's file do not go through it yet.
 	FS vfs.FS
 	// Faults, if set, breaks the store on purpose (a jepsenbroken build
 	// only; Faults).

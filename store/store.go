@@ -191,6 +191,7 @@ func (s *Store) openParts() error {
 		MaxOpenFiles: s.cfg.MaxOpenQueueFiles,
 		Logger:       s.cfg.Logger,
 		SyncReport:   s.cfg.SyncReport,
+		FS:           s.cfg.FS,
 	}); err != nil {
 		return fmt.Errorf("store: open consumequeue: %w", err)
 	}

@@ -123,7 +123,7 @@ func (r *Report) SyncedExtent(path string, dataEnd, size int64) {
 
 // SyncFile stats f, runs sync and, when it succeeds, records f durable at
 // the size it had before the sync. Off, it is sync().
-func (r *Report) SyncFile(f *os.File, sync func() error) error {
+func (r *Report) SyncFile(f NamedFile, sync func() error) error {
 	if r == nil {
 		return sync()
 	}
@@ -135,6 +135,13 @@ func (r *Report) SyncFile(f *os.File, sync func() error) error {
 		r.set(f.Name(), func(Entry, bool) Entry { return Entry{Len: fi.Size(), Size: fi.Size()} })
 	}
 	return nil
+}
+
+// NamedFile is what SyncFile asks of a file: an *os.File, or a file of
+// the write path's file system seam.
+type NamedFile interface {
+	Name() string
+	Stat() (os.FileInfo, error)
 }
 
 // Created records a file that was just created: nothing of it is durable

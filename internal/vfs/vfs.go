@@ -29,13 +29,31 @@ type File interface {
 type FS interface {
 	// OpenFile is os.OpenFile.
 	OpenFile(name string, flag int, perm os.FileMode) (File, error)
-	// Remove removes a file; one that does not exist is no error.
+	// Remove is os.Remove.
 	Remove(name string) error
+	// RemoveAll is os.RemoveAll.
+	RemoveAll(path string) error
+	// Rename is os.Rename.
+	Rename(oldpath, newpath string) error
+	// Mkdir is os.Mkdir (the caller syncs the parent).
+	Mkdir(name string, perm os.FileMode) error
+	// MkdirAll creates dir and its parents, and fsyncs the parent of
+	// every directory it creates.
+	MkdirAll(dir string) error
 	// ReadDir is os.ReadDir.
 	ReadDir(dir string) ([]os.DirEntry, error)
+	// Stat is os.Stat.
+	Stat(name string) (os.FileInfo, error)
 	// SyncDir fsyncs a directory, so that entries created, renamed or
 	// removed in it survive a power loss.
 	SyncDir(dir string) error
+	// SyncData makes f's data, and what is needed to read it back (its
+	// size), durable (fdatasync).
+	SyncData(f File) error
+	// SyncFS makes every dirty page and inode of the file system holding
+	// dir durable in one call (syncfs; since Linux 5.8 it reports
+	// writeback errors).
+	SyncFS(dir string) error
 	// Allocate is fallocate(2) on f: mode 0 reserves [off, off+n),
 	// unix.FALLOC_FL_ZERO_RANGE zeroes it.
 	Allocate(f File, mode uint32, off, n int64) error
@@ -69,14 +87,60 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	return f, nil
 }
 
-func (osFS) Remove(name string) error {
-	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+func (osFS) Remove(name string) error { return os.Remove(name) }
+
+func (osFS) Mkdir(name string, perm os.FileMode) error { return os.Mkdir(name, perm) }
+
+func (osFS) RemoveAll(path string) error { return os.RemoveAll(path) }
+
+func (osFS) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+func (fs osFS) MkdirAll(dir string) error {
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("vfs: %s is not a directory", dir)
+		}
+		return nil
 	}
-	return nil
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := fs.MkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("vfs: mkdir %s: %w", dir, err)
+	}
+	return fs.SyncDir(parent)
 }
 
 func (osFS) ReadDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }
+
+func (osFS) Stat(name string) (os.FileInfo, error) { return os.Stat(name) }
+
+func (osFS) SyncData(f File) error {
+	for {
+		err := unix.Fdatasync(int(f.Fd()))
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+func (osFS) SyncFS(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for {
+		err = unix.Syncfs(int(d.Fd()))
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
 
 func (osFS) SyncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -115,10 +179,15 @@ const (
 	// OpTruncate is File.Truncate (extending a file sparsely takes no
 	// blocks).
 	OpTruncate
-	// OpSync is File.Sync, FS.SyncMapped and FS.SyncDir.
+	// OpSync is File.Sync, FS.SyncData, FS.SyncMapped, FS.SyncDir and
+	// FS.SyncFS.
 	OpSync
-	// OpRemove is FS.Remove.
+	// OpRemove is FS.Remove and FS.RemoveAll.
 	OpRemove
+	// OpRename is FS.Rename (the path is the new name).
+	OpRename
+	// OpMkdir is FS.Mkdir, and FS.MkdirAll creating a directory.
+	OpMkdir
 )
 
 func (o Op) String() string {
@@ -135,6 +204,10 @@ func (o Op) String() string {
 		return "remove"
 	case OpTruncate:
 		return "truncate"
+	case OpRename:
+		return "rename"
+	case OpMkdir:
+		return "mkdir"
 	}
 	return fmt.Sprintf("op(%d)", int(o))
 }
@@ -192,7 +265,53 @@ func (f *Faulty) Remove(name string) error {
 	return f.inner().Remove(name)
 }
 
+func (f *Faulty) RemoveAll(path string) error {
+	if err := f.askPath(OpRemove, "unlinkat", path, 0); err != nil {
+		return err
+	}
+	return f.inner().RemoveAll(path)
+}
+
+func (f *Faulty) Rename(oldpath, newpath string) error {
+	if err := f.ask(OpRename, newpath, 0); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return f.inner().Rename(oldpath, newpath)
+}
+
+func (f *Faulty) Mkdir(name string, perm os.FileMode) error {
+	if err := f.askPath(OpMkdir, "mkdir", name, 0); err != nil {
+		return err
+	}
+	return f.inner().Mkdir(name, perm)
+}
+
+func (f *Faulty) MkdirAll(dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := f.ask(OpMkdir, dir, 0); err != nil {
+			return fmt.Errorf("vfs: mkdir %s: %w", dir, err)
+		}
+	}
+	return f.inner().MkdirAll(dir)
+}
+
 func (f *Faulty) ReadDir(dir string) ([]os.DirEntry, error) { return f.inner().ReadDir(dir) }
+
+func (f *Faulty) Stat(name string) (os.FileInfo, error) { return f.inner().Stat(name) }
+
+func (f *Faulty) SyncData(file File) error {
+	if err := f.ask(OpSync, file.Name(), 0); err != nil {
+		return err
+	}
+	return f.inner().SyncData(unwrap(file))
+}
+
+func (f *Faulty) SyncFS(dir string) error {
+	if err := f.ask(OpSync, dir, 0); err != nil {
+		return err
+	}
+	return f.inner().SyncFS(dir)
+}
 
 func (f *Faulty) SyncDir(dir string) error {
 	if err := f.ask(OpSync, dir, 0); err != nil {

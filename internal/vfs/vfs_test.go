@@ -59,6 +59,12 @@ func TestFaultyPassesThrough(t *testing.T) {
 			if err := f.Sync(); err != nil {
 				t.Fatal(err)
 			}
+			if err := fs.SyncData(f); err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.SyncFS(dir); err != nil {
+				t.Fatal(err)
+			}
 			if err := fs.Unmap(m); err != nil {
 				t.Fatal(err)
 			}
@@ -71,11 +77,30 @@ func TestFaultyPassesThrough(t *testing.T) {
 			if err := fs.Remove(path); err != nil {
 				t.Fatal(err)
 			}
-			if err := fs.Remove(path); err != nil {
+			if err := fs.Remove(path); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("removing a file that is gone: %v", err)
 			}
 			if err := fs.SyncDir(dir); err != nil {
 				t.Fatal(err)
+			}
+			sub := filepath.Join(dir, "a", "b")
+			if err := fs.MkdirAll(sub); err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.Mkdir(filepath.Join(sub, "c"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.Rename(filepath.Join(sub, "c"), filepath.Join(dir, "c")); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := fs.Stat(filepath.Join(dir, "c")); err != nil || !fi.IsDir() {
+				t.Fatalf("Stat after Rename: %v %v", fi, err)
+			}
+			if err := fs.RemoveAll(filepath.Join(dir, "a")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fs.Stat(sub); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("RemoveAll left %s: %v", sub, err)
 			}
 		})
 	}
@@ -135,9 +160,32 @@ func TestFaultyFails(t *testing.T) {
 	if err := fs.SyncDir(dir); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("sync dir: %v", err)
 	}
+	if err := fs.SyncData(f); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("sync data: %v", err)
+	}
+	if err := fs.SyncFS(dir); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("syncfs: %v", err)
+	}
 	refuse = OpRemove
 	if err := fs.Remove(path); !isPathErr(err, "remove") {
 		t.Fatalf("remove: %v", err)
+	}
+	if err := fs.RemoveAll(path); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("remove all: %v", err)
+	}
+	refuse = OpRename
+	if err := fs.Rename(path, path+".new"); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("rename: %v", err)
+	}
+	refuse = OpMkdir
+	if err := fs.Mkdir(filepath.Join(dir, "d"), 0o755); !isPathErr(err, "mkdir") {
+		t.Fatalf("mkdir: %v", err)
+	}
+	if err := fs.MkdirAll(filepath.Join(dir, "e", "f")); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("mkdir all: %v", err)
+	}
+	if err := fs.MkdirAll(dir); err != nil {
+		t.Fatalf("MkdirAll of a directory that exists: %v", err)
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("a refused remove removed the file: %v", err)

@@ -1,9 +1,0 @@
-//go:build !linux
-
-package consumequeue
-
-import "os"
-
-func fdatasync(f *os.File) error { return f.Sync() }
-
-func syncFS(string) error { return errUnsupported }
