@@ -91,19 +91,23 @@ func newVoteGate(inner raft.Transport, id raft.ServerID, abstaining *atomic.Bool
 	return g
 }
 
-// refuse answers rpc itself when it asks for a vote or a hand-over.
+// refuse answers rpc itself when it asks for a vote or a hand-over. The
+// refusal is counted before it is answered, so whoever has the answer
+// sees it counted.
 func (g *voteGate) refuse(rpc raft.RPC) bool {
 	switch req := rpc.Command.(type) {
 	case *raft.RequestVoteRequest:
+		g.refused.Add(1)
 		rpc.Respond(&raft.RequestVoteResponse{RPCHeader: g.header, Term: req.Term}, nil)
 	case *raft.RequestPreVoteRequest:
+		g.refused.Add(1)
 		rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: g.header, Term: req.Term}, nil)
 	case *raft.TimeoutNowRequest:
+		g.refused.Add(1)
 		rpc.Respond(nil, errAbstaining)
 	default:
 		return false
 	}
-	g.refused.Add(1)
 	return true
 }
 
