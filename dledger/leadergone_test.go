@@ -72,13 +72,17 @@ func TestLeaderGoneCampaignsEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	survivors := c.Up()
-	waitUntil(t, ctx, "both followers find the leader gone", func() bool {
+	// Each follower's check asks the dead leader's port; on a machine
+	// loaded enough that the question times out the check says nothing
+	// (by design: raft's own timeout stays), so one follower finding the
+	// leader gone is what the test can count on.
+	waitUntil(t, ctx, "a follower finds the leader gone", func() bool {
 		for _, n := range survivors {
-			if seen, _ := n.Group().LeaderGoneForTest(); seen == 0 {
-				return false
+			if seen, _ := n.Group().LeaderGoneForTest(); seen != 0 {
+				return true
 			}
 		}
-		return true
+		return false
 	})
 	nl, err := c.Leader(ctx)
 	if err != nil {
