@@ -245,7 +245,7 @@ func (f *Faulty) askPath(op Op, call, path string, n int64) error {
 
 func (f *Faulty) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	if flag&os.O_CREATE != 0 {
-		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+		if _, err := f.inner().Stat(name); errors.Is(err, os.ErrNotExist) {
 			if err := f.askPath(OpCreate, "open", name, 0); err != nil {
 				return nil, err
 			}
@@ -287,7 +287,7 @@ func (f *Faulty) Mkdir(name string, perm os.FileMode) error {
 }
 
 func (f *Faulty) MkdirAll(dir string) error {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+	if _, err := f.inner().Stat(dir); errors.Is(err, os.ErrNotExist) {
 		if err := f.ask(OpMkdir, dir, 0); err != nil {
 			return fmt.Errorf("vfs: mkdir %s: %w", dir, err)
 		}
