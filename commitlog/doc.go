@@ -8,7 +8,7 @@
 // # Directory
 //
 // Config.Dir holds the segment files and the LOCK file of the directory lock
-// (internal/fsutil). Other files are ignored with a warning.
+// (internal/vfs). Other files are ignored with a warning.
 //
 //	Dir/
 //	  LOCK                    flock held by the open Log (Open fails with ErrLocked)
@@ -169,7 +169,7 @@
 // operations fail (vfs.Faulty: a full disk, a failing sync, a file that
 // cannot be created) without a global switch or a file system of their
 // own (faults_test.go). Reads go through the mapping. The directory lock
-// is the operating system's (internal/fsutil.Lock).
+// is the operating system's (internal/vfs.Lock).
 //
 // # Goroutines and concurrency
 //

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Sentinel errors. Every error returned by this package wraps one of these (or
@@ -31,8 +31,8 @@ var (
 	// ErrRecovered is returned by a second successful call to Recover.
 	ErrRecovered = errors.New("commitlog: log is already recovered")
 	// ErrLocked is returned by Open when another process (or another Log in
-	// this process) holds the directory. It wraps fsutil.ErrLocked.
-	ErrLocked = fmt.Errorf("commitlog: %w", fsutil.ErrLocked)
+	// this process) holds the directory. It wraps vfs.ErrLocked.
+	ErrLocked = fmt.Errorf("commitlog: %w", vfs.ErrLocked)
 	// ErrBadSegment is returned by Open for a segment file whose name, start
 	// offset or size breaks the directory invariants.
 	ErrBadSegment = errors.New("commitlog: bad segment file")

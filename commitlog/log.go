@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Log is a segmented, append-only log of entries on mmap'd files. See the
@@ -19,7 +19,7 @@ type Log struct {
 	cfg     Config
 	segSize int64
 	log     hclog.Logger
-	lock    *fsutil.DirLock
+	lock    *vfs.DirLock
 
 	// appendMu serializes AppendBatch, Truncate, the end of Recover and
 	// Close. Lock order: appendMu, flushMu, segMu, sigMu.
@@ -76,9 +76,9 @@ func Open(cfg Config) (*Log, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	lock, err := fsutil.Lock(cfg.Dir)
+	lock, err := vfs.Lock(cfg.Dir)
 	if err != nil {
-		if errors.Is(err, fsutil.ErrLocked) {
+		if errors.Is(err, vfs.ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, cfg.Dir)
 		}
 		return nil, fmt.Errorf("commitlog: lock: %w", err)

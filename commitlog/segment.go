@@ -209,7 +209,7 @@ func (s *segment) msync(lo, hi int) error {
 	}
 	page := os.Getpagesize()
 	lo -= lo % page
-	if err := s.fs.SyncMapped(s.f, s.data[lo:hi]); err != nil {
+	if err := s.fs.SyncMapped(s.f.Name(), s.data[lo:hi]); err != nil {
 		return fmt.Errorf("%w: msync %s: %w", ErrFlush, s.path, err)
 	}
 	return nil

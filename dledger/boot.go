@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // The boot record: whether this node may have lost raft entries it
@@ -73,7 +73,7 @@ func writeBootRecord(raftDir string, rec bootRecord) error {
 	if err != nil {
 		return fmt.Errorf("dledger: boot record: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(raftDir, bootRecordName), append(b, '\n')); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(raftDir, bootRecordName), append(b, '\n')); err != nil {
 		return fmt.Errorf("dledger: boot record: %w", err)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -281,7 +281,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 	if err := os.Rename(walDir, gone); err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
-	if err := fsutil.SyncDir(raftDir); err != nil {
+	if err := vfs.Default.SyncDir(raftDir); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(gone); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Draining (maintenance mode) takes a node out of leadership before an
@@ -54,7 +54,7 @@ func (g *Group) Drain(ctx context.Context) error {
 	if err := g.otherDrained(); err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(g.cfg.DataDir, DrainMarker), []byte(g.cfg.NodeID+"\n")); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(g.cfg.DataDir, DrainMarker), []byte(g.cfg.NodeID+"\n")); err != nil {
 		return fmt.Errorf("%w: %v", ErrDrain, err)
 	}
 	g.drained.Store(true)

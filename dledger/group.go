@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
@@ -177,7 +177,7 @@ func (g *Group) open() error {
 		return fmt.Errorf("dledger: %w", err)
 	}
 	g.wantOneLog = g.cfg.OneLog
-	if err := fsutil.MkdirAll(raftDir); err != nil {
+	if err := vfs.Default.MkdirAll(raftDir); err != nil {
 		return err
 	}
 	prevBoot, hadBoot, err := readBootRecord(raftDir)
@@ -218,7 +218,7 @@ func (g *Group) open() error {
 	if cfg.OneLog {
 		mk = raftDir
 	}
-	if err := fsutil.MkdirAll(mk); err != nil {
+	if err := vfs.Default.MkdirAll(mk); err != nil {
 		return err
 	}
 	if gs, ok := g.meta.Settings(); ok {
@@ -252,7 +252,7 @@ func (g *Group) open() error {
 			"last_boot_id", prevBoot.BootID, "boot_id", g.bootID)
 	}
 	if g.store, err = g.cfg.Stores.OpenStore(scfg); err != nil {
-		if errors.Is(err, fsutil.ErrLocked) {
+		if errors.Is(err, vfs.ErrLocked) {
 			return fmt.Errorf("dledger: %w", err)
 		}
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "message store", Path: scfg.Dir, Err: err}

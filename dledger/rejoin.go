@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // JoinMarker is a file in a node's data directory that tells Open not to
@@ -37,9 +37,9 @@ func PrepareRejoin(dataDir string, now time.Time) (string, error) {
 	if _, err := os.Stat(dataDir); err != nil {
 		return "", fmt.Errorf("dledger: data directory: %w", err)
 	}
-	lock, err := fsutil.Lock(filepath.Join(dataDir, "store"))
+	lock, err := vfs.Lock(filepath.Join(dataDir, "store"))
 	if err != nil {
-		if errors.Is(err, fsutil.ErrLocked) {
+		if errors.Is(err, vfs.ErrLocked) {
 			return "", fmt.Errorf("%w: %s is locked by a running process: %w", ErrNodeRunning, dataDir, err)
 		}
 		return "", fmt.Errorf("dledger: lock %s: %w", dataDir, err)
@@ -49,11 +49,11 @@ func PrepareRejoin(dataDir string, now time.Time) (string, error) {
 	if err := os.Rename(dataDir, aside); err != nil {
 		return "", fmt.Errorf("dledger: move %s aside: %w", dataDir, err)
 	}
-	if err := fsutil.MkdirAll(dataDir); err != nil {
+	if err := vfs.Default.MkdirAll(dataDir); err != nil {
 		return aside, err
 	}
 	marker := fmt.Sprintf("rebuilt at %s; previous data in %s\n", now.UTC().Format(time.RFC3339), aside)
-	if err := fsutil.WriteFileAtomic(filepath.Join(dataDir, JoinMarker), []byte(marker)); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(dataDir, JoinMarker), []byte(marker)); err != nil {
 		return aside, err
 	}
 	return aside, nil
@@ -68,8 +68,8 @@ func waitsToJoin(dataDir string) bool {
 // StoreLocked reports whether a process holds the store lock of the node
 // whose data directory is dataDir, i.e. whether the node is running.
 func StoreLocked(dataDir string) (bool, error) {
-	lock, err := fsutil.Lock(filepath.Join(dataDir, "store"))
-	if errors.Is(err, fsutil.ErrLocked) {
+	lock, err := vfs.Lock(filepath.Join(dataDir, "store"))
+	if errors.Is(err, vfs.ErrLocked) {
 		return true, nil
 	}
 	if err != nil {

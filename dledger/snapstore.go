@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Files and directories of the snapshot store (doc.go has the layout).
@@ -120,7 +120,7 @@ var _ raft.SnapshotStore = (*snapshotStore)(nil)
 // compacted for it) is removed.
 func newSnapshotStore(raftDir string, f *fsm, log hclog.Logger) (*snapshotStore, error) {
 	s := &snapshotStore{dir: filepath.Join(raftDir, snapshotsDirName), fsm: f, log: log, inUse: map[string]int{}}
-	if err := fsutil.MkdirAll(s.dir); err != nil {
+	if err := vfs.Default.MkdirAll(s.dir); err != nil {
 		return nil, fmt.Errorf("dledger: snapshots: %w", err)
 	}
 	ents, err := os.ReadDir(s.dir)
@@ -155,7 +155,7 @@ func newSnapshotStore(raftDir string, f *fsm, log hclog.Logger) (*snapshotStore,
 		s.snaps = append(s.snaps, snap)
 	}
 	sortSnapshots(s.snaps)
-	if err := fsutil.SyncDir(s.dir); err != nil {
+	if err := vfs.Default.SyncDir(s.dir); err != nil {
 		return nil, err
 	}
 	f.snaps = s
@@ -440,13 +440,13 @@ func (s *snapshotStore) reap() {
 // removeSnapshotDir deletes a snapshot: meta.json first (durably), so a
 // crash part-way leaves a directory that open recognises as garbage.
 func removeSnapshotDir(dir string) error {
-	if err := fsutil.RemoveFile(filepath.Join(dir, metaFileName)); err != nil {
+	if err := vfs.RemoveFile(vfs.Default, filepath.Join(dir, metaFileName)); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	return fsutil.SyncDir(filepath.Dir(dir))
+	return vfs.Default.SyncDir(filepath.Dir(dir))
 }
 
 // stagingDir makes a directory next to the snapshots for staging a stream

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	"golang.org/x/sys/unix"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // snapshotSink receives one snapshot into <id>.tmp/ and, on Close, makes
@@ -102,14 +102,14 @@ func (k *snapshotSink) finalise() (*snapshot, error) {
 	if err := writeFileSync(filepath.Join(k.tmp, metaFileName), b); err != nil {
 		return nil, err
 	}
-	if err := fsutil.SyncDir(k.tmp); err != nil {
+	if err := vfs.Default.SyncDir(k.tmp); err != nil {
 		return nil, err
 	}
 	final := filepath.Join(k.s.dir, k.meta.ID)
 	if err := os.Rename(k.tmp, final); err != nil {
 		return nil, err
 	}
-	if err := fsutil.SyncDir(k.s.dir); err != nil {
+	if err := vfs.Default.SyncDir(k.s.dir); err != nil {
 		return nil, err
 	}
 	snap, err := k.s.load(final)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // fileStable is raft's StableStore (its current term and vote) in one
@@ -60,7 +60,7 @@ func (s *fileStable) Set(key, val []byte) error {
 	if err != nil {
 		return fmt.Errorf("dledger: raft state: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(s.path, b); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, s.path, b); err != nil {
 		return fmt.Errorf("dledger: raft state: %w", err)
 	}
 	s.kv = next

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Defaults applied by Open to zero Config fields.
@@ -29,6 +30,10 @@ type Config struct {
 	// Default 64.
 	MaxFiles int
 	Logger   hclog.Logger // default hclog.Default().Named("index")
+	// FS is the file system every file and directory operation goes
+	// through (vfs.Default when nil): tests fail operations with
+	// vfs.Faulty.
+	FS vfs.FS
 }
 
 // withDefaults returns cfg with zero fields filled in, or an error wrapping
@@ -46,6 +51,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxFiles == 0 {
 		cfg.MaxFiles = DefaultMaxFiles
 	}
+	cfg.FS = vfs.Or(cfg.FS)
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.Default().Named("index")
 	}

@@ -68,6 +68,17 @@
 // nothing written. A shadow page the disk has no room for fails its pwrite,
 // and so the Flush, which keeps it for the next one.
 //
+// # The file system
+//
+// Every file and directory operation goes through Config.FS
+// (internal/vfs; the operating system's by default): creating, sizing,
+// syncing, mapping, populating and renaming a file, writing the shadow's
+// pages, msync, listing, removing and the directory's fsync. A test fails
+// any of them with vfs.Faulty (faults_test.go: a full disk that refuses a
+// page's storage, a file that cannot be created, sized, synced or renamed
+// when a put rolls, a Flush whose pwrite or msync fails) and needs no file
+// system of its own. The directory lock is the operating system's flock.
+//
 // # Invariants
 //
 //   - Entries 1..indexCount-1 are the only entries ever read. Within a file a

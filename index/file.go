@@ -11,8 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
-	"golang.org/x/sys/unix"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // stampLen is the length of a file name's time stamp, yyyyMMddHHmmssSSS.
@@ -85,6 +84,7 @@ func parseFileName(s string) (fileName, bool) {
 // indexFile is one file of the index. Its hdr and data fields are guarded by
 // Service.mu; dirty and pins are safe to use under a read lock.
 type indexFile struct {
+	fs   vfs.FS
 	name fileName
 	path string
 	hdr  Header // in-memory copy of the header; the authority for queries
@@ -114,9 +114,10 @@ var pageSize = int64(os.Getpagesize())
 // put writes them through the mapping. The file is sparse: the first
 // write to a page makes the file system allocate it, and when it cannot
 // (a full disk) a write through a mapping faults with SIGBUS, which
-// would crash the process. populate allocates the pages ahead and
-// returns that failure as an error instead (ErrNoSpace), so a full disk
-// fails the put. Pages once backed stay backed, so each costs one call.
+// would crash the process. The file system's Populate (madvise
+// MADV_POPULATE_WRITE) allocates the pages ahead and returns that failure
+// as an error instead (ErrNoSpace), so a full disk fails the put. Pages
+// once backed stay backed, so each costs one call.
 func (f *indexFile) ensureBacked(off, n int64) error {
 	page := pageSize
 	if f.backed == nil {
@@ -127,7 +128,7 @@ func (f *indexFile) ensureBacked(off, n int64) error {
 			continue
 		}
 		lo, hi := p*page, min((p+1)*page, int64(len(f.data)))
-		if err := populate(f.data[lo:hi]); err != nil {
+		if err := f.fs.Populate(f.path, f.data[lo:hi]); err != nil {
 			return fmt.Errorf("%w: %s page at %d: %w", ErrNoSpace, f.path, lo, err)
 		}
 		f.backed[p/64] |= 1 << (p % 64)
@@ -148,10 +149,10 @@ func (f *indexFile) limit(g geometry) int64 {
 // createFile creates, sizes (sparse) and maps a new file named name in dir.
 // The file is built under a temporary name and renamed into place, so a crash
 // never leaves a short file under a real name.
-func createFile(dir string, name fileName, g geometry) (_ *indexFile, err error) {
+func createFile(fs vfs.FS, dir string, name fileName, g geometry) (_ *indexFile, err error) {
 	path := filepath.Join(dir, name.String())
 	tmp := path + tmpSuffix
-	fd, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	fd, err := fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("index: create %s: %w", tmp, err)
 	}
@@ -159,16 +160,16 @@ func createFile(dir string, name fileName, g geometry) (_ *indexFile, err error)
 	defer func() {
 		if err != nil {
 			if data != nil {
-				_ = unix.Munmap(data)
+				_ = fs.Unmap(data)
 			}
-			_ = os.Remove(tmp)
+			_ = fs.Remove(tmp) // gone already, or Open removes it
 		}
 	}()
 	if err = fd.Truncate(g.fileSize()); err == nil {
 		err = fd.Sync()
 	}
 	if err == nil {
-		data, err = unix.Mmap(int(fd.Fd()), 0, int(g.fileSize()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		data, err = fs.Map(fd, int(g.fileSize()))
 		if err != nil {
 			data = nil
 		}
@@ -179,21 +180,27 @@ func createFile(dir string, name fileName, g geometry) (_ *indexFile, err error)
 	if err != nil {
 		return nil, fmt.Errorf("index: size and map %s: %w", tmp, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = fs.Rename(tmp, path); err != nil {
 		return nil, fmt.Errorf("index: rename %s: %w", tmp, err)
 	}
-	if err = fsutil.SyncDir(dir); err != nil {
-		return nil, err
+	if err = fs.SyncDir(dir); err != nil {
+		// The file is in place but its name may not survive a power
+		// loss: it is removed (a put that cannot roll fails), and a name
+		// that outlives the removal is an empty file Open accepts.
+		_ = fs.Unmap(data)
+		data = nil
+		_ = fs.Remove(path)
+		return nil, fmt.Errorf("index: %w", err)
 	}
-	f := &indexFile{name: name, path: path, data: data, hdr: Header{IndexCount: 1}}
+	f := &indexFile{fs: fs, name: name, path: path, data: data, hdr: Header{IndexCount: 1}}
 	f.setShadow(make([]byte, g.slotNum*SlotSize))
 	return f, nil
 }
 
 // readHeader reads and validates the header of an existing file, checking
 // first that the file has the size g implies.
-func readHeader(path string, g geometry) (Header, error) {
-	fd, err := os.Open(path)
+func readHeader(fs vfs.FS, path string, g geometry) (Header, error) {
+	fd, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return Header{}, fmt.Errorf("index: open %s: %w", path, err)
 	}
@@ -218,13 +225,13 @@ func readHeader(path string, g geometry) (Header, error) {
 }
 
 // mapFile maps an existing file of g's size read/write.
-func mapFile(path string, g geometry) ([]byte, error) {
-	fd, err := os.OpenFile(path, os.O_RDWR, 0)
+func mapFile(fs vfs.FS, path string, g geometry) ([]byte, error) {
+	fd, err := fs.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	defer fd.Close()
-	data, err := unix.Mmap(int(fd.Fd()), 0, int(g.fileSize()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	data, err := fs.Map(fd, int(g.fileSize()))
 	if err != nil {
 		return nil, fmt.Errorf("index: mmap %s: %w", path, err)
 	}
@@ -233,14 +240,14 @@ func mapFile(path string, g geometry) ([]byte, error) {
 
 // unmap msyncs the mapping if it is dirty and unmaps it. The caller has
 // already detached data from every reader and waited for pins.
-func unmap(path string, data []byte, dirty bool) error {
+func unmap(fs vfs.FS, path string, data []byte, dirty bool) error {
 	var err error
 	if dirty {
-		if e := unix.Msync(data, unix.MS_SYNC); e != nil {
+		if e := fs.SyncMapped(path, data); e != nil {
 			err = fmt.Errorf("index: msync %s: %w", path, e)
 		}
 	}
-	if e := unix.Munmap(data); e != nil && err == nil {
+	if e := fs.Unmap(data); e != nil && err == nil {
 		err = fmt.Errorf("index: munmap %s: %w", path, e)
 	}
 	return err
@@ -331,7 +338,7 @@ func (m memSource) read(off int64, n int) ([]byte, error) {
 
 // fileSource reads from an open file with pread.
 type fileSource struct {
-	f   *os.File
+	f   vfs.File
 	buf [EntrySize]byte
 }
 

@@ -10,8 +10,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
-	"golang.org/x/sys/unix"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Service is the set of index files of one store directory. See doc.go for
@@ -22,7 +21,7 @@ type Service struct {
 	cfg  Config
 	g    geometry
 	log  hclog.Logger
-	lock *fsutil.DirLock
+	lock *vfs.DirLock
 
 	mu       sync.RWMutex
 	closed   bool
@@ -59,10 +58,10 @@ func Open(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fsutil.MkdirAll(cfg.Dir); err != nil {
+	if err := cfg.FS.MkdirAll(cfg.Dir); err != nil {
 		return nil, err
 	}
-	lock, err := fsutil.Lock(cfg.Dir)
+	lock, err := vfs.Lock(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +69,7 @@ func Open(cfg Config) (*Service, error) {
 	if err := s.load(); err != nil {
 		for _, f := range s.files {
 			if f.data != nil {
-				_ = unix.Munmap(f.data)
+				_ = cfg.FS.Unmap(f.data)
 			}
 		}
 		_ = lock.Release()
@@ -81,23 +80,30 @@ func Open(cfg Config) (*Service, error) {
 
 // load scans the directory, validates headers and maps the newest files.
 func (s *Service) load() error {
-	ents, err := os.ReadDir(s.cfg.Dir)
+	ents, err := s.cfg.FS.ReadDir(s.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("index: read dir %s: %w", s.cfg.Dir, err)
 	}
 	var names []fileName
+	removedTmp := false
 	for _, ent := range ents {
 		base := ent.Name()
 		if trimmed, ok := strings.CutSuffix(base, tmpSuffix); ok {
 			if _, ok := parseFileName(trimmed); ok {
-				if err := fsutil.RemoveFile(filepath.Join(s.cfg.Dir, base)); err != nil {
-					return err
+				if err := s.cfg.FS.Remove(filepath.Join(s.cfg.Dir, base)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("index: remove %s: %w", base, err)
 				}
+				removedTmp = true
 			}
 			continue
 		}
 		if n, ok := parseFileName(base); ok && ent.Type().IsRegular() {
 			names = append(names, n)
+		}
+	}
+	if removedTmp {
+		if err := s.cfg.FS.SyncDir(s.cfg.Dir); err != nil {
+			return fmt.Errorf("index: %w", err)
 		}
 	}
 	slices.SortFunc(names, func(a, b fileName) int {
@@ -112,7 +118,7 @@ func (s *Service) load() error {
 	for _, n := range names {
 		s.noteName(n)
 		path := filepath.Join(s.cfg.Dir, n.String())
-		h, err := readHeader(path, s.g)
+		h, err := readHeader(s.cfg.FS, path, s.g)
 		if errors.Is(err, ErrBadHeader) {
 			s.log.Error("unusable index file; it is not served until the index is rebuilt", "path", path, "error", err)
 			s.corrupt = append(s.corrupt, path)
@@ -121,10 +127,10 @@ func (s *Service) load() error {
 		if err != nil {
 			return err
 		}
-		s.files = append(s.files, &indexFile{name: n, path: path, hdr: h})
+		s.files = append(s.files, &indexFile{fs: s.cfg.FS, name: n, path: path, hdr: h})
 	}
 	for _, f := range s.files[max(0, len(s.files)-s.cfg.MaxFiles):] {
-		if f.data, err = mapFile(f.path, s.g); err != nil {
+		if f.data, err = mapFile(s.cfg.FS, f.path, s.g); err != nil {
 			return err
 		}
 	}
@@ -146,7 +152,7 @@ func (s *Service) nextName(ts int64) fileName {
 		n = fileName{stamp: s.lastName.stamp, seq: s.lastName.seq + 1}
 	}
 	for {
-		if _, err := os.Lstat(filepath.Join(s.cfg.Dir, n.String())); errors.Is(err, os.ErrNotExist) {
+		if _, err := s.cfg.FS.Stat(filepath.Join(s.cfg.Dir, n.String())); errors.Is(err, os.ErrNotExist) {
 			return n
 		}
 		n.seq++
@@ -309,7 +315,7 @@ func (s *Service) writable() *indexFile {
 // Called with mu held for writing.
 func (s *Service) roll(ts int64) (*indexFile, error) {
 	n := s.nextName(ts)
-	f, err := createFile(s.cfg.Dir, n, s.g)
+	f, err := createFile(s.cfg.FS, s.cfg.Dir, n, s.g)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +400,7 @@ func (s *Service) walkFile(f *indexFile, hash int32, begin, end int64, emit func
 	if f.data != nil {
 		src = memSource(f.data)
 	} else {
-		fd, err := os.Open(f.path)
+		fd, err := s.cfg.FS.OpenFile(f.path, os.O_RDONLY, 0)
 		if err != nil {
 			return fmt.Errorf("index: open %s: %w", f.path, err)
 		}
@@ -448,7 +454,7 @@ func (s *Service) Flush() error {
 
 	errs = append(errs, s.syncShadows(syncs)...)
 	for _, p := range pinned {
-		if err := unix.Msync(p.data, unix.MS_SYNC); err != nil {
+		if err := s.cfg.FS.SyncMapped(p.f.path, p.data); err != nil {
 			p.f.dirty.Store(true) // retry on the next Flush
 			errs = append(errs, fmt.Errorf("index: msync %s: %w", p.f.path, err))
 		}
@@ -481,7 +487,7 @@ func release(ms []mapping) error {
 	var errs []error
 	for _, m := range ms {
 		m.f.pins.Wait()
-		errs = append(errs, unmap(m.f.path, m.data, m.f.dirty.Swap(false)))
+		errs = append(errs, unmap(m.f.fs, m.f.path, m.data, m.f.dirty.Swap(false)))
 	}
 	return errors.Join(errs...)
 }
@@ -536,20 +542,22 @@ func (s *Service) remove(drop func(i int, f *indexFile) bool, withCorrupt bool) 
 	for _, m := range gone {
 		m.f.pins.Wait()
 		if m.data != nil {
-			if err := unix.Munmap(m.data); err != nil {
+			if err := s.cfg.FS.Unmap(m.data); err != nil {
 				errs = append(errs, fmt.Errorf("index: munmap %s: %w", m.f.path, err))
 			}
 		}
 		paths = append(paths, m.f.path)
 	}
 	for _, p := range paths {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := s.cfg.FS.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("index: remove %s: %w", p, err))
 			continue
 		}
 		s.log.Info("removed index file", "path", p)
 	}
-	errs = append(errs, fsutil.SyncDir(s.cfg.Dir))
+	if err := s.cfg.FS.SyncDir(s.cfg.Dir); err != nil {
+		errs = append(errs, fmt.Errorf("index: %w", err))
+	}
 	return errors.Join(errs...)
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 const base = int64(1_700_000_000_000) // a store time in ms
@@ -271,7 +271,7 @@ func TestCloseAndLock(t *testing.T) {
 	cfg := testConfig(t, 4, 10)
 	s := mustOpen(t, cfg)
 	mustPut(t, s, "k", 1, base)
-	if _, err := Open(cfg); !errors.Is(err, fsutil.ErrLocked) {
+	if _, err := Open(cfg); !errors.Is(err, vfs.ErrLocked) {
 		t.Fatalf("second Open: %v", err)
 	}
 	mustClose(t, s)

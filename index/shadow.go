@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // The hash-slot table of the file that takes puts lives in anonymous memory
@@ -30,7 +32,7 @@ const shadowPage = 4096
 // The caller holds Service.mu for writing.
 func (f *indexFile) loadShadow(g geometry) error {
 	slots := make([]byte, g.slotNum*SlotSize)
-	fd, err := os.Open(f.path)
+	fd, err := f.fs.OpenFile(f.path, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("index: open %s: %w", f.path, err)
 	}
@@ -84,7 +86,7 @@ func (f *indexFile) writeShadow() (bool, error) {
 	if !f.slotsChanged() {
 		return false, nil
 	}
-	fd, err := os.OpenFile(f.path, os.O_WRONLY, 0)
+	fd, err := f.fs.OpenFile(f.path, os.O_WRONLY, 0)
 	if err != nil {
 		return false, fmt.Errorf("index: open %s: %w", f.path, err)
 	}
@@ -128,7 +130,7 @@ func (f *indexFile) writeShadow() (bool, error) {
 func (s *Service) syncShadows(fs []*indexFile) []error {
 	var errs []error
 	for _, f := range fs {
-		if err := syncFile(f.path); err != nil {
+		if err := syncFile(f.fs, f.path); err != nil {
 			errs = append(errs, err)
 			s.mu.Lock()
 			if f.slots != nil {
@@ -141,8 +143,8 @@ func (s *Service) syncShadows(fs []*indexFile) []error {
 	return errs
 }
 
-func syncFile(path string) error {
-	fd, err := os.OpenFile(path, os.O_WRONLY, 0)
+func syncFile(fs vfs.FS, path string) error {
+	fd, err := fs.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("index: open %s: %w", path, err)
 	}

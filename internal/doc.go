@@ -1,7 +1,7 @@
 // Package internal holds no code: its subdirectories are the module's
 // internal packages, in two floors.
 //
-// The ground floor (internal/fsutil, vfs, tlsconf, syncreport, canary,
+// The ground floor (internal/vfs, tlsconf, syncreport, canary,
 // testwait, faultnet) are utilities any package may use; they import no
 // package of this module.
 //

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/auth"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/internal/harness/procs"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
 )
@@ -156,7 +156,7 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 		return nil, err
 	}
 	c.secretPath = filepath.Join(cfg.Dir, "cluster.secret")
-	if err := fsutil.WriteFileAtomic(c.secretPath, []byte(secret+"\n")); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, c.secretPath, []byte(secret+"\n")); err != nil {
 		return nil, err
 	}
 	for _, nd := range c.Nodes {
@@ -164,7 +164,7 @@ func NewCluster(cfg ClusterConfig, n *Net) (*Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := fsutil.WriteFileAtomic(nd.Conf, conf); err != nil {
+		if err := vfs.WriteFileAtomic(vfs.Default, nd.Conf, conf); err != nil {
 			return nil, err
 		}
 		nd.proc = newProc(nd.ID, cfg.Bin, filepath.Join(cfg.Dir, nd.ID+".log"),
@@ -329,7 +329,7 @@ func (c *Cluster) WriteFile() error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(c.cfg.Dir, devcluster.FileName), append(data, '\n')); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(c.cfg.Dir, devcluster.FileName), append(data, '\n')); err != nil {
 		return err
 	}
 	adv := map[string]string{Namesrv: c.ClientNamesrv}
@@ -337,7 +337,7 @@ func (c *Cluster) WriteFile() error {
 		adv[nd.ID] = nd.Advertised
 	}
 	data, _ = json.MarshalIndent(adv, "", "  ")
-	return fsutil.WriteFileAtomic(filepath.Join(c.cfg.Dir, "proxies.json"), append(data, '\n'))
+	return vfs.WriteFileAtomic(vfs.Default, filepath.Join(c.cfg.Dir, "proxies.json"), append(data, '\n'))
 }
 
 func (c *Cluster) node(id string) *Node {

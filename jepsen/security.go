@@ -14,8 +14,8 @@ import (
 
 	"github.com/ledgermq/ledgermq/auth"
 	"github.com/ledgermq/ledgermq/client"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -90,7 +90,7 @@ func (s *security) setUp(dir string) error {
 			"  - accessKey: %s\n    secretKey: %s\n    admin: true\n    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n"+
 			"  - accessKey: %s\n    secretKey: %s\n    admin: false\n    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n",
 			s.admin.AccessKey, s.admin.SecretKey, s.app.AccessKey, s.app.SecretKey)
-		if err := fsutil.WriteFileAtomic(s.aclPath, []byte(body)); err != nil {
+		if err := vfs.WriteFileAtomic(vfs.Default, s.aclPath, []byte(body)); err != nil {
 			return err
 		}
 		if err := os.Chmod(s.aclPath, 0o600); err != nil {

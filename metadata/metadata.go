@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Sentinel errors.
@@ -494,7 +494,7 @@ func (s *State) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("metadata: save: %w", err)
 	}
-	return fsutil.WriteFileAtomic(path, b)
+	return vfs.WriteFileAtomic(vfs.Default, path, b)
 }
 
 // Load reads a state saved by Save; a missing file leaves the state empty.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // kvConfig is the name server's KV configuration (Java's KVConfigManager):
@@ -139,7 +139,7 @@ func (kv *kvConfig) persistLocked() error {
 	if err != nil {
 		return fmt.Errorf("routing: KV config: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(kv.path, data); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, kv.path, data); err != nil {
 		return fmt.Errorf("routing: KV config %s: %w", kv.path, err)
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sort"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // The checkpoint file records how far the CommitLog, the ConsumeQueues and
@@ -168,10 +168,10 @@ func readCheckpoint(path string) (Checkpoint, bool, error) {
 	return c, true, nil
 }
 
-func writeCheckpoint(path string, c Checkpoint) error {
+func writeCheckpoint(fs vfs.FS, path string, c Checkpoint) error {
 	b, err := EncodeCheckpoint(c)
 	if err != nil {
 		return err
 	}
-	return fsutil.WriteFileAtomic(path, b)
+	return vfs.WriteFileAtomic(fs, path, b)
 }

@@ -135,10 +135,11 @@ type Config struct {
 	// test aid for the chaos harness's power-loss nemesis; nil, the
 	// default, is off.
 	SyncReport *syncreport.Report
-	// FS is the file system of the CommitLog's segments and the
-	// ConsumeQueue's files (internal/vfs; nil: the operating system's);
-	// tests fail its operations with vfs.Faulty. The IndexFile, the
-	// checkpoint and the duplicate window's file do not go through it yet.
+	// FS is the file system of the CommitLog's segments, the
+	// ConsumeQueue's and IndexFile's files, the checkpoint and the
+	// duplicate window's file (internal/vfs; nil: the operating
+	// system's); tests fail its operations with vfs.Faulty. The local
+	// snapshots' hard links do not go through it yet.
 	FS vfs.FS
 	// Faults, if set, breaks the store on purpose (a jepsenbroken build
 	// only; Faults).

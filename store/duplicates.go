@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ledgermq/ledgermq/dedup"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -365,7 +365,7 @@ func (s *Store) writeDuplicatesFile(from int64) error {
 	if s.cfg.Duplicates.Off || from == s.dupsWritten.Load() {
 		return nil
 	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(s.cfg.Dir, duplicatesName), encodeDuplicatesFile(from)); err != nil {
+	if err := vfs.WriteFileAtomic(s.cfg.FS, filepath.Join(s.cfg.Dir, duplicatesName), encodeDuplicatesFile(from)); err != nil {
 		return err
 	}
 	s.dupsWritten.Store(from)

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ledgermq/ledgermq/commitlog"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/message"
 )
 
@@ -681,7 +681,7 @@ func HasCommitLog(dir string) (bool, error) {
 // holds the same prefix. The caller has made a snapshot at the store's
 // last entry durable first (dledger's conversion).
 func ConvertToOneLog(dir string) error {
-	if err := fsutil.WriteFileAtomic(filepath.Join(dir, oneLogMarkerName), []byte("the commitlog is the raft log\n")); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(dir, oneLogMarkerName), []byte("the commitlog is the raft log\n")); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil

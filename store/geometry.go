@@ -3,10 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 )
 
 // ErrNotEmpty is returned by Reconfigure for a store that holds data.
@@ -72,11 +69,11 @@ func (s *Store) Reconfigure(g Geometry) error {
 		return s.restoreFailed(fmt.Errorf("store: reconfigure: %w", err))
 	}
 	for _, d := range []string{commitLogDirName, consumeQueueDirName, indexDirName, checkpointName} {
-		if err := os.RemoveAll(filepath.Join(s.cfg.Dir, d)); err != nil {
+		if err := s.cfg.FS.RemoveAll(filepath.Join(s.cfg.Dir, d)); err != nil {
 			return s.restoreFailed(fmt.Errorf("store: reconfigure: %w", err))
 		}
 	}
-	if err := fsutil.SyncDir(s.cfg.Dir); err != nil {
+	if err := s.cfg.FS.SyncDir(s.cfg.Dir); err != nil {
 		return s.restoreFailed(fmt.Errorf("store: reconfigure: %w", err))
 	}
 	s.cfg.SegmentSize, s.cfg.UnitsPerQueueFile, s.cfg.IndexSlots, s.cfg.IndexEntries =

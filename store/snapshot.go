@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ledgermq/ledgermq/commitlog"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Names used by RestoreFrom inside the store directory.
@@ -179,7 +179,7 @@ func (s *Store) swapCommitLog(src string, staged []stagedSegment) error {
 	if err := os.RemoveAll(next); err != nil {
 		return fmt.Errorf("%w: %v", ErrRestore, err)
 	}
-	if err := fsutil.MkdirAll(next); err != nil {
+	if err := vfs.Default.MkdirAll(next); err != nil {
 		return fmt.Errorf("%w: %v", ErrRestore, err)
 	}
 	for _, seg := range staged {
@@ -188,7 +188,7 @@ func (s *Store) swapCommitLog(src string, staged []stagedSegment) error {
 			return fmt.Errorf("%w: %v", ErrRestore, err)
 		}
 	}
-	if err := fsutil.SyncDir(next); err != nil {
+	if err := vfs.Default.SyncDir(next); err != nil {
 		os.RemoveAll(next)
 		return fmt.Errorf("%w: %v", ErrRestore, err)
 	}
@@ -216,13 +216,13 @@ func (s *Store) swapCommitLog(src string, staged []stagedSegment) error {
 		s.cl, s.cq, s.idx = oldCl, oldCq, oldIdx
 		return s.restoreFailed(fmt.Errorf("%w: %v", ErrRestore, err))
 	}
-	if err := fsutil.RemoveFile(filepath.Join(s.cfg.Dir, checkpointName)); err != nil {
+	if err := vfs.RemoveFile(vfs.Default, filepath.Join(s.cfg.Dir, checkpointName)); err != nil {
 		return fail(err)
 	}
 	if err := exchangeDirs(next, clDir); err != nil {
 		return fail(err)
 	}
-	if err := fsutil.SyncDir(s.cfg.Dir); err != nil {
+	if err := vfs.Default.SyncDir(s.cfg.Dir); err != nil {
 		return fail(err)
 	}
 	for _, d := range []string{next, filepath.Join(s.cfg.Dir, consumeQueueDirName), filepath.Join(s.cfg.Dir, indexDirName)} {
@@ -230,7 +230,7 @@ func (s *Store) swapCommitLog(src string, staged []stagedSegment) error {
 			return fail(err)
 		}
 	}
-	if err := fsutil.SyncDir(s.cfg.Dir); err != nil {
+	if err := vfs.Default.SyncDir(s.cfg.Dir); err != nil {
 		return fail(err)
 	}
 

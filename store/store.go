@@ -16,7 +16,7 @@ import (
 	"github.com/ledgermq/ledgermq/consumequeue"
 	"github.com/ledgermq/ledgermq/dedup"
 	"github.com/ledgermq/ledgermq/index"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 type queueKey struct {
@@ -37,7 +37,7 @@ type Store struct {
 	cfg Config
 	log hclog.Logger
 
-	lock *fsutil.DirLock
+	lock *vfs.DirLock
 	// rw guards the three parts below against RestoreFrom, which replaces
 	// them (write mode); readers take it in read mode. Lock order: rw, mu.
 	rw  sync.RWMutex
@@ -112,10 +112,11 @@ func Open(cfg Config) (*Store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	cfg.FS = vfs.Or(cfg.FS)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	lock, err := fsutil.Lock(cfg.Dir)
+	lock, err := vfs.Lock(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -200,6 +201,7 @@ func (s *Store) openParts() error {
 		SlotNum:    s.cfg.IndexSlots,
 		MaxEntries: s.cfg.IndexEntries,
 		Logger:     s.cfg.Logger,
+		FS:         s.cfg.FS,
 	}); err != nil {
 		return fmt.Errorf("store: open index: %w", err)
 	}
@@ -382,7 +384,7 @@ func (s *Store) checkpoint(clean bool) error {
 			return fail(fmt.Errorf("store: checkpoint: %w", err))
 		}
 	}
-	if err := writeCheckpoint(filepath.Join(s.cfg.Dir, checkpointName), c); err != nil {
+	if err := writeCheckpoint(s.cfg.FS, filepath.Join(s.cfg.Dir, checkpointName), c); err != nil {
 		return fail(err)
 	}
 	if err := s.writeDuplicatesFile(dupsFrom); err != nil {

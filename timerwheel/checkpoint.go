@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // Checkpoint layout (see doc.go).
@@ -81,7 +81,7 @@ func readCheckpoint(dir string) (checkpoint, bool, error) {
 // writeCheckpoint replaces the checkpoint atomically (temporary file,
 // fsync, rename, directory fsync).
 func writeCheckpoint(dir string, c checkpoint) error {
-	if err := fsutil.WriteFileAtomic(filepath.Join(dir, checkpointName), encodeCheckpoint(c)); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(dir, checkpointName), encodeCheckpoint(c)); err != nil {
 		return fmt.Errorf("timerwheel: checkpoint: %w", err)
 	}
 	return nil

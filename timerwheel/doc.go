@@ -18,7 +18,7 @@
 // # Files
 //
 //	Dir/
-//	  LOCK                   flock of the open Wheel (internal/fsutil)
+//	  LOCK                   flock of the open Wheel (internal/vfs)
 //	  checkpoint             36 bytes, replaced atomically (below)
 //	  00000000000000000000   records of queue offsets [0, N)
 //	  00000000000000262144   records of [N, 2N)      N = Config.SegmentRecords

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 )
 
 // PageSeconds is the number of one-second slots of one slot page.
@@ -45,7 +45,7 @@ type page struct {
 type Wheel struct {
 	cfg  Config
 	log  hclog.Logger
-	lock *fsutil.DirLock
+	lock *vfs.DirLock
 
 	mu       sync.RWMutex
 	closed   bool
@@ -69,7 +69,7 @@ func Open(cfg Config) (*Wheel, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	lock, err := fsutil.Lock(cfg.Dir)
+	lock, err := vfs.Lock(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("timerwheel: %w", err)
 	}
@@ -348,7 +348,7 @@ func (w *Wheel) addSegment(q int64) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fsutil.SyncDir(w.cfg.Dir); err != nil {
+	if err := vfs.Default.SyncDir(w.cfg.Dir); err != nil {
 		_ = s.close()
 		return nil, err
 	}

@@ -95,10 +95,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ledgermq/ledgermq/auth"
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
 	"github.com/ledgermq/ledgermq/internal/harness/procs"
 	"github.com/ledgermq/ledgermq/internal/tlsconf"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/remoting"
 )
 
@@ -242,7 +242,7 @@ type devRun struct {
 }
 
 func (d *devRun) run(ctx context.Context) error {
-	lock, err := fsutil.Lock(d.dir)
+	lock, err := vfs.Lock(d.dir)
 	if err != nil {
 		return fmt.Errorf("%w: %s is in use by another dev: %w", errDevConfig, d.dir, err)
 	}
@@ -275,7 +275,7 @@ func (d *devRun) run(ctx context.Context) error {
 	}
 	extra = append(extra, d.nodeConf...)
 	for _, n := range d.layout {
-		if err := fsutil.WriteFileAtomic(n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing, extra)); err != nil {
+		if err := vfs.WriteFileAtomic(vfs.Default, n.conf, nodeConfText(n, d.layout, d.namesrv, d.timing, extra)); err != nil {
 			return err
 		}
 	}
@@ -641,7 +641,7 @@ func (d *devRun) writeClusterFile(cf devcluster.File) (string, bool) {
 	if bytes.Equal(data, d.written) {
 		return path, false
 	}
-	if err := fsutil.WriteFileAtomic(path, data); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, path, data); err != nil {
 		d.log.Error("writing cluster.json", "error", err)
 		return "", false
 	}
@@ -695,7 +695,7 @@ func devSecret(dir string) (path, secret string, err error) {
 		return "", "", err
 	}
 	// WriteFileAtomic creates the file 0600: only this user reads it.
-	if err := fsutil.WriteFileAtomic(path, []byte(secret+"\n")); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, path, []byte(secret+"\n")); err != nil {
 		return "", "", err
 	}
 	return path, secret, nil

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledgermq/ledgermq/internal/fsutil"
 	"github.com/ledgermq/ledgermq/internal/harness/devcluster"
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/protocol"
 	"github.com/ledgermq/ledgermq/remoting"
@@ -366,7 +366,7 @@ func TestDevReplaceNode(t *testing.T) {
 // in dataDir, as a disk fault would.
 func damageRaftLog(t *testing.T, dataDir string) {
 	t.Helper()
-	lock, err := fsutil.Lock(filepath.Join(dataDir, "store"))
+	lock, err := vfs.Lock(filepath.Join(dataDir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,5 +14,11 @@
 // Files are real files (mapped segments need descriptors), so Faulty is a
 // layer over the real disk, not an in-memory file system.
 //
+// Beside the seam, the durable file operations every on-disk package
+// shares: WriteFileAtomic (write a temporary file, fsync, rename over,
+// fsync the directory) and RemoveFile over any FS; MkdirAll and SyncDir
+// are the FS's; Lock takes a directory's advisory lock (flock, the
+// operating system's whatever the FS, since it excludes other processes).
+//
 // It imports no package of this module (internal's ground floor).
 package vfs

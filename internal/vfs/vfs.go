@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,9 +62,19 @@ type FS interface {
 	// undoes a mapping.
 	Map(f File, size int) ([]byte, error)
 	Unmap(b []byte) error
-	// SyncMapped writes back the pages of b, a part of a mapping of f
-	// starting on a page boundary, and waits (msync MS_SYNC).
-	SyncMapped(f File, b []byte) error
+	// SyncMapped writes back the pages of b, a part of a mapping of the
+	// file at path starting on a page boundary, and waits (msync
+	// MS_SYNC). The path names the file for errors and faults; the
+	// mapping may outlive the descriptor it was made from.
+	SyncMapped(path string, b []byte) error
+	// Populate gives every page of b, a part of a shared writable mapping
+	// of the file at path starting on a page boundary, its storage, so
+	// that writing through the mapping cannot fault for want of space
+	// (madvise MADV_POPULATE_WRITE). A file system that cannot allocate a
+	// page fails it (EFAULT, ENOMEM or ENOSPC) where a write through the
+	// mapping would raise SIGBUS. On a kernel without the advice (before
+	// Linux 5.14) it does nothing and returns nil.
+	Populate(path string, b []byte) error
 }
 
 // Default is the operating system's file system.
@@ -164,7 +175,29 @@ func (osFS) Map(f File, size int) ([]byte, error) {
 
 func (osFS) Unmap(b []byte) error { return unix.Munmap(b) }
 
-func (osFS) SyncMapped(_ File, b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
+func (osFS) SyncMapped(_ string, b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
+
+// noPopulate is set once the kernel has refused MADV_POPULATE_WRITE.
+var noPopulate atomic.Bool
+
+func (osFS) Populate(_ string, b []byte) error {
+	if noPopulate.Load() {
+		return nil
+	}
+	for {
+		err := unix.Madvise(b, unix.MADV_POPULATE_WRITE)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EINVAL):
+			noPopulate.Store(true)
+			return nil
+		}
+		return err
+	}
+}
 
 // Op is an operation Faulty may fail.
 type Op int
@@ -174,13 +207,14 @@ const (
 	OpWrite Op = iota + 1
 	// OpCreate is an OpenFile that may create the file (os.O_CREATE).
 	OpCreate
-	// OpAllocate is FS.Allocate reserving blocks (not zeroing).
+	// OpAllocate is FS.Allocate reserving blocks (not zeroing), and
+	// FS.Populate.
 	OpAllocate
 	// OpTruncate is File.Truncate (extending a file sparsely takes no
 	// blocks).
 	OpTruncate
 	// OpSync is File.Sync, FS.SyncData, FS.SyncMapped, FS.SyncDir and
-	// FS.SyncFS.
+	// FS.SyncFS (the path is the file's, or the directory's).
 	OpSync
 	// OpRemove is FS.Remove and FS.RemoveAll.
 	OpRemove
@@ -333,11 +367,18 @@ func (f *Faulty) Map(file File, size int) ([]byte, error) { return f.inner().Map
 
 func (f *Faulty) Unmap(b []byte) error { return f.inner().Unmap(b) }
 
-func (f *Faulty) SyncMapped(file File, b []byte) error {
-	if err := f.ask(OpSync, file.Name(), 0); err != nil {
+func (f *Faulty) SyncMapped(path string, b []byte) error {
+	if err := f.ask(OpSync, path, 0); err != nil {
 		return err
 	}
-	return f.inner().SyncMapped(unwrap(file), b)
+	return f.inner().SyncMapped(path, b)
+}
+
+func (f *Faulty) Populate(path string, b []byte) error {
+	if err := f.ask(OpAllocate, path, int64(len(b))); err != nil {
+		return err
+	}
+	return f.inner().Populate(path, b)
 }
 
 // faultyFile is a File of a Faulty FS.

@@ -53,8 +53,16 @@ func TestFaultyPassesThrough(t *testing.T) {
 			if string(m[4096:4101]) != "hello" {
 				t.Fatalf("mapping reads %q", m[4096:4101])
 			}
-			if err := fs.SyncMapped(f, m[4096:]); err != nil {
+			if err := fs.Populate(f.Name(), m[:4096]); err != nil {
 				t.Fatal(err)
+			}
+			m[0] = 'h'
+			if err := fs.SyncMapped(f.Name(), m); err != nil {
+				t.Fatal(err)
+			}
+			var one [1]byte
+			if _, err := f.ReadAt(one[:], 0); err != nil || one[0] != 'h' {
+				t.Fatalf("a write through a populated mapping reads back %q, %v", one[:], err)
 			}
 			if err := f.Sync(); err != nil {
 				t.Fatal(err)
@@ -153,7 +161,22 @@ func TestFaultyFails(t *testing.T) {
 	if err := fs.Allocate(f, 0, 0, 4096); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("allocate: %v", err)
 	}
+	if err := f.Truncate(4096); err != nil {
+		t.Fatal(err)
+	}
+	m, err := fs.Map(f, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Unmap(m)
+	refuse = OpAllocate
+	if err := fs.Populate(path, m); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("populate: %v", err)
+	}
 	refuse = OpSync
+	if err := fs.SyncMapped(path, m); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("sync mapped: %v", err)
+	}
 	if err := f.Sync(); !isPathErr(err, "sync") {
 		t.Fatalf("sync: %v", err)
 	}
