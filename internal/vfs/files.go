@@ -12,8 +12,9 @@ import (
 // WriteFileAtomic replaces path with data on fs so that after a crash the
 // file holds either the old or the new contents in full: it writes a
 // temporary file beside it, fsyncs it, renames it over path and fsyncs the
-// directory. A failure leaves path as it was and removes the temporary
-// file.
+// directory. The file is created readable and writable by its owner only
+// (0600, as os.CreateTemp creates it): some of these files are secrets. A
+// failure leaves path as it was and removes the temporary file.
 func WriteFileAtomic(fs FS, path string, data []byte) error {
 	dir := filepath.Dir(path)
 	var f File
@@ -21,7 +22,7 @@ func WriteFileAtomic(fs FS, path string, data []byte) error {
 	for {
 		tmp = path + ".tmp" + strconv.FormatUint(rand.Uint64(), 36)
 		var err error
-		f, err = fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err = fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

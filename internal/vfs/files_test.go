@@ -42,6 +42,9 @@ func TestWriteFileAtomicReplaces(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Fatalf("got %q %v, want %q", got, err, want)
 		}
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("the file's mode: %v %v, want 0600", fi.Mode(), err)
+		}
 	}
 	ents, _ := os.ReadDir(filepath.Dir(p))
 	if len(ents) != 1 {
