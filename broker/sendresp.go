@@ -28,7 +28,7 @@ func newSendResponse(req *remoting.Command, h *protocol.SendMessageResponseHeade
 	// remoting.NewResponse's fields, set in place rather than copied in.
 	r := new(sendResponse)
 	r.Code, r.Language, r.Version = remoting.Success, remoting.LanguageJava, remoting.Version
-	r.Opaque, r.Flag = req.Opaque, remoting.FlagResponse
+	r.Opaque, r.Flag, r.SerializeType = req.Opaque, remoting.FlagResponse, req.SerializeType
 	r.ext[0] = remoting.ExtField{Key: "msgId", Value: h.MsgID}
 	r.ext[1] = remoting.ExtField{Key: "queueId", Value: strconv.FormatInt(int64(h.QueueID), 10)}
 	r.ext[2] = remoting.ExtField{Key: "queueOffset", Value: r.digits(h.QueueOffset)}

@@ -205,7 +205,7 @@ func BenchmarkEncodeSendResponse(b *testing.B) {
 			"TRACE_ON":      "true",
 		}
 		var err error
-		if buf, err = appendFrame(buf[:0], resp, req.Opaque, FlagResponse); err != nil {
+		if buf, err = appendFrame(buf[:0], resp, resp.SerializeType, req.Opaque, FlagResponse); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -37,22 +37,23 @@ const (
 // ext key longer than 32767 bytes) and ErrFrameTooLarge for a frame whose
 // length does not fit the int32 prefix. On error dst is returned unchanged.
 func Encode(dst []byte, c *Command) ([]byte, error) {
-	return appendFrame(dst, c, c.Opaque, c.Flag)
+	return appendFrame(dst, c, c.SerializeType, c.Opaque, c.Flag)
 }
 
-// appendFrame is Encode with the opaque and flag given separately, so that
-// a call can stamp them without modifying the caller's Command.
-func appendFrame(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
+// appendFrame is Encode with the header form, opaque and flag given
+// separately, so that a call can stamp them without modifying the
+// caller's Command.
+func appendFrame(dst []byte, c *Command, typ byte, opaque, flag int32) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	var err error
-	switch c.SerializeType {
+	switch typ {
 	case SerializeJSON:
 		dst = appendJSONHeader(dst, c, opaque, flag)
 	case SerializeRocketMQ:
 		dst, err = appendBinaryHeader(dst, c, opaque, flag)
 	default:
-		err = fmt.Errorf("%w: unknown serialize type %d", ErrBadFrame, c.SerializeType)
+		err = fmt.Errorf("%w: unknown serialize type %d", ErrBadFrame, typ)
 	}
 	if err != nil {
 		return dst[:start], err
@@ -66,7 +67,7 @@ func appendFrame(dst []byte, c *Command, opaque, flag int32) ([]byte, error) {
 		return dst[:start], fmt.Errorf("%w: frame of %d bytes", ErrFrameTooLarge, total+4)
 	}
 	binary.BigEndian.PutUint32(dst[start:], uint32(total))
-	binary.BigEndian.PutUint32(dst[start+4:], uint32(c.SerializeType)<<24|uint32(hlen))
+	binary.BigEndian.PutUint32(dst[start+4:], uint32(typ)<<24|uint32(hlen))
 	return append(dst, c.Body...), nil
 }
 

@@ -632,7 +632,7 @@ func TestNewRequestResponse(t *testing.T) {
 	resp := NewResponse(req, TopicNotExist, "no route")
 	if resp.Code != TopicNotExist || resp.Opaque != 77 || resp.Flag != FlagResponse || !resp.IsResponse() ||
 		resp.IsOneway() || resp.Language != LanguageJava || resp.Version != 479 || resp.Remark != "no route" ||
-		resp.SerializeType != SerializeJSON {
+		resp.SerializeType != SerializeRocketMQ {
 		t.Fatalf("%+v", resp)
 	}
 	resp.SetExt("k", "v")

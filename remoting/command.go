@@ -167,16 +167,18 @@ func NewRequest(code int32, ext map[string]string, body []byte) *Command {
 }
 
 // NewResponse returns the response to req with the given code and remark,
-// in the style RocketMQ clients expect: JSON, the request's opaque,
-// FlagResponse, Language JAVA and Version.
+// in the style RocketMQ clients expect: the request's header form (JSON or
+// binary, as Java's broker answers since RocketMQ 4.7), the request's
+// opaque, FlagResponse, Language JAVA and Version.
 func NewResponse(req *Command, code int32, remark string) *Command {
 	return &Command{
-		Code:     code,
-		Language: LanguageJava,
-		Version:  Version,
-		Opaque:   req.Opaque,
-		Flag:     FlagResponse,
-		Remark:   remark,
+		Code:          code,
+		Language:      LanguageJava,
+		Version:       Version,
+		Opaque:        req.Opaque,
+		Flag:          FlagResponse,
+		Remark:        remark,
+		SerializeType: req.SerializeType,
 	}
 }
 

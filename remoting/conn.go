@@ -225,13 +225,13 @@ func (c *Conn) Close() error {
 // it exceeds MaxFrameSize, or the connection is closed). Safe for
 // concurrent use.
 func (c *Conn) WriteCommand(cmd *Command) error {
-	return c.write(cmd, cmd.Opaque, cmd.Flag, false)
+	return c.write(cmd, cmd.SerializeType, cmd.Opaque, cmd.Flag, false)
 }
 
 // Oneway writes cmd as a one-way request (FlagOneway set, a fresh opaque),
 // returning once it is queued as WriteCommand does. cmd is not modified.
 func (c *Conn) Oneway(cmd *Command) error {
-	return c.write(cmd, c.allocOpaque(), (cmd.Flag|FlagOneway)&^FlagResponse, false)
+	return c.write(cmd, cmd.SerializeType, c.allocOpaque(), (cmd.Flag|FlagOneway)&^FlagResponse, false)
 }
 
 // Request sends cmd as a request with a fresh opaque and waits for the
@@ -327,7 +327,7 @@ func (c *Conn) startCallMode(cmd *Command, cl *call, detached bool) error {
 	}
 	c.mu.Unlock()
 
-	if err := c.write(cmd, cl.opaque, cmd.Flag&^(FlagResponse|FlagOneway), detached); err != nil {
+	if err := c.write(cmd, cmd.SerializeType, cl.opaque, cmd.Flag&^(FlagResponse|FlagOneway), detached); err != nil {
 		if c.forget(cl) {
 			return err
 		}
@@ -391,7 +391,7 @@ func (c *Conn) replyDetached(req, resp *Command) {
 }
 
 func (c *Conn) replyMode(req, resp *Command, detached bool) {
-	if err := c.write(resp, req.Opaque, resp.Flag|FlagResponse, detached); err != nil {
+	if err := c.write(resp, req.SerializeType, req.Opaque, resp.Flag|FlagResponse, detached); err != nil {
 		c.cfg.logger.Debug("cannot send response", "peer", c.nc.RemoteAddr(),
 			"request", RequestCodeName(req.Code), "opaque", req.Opaque, "error", err)
 	}
@@ -410,8 +410,10 @@ func putFrameBuffer(bp *[]byte) {
 	}
 }
 
-// write encodes cmd with the given opaque and flag and queues the frame on
-// the connection. Writers combine: the first one to find no write in
+// write encodes cmd with the given header form, opaque and flag and
+// queues the frame on the connection. A header the binary form cannot
+// carry (a code outside int16, an ext key over 32 767 bytes) goes as JSON,
+// which carries every header and which every client reads. Writers combine: the first one to find no write in
 // progress becomes the flusher, yields the processor once, and writes
 // everything queued, in one syscall per round (writev on TCP, so the
 // queued frames are not copied together), until the queue is empty; the
@@ -422,9 +424,12 @@ func putFrameBuffer(bp *[]byte) {
 // (back-pressure from a peer that does not read). A detached writer
 // (replyDetached) does neither: it queues its frame and, when no write is
 // in progress, starts a flusher goroutine for the connection.
-func (c *Conn) write(cmd *Command, opaque, flag int32, detached bool) error {
+func (c *Conn) write(cmd *Command, typ byte, opaque, flag int32, detached bool) error {
 	bp := frameBuffers.Get().(*[]byte)
-	frame, err := appendFrame((*bp)[:0], cmd, opaque, flag)
+	frame, err := appendFrame((*bp)[:0], cmd, typ, opaque, flag)
+	if errors.Is(err, ErrBadHeader) && typ == SerializeRocketMQ {
+		frame, err = appendFrame((*bp)[:0], cmd, SerializeJSON, opaque, flag)
+	}
 	*bp = frame
 	if err != nil {
 		putFrameBuffer(bp)

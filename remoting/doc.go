@@ -96,8 +96,12 @@
 // response echoes the request's opaque on the same connection. The Go
 // client never sets FlagOneway (its "one-way" calls go out with flag 0 and
 // it drops the answer), so handlers must never depend on the bit; it only
-// suppresses the response. Servers answer in JSON whatever the request
-// used (NewResponse), as Java servers do.
+// suppresses the response. A server answers in the header form of the
+// request (JSON to JSON, binary to binary), as Java's broker does since
+// RocketMQ 4.7 (its response callback copies the request's
+// serializeTypeCurrentRPC); every client reads either by the type byte. A
+// response the binary form cannot carry (a code outside int16, an ext key
+// over 32 767 bytes) goes as JSON instead of with a different code.
 //
 // Codes live in codes.go: one table of response codes (Success,
 // SystemBusy, TopicNotExist, …) and the request codes the product uses,

@@ -128,7 +128,7 @@ func BenchmarkEncodeSendResponseList(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if buf, err = appendFrame(buf[:0], resp, req.Opaque, FlagResponse); err != nil {
+		if buf, err = appendFrame(buf[:0], resp, resp.SerializeType, req.Opaque, FlagResponse); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -28,8 +28,8 @@ func TestRequestResponse(t *testing.T) {
 			resp.ExtFields["properties"] != "TAGS\x01a\x02" || string(resp.Body) != "payload" {
 			t.Fatalf("type %d: %+v", st, resp)
 		}
-		// Responses are JSON whatever the request used.
-		if resp.SerializeType != SerializeJSON || resp.Language != LanguageJava || resp.Version != Version {
+		// Responses take the request's header form, as Java's broker's do.
+		if resp.SerializeType != st || resp.Language != LanguageJava || resp.Version != Version {
 			t.Fatalf("response style: %+v", resp)
 		}
 		if req.Opaque != 0 || req.Flag != 0 {
@@ -818,5 +818,45 @@ func TestServerCloseDrainsInFlight(t *testing.T) {
 	}
 	if err := recv(t, closed, "Close"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestResponseHeaderForm: a response goes in its request's header form
+// (handlers, the server's own refusals, answers written later), and one
+// the binary form cannot carry (a code outside int16) goes as JSON with
+// its code intact rather than binary with another.
+func TestResponseHeaderForm(t *testing.T) {
+	const bigCode = 200052 // beyond int16, like RocketMQ's POP codes
+	s := startServer(t, ServerConfig{}, func(s *Server) {
+		s.Handle(SendMessage, "", echo)
+		s.Handle(PullMessage, "", HandlerFunc(func(_ context.Context, conn *Conn, req *Command) *Command {
+			go func() { _ = conn.WriteCommand(NewResponse(req, Success, "later")) }()
+			return nil
+		}))
+		s.Handle(HeartBeat, "", HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
+			return NewResponse(req, bigCode, "big")
+		}))
+	})
+	for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
+		nc := dialRaw(t, s)
+		for i, tc := range []struct {
+			code     int32
+			wantCode int32
+			wantType byte
+		}{
+			{SendMessage, Success, st},
+			{PullMessage, Success, st},
+			{-77, RequestCodeNotSupported, st},
+			{HeartBeat, bigCode, SerializeJSON},
+		} {
+			req := NewRequest(tc.code, map[string]string{"topic": "T"}, nil)
+			req.SerializeType, req.Opaque = st, int32(i+1)
+			writeCmd(t, nc, req)
+			resp := readCmd(t, nc)
+			if resp.Opaque != req.Opaque || resp.Code != tc.wantCode || resp.SerializeType != tc.wantType || !resp.IsResponse() {
+				t.Fatalf("request %d in form %d answered with code %d in form %d (opaque %d), want code %d in form %d",
+					tc.code, st, resp.Code, resp.SerializeType, resp.Opaque, tc.wantCode, tc.wantType)
+			}
+		}
 	}
 }
