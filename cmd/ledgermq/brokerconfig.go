@@ -99,7 +99,7 @@ var brokerKeys = []keySpec{
 	{key: "timer_max_delay", aliases: []string{"timerMaxDelaySec"}, def: "", usage: "longest delay a timer message (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) may ask for; longer ones are refused; at most store.file_reserved_time (default: 72h, or store.file_reserved_time if shorter; bare number: seconds)"},
 	{key: "default_topic_queue_nums", aliases: []string{"defaultTopicQueueNums"}, def: "8", usage: "queues of auto-created topics"},
 	{key: "max_message_size", aliases: []string{"maxMessageSize"}, def: "4194304", usage: "largest message body in bytes"},
-	{key: "gc_percent", def: "400", usage: "the Go collector's GOGC for this process: heap growth, in percent of the live heap, between collections (higher: less CPU, more memory; -1 off); the GOGC environment variable, when set, wins; GOMEMLIMIT caps the heap either way"},
+	{key: "gc_percent", def: "100", usage: "the Go collector's GOGC for this process: heap growth, in percent of the live heap, between collections (higher: fewer collections, more memory, and above 100 slower sends here: each new allocation lands on memory gone cold; -1 off); the GOGC environment variable, when set, wins; GOMEMLIMIT caps the heap either way"},
 	{key: "register_interval", aliases: []string{"registerNameServerPeriod"}, def: "30s", usage: "name-server heartbeat (bare number: ms)"},
 	{key: "remoting.read_budget", def: "268435456", usage: "bytes of requests read but not yet handled; beyond it clients are not read until handlers finish"},
 	{key: "remoting.max_conns", def: "4096", usage: "client connections; more are closed at accept (-1: no limit)"},

@@ -409,13 +409,13 @@ func TestConfigMaxInFlight(t *testing.T) {
 	}
 }
 
-// TestConfigGCPercent: gc_percent is 400 by default, -1 (off) and other
+// TestConfigGCPercent: gc_percent is 100 by default, -1 (off) and other
 // values are taken, and what is not a number of at least -1 is refused.
 func TestConfigGCPercent(t *testing.T) {
-	if c, err := loadWith(t, "", ""); err != nil || c.GCPercent != 400 {
+	if c, err := loadWith(t, "", ""); err != nil || c.GCPercent != 100 {
 		t.Fatalf("default: %v", err)
 	}
-	for _, v := range []int{-1, 100, 800} {
+	for _, v := range []int{-1, 400, 800} {
 		if c, err := loadWith(t, "b.yaml", fmt.Sprintf("gc_percent: %d\n", v)); err != nil || c.GCPercent != v {
 			t.Fatalf("%d: %v", v, err)
 		}
