@@ -36,6 +36,13 @@ func leaderOtherThan(t testing.TB, ctx context.Context, c *dledgertest.Cluster, 
 	return leader
 }
 
+// stableTiming is the timing of tests that hold one leader from start to
+// end (they propose on it, then inspect its followers): TimingDefault's
+// second of heartbeat timeout, so that a scheduling stall on a loaded
+// machine (every package's tests at once, under -race) does not elect
+// another leader midway, as TimingTest's 200 ms may.
+var stableTiming = dledger.TimingDefault
+
 // proposeOnLeaderOtherThan proposes op on a leader other than id until one
 // applies it: leadership may move between finding the leader and
 // proposing (an election on a loaded machine), and then the proposal goes

@@ -192,7 +192,10 @@ func flipByte(t *testing.T, g *dledger.Group, off int64) {
 // reports the range and both checksums, counts it and stops; the leader
 // and the other follower match and keep serving.
 func TestVerifierDetectsFlippedByte(t *testing.T) {
-	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) { cfg.VerifyInterval = -1 })
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
+		cfg.VerifyInterval = -1
+		cfg.Timing = stableTiming
+	})
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -263,7 +266,10 @@ func TestVerifierDetectionDelay(t *testing.T) {
 		t.Skip("measures the periodic verifier")
 	}
 	const interval = time.Second
-	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) { cfg.VerifyInterval = interval })
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
+		cfg.VerifyInterval = interval
+		cfg.Timing = stableTiming
+	})
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
