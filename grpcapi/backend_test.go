@@ -102,6 +102,44 @@ func TestLeaderOf(t *testing.T) {
 	}
 }
 
+// TestGroupRoutesWithoutLeader: a group whose route names no leader is
+// listed read-only while another group of the topic can take writes; when
+// none can (one group, electing), every group keeps its permission, so a
+// client still finds a writable queue and the proxy's send waits for the
+// next leader.
+func TestGroupRoutesWithoutLeader(t *testing.T) {
+	self := netip.MustParseAddrPort("127.0.0.1:8081")
+	rw := int32(metadata.PermRead | metadata.PermWrite)
+	a := protocol.BrokerData{BrokerName: "a", BrokerAddrs: map[int64]string{0: "127.0.0.1:1"}}
+	b := protocol.BrokerData{BrokerName: "b", BrokerAddrs: map[int64]string{1: "127.0.0.1:3"}}
+	c := protocol.BrokerData{BrokerName: "c", BrokerAddrs: map[int64]string{}}
+	qd := func(name string, perm int32) protocol.QueueData {
+		return protocol.QueueData{BrokerName: name, ReadQueueNums: 4, WriteQueueNums: 4, Perm: perm}
+	}
+	perms := func(rd *protocol.TopicRouteData) map[string]int32 {
+		out := map[string]int32{}
+		for _, r := range groupRoutes(rd, "T", self) {
+			if r.endpoint != self || r.tc.TopicName != "T" || r.tc.WriteQueueNums != 4 {
+				t.Fatalf("%+v", r)
+			}
+			out[r.name] = int32(r.tc.Perm)
+		}
+		return out
+	}
+	two := &protocol.TopicRouteData{BrokerDatas: []protocol.BrokerData{a, b}, QueueDatas: []protocol.QueueData{qd("a", rw), qd("b", rw)}}
+	if got := perms(two); got["a"] != rw || got["b"] != metadata.PermRead {
+		t.Fatalf("a leader and a leaderless group: %v", got)
+	}
+	electing := &protocol.TopicRouteData{BrokerDatas: []protocol.BrokerData{b, c}, QueueDatas: []protocol.QueueData{qd("b", rw), qd("c", rw)}}
+	if got := perms(electing); got["b"] != rw || got["c"] != rw {
+		t.Fatalf("no group with a leader: %v", got)
+	}
+	readOnly := &protocol.TopicRouteData{BrokerDatas: []protocol.BrokerData{b}, QueueDatas: []protocol.QueueData{qd("b", metadata.PermRead)}}
+	if got := perms(readOnly); got["b"] != metadata.PermRead {
+		t.Fatalf("a read-only topic: %v", got)
+	}
+}
+
 // TestCloneRequest: a retried request is a copy; signing or numbering it
 // leaves the original as it was.
 func TestCloneRequest(t *testing.T) {

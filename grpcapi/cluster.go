@@ -161,26 +161,45 @@ func leaderOf(rd *protocol.TopicRouteData, group string) string {
 }
 
 // routes: every group's queues of the topic, all at this proxy's
-// endpoint; a group whose route names no leader is not writable.
+// endpoint (groupRoutes).
 func (c *clusterBackend) routes(ctx context.Context, topic string) ([]groupRoute, error) {
 	rd, err := c.route(ctx, topic, false)
 	if err != nil {
 		return nil, err
 	}
-	self := c.s.selfEndpoint()
+	out := groupRoutes(rd, topic, c.s.selfEndpoint())
+	if len(out) == 0 {
+		return nil, errTopicNotFound
+	}
+	return out, nil
+}
+
+// groupRoutes lists rd's groups with the topic's queues at endpoint self.
+// A group whose route names no leader is not writable while another group
+// of the topic is: clients send to the groups that can store now. When
+// none names a leader (a one-group topic during an election), the groups
+// keep their write permission: a send through the proxy waits for the
+// next leader (serve), where a route with no writable queue would fail
+// every send at once (and the RocketMQ 5 Node.js client cannot even pick
+// a queue from one).
+func groupRoutes(rd *protocol.TopicRouteData, topic string, self netip.AddrPort) []groupRoute {
 	out := make([]groupRoute, 0, len(rd.QueueDatas))
+	writable := false
 	for _, q := range rd.QueueDatas {
 		perm := q.Perm
 		if leaderOf(rd, q.BrokerName) == "" {
 			perm &^= metadata.PermWrite
 		}
+		writable = writable || perm&metadata.PermWrite != 0
 		out = append(out, groupRoute{name: q.BrokerName, endpoint: self,
 			tc: metadata.TopicConfig{TopicName: topic, ReadQueueNums: q.ReadQueueNums, WriteQueueNums: q.WriteQueueNums, Perm: perm}})
 	}
-	if len(out) == 0 {
-		return nil, errTopicNotFound
+	if !writable {
+		for i, q := range rd.QueueDatas {
+			out[i].tc.Perm = q.Perm
+		}
 	}
-	return out, nil
+	return out
 }
 
 // serve sends req to group's leader; when that fails or the leader cannot
