@@ -109,8 +109,11 @@ func startBalanced(t *testing.T, c rocketmq.PushConsumer, group, instance string
 	waitBalanced(t, group, instance, topics...)
 }
 
-// groupMembers counts the consumers the tests started in each group in
-// this process (ours and the real client's).
+// groupMembers counts the live consumers the tests started in each group
+// in this process (ours and the real client's): a member shut down with
+// shutdownMembers no longer counts, so one started after every other left
+// is the first again (it gets the retry queue, whose start-up rebalance
+// startPush must then wait for too).
 type groupMembers struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -124,4 +127,11 @@ func (g *groupMembers) join(group string) bool {
 	defer g.mu.Unlock()
 	g.n[group]++
 	return g.n[group] == 1
+}
+
+// leave counts n members of group gone.
+func (g *groupMembers) leave(group string, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n[group] = max(0, g.n[group]-n)
 }

@@ -400,4 +400,5 @@ func shutdownMembers(t *testing.T, tc *brokertest.Cluster, ns []string, group st
 	for _, c := range cs {
 		_ = c.Shutdown()
 	}
+	members.leave(group, len(cs))
 }
