@@ -33,10 +33,6 @@ func proposeN(t *testing.T, g *dledger.Group, n int, body string) {
 	}
 }
 
-// TestMixedVersionGroupWaitsForUpgrade: while one member claims an older
-// format version, the group stays at version 1 and no checkpoint is
-// proposed; once that member runs a binary that supports version 2, the
-// leader raises the group's version and checkpoints follow.
 // proposeOnLeaders proposes n messages on whichever node other than not
 // leads, retrying a proposal that leadership moved under.
 func proposeOnLeaders(t *testing.T, ctx context.Context, c *dledgertest.Cluster, not string, n int, body string) *dledgertest.Node {
@@ -55,6 +51,10 @@ func proposeOnLeaders(t *testing.T, ctx context.Context, c *dledgertest.Cluster,
 	return leader
 }
 
+// TestMixedVersionGroupWaitsForUpgrade: while one member claims an older
+// format version, the group stays at version 1 and no checkpoint is
+// proposed; once that member runs a binary that supports version 2, the
+// leader raises the group's version and checkpoints follow.
 func TestMixedVersionGroupWaitsForUpgrade(t *testing.T) {
 	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		cfg.VerifyInterval = 20 * time.Millisecond
