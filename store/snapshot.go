@@ -91,7 +91,7 @@ func (s *Store) RestoreFrom(dir string, seq uint64) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	staged, err := stagedSegments(dir, s.cfg.SegmentSize)
+	staged, err := stagedSegments(s.cfg.FS, dir, s.cfg.SegmentSize)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (s *Store) RestoreFrom(dir string, seq uint64) error {
 		s.cfg.CommittedSeq, s.cfg.EntriesFrom = seq, 0
 	}
 	if err := s.recover(); err != nil {
-		return s.restoreFailed(fmt.Errorf("%w: recover: %v", ErrRestore, err))
+		return s.restoreFailed(fmt.Errorf("%w: recover: %w", ErrRestore, err))
 	}
 	// The window file was this node's; it names a message of the
 	// restored log when this node's log was a prefix of it, and is
@@ -121,7 +121,7 @@ func (s *Store) RestoreFrom(dir string, seq uint64) error {
 	s.rebuildDuplicates(s.dispatchedEnd())
 	s.mu.Unlock()
 	if err := s.checkpoint(false); err != nil {
-		return s.restoreFailed(fmt.Errorf("%w: checkpoint: %v", ErrRestore, err))
+		return s.restoreFailed(fmt.Errorf("%w: checkpoint: %w", ErrRestore, err))
 	}
 	s.mu.Lock()
 	s.writeErr = nil
@@ -141,10 +141,10 @@ type stagedSegment struct {
 }
 
 // stagedSegments lists and checks the segment files of dir.
-func stagedSegments(dir string, segSize int64) ([]stagedSegment, error) {
-	ents, err := os.ReadDir(dir)
+func stagedSegments(fs vfs.FS, dir string, segSize int64) ([]stagedSegment, error) {
+	ents, err := fs.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrRestore, err)
+		return nil, fmt.Errorf("%w: %w", ErrRestore, err)
 	}
 	var out []stagedSegment
 	for _, e := range ents {
@@ -154,7 +154,7 @@ func stagedSegments(dir string, segSize int64) ([]stagedSegment, error) {
 		}
 		fi, err := e.Info()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrRestore, err)
+			return nil, fmt.Errorf("%w: %w", ErrRestore, err)
 		}
 		if !fi.Mode().IsRegular() || fi.Size() != segSize || start%segSize != 0 {
 			return nil, fmt.Errorf("%w: %s: want a regular file of %d bytes at a multiple of it (size %d)",
@@ -176,21 +176,28 @@ func stagedSegments(dir string, segSize int64) ([]stagedSegment, error) {
 func (s *Store) swapCommitLog(src string, staged []stagedSegment) error {
 	clDir := filepath.Join(s.cfg.Dir, commitLogDirName)
 	next := filepath.Join(s.cfg.Dir, restoreDirName)
-	if err := os.RemoveAll(next); err != nil {
-		return fmt.Errorf("%w: %v", ErrRestore, err)
+	fs := s.cfg.FS
+	if err := fs.RemoveAll(next); err != nil {
+		return fmt.Errorf("%w: %w", ErrRestore, err)
 	}
-	if err := vfs.Default.MkdirAll(next); err != nil {
-		return fmt.Errorf("%w: %v", ErrRestore, err)
+	if err := fs.MkdirAll(next); err != nil {
+		return fmt.Errorf("%w: %w", ErrRestore, err)
+	}
+	// The staging directory goes when a step before the swap fails; if
+	// even that fails, the next restore removes it first.
+	abandon := func(err error) error {
+		if rerr := fs.RemoveAll(next); rerr != nil {
+			s.log.Warn("removing an abandoned restore's directory", "dir", next, "error", rerr)
+		}
+		return fmt.Errorf("%w: %w", ErrRestore, err)
 	}
 	for _, seg := range staged {
-		if err := linkOrCopy(filepath.Join(src, seg.name), filepath.Join(next, seg.name)); err != nil {
-			os.RemoveAll(next)
-			return fmt.Errorf("%w: %v", ErrRestore, err)
+		if err := linkOrCopy(fs, filepath.Join(src, seg.name), filepath.Join(next, seg.name)); err != nil {
+			return abandon(err)
 		}
 	}
-	if err := vfs.Default.SyncDir(next); err != nil {
-		os.RemoveAll(next)
-		return fmt.Errorf("%w: %v", ErrRestore, err)
+	if err := fs.SyncDir(next); err != nil {
+		return abandon(err)
 	}
 
 	// Fence writers and wait for an in-flight Put to finish.
@@ -204,8 +211,7 @@ func (s *Store) swapCommitLog(src string, staged []stagedSegment) error {
 		s.mu.Lock()
 		s.writeErr = fence
 		s.mu.Unlock()
-		os.RemoveAll(next)
-		return fmt.Errorf("%w: store refuses writes: %v", ErrRestore, fence)
+		return abandon(fmt.Errorf("store refuses writes: %w", fence))
 	}
 
 	oldCl, oldCq, oldIdx := s.cl, s.cq, s.idx
@@ -214,23 +220,23 @@ func (s *Store) swapCommitLog(src string, staged []stagedSegment) error {
 	}
 	fail := func(err error) error {
 		s.cl, s.cq, s.idx = oldCl, oldCq, oldIdx
-		return s.restoreFailed(fmt.Errorf("%w: %v", ErrRestore, err))
+		return s.restoreFailed(fmt.Errorf("%w: %w", ErrRestore, err))
 	}
-	if err := vfs.RemoveFile(vfs.Default, filepath.Join(s.cfg.Dir, checkpointName)); err != nil {
+	if err := vfs.RemoveFile(fs, filepath.Join(s.cfg.Dir, checkpointName)); err != nil {
 		return fail(err)
 	}
-	if err := exchangeDirs(next, clDir); err != nil {
+	if err := exchangeDirs(fs, next, clDir); err != nil {
 		return fail(err)
 	}
-	if err := vfs.Default.SyncDir(s.cfg.Dir); err != nil {
+	if err := fs.SyncDir(s.cfg.Dir); err != nil {
 		return fail(err)
 	}
 	for _, d := range []string{next, filepath.Join(s.cfg.Dir, consumeQueueDirName), filepath.Join(s.cfg.Dir, indexDirName)} {
-		if err := os.RemoveAll(d); err != nil {
+		if err := fs.RemoveAll(d); err != nil {
 			return fail(err)
 		}
 	}
-	if err := vfs.Default.SyncDir(s.cfg.Dir); err != nil {
+	if err := fs.SyncDir(s.cfg.Dir); err != nil {
 		return fail(err)
 	}
 
@@ -280,51 +286,51 @@ func (s *Store) restoreFailed(err error) error {
 }
 
 // exchangeDirs puts the directory next in place of cur and the old cur at
-// next: atomically with renameat2(RENAME_EXCHANGE) where supported, else
-// by two renames (a crash between them leaves no cur, which opens as an
-// empty store, behind the snapshot, so the restore is done again).
-func exchangeDirs(next, cur string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, cur, unix.RENAME_EXCHANGE)
+// next: atomically with FS.Exchange where supported, else by two renames
+// (a crash between them leaves no cur, which opens as an empty store,
+// behind the snapshot, so the restore is done again).
+func exchangeDirs(fs vfs.FS, next, cur string) error {
+	err := fs.Exchange(next, cur)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, unix.ENOENT):
-		if _, serr := os.Stat(cur); !errors.Is(serr, os.ErrNotExist) {
+		if _, serr := fs.Stat(cur); !errors.Is(serr, os.ErrNotExist) {
 			return fmt.Errorf("exchange %s and %s: %w", next, cur, err)
 		}
-		return os.Rename(next, cur)
+		return fs.Rename(next, cur)
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
 		old := next + ".old"
-		if err := os.RemoveAll(old); err != nil {
+		if err := fs.RemoveAll(old); err != nil {
 			return err
 		}
-		if err := os.Rename(cur, old); err != nil {
+		if err := fs.Rename(cur, old); err != nil {
 			return err
 		}
-		if err := os.Rename(next, cur); err != nil {
+		if err := fs.Rename(next, cur); err != nil {
 			return err
 		}
-		return os.Rename(old, next)
+		return fs.Rename(old, next)
 	}
 	return fmt.Errorf("exchange %s and %s: %w", next, cur, err)
 }
 
 // linkOrCopy hard-links src to dst, or copies it when the file system
 // cannot link it there, and makes dst durable.
-func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
-		return syncFile(dst)
+func linkOrCopy(fs vfs.FS, src, dst string) error {
+	if err := fs.Link(src, dst); err == nil {
+		return syncFile(fs, dst)
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := fs.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
+	err = copyFile(out, in)
 	if err == nil {
 		err = out.Sync()
 	}
@@ -334,8 +340,30 @@ func linkOrCopy(src, dst string) error {
 	return err
 }
 
-func syncFile(path string) error {
-	f, err := os.Open(path)
+// copyFile writes in's bytes to out from its start, through out's WriteAt
+// (the file system seam's File has no Write).
+func copyFile(out vfs.File, in io.Reader) error {
+	buf := make([]byte, 1<<20)
+	var off int64
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			if _, werr := out.WriteAt(buf[:n], off); werr != nil {
+				return werr
+			}
+			off += int64(n)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func syncFile(fs vfs.FS, path string) error {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,13 @@ type FS interface {
 	RemoveAll(path string) error
 	// Rename is os.Rename.
 	Rename(oldpath, newpath string) error
+	// Link is os.Link: newpath becomes another name of oldpath's file.
+	Link(oldpath, newpath string) error
+	// Exchange swaps the names a and b atomically (renameat2
+	// RENAME_EXCHANGE); both must exist. Where the file system or kernel
+	// cannot, the error wraps unix.EINVAL, ENOSYS or EOPNOTSUPP and
+	// nothing changed.
+	Exchange(a, b string) error
 	// Mkdir is os.Mkdir (the caller syncs the parent).
 	Mkdir(name string, perm os.FileMode) error
 	// MkdirAll creates dir and its parents, and fsyncs the parent of
@@ -105,6 +112,15 @@ func (osFS) Mkdir(name string, perm os.FileMode) error { return os.Mkdir(name, p
 func (osFS) RemoveAll(path string) error { return os.RemoveAll(path) }
 
 func (osFS) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+func (osFS) Link(oldpath, newpath string) error { return os.Link(oldpath, newpath) }
+
+func (osFS) Exchange(a, b string) error {
+	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+		return &os.LinkError{Op: "renameat2", Old: a, New: b, Err: err}
+	}
+	return nil
+}
 
 func (fs osFS) MkdirAll(dir string) error {
 	dir = filepath.Clean(dir)
@@ -222,6 +238,10 @@ const (
 	OpRename
 	// OpMkdir is FS.Mkdir, and FS.MkdirAll creating a directory.
 	OpMkdir
+	// OpLink is FS.Link (the path is the new name).
+	OpLink
+	// OpExchange is FS.Exchange (the path is the second name).
+	OpExchange
 )
 
 func (o Op) String() string {
@@ -242,6 +262,10 @@ func (o Op) String() string {
 		return "rename"
 	case OpMkdir:
 		return "mkdir"
+	case OpLink:
+		return "link"
+	case OpExchange:
+		return "exchange"
 	}
 	return fmt.Sprintf("op(%d)", int(o))
 }
@@ -311,6 +335,20 @@ func (f *Faulty) Rename(oldpath, newpath string) error {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
 	return f.inner().Rename(oldpath, newpath)
+}
+
+func (f *Faulty) Link(oldpath, newpath string) error {
+	if err := f.ask(OpLink, newpath, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: oldpath, New: newpath, Err: err}
+	}
+	return f.inner().Link(oldpath, newpath)
+}
+
+func (f *Faulty) Exchange(a, b string) error {
+	if err := f.ask(OpExchange, b, 0); err != nil {
+		return &os.LinkError{Op: "renameat2", Old: a, New: b, Err: err}
+	}
+	return f.inner().Exchange(a, b)
 }
 
 func (f *Faulty) Mkdir(name string, perm os.FileMode) error {

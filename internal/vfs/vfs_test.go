@@ -110,6 +110,32 @@ func TestFaultyPassesThrough(t *testing.T) {
 			if _, err := fs.Stat(sub); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("RemoveAll left %s: %v", sub, err)
 			}
+			// Link, and Exchange of two directories.
+			x, y := filepath.Join(dir, "x"), filepath.Join(dir, "y")
+			for i, d := range []string{x, y} {
+				if err := fs.MkdirAll(d); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(d, "file"), []byte{byte('0' + i)}, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := fs.Link(filepath.Join(x, "file"), filepath.Join(dir, "linked")); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "linked")); err != nil || string(b) != "0" {
+				t.Fatalf("linked file reads %q, %v", b, err)
+			}
+			switch err := fs.Exchange(x, y); {
+			case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EOPNOTSUPP):
+				t.Logf("this file system cannot exchange names: %v", err)
+			case err != nil:
+				t.Fatal(err)
+			default:
+				if b, err := os.ReadFile(filepath.Join(x, "file")); err != nil || string(b) != "1" {
+					t.Fatalf("after Exchange x holds %q, %v", b, err)
+				}
+			}
 		})
 	}
 }
@@ -199,6 +225,25 @@ func TestFaultyFails(t *testing.T) {
 	refuse = OpRename
 	if err := fs.Rename(path, path+".new"); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("rename: %v", err)
+	}
+	refuse = OpLink
+	var le *os.LinkError
+	if err := fs.Link(path, path+".link"); !errors.As(err, &le) || le.Op != "link" || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("link: %v", err)
+	}
+	if _, err := os.Stat(path + ".link"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused link made the name: %v", err)
+	}
+	refuse = OpExchange
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("o"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Exchange(path, other); !errors.As(err, &le) || le.Op != "renameat2" || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("exchange: %v", err)
+	}
+	if b, err := os.ReadFile(other); err != nil || string(b) != "o" {
+		t.Fatalf("a refused exchange swapped the names: %q, %v", b, err)
 	}
 	refuse = OpMkdir
 	if err := fs.Mkdir(filepath.Join(dir, "d"), 0o755); !isPathErr(err, "mkdir") {
