@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/store"
 )
 
@@ -85,6 +86,12 @@ type Config struct {
 	StoreHost netip.AddrPort
 	// Store configures the message store; its Dir is set to DataDir/store.
 	Store store.Config
+	// FS is the file system of the group's own files: the snapshot store
+	// (its directories, pinned links, staged segments and manifests).
+	// Default the OS's (vfs.Default); the message store takes it too when
+	// Store.FS is not set. Raft's log and stable state do not go through
+	// it yet.
+	FS vfs.FS
 	// Stores opens the message store (required): the group replicates
 	// into what it returns (storage.go). dledger/messagestore.Opener
 	// opens the product's store.
@@ -239,6 +246,10 @@ func (c *Config) setDefaults() {
 	}
 	if c.Store.Dir == "" && c.Store.SegmentSize == 0 {
 		c.Store = store.DefaultConfig("")
+	}
+	c.FS = vfs.Or(c.FS)
+	if c.Store.FS == nil {
+		c.Store.FS = c.FS
 	}
 }
 

@@ -306,7 +306,7 @@ func (g *Group) snapshotForConversion(scfg store.Config, raftDir, walDir, metaPa
 			store.ErrLayout, since, a)
 	}
 	f := &fsm{store: st, meta: g.meta, metaPath: metaPath, log: g.log}
-	snaps, err := newSnapshotStore(raftDir, f, g.log.Named("snapshots"))
+	snaps, err := newSnapshotStore(raftDir, f, g.cfg.FS, g.log.Named("snapshots"))
 	if err != nil {
 		return err
 	}

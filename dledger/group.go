@@ -284,7 +284,7 @@ func (g *Group) open() error {
 	counter.snapshotBytes = cfg.SnapshotBytes
 	counter.snapshotDue = make(chan struct{}, 1)
 	g.fsm.snapCount = counter
-	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.log.Named("snapshots")); err != nil {
+	if g.snaps, err = newSnapshotStore(raftDir, g.fsm, g.cfg.FS, g.log.Named("snapshots")); err != nil {
 		return fmt.Errorf("dledger: open snapshots: %w", err)
 	}
 	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{

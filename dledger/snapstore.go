@@ -95,6 +95,7 @@ type SnapshotStats struct {
 type snapshotStore struct {
 	dir string
 	fsm *fsm
+	fs  vfs.FS
 	log hclog.Logger
 
 	mu     sync.Mutex
@@ -118,12 +119,12 @@ var _ raft.SnapshotStore = (*snapshotStore)(nil)
 // adopted when newer), and one that carries none (it can only be a
 // received manifest whose restore never succeeded, so raft's log was not
 // compacted for it) is removed.
-func newSnapshotStore(raftDir string, f *fsm, log hclog.Logger) (*snapshotStore, error) {
-	s := &snapshotStore{dir: filepath.Join(raftDir, snapshotsDirName), fsm: f, log: log, inUse: map[string]int{}}
-	if err := vfs.Default.MkdirAll(s.dir); err != nil {
+func newSnapshotStore(raftDir string, f *fsm, fs vfs.FS, log hclog.Logger) (*snapshotStore, error) {
+	s := &snapshotStore{dir: filepath.Join(raftDir, snapshotsDirName), fsm: f, fs: vfs.Or(fs), log: log, inUse: map[string]int{}}
+	if err := s.fs.MkdirAll(s.dir); err != nil {
 		return nil, fmt.Errorf("dledger: snapshots: %w", err)
 	}
-	ents, err := os.ReadDir(s.dir)
+	ents, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("dledger: snapshots: %w", err)
 	}
@@ -134,15 +135,15 @@ func newSnapshotStore(raftDir string, f *fsm, log hclog.Logger) (*snapshotStore,
 		}
 		if strings.HasSuffix(e.Name(), tmpSuffix) {
 			s.log.Info("removing an unfinished snapshot", "dir", path)
-			if err := os.RemoveAll(path); err != nil {
+			if err := s.fs.RemoveAll(path); err != nil {
 				return nil, fmt.Errorf("dledger: snapshots: %w", err)
 			}
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(path, metaFileName)); errors.Is(err, os.ErrNotExist) {
+		if _, err := s.fs.Stat(filepath.Join(path, metaFileName)); errors.Is(err, os.ErrNotExist) {
 			// A reap that a crash interrupted (meta.json goes first).
 			s.log.Info("removing a snapshot without metadata", "dir", path)
-			if err := os.RemoveAll(path); err != nil {
+			if err := s.fs.RemoveAll(path); err != nil {
 				return nil, fmt.Errorf("dledger: snapshots: %w", err)
 			}
 			continue
@@ -155,7 +156,7 @@ func newSnapshotStore(raftDir string, f *fsm, log hclog.Logger) (*snapshotStore,
 		s.snaps = append(s.snaps, snap)
 	}
 	sortSnapshots(s.snaps)
-	if err := vfs.Default.SyncDir(s.dir); err != nil {
+	if err := s.fs.SyncDir(s.dir); err != nil {
 		return nil, err
 	}
 	f.snaps = s
@@ -175,7 +176,7 @@ func (s *snapshotStore) catchUpStore() error {
 			s.log.Warn("removing a snapshot ahead of the store that carries no data", "id", newest.meta.ID,
 				"store_seq", have, "snapshot_seq", newest.m.StoreSeq)
 			s.snaps = s.snaps[1:]
-			if err := removeSnapshotDir(newest.dir); err != nil {
+			if err := removeSnapshotDir(s.fs, newest.dir); err != nil {
 				return err
 			}
 			continue
@@ -319,8 +320,8 @@ func (s *snapshotStore) newID(term, index uint64) string {
 	ms := max(time.Now().UnixMilli(), s.lastMS+1)
 	for {
 		id := fmt.Sprintf("%d-%d-%d", term, index, ms)
-		_, err1 := os.Stat(filepath.Join(s.dir, id))
-		_, err2 := os.Stat(filepath.Join(s.dir, id+tmpSuffix))
+		_, err1 := s.fs.Stat(filepath.Join(s.dir, id))
+		_, err2 := s.fs.Stat(filepath.Join(s.dir, id+tmpSuffix))
 		if errors.Is(err1, os.ErrNotExist) && errors.Is(err2, os.ErrNotExist) {
 			s.lastMS = ms
 			return id
@@ -341,7 +342,7 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 	id := s.newID(term, index)
 	s.mu.Unlock()
 	tmp := filepath.Join(s.dir, id+tmpSuffix)
-	if err := os.Mkdir(tmp, 0o755); err != nil {
+	if err := s.fs.Mkdir(tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("dledger: create snapshot: %w", err)
 	}
 	return &snapshotSink{
@@ -349,7 +350,7 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 		tmp: tmp,
 		meta: raft.SnapshotMeta{Version: version, ID: id, Index: index, Term: term,
 			Configuration: configuration, ConfigurationIndex: configurationIndex},
-		w: newStagingWriter(tmp, s.fsm.store.SegmentSize(), s.fsm.store),
+		w: newStagingWriter(s.fs, tmp, s.fsm.store.SegmentSize(), s.fsm.store),
 	}, nil
 }
 
@@ -429,7 +430,7 @@ func (s *snapshotStore) reap() {
 	s.snaps = keep
 	s.mu.Unlock()
 	for _, v := range victims {
-		if err := removeSnapshotDir(v.dir); err != nil {
+		if err := removeSnapshotDir(s.fs, v.dir); err != nil {
 			s.log.Error("cannot remove an old snapshot", "dir", v.dir, "error", err)
 		} else {
 			s.log.Debug("reaped snapshot", "id", v.meta.ID)
@@ -439,21 +440,26 @@ func (s *snapshotStore) reap() {
 
 // removeSnapshotDir deletes a snapshot: meta.json first (durably), so a
 // crash part-way leaves a directory that open recognises as garbage.
-func removeSnapshotDir(dir string) error {
-	if err := vfs.RemoveFile(vfs.Default, filepath.Join(dir, metaFileName)); err != nil {
+func removeSnapshotDir(fs vfs.FS, dir string) error {
+	if err := vfs.RemoveFile(fs, filepath.Join(dir, metaFileName)); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := fs.RemoveAll(dir); err != nil {
 		return err
 	}
-	return vfs.Default.SyncDir(filepath.Dir(dir))
+	return fs.SyncDir(filepath.Dir(dir))
 }
 
 // stagingDir makes a directory next to the snapshots for staging a stream
 // that does not come from this store (open removes it if a crash leaves
 // it behind).
 func (s *snapshotStore) stagingDir() (string, error) {
-	return os.MkdirTemp(s.dir, "restore-*"+tmpSuffix)
+	for n := time.Now().UnixNano(); ; n++ {
+		dir := filepath.Join(s.dir, fmt.Sprintf("restore-%d%s", n, tmpSuffix))
+		if err := s.fs.Mkdir(dir, 0o755); !errors.Is(err, os.ErrExist) {
+			return dir, err
+		}
+	}
 }
 
 // SnapshotStats reports this node's snapshot activity since it started.

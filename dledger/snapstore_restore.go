@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/metadata"
 )
 
@@ -37,7 +38,9 @@ func unwrapReader(rc io.ReadCloser) io.ReadCloser {
 func (f *fsm) stageStream(r io.Reader) (string, manifest, error) {
 	var dir string
 	var err error
+	fs := vfs.Default
 	if f.snaps != nil {
+		fs = f.snaps.fs
 		dir, err = f.snaps.stagingDir()
 	} else {
 		dir, err = os.MkdirTemp("", "ledgermq-restore-*")
@@ -45,7 +48,7 @@ func (f *fsm) stageStream(r io.Reader) (string, manifest, error) {
 	if err != nil {
 		return "", manifest{}, fmt.Errorf("dledger: restore: %w", err)
 	}
-	w := newStagingWriter(dir, f.store.SegmentSize(), f.store)
+	w := newStagingWriter(fs, dir, f.store.SegmentSize(), f.store)
 	if _, err := io.Copy(w, r); err != nil {
 		w.abort()
 		return dir, manifest{}, fmt.Errorf("dledger: restore: %w", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -47,7 +48,9 @@ func (k *snapshotSink) Close() error {
 	snap, err := k.finalise()
 	if err != nil {
 		k.w.abort()
-		os.RemoveAll(k.tmp)
+		if rerr := k.s.fs.RemoveAll(k.tmp); rerr != nil {
+			k.s.log.Warn("removing a discarded snapshot's directory", "dir", k.tmp, "error", rerr)
+		}
 		k.s.log.Error("snapshot discarded", "id", k.meta.ID, "error", err)
 		return fmt.Errorf("dledger: snapshot %s: %w", k.meta.ID, err)
 	}
@@ -69,7 +72,7 @@ func (k *snapshotSink) Cancel() error {
 	}
 	k.done = true
 	k.w.abort()
-	return os.RemoveAll(k.tmp)
+	return k.s.fs.RemoveAll(k.tmp)
 }
 
 func (k *snapshotSink) finalise() (*snapshot, error) {
@@ -99,22 +102,24 @@ func (k *snapshotSink) finalise() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileSync(filepath.Join(k.tmp, metaFileName), b); err != nil {
+	if err := writeFileSync(k.s.fs, filepath.Join(k.tmp, metaFileName), b); err != nil {
 		return nil, err
 	}
-	if err := vfs.Default.SyncDir(k.tmp); err != nil {
+	if err := k.s.fs.SyncDir(k.tmp); err != nil {
 		return nil, err
 	}
 	final := filepath.Join(k.s.dir, k.meta.ID)
-	if err := os.Rename(k.tmp, final); err != nil {
+	if err := k.s.fs.Rename(k.tmp, final); err != nil {
 		return nil, err
 	}
-	if err := vfs.Default.SyncDir(k.s.dir); err != nil {
+	if err := k.s.fs.SyncDir(k.s.dir); err != nil {
 		return nil, err
 	}
 	snap, err := k.s.load(final)
 	if err != nil {
-		os.RemoveAll(final)
+		if rerr := k.s.fs.RemoveAll(final); rerr != nil {
+			k.s.log.Warn("removing an unreadable snapshot", "dir", final, "error", rerr)
+		}
 		return nil, err
 	}
 	return snap, nil
@@ -142,7 +147,7 @@ func (k *snapshotSink) coverIndex(m manifest) (manifest, error) {
 	if err != nil {
 		return m, err
 	}
-	return m, writeFileSync(filepath.Join(k.tmp, manifestFileName), b)
+	return m, writeFileSync(k.s.fs, filepath.Join(k.tmp, manifestFileName), b)
 }
 
 // pin hard-links the CommitLog segments that hold the bytes below the
@@ -158,10 +163,12 @@ func (s *snapshotStore) pin(dir string, m manifest) error {
 			break
 		}
 		dst := filepath.Join(dir, s.fsm.store.SegmentFileName(seg.Start))
-		if err := os.Link(seg.Path, dst); err != nil {
+		if err := s.fs.Link(seg.Path, dst); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				for _, p := range pinned {
-					os.Remove(p)
+					if rerr := s.fs.Remove(p); rerr != nil {
+						return fmt.Errorf("unpin segment %s: %w", p, rerr)
+					}
 				}
 				pinned = nil
 				continue
@@ -188,6 +195,7 @@ const (
 // manifest.json, and for a stream the segment files. It never trusts the
 // stream: every length is bounded before use, and a bad byte is an error.
 type stagingWriter struct {
+	fs      vfs.FS
 	dir     string
 	segSize int64
 	names   segmentFiles
@@ -197,8 +205,8 @@ type stagingWriter struct {
 	parser  *streamParser
 }
 
-func newStagingWriter(dir string, segSize int64, names segmentFiles) *stagingWriter {
-	return &stagingWriter{dir: dir, segSize: segSize, names: names}
+func newStagingWriter(fs vfs.FS, dir string, segSize int64, names segmentFiles) *stagingWriter {
+	return &stagingWriter{fs: vfs.Or(fs), dir: dir, segSize: segSize, names: names}
 }
 
 func (w *stagingWriter) streamed() bool { return w.mode == stageStream }
@@ -213,7 +221,7 @@ func (w *stagingWriter) Write(p []byte) (int, error) {
 			w.mode = stageManifest
 		case byte(streamMagic >> 24):
 			w.mode = stageStream
-			w.target = &dirTarget{dir: w.dir, segSize: w.segSize, names: w.names}
+			w.target = &dirTarget{fs: w.fs, dir: w.dir, segSize: w.segSize, names: w.names}
 			w.parser = newStreamParser(w.target)
 		default:
 			return 0, fmt.Errorf("%w: snapshot starts with %#x", ErrBadSnapshot, p[0])
@@ -239,7 +247,7 @@ func (w *stagingWriter) finish() (manifest, error) {
 		if err != nil {
 			return m, err
 		}
-		return m, writeFileSync(filepath.Join(w.dir, manifestFileName), w.json)
+		return m, writeFileSync(w.fs, filepath.Join(w.dir, manifestFileName), w.json)
 	case stageStream:
 		if err := w.parser.finish(); err != nil {
 			return manifest{}, err
@@ -264,12 +272,13 @@ func (w *stagingWriter) abort() {
 // streamed bytes followed by zeros (pre-allocated like the CommitLog's own
 // files), fsynced when complete.
 type dirTarget struct {
+	fs       vfs.FS
 	dir      string
 	segSize  int64 // this node's segment size; the stream must match it
 	names    segmentFiles
 	segments int
 	m        manifest
-	f        *os.File
+	f        vfs.File
 	buf      *bufio.Writer
 	segs     []int64
 }
@@ -293,22 +302,25 @@ func (t *dirTarget) manifest(b []byte) error {
 		return fmt.Errorf("%w: %d segments for data ending at %d", ErrBadSnapshot, t.segments, m.CommitLogMax)
 	}
 	t.m = m
-	return writeFileSync(filepath.Join(t.dir, manifestFileName), b)
+	return writeFileSync(t.fs, filepath.Join(t.dir, manifestFileName), b)
 }
 
 func (t *dirTarget) beginSegment(start, n int64) error {
 	if start+n > t.m.CommitLogMax {
 		return fmt.Errorf("%w: segment at %d with %d bytes passes the manifest's end %d", ErrBadSnapshot, start, n, t.m.CommitLogMax)
 	}
-	f, err := os.OpenFile(filepath.Join(t.dir, t.names.SegmentFileName(start)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := t.fs.OpenFile(filepath.Join(t.dir, t.names.SegmentFileName(start)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	t.f = f
+	// The seam's File writes at offsets; the segment is written from its
+	// start on.
+	w := io.NewOffsetWriter(f, 0)
 	if t.buf == nil {
-		t.buf = bufio.NewWriterSize(f, 1<<20)
+		t.buf = bufio.NewWriterSize(w, 1<<20)
 	} else {
-		t.buf.Reset(f)
+		t.buf.Reset(w)
 	}
 	t.segs = append(t.segs, start)
 	return nil
@@ -324,7 +336,7 @@ func (t *dirTarget) endSegment() error {
 	t.f = nil
 	err := t.buf.Flush()
 	if err == nil {
-		err = unix.Fallocate(int(f.Fd()), 0, 0, t.segSize)
+		err = t.fs.Allocate(f, 0, 0, t.segSize)
 	}
 	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 		err = f.Truncate(t.segSize)
@@ -347,12 +359,12 @@ func (t *dirTarget) abort() {
 
 // writeFileSync creates path with b and fsyncs it (the directory is
 // synced by the caller).
-func writeFileSync(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+func writeFileSync(fs vfs.FS, path string, b []byte) error {
+	f, err := fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(b)
+	_, err = f.WriteAt(b, 0)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/message"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
@@ -32,6 +33,8 @@ type snapNode struct {
 	fsm     *fsm
 	snaps   *snapshotStore
 	seq     uint64
+	// fs is the snapshot store's file system (nil: the OS's).
+	fs vfs.FS
 }
 
 func snapStoreConfig(dir string) store.Config {
@@ -60,7 +63,7 @@ func (n *snapNode) open() {
 		n.t.Fatal(err)
 	}
 	n.fsm = &fsm{store: n.st, meta: metadata.New(), metaPath: filepath.Join(n.dataDir, "metadata.json")}
-	if n.snaps, err = newSnapshotStore(filepath.Join(n.dataDir, "raft"), n.fsm, hclog.NewNullLogger()); err != nil {
+	if n.snaps, err = newSnapshotStore(filepath.Join(n.dataDir, "raft"), n.fsm, n.fs, hclog.NewNullLogger()); err != nil {
 		n.t.Fatal(err)
 	}
 	n.seq = n.st.LastSeq()
