@@ -227,7 +227,7 @@ func (g *Group) mayStopAbstaining(target *uint64) string {
 }
 
 func (g *Group) stopAbstaining(reason string, target uint64) {
-	if err := writeBootRecord(g.raftDir(), bootRecord{BootID: g.bootID, Unsynced: g.unsynced}); err != nil {
+	if err := writeBootRecord(g.cfg.FS, g.raftDir(), bootRecord{BootID: g.bootID, Unsynced: g.unsynced}); err != nil {
 		// The next start abstains again: safe, and it lifts again.
 		g.log.Warn("cannot record the end of recovery", "error", err)
 	}

@@ -68,12 +68,12 @@ func readBootRecord(raftDir string) (rec bootRecord, ok bool, err error) {
 	return rec, true, nil
 }
 
-func writeBootRecord(raftDir string, rec bootRecord) error {
+func writeBootRecord(fs vfs.FS, raftDir string, rec bootRecord) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("dledger: boot record: %w", err)
 	}
-	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(raftDir, bootRecordName), append(b, '\n')); err != nil {
+	if err := vfs.WriteFileAtomic(fs, filepath.Join(raftDir, bootRecordName), append(b, '\n')); err != nil {
 		return fmt.Errorf("dledger: boot record: %w", err)
 	}
 	return nil
@@ -113,5 +113,5 @@ func MarkPowerLoss(dataDir string) error {
 		return err
 	}
 	rec.BootID = powerCutBootID
-	return writeBootRecord(raftDir, rec)
+	return writeBootRecord(vfs.Default, raftDir, rec)
 }

@@ -87,10 +87,11 @@ type Config struct {
 	// Store configures the message store; its Dir is set to DataDir/store.
 	Store store.Config
 	// FS is the file system of the group's own files: the snapshot store
-	// (its directories, pinned links, staged segments and manifests).
+	// (its directories, pinned links, staged segments and manifests),
+	// raft's stable state, the boot record, the drain and join markers.
 	// Default the OS's (vfs.Default); the message store takes it too when
-	// Store.FS is not set. Raft's log and stable state do not go through
-	// it yet.
+	// Store.FS is not set. Raft's log in two-log mode (raft-wal) does not
+	// go through it.
 	FS vfs.FS
 	// Stores opens the message store (required): the group replicates
 	// into what it returns (storage.go). dledger/messagestore.Opener

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/ledgermq/ledgermq/internal/vfs"
 	"github.com/ledgermq/ledgermq/metadata"
 	"github.com/ledgermq/ledgermq/store"
 )
@@ -260,7 +259,7 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 	if err := stop(convertAppended); err != nil {
 		return err
 	}
-	fs, err := openFileStable(filepath.Join(raftDir, stableFileName))
+	fs, err := openFileStable(g.cfg.FS, filepath.Join(raftDir, stableFileName))
 	if err != nil {
 		return err
 	}
@@ -278,13 +277,13 @@ func (g *Group) convertToOneLog(scfg store.Config, raftDir, metaPath string) err
 		return err
 	}
 	gone := filepath.Join(raftDir, walConvertedName)
-	if err := os.Rename(walDir, gone); err != nil {
+	if err := g.cfg.FS.Rename(walDir, gone); err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
-	if err := vfs.Default.SyncDir(raftDir); err != nil {
+	if err := g.cfg.FS.SyncDir(raftDir); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(gone); err != nil {
+	if err := g.cfg.FS.RemoveAll(gone); err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
 	g.log.Info("converted to one log: the commitlog is the raft log", "since", g.meta.OneLogSince(), "entries_copied", n, "took", time.Since(start))

@@ -54,8 +54,8 @@ func (g *Group) Drain(ctx context.Context) error {
 	if err := g.otherDrained(); err != nil {
 		return err
 	}
-	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(g.cfg.DataDir, DrainMarker), []byte(g.cfg.NodeID+"\n")); err != nil {
-		return fmt.Errorf("%w: %v", ErrDrain, err)
+	if err := vfs.WriteFileAtomic(g.cfg.FS, filepath.Join(g.cfg.DataDir, DrainMarker), []byte(g.cfg.NodeID+"\n")); err != nil {
+		return fmt.Errorf("%w: %w", ErrDrain, err)
 	}
 	g.drained.Store(true)
 	g.log.Info("node drained: it hands leadership away and does not campaign")
@@ -69,8 +69,8 @@ func (g *Group) Drain(ctx context.Context) error {
 
 // Undrain lets this node campaign and lead again.
 func (g *Group) Undrain() error {
-	if err := os.Remove(filepath.Join(g.cfg.DataDir, DrainMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: %v", ErrDrain, err)
+	if err := g.cfg.FS.Remove(filepath.Join(g.cfg.DataDir, DrainMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrDrain, err)
 	}
 	was := g.drained.Swap(false)
 	if was {

@@ -173,11 +173,11 @@ func (g *Group) open() error {
 	if scfg.Faults == nil && g.cfg.Faults != nil {
 		scfg.Faults = g.cfg.Faults
 	}
-	if err := os.RemoveAll(filepath.Join(raftDir, walConvertedName)); err != nil {
+	if err := g.cfg.FS.RemoveAll(filepath.Join(raftDir, walConvertedName)); err != nil {
 		return fmt.Errorf("dledger: %w", err)
 	}
 	g.wantOneLog = g.cfg.OneLog
-	if err := vfs.Default.MkdirAll(raftDir); err != nil {
+	if err := g.cfg.FS.MkdirAll(raftDir); err != nil {
 		return err
 	}
 	prevBoot, hadBoot, err := readBootRecord(raftDir)
@@ -218,7 +218,7 @@ func (g *Group) open() error {
 	if cfg.OneLog {
 		mk = raftDir
 	}
-	if err := vfs.Default.MkdirAll(mk); err != nil {
+	if err := g.cfg.FS.MkdirAll(mk); err != nil {
 		return err
 	}
 	if gs, ok := g.meta.Settings(); ok {
@@ -243,7 +243,7 @@ func (g *Group) open() error {
 	// Under ASYNC_FLUSH the one-log store does not fsync each append: the
 	// boot record says so before the first such append.
 	g.unsynced = cfg.OneLog && scfg.FlushMode == store.FlushAsync
-	if err := writeBootRecord(raftDir, bootRecord{BootID: g.bootID, Unsynced: g.unsynced || (prevBoot.Unsynced && !prevBoot.Clean),
+	if err := writeBootRecord(g.cfg.FS, raftDir, bootRecord{BootID: g.bootID, Unsynced: g.unsynced || (prevBoot.Unsynced && !prevBoot.Clean),
 		Recovering: g.abstaining.Load()}); err != nil {
 		return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: raftDir, Err: err}
 	}
@@ -268,7 +268,7 @@ func (g *Group) open() error {
 	var counter *snapshotCounter
 	if cfg.OneLog {
 		walDir = filepath.Join(raftDir, stableFileName)
-		if g.fstab, err = openFileStable(walDir); err != nil {
+		if g.fstab, err = openFileStable(g.cfg.FS, walDir); err != nil {
 			return &StartError{NodeID: cfg.NodeID, DataDir: cfg.DataDir, Part: "raft log", Path: walDir, Err: err}
 		}
 		g.clog = &commitLogRaftLog{st: g.store, own: g.own, fail: g.fail, observer: cfg.LogObserver, faults: cfg.Faults}
@@ -338,7 +338,7 @@ func (g *Group) open() error {
 	switch {
 	case existing && joining:
 		// Added back and caught up once: the marker has done its job.
-		if err := os.Remove(filepath.Join(cfg.DataDir, JoinMarker)); err != nil {
+		if err := cfg.FS.Remove(filepath.Join(cfg.DataDir, JoinMarker)); err != nil {
 			g.log.Warn("cannot remove the join marker", "error", err)
 		}
 	case !existing && joining:
@@ -546,7 +546,7 @@ func (g *Group) closeParts(clean bool) error {
 			if err == nil {
 				// Everything is flushed: nothing a crash of the machine
 				// could take is left.
-				errs = append(errs, writeBootRecord(g.raftDir(), bootRecord{BootID: g.bootID, Unsynced: g.unsynced,
+				errs = append(errs, writeBootRecord(g.cfg.FS, g.raftDir(), bootRecord{BootID: g.bootID, Unsynced: g.unsynced,
 					Clean: true, Recovering: g.abstaining.Load()}))
 			}
 		} else {

@@ -69,7 +69,7 @@ func FuzzSplitRecords(f *testing.F) {
 
 func TestFileStable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), stableFileName)
-	s, err := openFileStable(path)
+	s, err := openFileStable(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestFileStable(t *testing.T) {
 	if err := s.SetUint64([]byte("CurrentTerm"), 8); err != nil {
 		t.Fatal(err) // dropped after Close, not an error
 	}
-	s, err = openFileStable(path)
+	s, err = openFileStable(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestFileStable(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openFileStable(path); err == nil {
+	if _, err := openFileStable(nil, path); err == nil {
 		t.Fatal("a damaged state file opened")
 	}
 }
@@ -117,7 +117,7 @@ func FuzzFileStable(f *testing.F) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := openFileStable(path)
+		s, err := openFileStable(nil, path)
 		if err != nil {
 			return
 		}

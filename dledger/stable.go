@@ -20,6 +20,7 @@ import (
 //
 // The file is JSON: {"<key>": "<base64 value>", ...}.
 type fileStable struct {
+	fs   vfs.FS
 	path string
 	mu   sync.Mutex
 	kv   map[string][]byte
@@ -30,8 +31,8 @@ type fileStable struct {
 var _ raft.StableStore = (*fileStable)(nil)
 
 // openFileStable reads path, or starts empty when it does not exist.
-func openFileStable(path string) (*fileStable, error) {
-	s := &fileStable{path: path, kv: map[string][]byte{}}
+func openFileStable(fs vfs.FS, path string) (*fileStable, error) {
+	s := &fileStable{fs: vfs.Or(fs), path: path, kv: map[string][]byte{}}
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -60,7 +61,7 @@ func (s *fileStable) Set(key, val []byte) error {
 	if err != nil {
 		return fmt.Errorf("dledger: raft state: %w", err)
 	}
-	if err := vfs.WriteFileAtomic(vfs.Default, s.path, b); err != nil {
+	if err := vfs.WriteFileAtomic(s.fs, s.path, b); err != nil {
 		return fmt.Errorf("dledger: raft state: %w", err)
 	}
 	s.kv = next
