@@ -47,6 +47,9 @@ type connConfig struct {
 	// budget, if set, is the owner's read budget: every frame is counted
 	// against it from its length prefix on (see Limits.ReadBudget).
 	budget *budget
+	// readBufs, if set, lends the connection a large read buffer while
+	// it is busy (readbuf.go).
+	readBufs *readBuffers
 	// frameTimeout and minRate bound the time a frame may take once its
 	// length prefix has arrived (with a budget only; see Limits).
 	frameTimeout time.Duration
@@ -616,8 +619,10 @@ func (c *Conn) readLoop() {
 	if c.cfg.closeSilent {
 		src = readStamper{c}
 	}
-	br := bufio.NewReaderSize(src, 32<<10)
+	rd := newConnReader(src, c.cfg.readBufs)
+	defer rd.release()
 	for {
+		br := rd.adapt()
 		if c.cfg.idleTimeout > 0 && !frameBuffered(br) {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.cfg.idleTimeout))
 		}

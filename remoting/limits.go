@@ -105,6 +105,11 @@ type Limits struct {
 	// queued or being handled; one more is answered SystemBusy at once, as
 	// a full worker queue is. DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
+	// MaxLargeReadBuffers bounds the large read buffers (LargeReadBuffer
+	// bytes each) the server lends its busy connections at once; less
+	// than 0: none, every connection reads through its SmallReadBuffer.
+	// DefaultMaxLargeReadBuffers.
+	MaxLargeReadBuffers int
 	// Header bounds every header the server decodes.
 	Header HeaderLimits
 }
@@ -179,6 +184,12 @@ func (l Limits) withDefaults(maxFrame int) Limits {
 		l.MaxInFlightPerConn = DefaultMaxInFlightPerConn
 	case l.MaxInFlightPerConn < 0:
 		l.MaxInFlightPerConn = 0
+	}
+	switch {
+	case l.MaxLargeReadBuffers == 0:
+		l.MaxLargeReadBuffers = DefaultMaxLargeReadBuffers
+	case l.MaxLargeReadBuffers < 0:
+		l.MaxLargeReadBuffers = 0
 	}
 	l.Header = l.Header.withDefaults()
 	return l

@@ -103,11 +103,12 @@ type route struct {
 // code's pool (answering RequestCodeNotSupported or SystemBusy itself);
 // the workers of every pool, which run handlers and write their responses.
 type Server struct {
-	cfg     ServerConfig
-	logger  hclog.Logger
-	pools   map[string]*pool
-	budget  *budget
-	refusal refusalLog
+	cfg      ServerConfig
+	logger   hclog.Logger
+	pools    map[string]*pool
+	budget   *budget
+	readBufs *readBuffers
+	refusal  refusalLog
 
 	inflight atomic.Int64 // requests queued or being handled, all connections
 	// draining: Close has begun; new requests are refused (drainResponse)
@@ -154,12 +155,13 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	cfg.Pools = pools
 	s := &Server{
-		cfg:    cfg,
-		logger: cfg.Logger,
-		pools:  make(map[string]*pool, len(pools)),
-		conns:  make(map[*Conn]struct{}),
-		quit:   make(chan struct{}),
-		budget: newBudget(cfg.Limits.ReadBudget, cfg.Limits.ReadReserve, cfg.Limits.MaxConnShare),
+		cfg:      cfg,
+		logger:   cfg.Logger,
+		pools:    make(map[string]*pool, len(pools)),
+		conns:    make(map[*Conn]struct{}),
+		quit:     make(chan struct{}),
+		budget:   newBudget(cfg.Limits.ReadBudget, cfg.Limits.ReadReserve, cfg.Limits.MaxConnShare),
+		readBufs: newReadBuffers(cfg.Limits.MaxLargeReadBuffers),
 	}
 	if cfg.LargeBodyCodes != nil || cfg.LargeBodyField != "" {
 		var allowed map[int32]bool
@@ -455,6 +457,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		header:        s.cfg.Limits.Header,
 		listCodes:     slices.Clone(s.cfg.ListCodes),
 		budget:        s.budget,
+		readBufs:      s.readBufs,
 		frameTimeout:  s.cfg.Limits.FrameTimeout,
 		minRate:       s.cfg.Limits.MinReadRate,
 		largeBody:     s.largeBody,
