@@ -381,7 +381,7 @@ func TestRemotingPollingInfo(t *testing.T) {
 // The message left out comes back alone at attempt 2; bodies the broker
 // cannot honour are refused.
 func TestRemotingBatchAck(t *testing.T) {
-	tc := brokertest.StartCluster(t, 3, nil)
+	tc := brokertest.StartClusterWith(t, 3, nil, brokertest.StableLeader)
 	popReady(t, tc)
 	createTestTopic(t, tc, "BAckT", 2)
 	offs := putTestMessages(t, tc, "BAckT", 0, "a", "b", "c")

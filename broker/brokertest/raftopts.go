@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ledgermq/ledgermq/broker"
+	"github.com/ledgermq/ledgermq/dledger"
 	"github.com/ledgermq/ledgermq/dledger/dledgertest"
 )
 
@@ -16,3 +17,10 @@ func StartClusterWith(t testing.TB, n int, opt func(i int, c *broker.Config), ra
 		return dledgertest.MakeCluster(t, n, append([]dledgertest.ClusterOption{cfg}, raftOpts...)...)
 	})
 }
+
+// StableLeader gives the group's nodes dledger.TimingDefault (a one-second
+// heartbeat timeout) instead of the test timing's 200 ms, for tests that
+// hold one leader's and one follower's addresses from start to end: on a
+// loaded machine the test timing lets an election move the lead between
+// two requests.
+func StableLeader(_ int, c *dledger.Config) { c.Timing = dledger.TimingDefault }
