@@ -42,6 +42,14 @@ type Config struct {
 	// SyncReport, if set, records every sync of a queue file (the chaos
 	// harness's power-loss model, internal/syncreport); nil: off.
 	SyncReport *syncreport.Report
+	// WriteBuffer is the bytes of units a queue holds in memory before it
+	// writes them (tail.go), rounded down to whole units; default
+	// DefaultWriteBuffer; negative: every Put writes at once.
+	WriteBuffer int
+	// MaxBuffered bounds the memory of all queues' write buffers; a queue
+	// that would exceed it writes each Put at once. Default
+	// DefaultMaxBuffered.
+	MaxBuffered int
 	// FS is the file system of the queue files and directories
 	// (internal/vfs); nil: the operating system's. Tests fail its
 	// operations with vfs.Faulty.
@@ -59,6 +67,13 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxOpenFiles == 0 {
 		cfg.MaxOpenFiles = DefaultMaxOpenFiles
+	}
+	if cfg.WriteBuffer == 0 {
+		cfg.WriteBuffer = DefaultWriteBuffer
+	}
+	cfg.WriteBuffer -= cfg.WriteBuffer % UnitSize
+	if cfg.MaxBuffered == 0 {
+		cfg.MaxBuffered = DefaultMaxBuffered
 	}
 	cfg.FS = vfs.Or(cfg.FS)
 	if cfg.Logger == nil {

@@ -29,11 +29,20 @@
 // written (the file system extended the file but the data never reached
 // the disk).
 //
-// Unlike RocketMQ, files are not pre-allocated or memory-mapped: a unit is
-// written with pwrite at its position and the file grows as units are
+// Unlike RocketMQ, files are not pre-allocated or memory-mapped: units are
+// written with pwrite at their position and the file grows as units are
 // appended; reads use pread. Ten thousand topics of eight queues take a
 // few blocks each, not 480 GB, and the number of open descriptors is
 // bounded by Config.MaxOpenFiles whatever the number of queues.
+//
+// A queue's newest units wait in memory, its tail (tail.go), until they
+// make Config.WriteBuffer bytes (204 units), fill their file, or a Flush,
+// Close or truncation comes, and are then written with one pwrite: a
+// small write every few milliseconds to each busy queue would pay the
+// file's modification-time update (a journalled inode change) every time.
+// Readers get the tail from memory. The buffers come from a budget
+// (Config.MaxBuffered); a queue that finds it spent writes each Put at
+// once.
 //
 // # Invariants
 //
@@ -52,9 +61,12 @@
 //     ErrMissingFile; the owner deletes the topic and rebuilds its queues
 //     from the CommitLog. Nothing read from disk can make this package
 //     panic: invalid units are reported with ErrBadUnit, never returned.
-//   - A unit is durable once Store.Flush returns after it was written.
-//     Between flushes nothing is promised; the CommitLog is the durable
-//     copy and the queues are rebuilt from it.
+//   - A unit is durable once Store.Flush returns after it was put.
+//     Between flushes nothing is promised (a unit may still be in its
+//     queue's tail, in memory); the CommitLog is the durable copy and the
+//     queues are rebuilt from it.
+//   - A queue's tail holds the units at [written, MaxOffset), all in the
+//     file holding written; every unit below written is in its file.
 //
 // # Memory and descriptors
 //
@@ -93,8 +105,10 @@
 //
 // Every method is safe for concurrent use. Locks are taken in this order:
 // Store.mu (handle map; held by DeleteTopic while it removes a topic), then
-// Queue.mu (one per queue: writers exclusive, readers shared), then the
-// file cache's mutex (never held across disk I/O other than open and
+// Queue.mu (one per queue: writers exclusive, readers shared; it guards
+// the tail), then the list of buffered queues' mutex (tail.go; Flush takes
+// it alone to take the list, then each queue's lock) or the file cache's
+// mutex (never held across disk I/O other than open and
 // close). A goroutine holds at most one cached descriptor at a time, except
 // Flush, which holds only descriptors already open; so waiting for a free
 // descriptor cannot deadlock. The package starts no goroutine.

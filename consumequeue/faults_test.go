@@ -16,16 +16,29 @@ import (
 // failed operation is an error to the writer, it publishes nothing, and
 // once the file system works again the writer goes on where it stopped.
 
-// openFaulty opens a store in dir whose file system fails what fail says.
+// openFaulty opens a store in dir whose file system fails what fail says;
+// its queues write each Put at once (tail_test.go fails the buffered
+// writes).
 func openFaulty(t *testing.T, dir string, upf int, fail func(vfs.Op, string, int64) error) *Store {
 	t.Helper()
-	s, err := Open(Config{Dir: dir, UnitsPerFile: upf, Logger: hclog.NewNullLogger(),
+	s, err := Open(Config{Dir: dir, UnitsPerFile: upf, WriteBuffer: -1, Logger: hclog.NewNullLogger(),
 		FS: &vfs.Faulty{Fail: fail}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// switchedFault fails op with err while the returned switch is on.
+func switchedFault(op vfs.Op, err error) (func(vfs.Op, string, int64) error, *atomic.Bool) {
+	on := new(atomic.Bool)
+	return func(o vfs.Op, _ string, _ int64) error {
+		if o == op && on.Load() {
+			return err
+		}
+		return nil
+	}, on
 }
 
 // TestPutFailures: a unit write that fails (EIO, a full disk), a new
@@ -48,13 +61,8 @@ func TestPutFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var failing atomic.Bool
-			s := openFaulty(t, dir, 4, func(op vfs.Op, _ string, _ int64) error {
-				if op == tc.op && failing.Load() {
-					return tc.err
-				}
-				return nil
-			})
+			fail, failing := switchedFault(tc.op, tc.err)
+			s := openFaulty(t, dir, 4, fail)
 			q := mustQueue(t, s, "T", 1)
 			putRange(t, q, 0, tc.at)
 			failing.Store(true)

@@ -13,10 +13,12 @@ import (
 )
 
 // openStore opens a store in dir with upf units per file and maxOpen
-// descriptors (0: default), closed when the test ends.
+// descriptors (0: default), closed when the test ends. Its queues write
+// each Put at once (WriteBuffer -1): the tests that use it look at the
+// files; tail_test.go covers the write buffers.
 func openStore(tb testing.TB, dir string, upf, maxOpen int) *Store {
 	tb.Helper()
-	s, err := Open(Config{Dir: dir, UnitsPerFile: upf, MaxOpenFiles: maxOpen, Logger: hclog.NewNullLogger()})
+	s, err := Open(Config{Dir: dir, UnitsPerFile: upf, MaxOpenFiles: maxOpen, WriteBuffer: -1, Logger: hclog.NewNullLogger()})
 	if err != nil {
 		tb.Fatal(err)
 	}

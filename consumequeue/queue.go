@@ -44,6 +44,12 @@ type Queue struct {
 	mu      sync.RWMutex
 	first   int64 // queue offset of the first unit of the first file
 	deleted bool  // the topic was deleted; the handle is retired
+	// tail holds the newest units until they are written (tail.go); nil:
+	// no buffer from the Store's budget.
+	tail []byte
+	// listed: the queue is on the Store's list of buffered queues
+	// (tail.go); set with mu held, cleared by the list's owner.
+	listed atomic.Bool
 }
 
 // String returns "topic/queueId".
@@ -168,6 +174,7 @@ func (q *Queue) retire() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.deleted = true
+	q.dropTailLocked()
 	q.s.cache.forgetQueue(q)
 }
 
@@ -261,45 +268,6 @@ func (q *Queue) PutUnits(queueOffset int64, units []Unit) error {
 	return nil
 }
 
-// appendLocked writes units at o == MaxOffset, all inside the file holding
-// o, creating that file (and the queue's directories) when o starts it.
-func (q *Queue) appendLocked(o int64, units []Unit) error {
-	start := q.fileStart(o)
-	k := fileKey{q, start}
-	create := o == start
-	cf, err := q.s.cache.acquire(k, create)
-	if create && errors.Is(err, fs.ErrNotExist) {
-		if err = q.makeDirs(); err == nil {
-			cf, err = q.s.cache.acquire(k, true)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("put %s@%d: %w", q, o, err)
-	}
-	if create {
-		q.s.cache.dirCreated(q.dir())
-	}
-	// A run of up to stackUnits units (a batch's units of one queue, as
-	// a rule) is encoded on the stack; a longer one takes a buffer.
-	var stack [stackUnits * UnitSize]byte
-	var b []byte
-	if n := len(units) * UnitSize; n <= len(stack) {
-		b = stack[:n]
-	} else {
-		b = make([]byte, n)
-	}
-	for i, u := range units {
-		EncodeUnit(b[i*UnitSize:], u)
-	}
-	_, err = cf.f.WriteAt(b, (o-start)*UnitSize)
-	q.s.cache.release(cf, true)
-	if err != nil {
-		return fmt.Errorf("consumequeue: put %s@%d: %w", q, o, err)
-	}
-	q.max.Store(o + int64(len(units)))
-	return nil
-}
-
 // makeDirs creates the topic and queue directories; Flush syncs their
 // parents.
 func (q *Queue) makeDirs() error {
@@ -344,6 +312,23 @@ func (q *Queue) Get(from int64, max int) ([]Unit, error) {
 // [first, MaxOffset). The caller holds mu.
 func (q *Queue) readLocked(from, end int64) ([]Unit, error) {
 	units := make([]Unit, 0, min(end-from, 4*readChunk))
+	written := q.writtenLocked()
+	fileEnd := min(end, written)
+	if from < fileEnd {
+		var err error
+		if units, err = q.readFileLocked(units, from, fileEnd); err != nil {
+			return units, err
+		}
+	}
+	for o := max(from, written); o < end; o++ {
+		units = append(units, q.tailUnit(o, written))
+	}
+	return units, nil
+}
+
+// readFileLocked appends to units the units at queue offsets [from, end),
+// which are in their files. The caller holds mu.
+func (q *Queue) readFileLocked(units []Unit, from, end int64) ([]Unit, error) {
 	buf := readBufs.Get().(*[readChunk * UnitSize]byte)
 	defer readBufs.Put(buf)
 	for o := from; o < end; {
@@ -379,6 +364,9 @@ func (q *Queue) readLocked(from, end int64) ([]Unit, error) {
 // readRawLocked returns the unit at queue offset o in [first, MaxOffset),
 // valid or not. The caller holds mu.
 func (q *Queue) readRawLocked(o int64) (Unit, error) {
+	if written := q.writtenLocked(); o >= written {
+		return q.tailUnit(o, written), nil
+	}
 	start := q.fileStart(o)
 	cf, err := q.s.cache.acquire(fileKey{q, start}, false)
 	if err != nil {

@@ -42,6 +42,7 @@ type Store struct {
 	cache *fileCache
 
 	closed atomic.Bool
+	buf    buffered // the queues' write buffers (tail.go)
 
 	mu     sync.RWMutex
 	topics map[string]*topicQueues
@@ -262,8 +263,9 @@ func (s *Store) DeleteTopic(topic string) error {
 	return s.cfg.FS.SyncDir(s.cfg.Dir)
 }
 
-// Flush makes every unit written before the call durable: it fdatasyncs
-// each open file written since the last Flush, syncs files that were
+// Flush makes every unit put before the call durable: it writes the units
+// queues hold in memory (tail.go), fdatasyncs each open file written since
+// the last Flush, syncs files that were
 // closed (evicted from the cache) while dirty, and syncs directories that
 // gained a file or sub-directory. When many closed files and directories
 // are pending it syncs the file system once instead (syncfs). Safe to call
@@ -273,6 +275,9 @@ func (s *Store) Flush() error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if err := s.spillAll(); err != nil {
+		return err
+	}
 	return s.cache.flush()
 }
 
@@ -280,13 +285,25 @@ func (s *Store) Flush() error {
 // (never more than Config.MaxOpenFiles).
 func (s *Store) OpenFiles() int { return s.cache.openCount() }
 
-// Close flushes and closes every file. It waits for in-flight reads and
-// writes to finish; later calls on the store or its queues return
-// ErrClosed. Closing twice is not an error.
+// Close writes the units queues hold in memory, flushes and closes every
+// file. It waits for in-flight reads and writes to finish; later calls on
+// the store or its queues return ErrClosed. Closing twice is not an error.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	err := s.spillAll()
+	return errors.Join(err, s.cache.close())
+}
+
+// CloseUnclean is Close for crash tests of the layers above: the units
+// queues hold in memory are lost, as a killed process loses them; what
+// was written is kept.
+func (s *Store) CloseUnclean() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.dropAll()
 	return s.cache.close()
 }
 

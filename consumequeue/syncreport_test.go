@@ -15,6 +15,18 @@ import (
 // it, the files evicted from the cache before the Flush included; a store
 // without a report records nothing.
 func TestFlushReportsItsSyncs(t *testing.T) {
+	// Written at once, each file is created (empty, nothing durable) by
+	// its first Put; buffered, by the Flush that writes its units.
+	for _, tc := range []struct {
+		name        string
+		writeBuffer int
+		created     int
+	}{{"written at once", -1, 3}, {"buffered", 0, 0}} {
+		t.Run(tc.name, func(t *testing.T) { testFlushReportsItsSyncs(t, tc.writeBuffer, tc.created) })
+	}
+}
+
+func testFlushReportsItsSyncs(t *testing.T, writeBuffer, created int) {
 	dir := t.TempDir()
 	rep, err := syncreport.Open(dir)
 	if err != nil {
@@ -22,7 +34,7 @@ func TestFlushReportsItsSyncs(t *testing.T) {
 	}
 	defer rep.Close()
 	s, err := Open(Config{Dir: filepath.Join(dir, "cq"), UnitsPerFile: 10, MaxOpenFiles: 2,
-		Logger: hclog.NewNullLogger(), SyncReport: rep})
+		WriteBuffer: writeBuffer, Logger: hclog.NewNullLogger(), SyncReport: rep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +58,8 @@ func TestFlushReportsItsSyncs(t *testing.T) {
 		return out
 	}
 	before := read()
-	if len(before) != 3 {
-		t.Fatalf("created files recorded: %v, want 3", before)
+	if len(before) != created {
+		t.Fatalf("created files recorded: %v, want %d", before, created)
 	}
 	for p, e := range before {
 		if e.Len != 0 {

@@ -26,6 +26,11 @@ func (q *Queue) truncateLocked(offset int64) error {
 	if offset >= q.max.Load() {
 		return nil
 	}
+	// The tail goes to its file first, so that what follows sees every
+	// unit in the files (a rare path: recovery, re-dispatch).
+	if err := q.spillLocked(); err != nil {
+		return err
+	}
 	if offset <= q.first {
 		if err := q.removeFilesLocked(q.first); err != nil {
 			return err

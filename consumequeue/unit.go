@@ -35,6 +35,13 @@ func EncodeUnit(dst []byte, u Unit) {
 	binary.BigEndian.PutUint64(dst[12:20], uint64(u.TagsCode))
 }
 
+// appendUnit appends u, encoded as EncodeUnit does, to b.
+func appendUnit(b []byte, u Unit) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(u.Offset))
+	b = binary.BigEndian.AppendUint32(b, uint32(u.Size))
+	return binary.BigEndian.AppendUint64(b, uint64(u.TagsCode))
+}
+
 // DecodeUnit decodes the unit in b[:UnitSize]. It returns ErrShortUnit if b
 // is shorter than UnitSize and ErrBadUnit (with the decoded unit) if the
 // unit is not valid (Size ≤ 0 or Offset < 0). Bytes after UnitSize are

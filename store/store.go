@@ -208,12 +208,19 @@ func (s *Store) openParts() error {
 	return nil
 }
 
-func (s *Store) closeParts() error {
+func (s *Store) closeParts() error { return s.closePartsMode(false) }
+
+// closePartsMode closes the parts; unclean: the ConsumeQueue's units held
+// in memory are lost, as a killed process loses them (CloseUnclean).
+func (s *Store) closePartsMode(unclean bool) error {
 	var errs []error
 	if s.idx != nil {
 		errs = append(errs, s.idx.Close())
 	}
-	if s.cq != nil {
+	switch {
+	case s.cq != nil && unclean:
+		errs = append(errs, s.cq.CloseUnclean())
+	case s.cq != nil:
 		errs = append(errs, s.cq.Close())
 	}
 	if s.cl != nil {
@@ -401,7 +408,8 @@ func (s *Store) checkpoint(clean bool) error {
 
 // CloseUnclean releases the store the way a killed process leaves it: the
 // background loops stop, nothing more is flushed and no clean checkpoint is
-// written; what is in the mapped files stays in the page cache. It exists
+// written; what is in the mapped files stays in the page cache, and the
+// ConsumeQueue units held in memory (consumequeue/tail.go) are lost. It exists
 // for crash tests of the layers above (the raft group's kill -9 tests).
 func (s *Store) CloseUnclean() error {
 	if !s.closed.CompareAndSwap(false, true) {
@@ -409,7 +417,7 @@ func (s *Store) CloseUnclean() error {
 	}
 	s.cancel()
 	s.wg.Wait()
-	return s.closeParts()
+	return s.closePartsMode(true)
 }
 
 // CheckWritable reports whether Put can be expected to succeed: ErrDiskFull
