@@ -317,13 +317,17 @@ func (p *proposer) release() { <-p.slots }
 // answering its proposals, so their callers can queue their next proposals
 // before the batcher closes the next entry.
 func (p *proposer) complete() {
+	// sent is reused from entry to entry: RecordSent keeps none of it.
+	var sent []store.Sent
 	for e := range p.inflight {
-		sent, doubtful := p.answer(e)
+		var doubtful bool
+		sent, doubtful = p.answer(e, sent[:0])
 		// The slot goes first: recording the sends in the window is off
 		// the path to the next entry, whose batcher finds their keys
 		// pending until they are recorded (duplicates.go).
 		p.release()
 		p.g.dups.RecordSent(sent)
+		clear(sent) // the strings' bytes (their requests) are not kept alive
 		if doubtful {
 			p.pending.doubt(e.keys)
 		} else {
@@ -332,13 +336,14 @@ func (p *proposer) complete() {
 	}
 }
 
-// answer answers an entry's proposals. doubtful: the entry's outcome is
+// answer answers an entry's proposals and appends to sent the sends the
+// duplicate window is to remember. doubtful: the entry's outcome is
 // unknown (appended, then leadership was lost, and this node could not
 // tell whether it was committed), so its keys stay pending until the
 // window is next indexed (duplicates.go).
-func (p *proposer) answer(e inflight) (sent []store.Sent, doubtful bool) {
+func (p *proposer) answer(e inflight, sent []store.Sent) (_ []store.Sent, doubtful bool) {
 	if e.fut == nil {
-		return p.deliver(e, applyResult{}), false
+		return p.deliver(e, applyResult{}, sent), false
 	}
 	if err := p.g.awaitRaft(e.fut); err != nil {
 		if lostWithLeadership(err) {
@@ -346,30 +351,29 @@ func (p *proposer) answer(e inflight) (sent []store.Sent, doubtful bool) {
 			// now a follower, to apply the index and see whose entry
 			// was committed there.
 			if res, ok := p.g.resolveLost(e.fut.Index(), e.data); ok {
-				return p.deliver(e, res), false
+				return p.deliver(e, res, sent), false
 			}
 		}
 		err = mapRaftError(err)
 		for _, pr := range e.props {
 			pr.finish(proposalResult{err: err})
 		}
-		return nil, errors.Is(err, ErrOutcomeUnknown)
+		return sent, errors.Is(err, ErrOutcomeUnknown)
 	}
 	res, _ := e.fut.Response().(applyResult)
-	return p.deliver(e, res), false
+	return p.deliver(e, res, sent), false
 }
 
-// deliver answers an entry's proposals with the FSM's result. It returns
-// the sends the entry stored that the duplicate window is to remember
-// (duplicates.go).
-func (p *proposer) deliver(e inflight, res applyResult) []store.Sent {
+// deliver answers an entry's proposals with the FSM's result. It appends
+// to sent the sends the entry stored that the duplicate window is to
+// remember (duplicates.go).
+func (p *proposer) deliver(e inflight, res applyResult, sent []store.Sent) []store.Sent {
 	if res.err != nil {
 		for _, pr := range e.props {
 			pr.finish(proposalResult{err: res.err})
 		}
-		return nil
+		return sent
 	}
-	var sent []store.Sent
 	at := 0
 	for _, pr := range e.props {
 		n := pr.encoded()

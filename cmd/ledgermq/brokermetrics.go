@@ -2,6 +2,7 @@ package main
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,6 +50,15 @@ type brokerMetrics struct {
 	// hashing and lookups. The vectors keep every child they made anyway,
 	// so the cache holds nothing they do not.
 	in sync.Map
+	// lastIn is the topic of the last send and its counters: a run of
+	// sends to one topic finds them without hashing its name.
+	lastIn atomic.Pointer[topicIn]
+}
+
+// topicIn is a topic's counters, as lastIn holds them.
+type topicIn struct {
+	topic string
+	c     *inCounters
 }
 
 // inCounters are one topic's children of inMsgs and inBytes.
@@ -99,10 +109,14 @@ func (m *brokerMetrics) Stored(topic string, msgs, bytes int, took time.Duration
 
 // inFor returns topic's children of inMsgs and inBytes.
 func (m *brokerMetrics) inFor(topic string) *inCounters {
-	if c, ok := m.in.Load(topic); ok {
-		return c.(*inCounters)
+	if l := m.lastIn.Load(); l != nil && l.topic == topic {
+		return l.c
 	}
-	c, _ := m.in.LoadOrStore(topic, &inCounters{msgs: m.inMsgs.WithLabelValues(topic), bytes: m.inBytes.WithLabelValues(topic)})
+	c, ok := m.in.Load(topic)
+	if !ok {
+		c, _ = m.in.LoadOrStore(topic, &inCounters{msgs: m.inMsgs.WithLabelValues(topic), bytes: m.inBytes.WithLabelValues(topic)})
+	}
+	m.lastIn.Store(&topicIn{topic: topic, c: c.(*inCounters)})
 	return c.(*inCounters)
 }
 

@@ -7,13 +7,16 @@ import (
 )
 
 // TestBrokerMetricsStoredPerTopic: sends counted through the cached
-// per-topic children land on the topic's series, each topic on its own.
+// per-topic children (the last topic's, then the map's) land on the
+// topic's series, each topic on its own, also when topics alternate.
 func TestBrokerMetricsStoredPerTopic(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := newBrokerMetrics(reg, prometheus.Labels{"node": "n0"})
 	m.Stored("A", 1, 100, 0)
-	m.Stored("A", 3, 300, 0)
 	m.Stored("B", 2, 50, 0)
+	m.Stored("A", 3, 300, 0)
+	m.Stored("A", 1, 10, 0)
+	m.Stored("B", 1, 10, 0)
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -29,8 +32,8 @@ func TestBrokerMetricsStoredPerTopic(t *testing.T) {
 		}
 	}
 	want := map[string]float64{
-		"rocketmq_messages_in_total/A": 4, "rocketmq_throughput_in_total/A": 400,
-		"rocketmq_messages_in_total/B": 2, "rocketmq_throughput_in_total/B": 50,
+		"rocketmq_messages_in_total/A": 5, "rocketmq_throughput_in_total/A": 410,
+		"rocketmq_messages_in_total/B": 3, "rocketmq_throughput_in_total/B": 60,
 	}
 	for k, v := range want {
 		if got[k] != v {
