@@ -210,6 +210,27 @@ func (q *Queue) tailUnit(o, written int64) Unit {
 // buffers back. A queue whose write fails stays listed, its units in
 // memory for the next call, and the errors are returned joined.
 func (s *Store) spillAll() error {
+	return s.eachListed(func(q *Queue) error {
+		if err := q.spillLocked(); err != nil {
+			return err
+		}
+		q.dropBufferLocked()
+		return nil
+	})
+}
+
+// dropAll forgets every listed queue's tail unwritten (CloseUnclean).
+func (s *Store) dropAll() {
+	_ = s.eachListed(func(q *Queue) error {
+		q.dropTailLocked()
+		return nil
+	})
+}
+
+// eachListed takes the list of buffered queues and calls fn with each
+// queue's lock held; a queue fn fails for is listed again. It returns
+// fn's errors joined.
+func (s *Store) eachListed(fn func(q *Queue) error) error {
 	s.buf.mu.Lock()
 	queues := s.buf.queues
 	s.buf.queues = nil
@@ -217,33 +238,16 @@ func (s *Store) spillAll() error {
 	var errs []error
 	for _, q := range queues {
 		// Unlisted before its lock is taken: a Put that comes after
-		// this spill lists the queue again.
+		// this call lists the queue again.
 		q.listed.Store(false)
 		q.mu.Lock()
-		err := q.spillLocked()
-		if err != nil {
+		if err := fn(q); err != nil {
 			q.listLocked()
 			errs = append(errs, err)
-		} else {
-			q.dropBufferLocked()
 		}
 		q.mu.Unlock()
 	}
 	return errors.Join(errs...)
-}
-
-// dropAll forgets every listed queue's tail unwritten (CloseUnclean).
-func (s *Store) dropAll() {
-	s.buf.mu.Lock()
-	queues := s.buf.queues
-	s.buf.queues = nil
-	s.buf.mu.Unlock()
-	for _, q := range queues {
-		q.listed.Store(false)
-		q.mu.Lock()
-		q.dropTailLocked()
-		q.mu.Unlock()
-	}
 }
 
 // dropTailLocked forgets the tail's units and buffer, moving MaxOffset
