@@ -128,6 +128,9 @@ func (l *Log) appendLocked(sizes []int, offsets []int64, total int64, fill func(
 	if err := seg.writeAt(region, start-seg.start); err != nil {
 		return 0, err
 	}
+	l.sumMu.Lock()
+	l.sums.extend(start, region)
+	l.sumMu.Unlock()
 	end := start + total
 	l.wpos.Store(end)
 	return end, nil
@@ -185,10 +188,12 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 	// Its size is durable (allocate synced it) and so is its name: zeros.
 	seg.syncs = l.cfg.SyncReport
 	l.cfg.SyncReport.Created(seg.path, seg.size)
+	var marker []byte // what the old segment's rest starts with; zeros follow
 	if active != nil {
 		if rest := active.end() - wpos; rest >= MinEntrySize {
 			var blank [MinEntrySize]byte
 			putBlankHeader(blank[:], rest)
+			marker = blank[:]
 			if err := active.writeAt(blank[:], wpos-active.start); err != nil {
 				seg.release()
 				removeQuietly(l.cfg.FS, seg.path, l.log)
@@ -202,6 +207,14 @@ func (l *Log) activeFor(total int64) (*segment, error) {
 		l.minOff.Store(seg.start)
 	}
 	l.segMu.Unlock()
+	l.sumMu.Lock()
+	if active != nil {
+		l.sums.extend(wpos, marker)
+		l.sums.extendZeros(wpos+int64(len(marker)), next-wpos-int64(len(marker)))
+	} else {
+		l.sums.reset(next)
+	}
+	l.sumMu.Unlock()
 	l.wpos.Store(next)
 	return seg, nil
 }

@@ -139,6 +139,19 @@
 // nothing is published. Recovery and Truncate still zero a cut tail
 // through the mapping.
 //
+// # Checksums of ranges (the replica verifier's)
+//
+// Each write also extends a running CRC-32C over the bytes written since
+// Recover (sums.go), taken from the staging buffer while it is still in the
+// processor's cache: batches, and at a roll the old segment's rest (its
+// end-of-segment marker and zeros). Checksum answers the CRC of a range
+// from the running CRCs at its two ends (CRC algebra), reading from the
+// files only the bytes between an end and the write before it; a range
+// before the sums (written before this process recovered the log, or
+// forgotten: they keep the last 65 536 writes) is read from the files.
+// Truncate cuts the sums back and they go on. ChecksumFiles always reads
+// the files, and so also sees a byte changed on disk after it was written.
+//
 // # Flushing
 //
 // One flusher goroutine per Log, started by Open and stopped (after a final
@@ -179,7 +192,8 @@
 //	Recover                      accessors only; once, before any append
 //	AppendBatch, Append          everything but Recover/Truncate/Close (they
 //	                             are serialized among themselves)
-//	Read, ReadAt, Scan           everything but Truncate of the range read
+//	Read, ReadAt, Scan,
+//	Checksum, ChecksumFiles      everything but Truncate of the range read
 //	Flush, WaitFlushed           everything
 //	DeleteExpired                everything (before Recover: ErrNotRecovered)
 //	Truncate                     readers of data it keeps; not appends
@@ -192,7 +206,8 @@
 // end of Recover, Close), flushMu (one flush at a time; Truncate and
 // Recover hold it so the flushed position never passes the write
 // position), segMu (the segment list; readers take it shared), sigMu (the
-// flush broadcast channel and the sticky flush error). Positions are atomics
+// flush broadcast channel and the sticky flush error); sumMu (the running
+// checksums) is taken after appendMu and before segMu. Positions are atomics
 // and segment reference counts are atomic counters taken under segMu.
 //
 // # Retention

@@ -55,6 +55,13 @@ type Log struct {
 
 	syncs atomic.Int64 // msync calls made by flushes, for tests and benchmarks
 
+	// sumMu guards sums, the running CRC of the bytes written (sums.go);
+	// taken after appendMu. checksumRead counts the bytes checksums read
+	// from the files, for tests and benchmarks.
+	sumMu        sync.Mutex
+	sums         sumChain
+	checksumRead atomic.Int64
+
 	// Seams for tests: the disk usage probe and a hook the flusher calls
 	// before every flush.
 	diskUsage        func(dir string) (float64, error)

@@ -126,6 +126,7 @@ func (l *Log) Recover(from int64, visit func(offset int64, payload []byte) error
 	}
 	seg.dontNeed(end, len(seg.data))
 	l.flushed.Store(wpos)
+	l.resetSums(wpos)
 	l.wpos.Store(wpos)
 	l.recovered.Store(true)
 	return wpos, nil
@@ -264,6 +265,7 @@ func (l *Log) Truncate(offset int64) error {
 	// What is written again below the old eviction point leaves memory
 	// with the next flushes like any other tail.
 	l.evicted = min(l.evicted, offset)
+	l.truncateSums(offset)
 	l.wpos.Store(offset)
 	return nil
 }

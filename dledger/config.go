@@ -174,6 +174,12 @@ type Config struct {
 	// which every replica compares with its own). Default 5 s; negative
 	// disables the verifier.
 	VerifyInterval time.Duration
+	// VerifyFiles makes every checkpoint's checksum read its CommitLog
+	// range back from the files, which also sees a byte changed on disk
+	// after it was written, at the cost of reading every byte written
+	// once more on every node. Default: the sums kept as the bytes are
+	// written (commitlog.Log.Checksum).
+	VerifyFiles bool
 	// MaxFormatVersion, if set, makes this node claim and apply at most
 	// this format version, as an older binary would (rolling-upgrade
 	// tests). 0: what this binary supports.

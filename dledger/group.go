@@ -261,7 +261,8 @@ func (g *Group) open() error {
 	g.checks = g.store
 	g.dups = g.store
 	g.fsm = &fsm{store: g.store, meta: g.meta, metaPath: metaPath, fail: g.fail, log: g.log,
-		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own, faults: cfg.Faults}
+		delayLevels: g.cfg.DelayLevels, maxFormat: cfg.MaxFormatVersion, recent: newAppliedRing(), own: g.own, faults: cfg.Faults,
+		verifier: verifierState{readFiles: cfg.VerifyFiles}}
 	g.fsm.verifier.lastTo.Store(-1)
 	g.fsm.recent.skipOffsets = cfg.OneLog
 	walDir := filepath.Join(raftDir, "wal")

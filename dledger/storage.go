@@ -85,7 +85,7 @@ type checksumSource interface {
 	MinPhysicalOffset() int64
 	MaxPhysicalOffset() int64
 	AppliedEnd() int64
-	CommitLogChecksum(from, to int64) (uint32, error)
+	CommitLogChecksum(from, to int64, readFiles bool) (uint32, error)
 }
 
 // recordChecks is what the leader checks a record against before it

@@ -15,6 +15,9 @@ import (
 
 // verifierState is the FSM's record of the checkpoints it applied.
 type verifierState struct {
+	// readFiles makes every checksum read its range from the files
+	// (Config.VerifyFiles).
+	readFiles  bool
 	matched    atomic.Uint64
 	mismatched atomic.Uint64
 	skipped    atomic.Uint64
@@ -54,7 +57,7 @@ func (f *fsm) verify(index uint64, e entry) applyResult {
 	if end := f.store.MaxPhysicalOffset(); e.to > end {
 		msg = fmt.Sprintf("checkpoint at raft index %d covers the CommitLog up to offset %d, this node's ends at %d", index, e.to, end)
 	} else {
-		sum, err := f.store.CommitLogChecksum(e.from, e.to)
+		sum, err := f.store.CommitLogChecksum(e.from, e.to, v.readFiles)
 		switch {
 		case err != nil && e.from < f.store.MinPhysicalOffset():
 			// Retention removed the range meanwhile.
@@ -114,7 +117,7 @@ func (g *Group) ProposeCheckpoint(ctx context.Context) error {
 	case from == to:
 		return nil
 	}
-	sum, err := g.fsm.store.CommitLogChecksum(from, to)
+	sum, err := g.fsm.store.CommitLogChecksum(from, to, g.fsm.verifier.readFiles)
 	if err != nil {
 		return fmt.Errorf("dledger: checkpoint: %w", err)
 	}

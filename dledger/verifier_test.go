@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,7 +129,7 @@ func TestOldNodeStopsOnNewKind(t *testing.T) {
 		tries++
 		g := leaderOtherThan(t, ctx, c, "n2").Group()
 		to := messagestore.Of(g).MaxPhysicalOffset()
-		sum, err := messagestore.Of(g).CommitLogChecksum(0, to)
+		sum, err := messagestore.Of(g).CommitLogChecksum(0, to, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,15 +188,60 @@ func flipByte(t *testing.T, g *dledger.Group, off int64) {
 	t.Fatalf("no segment holds offset %d", off)
 }
 
-// TestVerifierDetectsFlippedByte: a byte flipped in one follower's
-// committed CommitLog data is found by the next checkpoint: the follower
-// reports the range and both checksums, counts it and stops; the leader
-// and the other follower match and keep serving.
+// TestVerifierDetectsFlippedByte: with VerifyFiles, a byte flipped in one
+// follower's committed CommitLog data on disk is found by the next
+// checkpoint: the follower reports the range and both checksums, counts it
+// and stops; the leader and the other follower match and keep serving.
 func TestVerifierDetectsFlippedByte(t *testing.T) {
 	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		cfg.VerifyInterval = -1
+		cfg.VerifyFiles = true
 		cfg.Timing = stableTiming
 	})
+	checkDivergenceFound(t, c, func(ctx context.Context, g *dledger.Group, victim *dledgertest.Node) {
+		proposeN(t, g, 20, "c")
+		if err := c.WaitConverged(ctx); err != nil {
+			t.Fatal(err)
+		}
+		vg := victim.Group()
+		from := vg.Verifier().LastTo
+		flipByte(t, vg, from+(messagestore.Of(vg).MaxPhysicalOffset()-from)/2)
+	})
+}
+
+// twiceWhenArmed stores the messages of every entry twice once armed (the
+// ApplyTwice fault of the broken builds, on one node).
+type twiceWhenArmed struct{ armed atomic.Bool }
+
+func (*twiceWhenArmed) AckBeforeCommit() bool    { return false }
+func (f *twiceWhenArmed) ApplyTwice(uint64) bool { return f.armed.Load() }
+func (*twiceWhenArmed) SkipFsync() bool          { return false }
+
+// TestVerifierDetectsDivergentWrite: with the default checksums (the sums
+// kept as the bytes are written), a follower that writes other bytes than
+// the others (here each message twice) is found by the next checkpoint in
+// the same way.
+func TestVerifierDetectsDivergentWrite(t *testing.T) {
+	faults := make(map[string]*twiceWhenArmed)
+	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
+		cfg.VerifyInterval = -1
+		cfg.Timing = stableTiming
+		faults[cfg.NodeID] = &twiceWhenArmed{}
+		cfg.Faults = faults[cfg.NodeID]
+	})
+	checkDivergenceFound(t, c, func(ctx context.Context, g *dledger.Group, victim *dledgertest.Node) {
+		faults[victim.ID].armed.Store(true)
+		proposeN(t, g, 3, "c")
+	})
+}
+
+// checkDivergenceFound starts a checkpoint chain that every node matches,
+// has diverge make one follower's CommitLog differ, and checks that the
+// next checkpoint stops that follower (reporting the range and both
+// checksums) while the leader and the other follower match and keep
+// serving.
+func checkDivergenceFound(t *testing.T, c *dledgertest.Cluster, diverge func(context.Context, *dledger.Group, *dledgertest.Node)) {
+	t.Helper()
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -219,14 +265,9 @@ func TestVerifierDetectsFlippedByte(t *testing.T) {
 			t.Fatalf("%s: %+v", n.ID, v)
 		}
 	}
-	proposeN(t, g, 20, "c")
-	if err := c.WaitConverged(ctx); err != nil {
-		t.Fatal(err)
-	}
 	victim := followerOf(c, leader)
 	vg := victim.Group()
-	from := vg.Verifier().LastTo
-	flipByte(t, vg, from+(messagestore.Of(vg).MaxPhysicalOffset()-from)/2)
+	diverge(ctx, g, victim)
 	if err := g.ProposeCheckpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -268,6 +309,7 @@ func TestVerifierDetectionDelay(t *testing.T) {
 	const interval = time.Second
 	c := dledgertest.MakeCluster(t, 3, func(i int, cfg *dledger.Config) {
 		cfg.VerifyInterval = interval
+		cfg.VerifyFiles = true
 		cfg.Timing = stableTiming
 	})
 	ctx := ctxT(t, 60*time.Second)

@@ -105,11 +105,11 @@ func redeliverAndCompare(t *testing.T, s, ref *Store, total uint64) {
 	if a, b := s.MaxPhysicalOffset(), ref.MaxPhysicalOffset(); a != b {
 		t.Fatalf("CommitLog ends at %d, the other replica's at %d", a, b)
 	}
-	a, err := s.CommitLogChecksum(0, s.MaxPhysicalOffset())
+	a, err := s.CommitLogChecksum(0, s.MaxPhysicalOffset(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ref.CommitLogChecksum(0, ref.MaxPhysicalOffset())
+	b, err := ref.CommitLogChecksum(0, ref.MaxPhysicalOffset(), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,8 +102,9 @@
 // that was never written another geometry (its files re-created empty) and
 // refuses one that holds data (ErrNotEmpty). CheckEncoded is PutEncoded's
 // check of one record without the write: the leader runs it before it
-// proposes. CommitLogChecksum is the CRC-32C of a CommitLog range as the
-// files hold it now, for the replica verifier.
+// proposes. CommitLogChecksum is the CRC-32C of a CommitLog range, from
+// the sums kept as it was written or read from the files, for the replica
+// verifier.
 //
 // # Concurrency
 //

@@ -131,13 +131,17 @@ func (s *Store) checkEncoded(rec []byte, verifyCRC bool) error {
 }
 
 // CommitLogChecksum is the CRC-32C of the CommitLog's bytes in [from, to)
-// as they are now (commitlog.Log.Checksum): the replica verifier compares
-// it between nodes.
-func (s *Store) CommitLogChecksum(from, to int64) (uint32, error) {
+// (commitlog.Log.Checksum: from the sums kept as they were written where it
+// can; with readFiles, commitlog.Log.ChecksumFiles: read from the files as
+// they are now): the replica verifier compares it between nodes.
+func (s *Store) CommitLogChecksum(from, to int64, readFiles bool) (uint32, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
 	s.rw.RLock()
 	defer s.rw.RUnlock()
+	if readFiles {
+		return s.cl.ChecksumFiles(from, to)
+	}
 	return s.cl.Checksum(from, to)
 }
