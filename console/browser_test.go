@@ -169,7 +169,7 @@ func browserTest(t *testing.T, c *devCluster, base, topic, group string, sent []
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()
-	_, leader, err := c.admin.GroupLeader(ctx, "")
+	_, leader, err := c.admin.WaitGroupLeader(ctx, "") // an election may be under way on a loaded machine
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -360,7 +360,7 @@ func TestConsoleDevCluster(t *testing.T) {
 		}
 		// The cluster page's format version is the leader's RAFT_STATUS's;
 		// its first leader is in the history.
-		_, ls, err := c.admin.GroupLeader(ctx, "")
+		_, ls, err := c.admin.WaitGroupLeader(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
