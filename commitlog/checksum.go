@@ -39,7 +39,7 @@ func (l *Log) Checksum(from, to int64) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	return rangeCRC(prefixFrom, prefixTo, to-from), nil
+	return crcBetween(prefixFrom, prefixTo, to-from), nil
 }
 
 // ChecksumFiles is Checksum computed from the bytes the segment files hold

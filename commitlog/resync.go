@@ -101,7 +101,7 @@ func (p *prefixCRC) rangeCRC(c, n int) uint32 {
 	if n <= directCRCMax {
 		return EntryCRC(p.b[c : c+n])
 	}
-	return p.running(c+n) ^ shiftCRC(p.running(c), n)
+	return crcBetween(p.running(c), p.running(c+n), int64(n))
 }
 
 // resync returns the first position q >= from of b (the readable part of a

@@ -124,9 +124,10 @@ func (c *sumChain) markAt(offset int64) (sumMark, bool) {
 	return c.marks[i], true
 }
 
-// rangeCRC returns the CRC-32C of the bytes [a, b) from the chain's CRCs
-// up to a and up to b (prefix(b) = crc(X||R) = crc(X)*x^(8|R|) xor crc(R)).
-func rangeCRC(prefixA, prefixB uint32, n int64) uint32 {
+// crcBetween returns the CRC-32C of the n bytes between two points a and
+// b of a stream from the CRCs of the stream up to each (prefix(b) =
+// crc(X||R) = crc(X)*x^(8|R|) xor crc(R)).
+func crcBetween(prefixA, prefixB uint32, n int64) uint32 {
 	return prefixB ^ shiftCRCLong(prefixA, n)
 }
 

@@ -19,8 +19,8 @@ func TestCRCAlgebra(t *testing.T) {
 			b[i] = byte(rng.Uint32())
 		}
 		ab := append(append([]byte(nil), a...), b...)
-		if got, want := rangeCRC(EntryCRC(a), EntryCRC(ab), int64(len(b))), EntryCRC(b); got != want {
-			t.Fatalf("rangeCRC over %d+%d bytes = %08x, want %08x", len(a), len(b), got, want)
+		if got, want := crcBetween(EntryCRC(a), EntryCRC(ab), int64(len(b))), EntryCRC(b); got != want {
+			t.Fatalf("crcBetween over %d+%d bytes = %08x, want %08x", len(a), len(b), got, want)
 		}
 		n := rng.IntN(5000)
 		if got, want := appendZerosCRC(EntryCRC(a), int64(n)), EntryCRC(append(append([]byte(nil), a...), make([]byte, n)...)); got != want {
@@ -203,7 +203,7 @@ func TestSumChainForgetsOldestHalf(t *testing.T) {
 	if !okA || !okB || a.end != first+5 {
 		t.Fatalf("marks %v %v %v", a, okA, okB)
 	}
-	if got, want := rangeCRC(a.prefix, b.prefix, b.end-a.end), EntryCRC(data[a.end-100:]); got != want {
+	if got, want := crcBetween(a.prefix, b.prefix, b.end-a.end), EntryCRC(data[a.end-100:]); got != want {
 		t.Fatalf("range CRC %08x, want %08x", got, want)
 	}
 	// A write that does not continue the chain starts a new one.
