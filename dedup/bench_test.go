@@ -32,12 +32,19 @@ func topicPool(n int) []string {
 // window small enough for the CPU caches. allocs/op is also reported
 // unrounded (mallocs/op): the amortized growth and rebuilds only.
 func BenchmarkAddLookup(b *testing.B) {
-	for _, bc := range []struct{ topics, perMs, max int }{
-		{1, 1, 0}, {100, 1, 0}, {1, 10, 0}, {100, 10, 0}, {100, 10, 10_000},
+	for _, bc := range []struct {
+		topics, perMs, max int
+		missed             bool
+	}{
+		{1, 1, 0, false}, {100, 1, 0, false}, {1, 10, 0, false}, {100, 10, 0, false}, {100, 10, 10_000, false},
+		{1, 10, 0, true}, {100, 10, 0, true},
 	} {
 		name := fmt.Sprintf("topics=%d/perMs=%d", bc.topics, bc.perMs)
 		if bc.max != 0 {
 			name += fmt.Sprintf("/max=%d", bc.max)
+		}
+		if bc.missed {
+			name += "/missed"
 		}
 		b.Run(name, func(b *testing.B) {
 			w := New(Config{MaxEntries: bc.max})
@@ -53,8 +60,13 @@ func BenchmarkAddLookup(b *testing.B) {
 				}
 				topic, key := topics[i%len(topics)], keys[i&(len(keys)-1)]
 				now := t0 + int64(i/bc.perMs)
-				if _, ok := w.Lookup(topic, key, now, DefaultWindow); !ok {
-					w.Add(topic, key, Result{QueueID: int32(i % 8), QueueOffset: int64(i), PhysicalOffset: int64(i) * 300}, now)
+				r := Result{QueueID: int32(i % 8), QueueOffset: int64(i), PhysicalOffset: int64(i) * 300}
+				if bc.missed { // as the leader: the Add knows what the Lookup found
+					if _, ok, miss := w.LookupMiss(topic, key, now, DefaultWindow); !ok {
+						w.AddMissed(topic, key, r, now, miss)
+					}
+				} else if _, ok := w.Lookup(topic, key, now, DefaultWindow); !ok {
+					w.Add(topic, key, r, now)
 				}
 			}
 			const warm = 300_000

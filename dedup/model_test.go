@@ -141,7 +141,11 @@ func runOps(t testing.TB, cfg Config, ops []op) {
 		switch o.kind {
 		case opAdd:
 			m.add(o.topic, o.key, o.r, o.t)
-			subject.Add(o.topic, o.key, o.r, o.t)
+			// The subject is added to as the leader does: after a
+			// LookupMiss of the same pair, with its Miss (an absent
+			// pair is appended without a second search).
+			_, _, miss := subject.LookupMiss(o.topic, o.key, o.t, o.window)
+			subject.AddMissed(o.topic, o.key, o.r, o.t, miss)
 			plain.Add(o.topic, o.key, o.r, o.t)
 		case opLookup:
 			want, wantOK := m.lookup(o.topic, o.key, o.t, o.window)

@@ -92,6 +92,29 @@ func New(cfg Config) *Window {
 // entry is appended. Last, the oldest entries beyond MaxEntries leave.
 // A pair with an empty or over-long topic or key is not recorded.
 func (w *Window) Add(topic, key string, r Result, storeTime int64) {
+	w.AddMissed(topic, key, r, storeTime, Miss{})
+}
+
+// Miss is what a Lookup that missed (LookupMiss) knows for an Add of the
+// same pair that follows it (AddMissed): the pair's hash, and whether the
+// window held no entry of the pair at all (not merely one older than the
+// caller's window). Its zero value knows nothing.
+type Miss struct {
+	w      *Window
+	h      uint32
+	absent bool
+}
+
+// AddMissed is Add of a pair whose LookupMiss in w missed with m: when m
+// says w held no entry of the pair, the entry is appended without a
+// second search of the index (a search that misses waits for memory when
+// the index is larger than the processor's caches: the largest part of
+// an Add). The caller must know that no Add of the same pair came
+// between that LookupMiss and this call; the leader does: a pair it
+// decided to store stays pending, and a repeat is not stored, until the
+// first is recorded (dledger's pending keys). An m from another window,
+// or one that found the pair, is a plain Add.
+func (w *Window) AddMissed(topic, key string, r Result, storeTime int64, m Miss) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.advance(storeTime)
@@ -102,12 +125,16 @@ func (w *Window) Add(topic, key string, r Result, storeTime int64) {
 	r.StoreTime = storeTime
 	var b idBuf
 	id := makeID(&b, topic, key)
-	h := w.g.hash(id)
-	if p := w.g.find(id, h); p >= 0 {
-		w.g.repush(p, id, h, r)
-		w.n.replaced++
+	if m.w == w && m.absent {
+		w.g.push(id, m.h, r)
 	} else {
-		w.g.push(id, h, r)
+		h := w.g.hash(id)
+		if p := w.g.find(id, h); p >= 0 {
+			w.g.repush(p, id, h, r)
+			w.n.replaced++
+		} else {
+			w.g.push(id, h, r)
+		}
 	}
 	w.evictByCount()
 }
@@ -135,8 +162,15 @@ func (w *Window) Reserve(n int) {
 // shorten it. A window of 0 or less turns deduplication off (a miss).
 // Lookup changes nothing.
 func (w *Window) Lookup(topic, key string, now int64, window time.Duration) (Result, bool) {
+	r, ok, _ := w.LookupMiss(topic, key, now, window)
+	return r, ok
+}
+
+// LookupMiss is Lookup that also returns, when it misses, what the miss
+// knows for an AddMissed of the same pair.
+func (w *Window) LookupMiss(topic, key string, now int64, window time.Duration) (Result, bool, Miss) {
 	if !recordable(topic, key) {
-		return Result{}, false
+		return Result{}, false, Miss{}
 	}
 	var b idBuf
 	id := makeID(&b, topic, key)
@@ -145,13 +179,16 @@ func (w *Window) Lookup(topic, key string, now int64, window time.Duration) (Res
 	defer w.mu.RUnlock()
 	limit := windowMillis(window, w.retention)
 	if limit <= 0 {
-		return Result{}, false
+		return Result{}, false, Miss{}
 	}
 	p := w.g.find(id, h)
-	if p < 0 || olderThan(now, w.g.slots[p].r.StoreTime, limit) {
-		return Result{}, false
+	if p < 0 {
+		return Result{}, false, Miss{w: w, h: h, absent: true}
 	}
-	return w.g.slots[p].r, true
+	if olderThan(now, w.g.slots[p].r.StoreTime, limit) {
+		return Result{}, false, Miss{w: w, h: h}
+	}
+	return w.g.slots[p].r, true, Miss{}
 }
 
 // Expire advances the newest store time to now (Unix ms, from a raft

@@ -162,6 +162,53 @@ func TestAddAgain(t *testing.T) {
 	}
 }
 
+// TestAddMissed: an AddMissed after a LookupMiss that found no entry
+// appends without searching, and the result is the same as Add's; a Miss
+// that found an older entry, or one from another window, is a plain Add
+// (the older entry moves to the back, not kept twice).
+func TestAddMissed(t *testing.T) {
+	w := New(Config{Window: time.Minute, MaxEntries: 4})
+	_, ok, miss := w.LookupMiss("t", "k", t0, 10*time.Second)
+	if ok || !miss.absent || miss.w != w {
+		t.Fatalf("LookupMiss of an empty window = %v, %+v", ok, miss)
+	}
+	w.Add("t", "x", Result{}, t0+1) // another pair in between
+	w.AddMissed("t", "k", Result{QueueOffset: 1}, t0+2, miss)
+	if r, ok := w.Lookup("t", "k", t0+3, 10*time.Second); !ok || r.QueueOffset != 1 || r.StoreTime != t0+2 {
+		t.Fatalf("Lookup = %+v, %v", r, ok)
+	}
+
+	// Found, but older than the caller's window: not absent.
+	_, ok, miss = w.LookupMiss("t", "k", t0+20_000, 10*time.Second)
+	if ok || miss.absent {
+		t.Fatalf("LookupMiss of an old entry = %v, %+v", ok, miss)
+	}
+	w.AddMissed("t", "k", Result{QueueOffset: 2}, t0+20_000, miss)
+	if got, st := keysOf(w), w.Stats(); got != "x k" || st.Replaced != 1 || st.Entries != 2 {
+		t.Fatalf("%q, %+v", got, st)
+	}
+
+	// A Miss of another window (a leader's window built afresh): a plain
+	// Add, though that window did not hold the pair.
+	other := New(Config{Window: time.Minute, MaxEntries: 4})
+	_, _, miss = other.LookupMiss("t", "k", t0+20_001, 10*time.Second)
+	if !miss.absent {
+		t.Fatalf("other window's miss %+v", miss)
+	}
+	w.AddMissed("t", "k", Result{QueueOffset: 3}, t0+20_001, miss)
+	if got, st := keysOf(w), w.Stats(); got != "x k" || st.Replaced != 2 || st.Entries != 2 {
+		t.Fatalf("%q, %+v", got, st)
+	}
+	if r, ok := w.Lookup("t", "k", t0+20_002, 10*time.Second); !ok || r.QueueOffset != 3 {
+		t.Fatalf("Lookup = %+v, %v", r, ok)
+	}
+
+	// A window of 0 looks nothing up: its Miss knows nothing.
+	if _, _, miss = w.LookupMiss("t", "new", t0, 0); miss != (Miss{}) {
+		t.Fatalf("LookupMiss with no window = %+v", miss)
+	}
+}
+
 func TestBoundsIgnored(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("k", n) }
 	tests := []struct {

@@ -44,7 +44,9 @@ import (
 // proposes a message: where a message with this topic and key was stored,
 // if within window of now (the store time stamped on the new message).
 type duplicateWindow interface {
-	Duplicate(topic, key string, now int64, window time.Duration) (store.PutResult, bool)
+	// LookupDuplicate also returns, when it misses, what the miss knows
+	// for recording the message (store.Sent.Miss).
+	LookupDuplicate(topic, key string, now int64, window time.Duration) (store.PutResult, bool, store.DuplicateMiss)
 	// RecordSent adds the sends this leader stored to the window's index.
 	RecordSent(sent []store.Sent)
 	// IndexDuplicates readies the window's index when this node becomes
@@ -88,6 +90,15 @@ func (pr *proposal) encoded() int {
 // (store.DuplicateKey). Both strings are the message's own: making one
 // copies nothing.
 type dupID struct{ topic, key string }
+
+// newID is a new message's dupID with what the window's lookup of it
+// knows for recording it (store.Sent.Miss): the message stays pending
+// until it is recorded, so no other message with its id is recorded in
+// between.
+type newID struct {
+	dupID
+	miss store.DuplicateMiss
+}
 
 // pendingKeys are the (topic, key) pairs of the messages in the entries
 // the leader proposed and has not answered, counted (a key can be in
@@ -203,10 +214,13 @@ func (p *proposer) markDuplicates(props []*proposal) {
 			id := dupID{m.Topic, key}
 			kind := dupNew
 			var first store.PutResult
+			var miss store.DuplicateMiss
 			if local[id] || p.pending.n[id] > 0 {
 				kind = dupPending
-			} else if r, ok := p.g.dups.Duplicate(m.Topic, key, m.StoreTimestamp, pr.window); ok {
+			} else if r, ok, ms := p.g.dups.LookupDuplicate(m.Topic, key, m.StoreTimestamp, pr.window); ok {
 				kind, first = dupStored, p.g.firstStore(r)
+			} else {
+				miss = ms
 			}
 			if kind == dupNew {
 				if len(pr.msgs) > 1 {
@@ -220,7 +234,7 @@ func (p *proposer) markDuplicates(props []*proposal) {
 					}
 					local[id] = true
 				}
-				pr.ids = append(pr.ids, id)
+				pr.ids = append(pr.ids, newID{id, miss})
 				continue
 			}
 			if pr.dups == nil {
@@ -244,7 +258,9 @@ func newKeys(props []*proposal) []dupID {
 	}
 	ids := make([]dupID, 0, n)
 	for _, pr := range props {
-		ids = append(ids, pr.ids...)
+		for _, id := range pr.ids {
+			ids = append(ids, id.dupID)
+		}
 	}
 	return ids
 }
@@ -277,13 +293,19 @@ func (g *Group) sameEntry(props []*proposal, sent []store.Sent) map[dupID]store.
 // It reads the messages before pr is answered: after that they are the
 // caller's again.
 func (pr *proposal) appendSent(sent []store.Sent, from []store.PutResult) []store.Sent {
-	j := 0
+	// pr.ids are its new messages that have a duplicate key, in order:
+	// when that is every new message, they need not be looked at again.
+	allKeyed := len(pr.ids) == len(from)
+	j, c := 0, 0
 	for i, m := range pr.msgs {
 		if pr.dups != nil && pr.dups.kinds[i] != dupNew {
 			continue
 		}
-		if key := store.DuplicateKeyOf(m); key != "" {
-			sent = append(sent, store.Sent{Topic: m.Topic, Key: key, QueueID: m.QueueID, Result: from[j], StoreTime: m.StoreTimestamp})
+		if (allKeyed || store.DuplicateKeyOf(m) != "") && c < len(pr.ids) {
+			id := pr.ids[c]
+			c++
+			sent = append(sent, store.Sent{Topic: id.topic, Key: id.key, QueueID: m.QueueID, Result: from[j],
+				StoreTime: m.StoreTimestamp, Miss: id.miss})
 		}
 		j++
 	}
@@ -321,7 +343,7 @@ func (g *Group) resultsOf(pr *proposal, from []store.PutResult, same map[dupID]s
 			key := store.DuplicateKeyOf(m)
 			r, ok := same[dupID{m.Topic, key}]
 			if !ok {
-				r, ok = g.dups.Duplicate(m.Topic, key, m.StoreTimestamp, pr.window)
+				r, ok, _ = g.dups.LookupDuplicate(m.Topic, key, m.StoreTimestamp, pr.window)
 				r = g.firstStore(r)
 			}
 			if !ok {

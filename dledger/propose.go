@@ -37,8 +37,9 @@ type proposal struct {
 	// dups holds the batcher's decisions (duplicates.go).
 	window time.Duration
 	dups   *dupState
-	// ids are the pending ids of its new messages (markDuplicates).
-	ids []dupID
+	// ids are the pending ids of its new messages that have a duplicate
+	// key, in order, each with its window lookup's miss (markDuplicates).
+	ids []newID
 }
 
 // encodedRec is what encodeProposal works out for one message.

@@ -208,7 +208,17 @@ type Sent struct {
 	QueueID    int32
 	Result     PutResult
 	StoreTime  int64
+	// Miss is what LookupDuplicate returned when it missed the message
+	// (zero when it was not asked): a message the window did not hold
+	// is then added without a second search of its index.
+	Miss DuplicateMiss
 }
+
+// DuplicateMiss is what a LookupDuplicate that missed knows for the
+// RecordSent of the same message (dedup.Miss): valid while no other
+// message with the same topic and key is recorded in between, which the
+// leader's pending keys ensure.
+type DuplicateMiss = dedup.Miss
 
 // RecordSent adds the sends this node stored as leader to the window's
 // index, if it holds one. The leader's proposer calls it after answering
@@ -222,8 +232,8 @@ func (s *Store) RecordSent(sent []Sent) {
 	}
 	for i := range sent {
 		e := &sent[i]
-		w.Add(e.Topic, e.Key, dedup.Result{QueueID: e.QueueID, Size: e.Result.Size,
-			QueueOffset: e.Result.QueueOffset, PhysicalOffset: e.Result.PhysicalOffset}, e.StoreTime)
+		w.AddMissed(e.Topic, e.Key, dedup.Result{QueueID: e.QueueID, Size: e.Result.Size,
+			QueueOffset: e.Result.QueueOffset, PhysicalOffset: e.Result.PhysicalOffset}, e.StoreTime, e.Miss)
 	}
 }
 
@@ -237,23 +247,30 @@ func (s *Store) RecordSent(sent []Sent) {
 // miss. The first call after the store opened or went idle
 // builds the window's index from the backlog.
 func (s *Store) Duplicate(topic, key string, now int64, window time.Duration) (PutResult, bool) {
+	r, ok, _ := s.LookupDuplicate(topic, key, now, window)
+	return r, ok
+}
+
+// LookupDuplicate is Duplicate that also returns, when it misses, what
+// the miss knows for the message's Sent (Sent.Miss).
+func (s *Store) LookupDuplicate(topic, key string, now int64, window time.Duration) (PutResult, bool, DuplicateMiss) {
 	if s.cfg.Duplicates.Off || window <= 0 {
-		return PutResult{}, false
+		return PutResult{}, false, DuplicateMiss{}
 	}
 	w := s.dups.Load()
 	if w == nil {
 		w = s.activeDuplicates()
 	}
-	r, ok := w.Lookup(topic, key, now, window)
+	r, ok, miss := w.LookupMiss(topic, key, now, window)
 	if !ok {
-		return PutResult{}, false
+		return PutResult{}, false, miss
 	}
 	res := PutResult{PhysicalOffset: r.PhysicalOffset, QueueOffset: r.QueueOffset, Size: r.Size,
 		QueueID: r.QueueID, Duplicate: true}
 	if m, err := s.MessageAt(r.PhysicalOffset); err == nil {
 		res.MsgID = message.OffsetMsgID(m.StoreHost, r.PhysicalOffset)
 	}
-	return res, true
+	return res, true, DuplicateMiss{}
 }
 
 // IndexDuplicates builds the window's index afresh from the backlog: a
