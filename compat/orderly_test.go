@@ -29,29 +29,9 @@ import (
 // returns the queue ids granted.
 func lockBatch(t *testing.T, ctx context.Context, c *remoting.Client, addr, brokerName, group, clientID, topic string, n int) []int {
 	t.Helper()
-	type mq struct {
-		Topic      string `json:"topic"`
-		BrokerName string `json:"brokerName"`
-		QueueID    int    `json:"queueId"`
-	}
-	req := struct {
-		ConsumerGroup string `json:"consumerGroup"`
-		ClientID      string `json:"clientId"`
-		MQSet         []mq   `json:"mqSet"`
-	}{ConsumerGroup: group, ClientID: clientID}
-	for i := 0; i < n; i++ {
-		req.MQSet = append(req.MQSet, mq{topic, brokerName, i})
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := c.Invoke(ctx, addr, &remoting.Command{Code: remoting.LockBatchMQ, Body: body})
-	if err != nil || resp.Code != remoting.Success {
-		t.Fatalf("LOCK_BATCH_MQ: %v %+v", err, resp)
-	}
+	resp := queueLockRequest(t, ctx, c, remoting.LockBatchMQ, addr, mqSetBody(t, brokerName, group, clientID, topic, n))
 	var res struct {
-		LockOKMQSet []mq `json:"lockOKMQSet"`
+		LockOKMQSet []lockMQ `json:"lockOKMQSet"`
 	}
 	if err := json.Unmarshal(resp.Body, &res); err != nil {
 		t.Fatalf("LOCK_BATCH_MQ answer %q: %v", resp.Body, err)
@@ -61,6 +41,50 @@ func lockBatch(t *testing.T, ctx context.Context, c *remoting.Client, addr, brok
 		ids = append(ids, q.QueueID)
 	}
 	return ids
+}
+
+// unlockBatch sends UNLOCK_BATCH_MQ for queues 0..n-1 of topic as
+// clientID.
+func unlockBatch(t *testing.T, ctx context.Context, c *remoting.Client, addr, brokerName, group, clientID, topic string, n int) {
+	t.Helper()
+	queueLockRequest(t, ctx, c, remoting.UnlockBatchMQ, addr, mqSetBody(t, brokerName, group, clientID, topic, n))
+}
+
+// lockMQ is a MessageQueue as the clients write it.
+type lockMQ struct {
+	Topic      string `json:"topic"`
+	BrokerName string `json:"brokerName"`
+	QueueID    int    `json:"queueId"`
+}
+
+// mqSetBody is the body of LOCK_BATCH_MQ and UNLOCK_BATCH_MQ for queues
+// 0..n-1 of topic.
+func mqSetBody(t *testing.T, brokerName, group, clientID, topic string, n int) []byte {
+	t.Helper()
+	req := struct {
+		ConsumerGroup string   `json:"consumerGroup"`
+		ClientID      string   `json:"clientId"`
+		MQSet         []lockMQ `json:"mqSet"`
+	}{ConsumerGroup: group, ClientID: clientID}
+	for i := 0; i < n; i++ {
+		req.MQSet = append(req.MQSet, lockMQ{topic, brokerName, i})
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// queueLockRequest sends a lock or unlock request and checks its answer
+// succeeded.
+func queueLockRequest(t *testing.T, ctx context.Context, c *remoting.Client, code int32, addr string, body []byte) *remoting.Command {
+	t.Helper()
+	resp, err := c.Invoke(ctx, addr, &remoting.Command{Code: code, Body: body})
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("request %d: %v %+v", code, err, resp)
+	}
+	return resp
 }
 
 // TestRealClientOrderlyConsumer sends ordered messages (one sharding key
@@ -127,6 +151,17 @@ func TestRealClientOrderlyConsumer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The leases live in the leader's memory for its term (broker/locks.go):
+	// the leader and term they are taken in, to tell a lost lease from a
+	// leader change under a loaded machine.
+	reign := func() string {
+		l, err := tc.Raft.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%s in term %d", l.ID, l.Group().Role().Term)
+	}
+	locked := reign()
 	startBalanced(t, c, group, "order-c1", topic, "%RETRY%"+group)
 	defer c.Shutdown()
 	waitFor(t, ctx, "every order's steps consumed", func() bool {
@@ -146,17 +181,38 @@ func TestRealClientOrderlyConsumer(t *testing.T) {
 	mu.Unlock()
 
 	// The consumer holds its queues on the leader: another client gets none
-	// of them, and the broker's answer is the shape the client reads.
-	leader, err := tc.Raft.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// of them, and the broker's answer is the shape the client reads. A
+	// new leader, or a new term, starts with no leases (as RocketMQ's);
+	// the consumer locks again on its next renewal (every 20 s), which
+	// the intruder then waits for, giving back what it took meanwhile.
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
-	addr := tc.Peers[leader.ID]
-	if got := lockBatch(t, ctx, rc, addr, "broker-a", group, "intruder@1", topic, 4); len(got) != 0 {
-		t.Fatalf("another client locked queues %v the orderly consumer holds", got)
-	}
+	var addr string
+	var tried time.Time
+	moved := false
+	waitFor(t, ctx, "the orderly consumer's queues refused to another client", func() bool {
+		if time.Since(tried) < 500*time.Millisecond {
+			return false // the consumer's renewal must find its queues free
+		}
+		tried = time.Now()
+		leader, err := tc.Raft.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr = tc.Peers[leader.ID]
+		got := lockBatch(t, ctx, rc, addr, "broker-a", group, "intruder@1", topic, 4)
+		if len(got) == 0 {
+			return true
+		}
+		unlockBatch(t, ctx, rc, addr, "broker-a", group, "intruder@1", topic, 4)
+		if now := reign(); now != locked {
+			t.Logf("leader %s, then %s: the leases went with the term; waiting for the consumer to lock again", locked, now)
+			locked, moved = now, true
+		} else if !moved {
+			t.Fatalf("another client locked queues %v the orderly consumer holds (leader %s throughout)", got, now)
+		}
+		return false
+	})
 	if got := lockBatch(t, ctx, rc, addr, "broker-a", group+"-other", "intruder@1", topic, 4); len(got) != 4 {
 		t.Fatalf("a different group got queues %v, want all 4", got)
 	}
