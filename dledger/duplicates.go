@@ -44,9 +44,9 @@ import (
 // proposes a message: where a message with this topic and key was stored,
 // if within window of now (the store time stamped on the new message).
 type duplicateWindow interface {
-	// LookupDuplicate also returns, when it misses, what the miss knows
-	// for recording the message (store.Sent.Miss).
-	LookupDuplicate(topic, key string, now int64, window time.Duration) (store.PutResult, bool, store.DuplicateMiss)
+	// Duplicate also returns, when it misses, what the miss knows for
+	// recording the message (store.Sent.Miss).
+	Duplicate(topic, key string, now int64, window time.Duration) (store.PutResult, bool, store.DuplicateMiss)
 	// RecordSent adds the sends this leader stored to the window's index.
 	RecordSent(sent []store.Sent)
 	// IndexDuplicates readies the window's index when this node becomes
@@ -217,7 +217,7 @@ func (p *proposer) markDuplicates(props []*proposal) {
 			var miss store.DuplicateMiss
 			if local[id] || p.pending.n[id] > 0 {
 				kind = dupPending
-			} else if r, ok, ms := p.g.dups.LookupDuplicate(m.Topic, key, m.StoreTimestamp, pr.window); ok {
+			} else if r, ok, ms := p.g.dups.Duplicate(m.Topic, key, m.StoreTimestamp, pr.window); ok {
 				kind, first = dupStored, p.g.firstStore(r)
 			} else {
 				miss = ms
@@ -343,7 +343,7 @@ func (g *Group) resultsOf(pr *proposal, from []store.PutResult, same map[dupID]s
 			key := store.DuplicateKeyOf(m)
 			r, ok := same[dupID{m.Topic, key}]
 			if !ok {
-				r, ok, _ = g.dups.LookupDuplicate(m.Topic, key, m.StoreTimestamp, pr.window)
+				r, ok, _ = g.dups.Duplicate(m.Topic, key, m.StoreTimestamp, pr.window)
 				r = g.firstStore(r)
 			}
 			if !ok {

@@ -208,13 +208,13 @@ type Sent struct {
 	QueueID    int32
 	Result     PutResult
 	StoreTime  int64
-	// Miss is what LookupDuplicate returned when it missed the message
+	// Miss is what Duplicate returned when it missed the message
 	// (zero when it was not asked): a message the window did not hold
 	// is then added without a second search of its index.
 	Miss DuplicateMiss
 }
 
-// DuplicateMiss is what a LookupDuplicate that missed knows for the
+// DuplicateMiss is what a Duplicate that missed knows for the
 // RecordSent of the same message (dedup.Miss): valid while no other
 // message with the same topic and key is recorded in between, which the
 // leader's pending keys ensure.
@@ -245,15 +245,9 @@ func (s *Store) RecordSent(sent []Sent) {
 // cannot be read (retention took it), MsgID is "" and the caller names
 // its own. A window of 0 or less or a store without a window always
 // miss. The first call after the store opened or went idle
-// builds the window's index from the backlog.
-func (s *Store) Duplicate(topic, key string, now int64, window time.Duration) (PutResult, bool) {
-	r, ok, _ := s.LookupDuplicate(topic, key, now, window)
-	return r, ok
-}
-
-// LookupDuplicate is Duplicate that also returns, when it misses, what
-// the miss knows for the message's Sent (Sent.Miss).
-func (s *Store) LookupDuplicate(topic, key string, now int64, window time.Duration) (PutResult, bool, DuplicateMiss) {
+// builds the window's index from the backlog. When it misses, it also
+// returns what the miss knows for the message's Sent (Sent.Miss).
+func (s *Store) Duplicate(topic, key string, now int64, window time.Duration) (PutResult, bool, DuplicateMiss) {
 	if s.cfg.Duplicates.Off || window <= 0 {
 		return PutResult{}, false, DuplicateMiss{}
 	}

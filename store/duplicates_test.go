@@ -17,7 +17,7 @@ func checkWindowHolds(t *testing.T, s *Store, batches []acked) {
 	t.Helper()
 	for _, b := range batches {
 		for i, m := range b.msgs {
-			r, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow)
+			r, ok, _ := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow)
 			want := b.results[i]
 			if !ok || !r.Duplicate || r.PhysicalOffset != want.PhysicalOffset || r.QueueOffset != want.QueueOffset ||
 				r.Size != want.Size || r.QueueID != m.QueueID || r.MsgID != want.MsgID {
@@ -37,13 +37,13 @@ func TestDuplicateWindowFedByPut(t *testing.T) {
 	batches := putBatches(t, s, "T", 3, 10, 4, 100, &n)
 	checkWindowHolds(t, s, batches)
 	m := batches[0].msgs[0]
-	if _, ok := s.Duplicate("U", m.UniqKey(), m.StoreTimestamp, dupWindow); ok {
+	if _, ok, _ := s.Duplicate("U", m.UniqKey(), m.StoreTimestamp, dupWindow); ok {
 		t.Fatal("another topic's key found")
 	}
-	if _, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp+int64(time.Hour/time.Millisecond), dupWindow); ok {
+	if _, ok, _ := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp+int64(time.Hour/time.Millisecond), dupWindow); ok {
 		t.Fatal("a key found after its window")
 	}
-	if _, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, 0); ok {
+	if _, ok, _ := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, 0); ok {
 		t.Fatal("a key found with the window off")
 	}
 	if st := s.DuplicateStats(); st.Entries != 40 {
@@ -57,7 +57,7 @@ func TestDuplicateWindowFedByPut(t *testing.T) {
 	if _, err := off.Put(0, []*message.Ext{m}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := off.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow); ok {
+	if _, ok, _ := off.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow); ok {
 		t.Fatal("a store with the window off found a key")
 	}
 	if err := off.checkpoint(false); err != nil {
@@ -231,13 +231,13 @@ func TestDuplicateKeysOfRetries(t *testing.T) {
 		t.Helper()
 		phys := map[int64]bool{}
 		for _, m := range append([]*message.Ext{orig}, copies...) {
-			r, ok := s.Duplicate(m.Topic, DuplicateKeyOf(m), m.StoreTimestamp, dupWindow)
+			r, ok, _ := s.Duplicate(m.Topic, DuplicateKeyOf(m), m.StoreTimestamp, dupWindow)
 			if !ok || phys[r.PhysicalOffset] {
 				t.Fatalf("%s: %s/%q: %+v %v", when, m.Topic, DuplicateKeyOf(m), r, ok)
 			}
 			phys[r.PhysicalOffset] = true
 		}
-		if _, ok := s.Duplicate("%RETRY%A", orig.UniqKey(), orig.StoreTimestamp, dupWindow); ok {
+		if _, ok, _ := s.Duplicate("%RETRY%A", orig.UniqKey(), orig.StoreTimestamp, dupWindow); ok {
 			t.Fatalf("%s: a retry found by its bare UNIQ_KEY", when)
 		}
 	}
@@ -261,7 +261,7 @@ func TestIndexDuplicatesReplacesAStaleIndex(t *testing.T) {
 	n := 0
 	first := putBatches(t, s, "T", 2, 2, 5, 100, &n)
 	m := first[0].msgs[0]
-	if _, ok := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow); !ok {
+	if _, ok, _ := s.Duplicate(m.Topic, m.UniqKey(), m.StoreTimestamp, dupWindow); !ok {
 		t.Fatal("a stored key missed")
 	}
 	// Stored while this node followed: dispatched, not sent by it.
