@@ -9,13 +9,14 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
+
+	"github.com/ledgermq/ledgermq/internal/harness/bench"
 )
 
 // drainBound bounds the wait for the sends outstanding when DURATION ends.
@@ -77,8 +78,8 @@ func run(o options) error {
 		return err
 	}
 
-	var sent, acked, failed atomic.Int64
 	start := time.Now()
+	rec := bench.NewRecorder(start)
 	deadline := start.Add(o.duration)
 	var wg sync.WaitGroup
 	for _, p := range ps {
@@ -88,17 +89,18 @@ func run(o options) error {
 			slots := make(chan struct{}, o.inflight)
 			for time.Now().Before(deadline) {
 				slots <- struct{}{}
-				sent.Add(1)
+				due := time.Now()
 				err := p.SendAsync(context.Background(), func(_ context.Context, r *primitive.SendResult, err error) {
-					if err == nil && r != nil && r.Status == primitive.SendOK {
-						acked.Add(1)
-					} else {
-						failed.Add(1)
+					out := bench.OK
+					if err != nil || r == nil || r.Status != primitive.SendOK {
+						// The client may have stored it before it gave up.
+						out = bench.Unknown
 					}
+					rec.Record(due, time.Now(), out, o.size)
 					<-slots
 				}, primitive.NewMessage(o.topic, body))
 				if err != nil {
-					failed.Add(1)
+					rec.Record(due, time.Now(), bench.Failed, o.size)
 					<-slots
 				}
 			}
@@ -115,9 +117,7 @@ func run(o options) error {
 		}()
 	}
 	wg.Wait()
-	secs := time.Since(start).Seconds()
-	a := acked.Load()
-	fmt.Printf("summary: sent=%d acked=%d failed=%d msgs/s=%.0f\n", sent.Load(), a, failed.Load(), float64(a)/secs)
+	fmt.Println(rec.Finish(time.Now()))
 	return nil
 }
 
