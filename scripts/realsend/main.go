@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -44,13 +45,14 @@ func main() {
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	if err := run(o); err != nil {
+	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "realsend:", err)
 		os.Exit(1)
 	}
 }
 
-func run(o options) error {
+// run sends as o says and writes the summary line to out.
+func run(o options, out io.Writer) error {
 	if o.producers < 1 || o.inflight < 1 || o.size < 1 || o.duration <= 0 {
 		return errors.New("producers, inflight, size and duration must be positive")
 	}
@@ -117,8 +119,8 @@ func run(o options) error {
 		}()
 	}
 	wg.Wait()
-	fmt.Println(rec.Finish(time.Now()))
-	return nil
+	_, err := fmt.Fprintln(out, rec.Finish(time.Now()))
+	return err
 }
 
 // firstSend sends one message, retrying for up to 30 s while the topic's
