@@ -8,7 +8,7 @@
 // The top floor (internal/harness/bench, devcluster, procs) are
 // harnesses over the whole product — the engine of `ledgermq bench`, the
 // driver of `ledgermq dev` in tests, the one process supervisor of `dev`
-// and `jepsen` — used by cmd/ledgermq, jepsen and tests only, never by a
-// package the broker is built from. cmd/ledgermq's TestInternalFloors keeps
+// and `jepsen` — used by cmd/ledgermq, jepsen, the measuring tools under
+// scripts/ and tests only, never by a package the broker is built from. cmd/ledgermq's TestInternalFloors keeps
 // both rules.
 package internal

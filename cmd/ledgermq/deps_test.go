@@ -119,10 +119,11 @@ func TestInternalFloors(t *testing.T) {
 	}
 }
 
-// mayUseHarness: the command, the chaos harness and the harnesses
-// themselves (non-test files; the tests of every package may use them).
+// mayUseHarness: the command, the chaos harness, the measuring tools
+// under scripts/ and the harnesses themselves (non-test files; the tests
+// of every package may use them).
 func mayUseHarness(rel string) bool {
-	for _, top := range []string{"cmd/", "jepsen", "internal/harness/"} {
+	for _, top := range []string{"cmd/", "jepsen", "scripts/", "internal/harness/"} {
 		if strings.HasPrefix(rel, top) {
 			return true
 		}
